@@ -1,0 +1,282 @@
+#include "exec.h"
+
+#include <capnp/serialize.h>
+
+#include <cstring>
+
+#include "log.h"
+#include "server.h"
+
+namespace fedcld {
+
+void fail(cl_int status, const std::string &message) { throw RequestError{status, message}; }
+
+void check(cl_int status, const char *what) {
+  if (status != CL_SUCCESS) fail(status, std::string(what) + " failed with " + std::to_string(status));
+}
+
+namespace {
+
+struct Watch {
+  std::weak_ptr<Session> session;
+  Server *server;
+  uint64_t queue_id;
+  bool profiling;
+  CompletionHandler handler;
+};
+
+void CL_CALLBACK on_event(cl_event event, cl_int status, void *user_data) {
+  auto *watch = static_cast<Watch *>(user_data);
+  uint64_t times[4] = {};
+  bool have_times = false;
+  if (watch->profiling && status == CL_COMPLETE) {
+    static const cl_profiling_info params[4] = {CL_PROFILING_COMMAND_QUEUED, CL_PROFILING_COMMAND_SUBMIT,
+                                                CL_PROFILING_COMMAND_START, CL_PROFILING_COMMAND_END};
+    have_times = true;
+    for (int i = 0; i < 4; i++)
+      if (clGetEventProfilingInfo(event, params[i], sizeof(cl_ulong), &times[i], nullptr) != CL_SUCCESS) have_times = false;
+  }
+  watch->server->post([watch, status, have_times, t0 = times[0], t1 = times[1], t2 = times[2], t3 = times[3]] {
+    std::unique_ptr<Watch> owned(watch);
+    auto session = owned->session.lock();
+    if (!session || session->closed()) return;
+    const uint64_t times[4] = {t0, t1, t2, t3};
+    try {
+      owned->handler(*session, status, have_times ? times : nullptr);
+    } catch (const RequestError &error) {
+      session->notify_error(owned->queue_id, 0, error.status, error.message);
+    }
+    auto &objects = session->objects();
+    if (!objects.contains(owned->queue_id)) return;
+    QueueState &queue = *objects.get(owned->queue_id, ObjectKind::queue).queue;
+    if (--queue.outstanding == 0 && !queue.finish_waiters.empty()) {
+      for (uint64_t seq : queue.finish_waiters) session->send_status(seq, CL_SUCCESS, "");
+      queue.finish_waiters.clear();
+    }
+  });
+}
+
+}  // namespace
+
+void watch_event(Session &session, uint64_t queue_id, cl_event event, CompletionHandler handler) {
+  Object &queue = session.objects().get(queue_id, ObjectKind::queue);
+  auto *watch = new Watch{session.weak_from_this(), &session.server(), queue_id, queue.queue->profiling,
+                          std::move(handler)};
+  cl_int err = clSetEventCallback(event, CL_COMPLETE, on_event, watch);
+  if (err != CL_SUCCESS) {
+    delete watch;
+    fail(err, "clSetEventCallback failed");
+  }
+  queue.queue->outstanding++;
+}
+
+void exec_hello(Call &call, wire::Hello::Reader hello) {
+  Session &session = call.session;
+  const ServerOptions &options = session.server().options();
+  call.replied = true;
+  if (hello.getProtocolVersion() != wire::PROTOCOL_VERSION) {
+    std::string why = "protocol version mismatch: the client speaks fedcl protocol " +
+                      std::to_string(hello.getProtocolVersion()) + ", fedcld speaks " +
+                      std::to_string(wire::PROTOCOL_VERSION);
+    session.send_status(call.seq, CL_INVALID_PLATFORM, why);
+    session.close_after_writes(why);
+    return;
+  }
+  if (!options.key.empty() && options.key != hello.getKey().cStr()) {
+    session.send_status(call.seq, CL_INVALID_PLATFORM, "fedcld refused the session: wrong or missing key");
+    session.close_after_writes("wrong or missing key");
+    return;
+  }
+  session.greeted = true;
+  FEDCLD_LOG(info, "session %llu: client %s", (unsigned long long)session.number(), hello.getClient().cStr());
+
+  capnp::MallocMessageBuilder message;
+  auto reply = message.initRoot<wire::Reply>();
+  reply.setSeq(call.seq);
+  auto out = reply.initHello();
+  out.setProtocolVersion(wire::PROTOCOL_VERSION);
+  out.setNode(options.node);
+  const auto &platforms = session.server().platforms();
+  auto list = out.initPlatforms(platforms.size());
+  uint64_t next_device_id = 1;
+  for (size_t p = 0; p < platforms.size(); p++) {
+    auto fill = [](auto entries, const std::vector<InfoValue> &info) {
+      for (size_t i = 0; i < info.size(); i++) {
+        entries[i].setParam(info[i].param);
+        entries[i].setValue(kj::arrayPtr(info[i].value.data(), info[i].value.size()));
+      }
+    };
+    fill(list[p].initInfo(platforms[p].info.size()), platforms[p].info);
+    auto devices = list[p].initDevices(platforms[p].devices.size());
+    for (size_t d = 0; d < platforms[p].devices.size(); d++) {
+      const BackendDevice &device = platforms[p].devices[d];
+      uint64_t id = next_device_id++;
+      session.objects().add_device(id, device.handle);
+      devices[d].setId(id);
+      fill(devices[d].initInfo(device.info.size()), device.info);
+    }
+  }
+  session.send_reply(message);
+}
+
+namespace {
+
+template <typename Query>
+std::vector<uint8_t> query_bytes(Query query) {
+  size_t size = 0;
+  check(query(0, nullptr, &size), "info size query");
+  std::vector<uint8_t> bytes(size);
+  if (size) check(query(size, bytes.data(), nullptr), "info query");
+  return bytes;
+}
+
+// CL_PROGRAM_BINARIES takes an array of pointers: answer with the binaries back to back, in
+// device order, and let the client split them by CL_PROGRAM_BINARY_SIZES.
+std::vector<uint8_t> program_binaries(cl_program program) {
+  std::vector<uint8_t> size_bytes = query_bytes([&](size_t n, void *v, size_t *r) {
+    return clGetProgramInfo(program, CL_PROGRAM_BINARY_SIZES, n, v, r);
+  });
+  std::vector<size_t> sizes(size_bytes.size() / sizeof(size_t));
+  std::memcpy(sizes.data(), size_bytes.data(), size_bytes.size());
+  size_t total = 0;
+  for (size_t s : sizes) total += s;
+  std::vector<uint8_t> all(total);
+  std::vector<unsigned char *> pointers;
+  size_t offset = 0;
+  for (size_t s : sizes) {
+    pointers.push_back(s ? all.data() + offset : nullptr);
+    offset += s;
+  }
+  check(clGetProgramInfo(program, CL_PROGRAM_BINARIES, pointers.size() * sizeof(void *), pointers.data(), nullptr),
+        "clGetProgramInfo(CL_PROGRAM_BINARIES)");
+  return all;
+}
+
+}  // namespace
+
+void exec_get_info(Call &call, wire::Request::GetInfo::Reader request) {
+  ObjectTable &objects = call.session.objects();
+  uint64_t id = request.getObject();
+  call.object = id;
+  cl_uint param = request.getParam();
+  std::vector<uint8_t> bytes;
+  switch (request.getKind()) {
+    case wire::InfoKind::PROGRAM: {
+      auto program = objects.handle<cl_program>(id, ObjectKind::program);
+      if (param == CL_PROGRAM_BINARIES) {
+        bytes = program_binaries(program);
+        break;
+      }
+      bytes = query_bytes([&](size_t n, void *v, size_t *r) { return clGetProgramInfo(program, param, n, v, r); });
+      break;
+    }
+    case wire::InfoKind::PROGRAM_BUILD: {
+      auto program = objects.handle<cl_program>(id, ObjectKind::program);
+      auto device = objects.handle<cl_device_id>(request.getDevice(), ObjectKind::device);
+      bytes = query_bytes([&](size_t n, void *v, size_t *r) { return clGetProgramBuildInfo(program, device, param, n, v, r); });
+      break;
+    }
+    case wire::InfoKind::KERNEL: {
+      auto kernel = objects.handle<cl_kernel>(id, ObjectKind::kernel);
+      bytes = query_bytes([&](size_t n, void *v, size_t *r) { return clGetKernelInfo(kernel, param, n, v, r); });
+      break;
+    }
+    case wire::InfoKind::KERNEL_WORK_GROUP: {
+      auto kernel = objects.handle<cl_kernel>(id, ObjectKind::kernel);
+      auto device = objects.handle<cl_device_id>(request.getDevice(), ObjectKind::device);
+      bytes = query_bytes([&](size_t n, void *v, size_t *r) { return clGetKernelWorkGroupInfo(kernel, device, param, n, v, r); });
+      break;
+    }
+    case wire::InfoKind::KERNEL_ARG: {
+      auto kernel = objects.handle<cl_kernel>(id, ObjectKind::kernel);
+      cl_uint index = request.getArgIndex();
+      bytes = query_bytes([&](size_t n, void *v, size_t *r) { return clGetKernelArgInfo(kernel, index, param, n, v, r); });
+      break;
+    }
+    case wire::InfoKind::MEM: {
+      auto mem = objects.handle<cl_mem>(id, ObjectKind::mem);
+      bytes = query_bytes([&](size_t n, void *v, size_t *r) { return clGetMemObjectInfo(mem, param, n, v, r); });
+      break;
+    }
+    case wire::InfoKind::QUEUE: {
+      auto queue = objects.handle<cl_command_queue>(id, ObjectKind::queue);
+      bytes = query_bytes([&](size_t n, void *v, size_t *r) { return clGetCommandQueueInfo(queue, param, n, v, r); });
+      break;
+    }
+    case wire::InfoKind::CONTEXT: {
+      auto context = objects.handle<cl_context>(id, ObjectKind::context);
+      bytes = query_bytes([&](size_t n, void *v, size_t *r) { return clGetContextInfo(context, param, n, v, r); });
+      break;
+    }
+  }
+  capnp::MallocMessageBuilder message;
+  auto reply = message.initRoot<wire::Reply>();
+  reply.setSeq(call.seq);
+  reply.setInfo(kj::arrayPtr(bytes.data(), bytes.size()));
+  call.session.send_reply(message);
+  call.replied = true;
+}
+
+namespace {
+// A command that failed before reaching the device still gets its event on the daemon, already
+// failed, so that commands waiting for it fail as the specification says instead of finding no event.
+void fail_event(Call &call, cl_int status) {
+  if (call.event == 0 || call.context == nullptr || call.session.objects().contains(call.event)) return;
+  cl_int err = CL_SUCCESS;
+  cl_event event = clCreateUserEvent(call.context, &err);
+  if (err != CL_SUCCESS) return;
+  clSetUserEventStatus(event, status < 0 ? status : CL_INVALID_OPERATION);
+  call.session.objects().add(call.event, ObjectKind::event, event);
+}
+}  // namespace
+
+void execute(Session &session, Frame &frame) {
+  capnp::FlatArrayMessageReader reader(frame.message.asPtr());
+  auto request = reader.getRoot<wire::Request>();
+  Call call{session, request.getSeq()};
+  using W = wire::Request::Which;
+  W which = request.which();
+  if (!session.greeted && which != W::HELLO) {
+    session.close("the first request was not Hello");
+    return;
+  }
+  if (frame.header.payload_bytes != 0 && which != W::WRITE_BUFFER && which != W::CREATE_BUFFER) {
+    session.close("unexpected payload");
+    return;
+  }
+  try {
+    switch (which) {
+      case W::HELLO: exec_hello(call, request.getHello()); break;
+      case W::CREATE_CONTEXT: exec_create_context(call, request.getCreateContext()); break;
+      case W::CREATE_QUEUE: exec_create_queue(call, request.getCreateQueue()); break;
+      case W::CREATE_BUFFER: exec_create_buffer(call, request.getCreateBuffer(), frame); break;
+      case W::CREATE_SUB_BUFFER: exec_create_sub_buffer(call, request.getCreateSubBuffer()); break;
+      case W::CREATE_PROGRAM_WITH_SOURCE: exec_create_program(call, request.getCreateProgramWithSource()); break;
+      case W::BUILD_PROGRAM: exec_build_program(call, request.getBuildProgram()); break;
+      case W::CREATE_KERNEL: exec_create_kernel(call, request.getCreateKernel()); break;
+      case W::CREATE_USER_EVENT: exec_create_user_event(call, request.getCreateUserEvent()); break;
+      case W::SET_USER_EVENT_STATUS: exec_set_user_event_status(call, request.getSetUserEventStatus()); break;
+      case W::RELEASE: exec_release(call, request.getRelease()); break;
+      case W::WRITE_BUFFER: exec_write_buffer(call, request.getWriteBuffer(), frame); break;
+      case W::READ_BUFFER: exec_read_buffer(call, request.getReadBuffer()); break;
+      case W::COPY_BUFFER: exec_copy_buffer(call, request.getCopyBuffer()); break;
+      case W::FILL_BUFFER: exec_fill_buffer(call, request.getFillBuffer()); break;
+      case W::ND_RANGE: exec_nd_range(call, request.getNdRange()); break;
+      case W::MARKER: exec_marker(call, request.getMarker(), false); break;
+      case W::BARRIER: exec_marker(call, request.getBarrier(), true); break;
+      case W::FLUSH: exec_flush(call, request.getFlush()); break;
+      case W::FINISH: exec_finish(call, request.getFinish()); break;
+      case W::GET_INFO: exec_get_info(call, request.getGetInfo()); break;
+      default: fail(CL_INVALID_OPERATION, "request kind " + std::to_string(unsigned(which)) + " is not known to this fedcld");
+    }
+    if (call.seq != 0 && !call.replied) session.send_status(call.seq, CL_SUCCESS, "");
+  } catch (const RequestError &error) {
+    fail_event(call, error.status);
+    if (call.seq != 0)
+      session.send_status(call.seq, error.status, error.message);
+    else
+      session.notify_error(call.object, call.event, error.status, error.message);
+  }
+}
+
+}  // namespace fedcld

@@ -1,0 +1,55 @@
+// Request execution, shared by the handler files: exec.cpp (dispatch, handshake, queries),
+// exec_objects.cpp (object creation and release), exec_commands.cpp (enqueued commands).
+#pragma once
+
+#include <functional>
+
+#include "session.h"
+
+namespace fedcld {
+
+namespace wire = fedcl::wire;
+
+// The request being executed: where its errors go.
+struct Call {
+  Session &session;
+  uint64_t seq;
+  uint64_t object = 0;   // the queue or object the request names, for AsyncError
+  uint64_t event = 0;    // the command's event id, if it has one
+  cl_context context = nullptr;  // the queue's context, once known: a failed command's event lives there
+  bool replied = false;  // the handler sent the reply itself or will send it later
+};
+
+[[noreturn]] void fail(cl_int status, const std::string &message);
+// Throws RequestError if status is not CL_SUCCESS.
+void check(cl_int status, const char *what);
+
+// Called on the loop once a backend event completed; status is CL_COMPLETE or negative.
+using CompletionHandler = std::function<void(Session &, cl_int status, const uint64_t *profiling)>;
+// Watches event (which must already be flushed towards the device) on behalf of queue queue_id.
+void watch_event(Session &session, uint64_t queue_id, cl_event event, CompletionHandler handler);
+
+void exec_hello(Call &call, wire::Hello::Reader hello);
+void exec_get_info(Call &call, wire::Request::GetInfo::Reader request);
+
+void exec_create_context(Call &call, wire::Request::CreateContext::Reader request);
+void exec_create_queue(Call &call, wire::Request::CreateQueue::Reader request);
+void exec_create_buffer(Call &call, wire::Request::CreateBuffer::Reader request, Frame &frame);
+void exec_create_sub_buffer(Call &call, wire::Request::CreateSubBuffer::Reader request);
+void exec_create_program(Call &call, wire::Request::CreateProgramWithSource::Reader request);
+void exec_build_program(Call &call, wire::Request::BuildProgram::Reader request);
+void exec_create_kernel(Call &call, wire::Request::CreateKernel::Reader request);
+void exec_create_user_event(Call &call, wire::Request::CreateUserEvent::Reader request);
+void exec_set_user_event_status(Call &call, wire::Request::SetUserEventStatus::Reader request);
+void exec_release(Call &call, uint64_t id);
+
+void exec_write_buffer(Call &call, wire::Request::WriteBuffer::Reader request, Frame &frame);
+void exec_read_buffer(Call &call, wire::Request::ReadBuffer::Reader request);
+void exec_copy_buffer(Call &call, wire::Request::CopyBuffer::Reader request);
+void exec_fill_buffer(Call &call, wire::Request::FillBuffer::Reader request);
+void exec_nd_range(Call &call, wire::Request::NDRange::Reader request);
+void exec_marker(Call &call, wire::Command::Reader command, bool barrier);
+void exec_flush(Call &call, uint64_t queue);
+void exec_finish(Call &call, uint64_t queue);
+
+}  // namespace fedcld

@@ -1,0 +1,214 @@
+// Enqueued commands. None of them blocks the loop: completion is learnt from event callbacks.
+#include "exec.h"
+#include "server.h"
+
+namespace fedcld {
+
+namespace {
+
+// The parts every command shares, resolved against the session's objects.
+struct Resolved {
+  cl_command_queue queue;
+  std::vector<cl_event> wait;
+  cl_event event = nullptr;
+  const cl_event *wait_ptr() const { return wait.empty() ? nullptr : wait.data(); }
+  cl_uint wait_count() const { return static_cast<cl_uint>(wait.size()); }
+};
+
+Resolved resolve(Call &call, wire::Command::Reader command) {
+  ObjectTable &objects = call.session.objects();
+  call.object = command.getQueue();
+  call.event = command.getEvent();
+  Object &queue = objects.get(command.getQueue(), ObjectKind::queue);
+  call.context = queue.context;
+  Resolved resolved{static_cast<cl_command_queue>(queue.handle), {}};
+  call.session.touch_queue(command.getQueue());
+  for (uint64_t id : command.getWaitFor()) {
+    if (!objects.contains(id)) fail(CL_INVALID_EVENT_WAIT_LIST, "wait list names unknown event " + std::to_string(id));
+    resolved.wait.push_back(objects.handle<cl_event>(id, ObjectKind::event));
+  }
+  return resolved;
+}
+
+// After the backend accepted a command: keep its event under the client's id and tell the client
+// when it completes. extra runs first, on the loop, for commands with work of their own to finish.
+void track(Call &call, Resolved &resolved, CompletionHandler extra = nullptr) {
+  Session &session = call.session;
+  cl_event event = resolved.event;
+  if (!event) return;
+  uint64_t event_id = call.event;
+  if (event_id != 0) {
+    clRetainEvent(event);  // one reference for the table, one released below after the watch is set
+    session.objects().add(event_id, ObjectKind::event, event, call.context);
+  }
+  try {
+    watch_event(session, call.object, event, [event_id, extra](Session &s, cl_int status, const uint64_t *times) {
+      if (extra) extra(s, status, times);
+      if (event_id != 0) s.notify_completion(event_id, status, times);
+    });
+  } catch (...) {
+    clReleaseEvent(event);
+    throw;
+  }
+  clReleaseEvent(event);
+}
+
+// Commands with no loop work of their own get a backend event only when the client has one.
+cl_event *event_out(Call &call, Resolved &resolved) { return call.event ? &resolved.event : nullptr; }
+
+}  // namespace
+
+void exec_write_buffer(Call &call, wire::Request::WriteBuffer::Reader request, Frame &frame) {
+  Resolved r = resolve(call, request.getCommand());
+  auto mem = call.session.objects().handle<cl_mem>(request.getBuffer(), ObjectKind::mem);
+  if (frame.header.payload_bytes != request.getSize()) fail(CL_INVALID_VALUE, "write payload does not match its size");
+  // The payload stays alive until the backend has copied it.
+  std::shared_ptr<uint8_t[]> data(frame.payload.release());
+  check(clEnqueueWriteBuffer(r.queue, mem, CL_FALSE, request.getOffset(), request.getSize(), data.get(),
+                             r.wait_count(), r.wait_ptr(), &r.event),
+        "clEnqueueWriteBuffer");
+  track(call, r, [data](Session &, cl_int, const uint64_t *) {});
+}
+
+void exec_read_buffer(Call &call, wire::Request::ReadBuffer::Reader request) {
+  Resolved r = resolve(call, request.getCommand());
+  auto mem = call.session.objects().handle<cl_mem>(request.getBuffer(), ObjectKind::mem);
+  uint64_t size = request.getSize();
+  std::shared_ptr<uint8_t[]> data(new (std::nothrow) uint8_t[size ? size : 1]);
+  if (!data) fail(CL_OUT_OF_HOST_MEMORY, "fedcld cannot allocate " + std::to_string(size) + " bytes to read into");
+  check(clEnqueueReadBuffer(r.queue, mem, CL_FALSE, request.getOffset(), size, data.get(), r.wait_count(),
+                            r.wait_ptr(), &r.event),
+        "clEnqueueReadBuffer");
+  uint64_t seq = call.seq;
+  track(call, r, [data, size, seq](Session &s, cl_int status, const uint64_t *) {
+    if (status != CL_COMPLETE) {
+      s.send_status(seq, status, "the read failed on the device");
+      return;
+    }
+    capnp::MallocMessageBuilder message;
+    auto reply = message.initRoot<wire::Reply>();
+    reply.setSeq(seq);
+    reply.setRead();
+    s.send_reply(message, data, size);
+  });
+  call.replied = true;
+}
+
+void exec_copy_buffer(Call &call, wire::Request::CopyBuffer::Reader request) {
+  Resolved r = resolve(call, request.getCommand());
+  ObjectTable &objects = call.session.objects();
+  auto src = objects.handle<cl_mem>(request.getSrc(), ObjectKind::mem);
+  auto dst = objects.handle<cl_mem>(request.getDst(), ObjectKind::mem);
+  check(clEnqueueCopyBuffer(r.queue, src, dst, request.getSrcOffset(), request.getDstOffset(), request.getSize(),
+                            r.wait_count(), r.wait_ptr(), event_out(call, r)),
+        "clEnqueueCopyBuffer");
+  track(call, r);
+}
+
+void exec_fill_buffer(Call &call, wire::Request::FillBuffer::Reader request) {
+  Resolved r = resolve(call, request.getCommand());
+  auto mem = call.session.objects().handle<cl_mem>(request.getBuffer(), ObjectKind::mem);
+  auto pattern = request.getPattern();
+  check(clEnqueueFillBuffer(r.queue, mem, pattern.begin(), pattern.size(), request.getOffset(), request.getSize(),
+                            r.wait_count(), r.wait_ptr(), event_out(call, r)),
+        "clEnqueueFillBuffer");
+  track(call, r);
+}
+
+namespace {
+
+void set_args(ObjectTable &objects, cl_kernel kernel, capnp::List<wire::KernelArg>::Reader args) {
+  for (auto arg : args) {
+    cl_uint index = arg.getIndex();
+    cl_int err = CL_SUCCESS;
+    switch (arg.which()) {
+      case wire::KernelArg::VALUE: {
+        auto bytes = arg.getValue();
+        err = clSetKernelArg(kernel, index, bytes.size(), bytes.begin());
+        break;
+      }
+      case wire::KernelArg::MEM_OBJECT: {
+        cl_mem mem = arg.getMemObject() ? objects.handle<cl_mem>(arg.getMemObject(), ObjectKind::mem) : nullptr;
+        err = clSetKernelArg(kernel, index, sizeof mem, &mem);
+        break;
+      }
+      case wire::KernelArg::LOCAL_SIZE:
+        err = clSetKernelArg(kernel, index, arg.getLocalSize(), nullptr);
+        break;
+      case wire::KernelArg::SAMPLER: {
+        cl_sampler sampler = objects.handle<cl_sampler>(arg.getSampler(), ObjectKind::sampler);
+        err = clSetKernelArg(kernel, index, sizeof sampler, &sampler);
+        break;
+      }
+    }
+    if (err != CL_SUCCESS) fail(err, "clSetKernelArg of argument " + std::to_string(index) + " failed with " + std::to_string(err));
+  }
+}
+
+void copy_sizes(capnp::List<uint64_t>::Reader list, size_t *out) {
+  for (unsigned i = 0; i < list.size() && i < 3; i++) out[i] = list[i];
+}
+
+}  // namespace
+
+void exec_nd_range(Call &call, wire::Request::NDRange::Reader request) {
+  Resolved r = resolve(call, request.getCommand());
+  ObjectTable &objects = call.session.objects();
+  auto kernel = objects.handle<cl_kernel>(request.getKernel(), ObjectKind::kernel);
+  set_args(objects, kernel, request.getArgs());
+  auto global = request.getGlobal();
+  cl_uint dims = global.size();
+  if (dims < 1 || dims > 3) fail(CL_INVALID_WORK_DIMENSION, "work_dim must be 1, 2 or 3");
+  if ((request.getOffset().size() && request.getOffset().size() != dims) ||
+      (request.getLocal().size() && request.getLocal().size() != dims))
+    fail(CL_INVALID_VALUE, "offset and local sizes must have work_dim entries");
+  size_t offset[3] = {}, global_size[3] = {}, local[3] = {};
+  copy_sizes(request.getOffset(), offset);
+  copy_sizes(global, global_size);
+  copy_sizes(request.getLocal(), local);
+  check(clEnqueueNDRangeKernel(r.queue, kernel, dims, request.getOffset().size() ? offset : nullptr, global_size,
+                               request.getLocal().size() ? local : nullptr, r.wait_count(), r.wait_ptr(),
+                               event_out(call, r)),
+        "clEnqueueNDRangeKernel");
+  track(call, r);
+}
+
+void exec_marker(Call &call, wire::Command::Reader command, bool barrier) {
+  Resolved r = resolve(call, command);
+  if (barrier)
+    check(clEnqueueBarrierWithWaitList(r.queue, r.wait_count(), r.wait_ptr(), event_out(call, r)),
+          "clEnqueueBarrierWithWaitList");
+  else
+    check(clEnqueueMarkerWithWaitList(r.queue, r.wait_count(), r.wait_ptr(), event_out(call, r)),
+          "clEnqueueMarkerWithWaitList");
+  track(call, r);
+}
+
+void exec_flush(Call &call, uint64_t queue) {
+  call.object = queue;
+  check(clFlush(call.session.objects().handle<cl_command_queue>(queue, ObjectKind::queue)), "clFlush");
+}
+
+void exec_finish(Call &call, uint64_t queue_id) {
+  call.object = queue_id;
+  Object &queue = call.session.objects().get(queue_id, ObjectKind::queue);
+  cl_event marker = nullptr;
+  check(clEnqueueMarkerWithWaitList(static_cast<cl_command_queue>(queue.handle), 0, nullptr, &marker),
+        "clEnqueueMarkerWithWaitList");
+  uint64_t seq = call.seq;
+  try {
+    // The reply goes out once the marker and every command watched before it were processed.
+    watch_event(call.session, queue_id, marker, [seq, queue_id](Session &s, cl_int, const uint64_t *) {
+      if (s.objects().contains(queue_id))
+        s.objects().get(queue_id, ObjectKind::queue).queue->finish_waiters.push_back(seq);
+    });
+  } catch (...) {
+    clReleaseEvent(marker);
+    throw;
+  }
+  clReleaseEvent(marker);
+  call.session.touch_queue(queue_id);
+  call.replied = true;
+}
+
+}  // namespace fedcld

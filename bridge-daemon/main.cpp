@@ -1,0 +1,142 @@
+// fedcld: the fedcl bridge daemon. Serves this node's OpenCL devices to fedcl clients.
+#include <uv.h>
+
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <unistd.h>
+
+#include "backend.h"
+#include "log.h"
+#include "server.h"
+
+namespace {
+
+const char kUsage[] =
+    "usage: fedcld [options]\n"
+    "Serves this node's OpenCL devices to fedcl clients.\n"
+    "\n"
+    "  --listen HOST:PORT    address to listen on (default 127.0.0.1:7070)\n"
+    "  --platform P          export only platform P: an index or a substring of its name\n"
+    "  --devices LIST        export only these device indices of each platform, e.g. 0,2\n"
+    "  --name NAME           node name shown in client device names (default: hostname:port)\n"
+    "  --key-file FILE       require clients to present the key in FILE\n"
+    "  --max-sessions N      refuse sessions beyond N at once (default 256)\n"
+    "  --log-level LEVEL     error, warn, info (default) or debug\n"
+    "  --list                print the devices that would be exported and exit\n"
+    "  --help                show this help\n";
+
+bool parse_listen(const std::string &text, fedcld::ServerOptions *options) {
+  size_t colon = text.rfind(':');
+  if (colon == std::string::npos || colon + 1 >= text.size()) return false;
+  std::string host = text.substr(0, colon);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  char *end = nullptr;
+  long port = std::strtol(text.c_str() + colon + 1, &end, 10);
+  if (*end != '\0' || port <= 0 || port > 65535) return false;
+  options->host = host.empty() ? "0.0.0.0" : host;
+  options->port = static_cast<int>(port);
+  return true;
+}
+
+bool parse_devices(const std::string &text, std::vector<unsigned> *devices) {
+  size_t pos = 0;
+  while (pos < text.size()) {
+    char *end = nullptr;
+    unsigned long index = std::strtoul(text.c_str() + pos, &end, 10);
+    if (end == text.c_str() + pos) return false;
+    devices->push_back(static_cast<unsigned>(index));
+    pos = end - text.c_str();
+    if (pos < text.size() && text[pos] != ',') return false;
+    pos++;
+  }
+  return !devices->empty();
+}
+
+int die(const std::string &message) {
+  std::fprintf(stderr, "fedcld: %s\n", message.c_str());
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  fedcld::ServerOptions options;
+  fedcld::BackendSelection selection;
+  bool list_only = false;
+  for (int i = 1; i < argc; i++) {
+    std::string arg = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "fedcld: %s needs a value\n%s", arg.c_str(), kUsage);
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (arg == "--help" || arg == "-h") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    } else if (arg == "--listen") {
+      std::string text = value();
+      if (!parse_listen(text, &options)) return die("--listen wants HOST:PORT, not '" + text + "'");
+    } else if (arg == "--platform") {
+      selection.platform = value();
+    } else if (arg == "--devices") {
+      std::string text = value();
+      if (!parse_devices(text, &selection.devices)) return die("--devices wants a list like 0,2, not '" + text + "'");
+    } else if (arg == "--name") {
+      options.node = value();
+    } else if (arg == "--key-file") {
+      std::string path = value();
+      std::ifstream file(path);
+      if (!file || !std::getline(file, options.key) || options.key.empty())
+        return die("cannot read a key from " + path);
+    } else if (arg == "--max-sessions") {
+      options.max_sessions = std::strtoul(value().c_str(), nullptr, 10);
+      if (options.max_sessions == 0) return die("--max-sessions wants a positive number");
+    } else if (arg == "--log-level") {
+      std::string text = value();
+      fedcld::LogLevel level;
+      if (!fedcld::log_parse_level(text.c_str(), &level)) return die("unknown log level '" + text + "'");
+      fedcld::log_set_level(level);
+    } else if (arg == "--list") {
+      list_only = true;
+    } else {
+      std::fprintf(stderr, "fedcld: unknown option '%s'\n%s", arg.c_str(), kUsage);
+      return 2;
+    }
+  }
+
+  std::vector<fedcld::BackendPlatform> platforms;
+  std::string problem = fedcld::backend_discover(selection, &platforms);
+  if (!problem.empty()) return die(problem);
+  if (options.node.empty()) {
+    char host[256] = {};
+    gethostname(host, sizeof host - 1);
+    options.node = std::string(host) + ":" + std::to_string(options.port);
+  }
+  size_t device_count = 0;
+  for (const auto &platform : platforms) {
+    for (const auto &device : platform.devices) {
+      char name[256] = {};
+      clGetDeviceInfo(device.handle, CL_DEVICE_NAME, sizeof name - 1, name, nullptr);
+      if (list_only) std::printf("%zu: %s\n", device_count, name);
+      else FEDCLD_LOG(info, "exporting device %zu: %s", device_count, name);
+      device_count++;
+    }
+  }
+  if (list_only) return 0;
+
+  std::signal(SIGPIPE, SIG_IGN);
+  uv_loop_t *loop = uv_default_loop();
+  fedcld::Server server(loop, options, std::move(platforms));
+  int err = server.listen();
+  if (err != 0)
+    return die("cannot listen on " + options.host + ":" + std::to_string(options.port) + ": " + uv_strerror(err));
+  FEDCLD_LOG(info, "listening on %s:%d as node %s", options.host.c_str(), options.port, options.node.c_str());
+  uv_run(loop, UV_RUN_DEFAULT);
+  uv_loop_close(loop);
+  return 0;
+}

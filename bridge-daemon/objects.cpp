@@ -1,0 +1,92 @@
+#include "objects.h"
+
+#include "fedcl.capnp.h"
+
+namespace fedcld {
+
+namespace {
+
+cl_int invalid_status(ObjectKind kind) {
+  switch (kind) {
+    case ObjectKind::device: return CL_INVALID_DEVICE;
+    case ObjectKind::context: return CL_INVALID_CONTEXT;
+    case ObjectKind::queue: return CL_INVALID_COMMAND_QUEUE;
+    case ObjectKind::mem: return CL_INVALID_MEM_OBJECT;
+    case ObjectKind::program: return CL_INVALID_PROGRAM;
+    case ObjectKind::kernel: return CL_INVALID_KERNEL;
+    case ObjectKind::event: return CL_INVALID_EVENT;
+    case ObjectKind::sampler: return CL_INVALID_SAMPLER;
+  }
+  return CL_INVALID_VALUE;
+}
+
+void release_handle(ObjectKind kind, void *handle) {
+  switch (kind) {
+    case ObjectKind::device: break;  // root devices are not reference counted
+    case ObjectKind::context: clReleaseContext(static_cast<cl_context>(handle)); break;
+    case ObjectKind::queue: clReleaseCommandQueue(static_cast<cl_command_queue>(handle)); break;
+    case ObjectKind::mem: clReleaseMemObject(static_cast<cl_mem>(handle)); break;
+    case ObjectKind::program: clReleaseProgram(static_cast<cl_program>(handle)); break;
+    case ObjectKind::kernel: clReleaseKernel(static_cast<cl_kernel>(handle)); break;
+    case ObjectKind::event: clReleaseEvent(static_cast<cl_event>(handle)); break;
+    case ObjectKind::sampler: clReleaseSampler(static_cast<cl_sampler>(handle)); break;
+  }
+}
+
+}  // namespace
+
+const char *object_kind_name(ObjectKind kind) {
+  static const char *const names[] = {"device", "context", "queue", "memory object",
+                                      "program", "kernel", "event", "sampler"};
+  return names[static_cast<int>(kind)];
+}
+
+void ObjectTable::add(uint64_t id, ObjectKind kind, void *handle, cl_context context) {
+  if (id < fedcl::wire::FIRST_CLIENT_ID || objects_.count(id)) {
+    release_handle(kind, handle);
+    throw RequestError{CL_INVALID_VALUE, "object id " + std::to_string(id) + " is reserved or already in use"};
+  }
+  Object object{kind, handle, nullptr, context};
+  if (kind == ObjectKind::queue) object.queue = std::make_unique<QueueState>();
+  objects_.emplace(id, std::move(object));
+}
+
+void ObjectTable::add_device(uint64_t id, cl_device_id device) {
+  objects_.emplace(id, Object{ObjectKind::device, device, nullptr, nullptr});
+}
+
+Object &ObjectTable::get(uint64_t id, ObjectKind kind) {
+  auto it = objects_.find(id);
+  if (it == objects_.end() || it->second.kind != kind)
+    throw RequestError{invalid_status(kind),
+                       std::string("no ") + object_kind_name(kind) + " with id " + std::to_string(id)};
+  return it->second;
+}
+
+void ObjectTable::release(uint64_t id) {
+  auto it = objects_.find(id);
+  if (it == objects_.end() || it->second.kind == ObjectKind::device)
+    throw RequestError{CL_INVALID_VALUE, "release of unknown object id " + std::to_string(id)};
+  release_handle(it->second.kind, it->second.handle);
+  objects_.erase(it);
+}
+
+void ObjectTable::release_all() {
+  // Children before parents, so that no backend sees a parent released while a child still runs.
+  static const ObjectKind order[] = {ObjectKind::event, ObjectKind::kernel, ObjectKind::program,
+                                     ObjectKind::sampler, ObjectKind::mem, ObjectKind::queue,
+                                     ObjectKind::context};
+  for (ObjectKind kind : order) {
+    for (auto it = objects_.begin(); it != objects_.end();) {
+      if (it->second.kind == kind) {
+        release_handle(kind, it->second.handle);
+        it = objects_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  objects_.clear();
+}
+
+}  // namespace fedcld

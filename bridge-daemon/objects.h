@@ -1,0 +1,61 @@
+// A session's object table: the OpenCL objects a client created, under the ids the client chose.
+#pragma once
+
+#include <CL/cl.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace fedcld {
+
+enum class ObjectKind : uint8_t { device, context, queue, mem, program, kernel, event, sampler };
+
+// Thrown by request handlers; becomes a Reply status or an AsyncError.
+struct RequestError {
+  cl_int status;
+  std::string message;
+};
+
+// What fedcld tracks about a queue beyond its handle.
+struct QueueState {
+  bool profiling = false;
+  uint32_t outstanding = 0;             // commands whose completion the loop has not processed yet
+  std::vector<uint64_t> finish_waiters; // seqs of clFinish calls answered once outstanding is 0
+};
+
+struct Object {
+  ObjectKind kind;
+  void *handle;
+  std::unique_ptr<QueueState> queue;    // queues only
+  cl_context context = nullptr;         // the context a queue or program belongs to
+};
+
+class ObjectTable {
+ public:
+  ObjectTable() = default;
+  ObjectTable(const ObjectTable &) = delete;
+  ~ObjectTable() { release_all(); }
+
+  // Takes over one reference to handle. Fails if the id is taken or reserved for devices.
+  void add(uint64_t id, ObjectKind kind, void *handle, cl_context context = nullptr);
+  void add_device(uint64_t id, cl_device_id device);
+  Object &get(uint64_t id, ObjectKind kind);
+  template <typename Handle>
+  Handle handle(uint64_t id, ObjectKind kind) {
+    return static_cast<Handle>(get(id, kind).handle);
+  }
+  bool contains(uint64_t id) const { return objects_.count(id) != 0; }
+  void release(uint64_t id);
+  void release_all();
+  size_t size() const { return objects_.size(); }
+
+ private:
+  std::unordered_map<uint64_t, Object> objects_;
+};
+
+const char *object_kind_name(ObjectKind kind);
+
+}  // namespace fedcld

@@ -1,0 +1,63 @@
+// fedcld's listener: accepts client sessions on a libuv loop and carries work finished on backend
+// threads (event callbacks, builds) back to the loop.
+#pragma once
+
+#include <uv.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "backend.h"
+
+namespace fedcld {
+
+class Session;
+
+struct ServerOptions {
+  std::string host = "127.0.0.1";
+  int port = 7070;
+  std::string node;          // shown in client device names; default host name:port
+  std::string key;           // pre-shared key; empty accepts every client
+  size_t max_sessions = 256;
+};
+
+class Server {
+ public:
+  Server(uv_loop_t *loop, ServerOptions options, std::vector<BackendPlatform> platforms);
+  ~Server();
+
+  // Binds and listens; returns a libuv error code.
+  int listen();
+  void close();
+
+  // Thread-safe: runs task on the loop thread soon.
+  void post(std::function<void()> task);
+
+  uv_loop_t *loop() const { return loop_; }
+  const ServerOptions &options() const { return options_; }
+  const std::vector<BackendPlatform> &platforms() const { return platforms_; }
+  void session_closed(uint64_t number);
+
+ private:
+  static void on_connection(uv_stream_t *server, int status);
+  static void on_async(uv_async_t *async);
+  static void on_signal(uv_signal_t *signal, int signum);
+
+  uv_loop_t *loop_;
+  ServerOptions options_;
+  std::vector<BackendPlatform> platforms_;
+  uv_tcp_t listener_;
+  uv_async_t wakeup_;
+  uv_signal_t sigint_, sigterm_;
+  std::mutex posted_mutex_;
+  std::vector<std::function<void()>> posted_;
+  uint64_t next_session_ = 1;
+  std::unordered_map<uint64_t, std::shared_ptr<Session>> sessions_;
+};
+
+}  // namespace fedcld

@@ -1,0 +1,329 @@
+#include "session.h"
+
+#include <capnp/serialize.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "log.h"
+#include "server.h"
+
+namespace fedcld {
+
+namespace {
+
+struct WriteRequest {
+  uv_write_t req;
+  std::vector<uint8_t> bytes;
+  std::shared_ptr<uint8_t[]> payload;
+  std::weak_ptr<Session> session;
+};
+
+struct ShutdownRequest {
+  uv_shutdown_t req;
+  std::shared_ptr<Session> session;
+};
+
+const uint8_t kZeroPadding[8] = {};
+
+// Past this size a payload is received straight into its own buffer instead of via the read buffer.
+constexpr size_t kDirectPayloadBytes = 16 * 1024;
+
+}  // namespace
+
+Session::Session(Server &server, uint64_t number)
+    : server_(server), number_(number), read_buffer_(new uint8_t[kReadBufferBytes]) {
+  tcp_.data = this;
+}
+
+Session::~Session() = default;
+
+int Session::start(uv_stream_t *listener) {
+  uv_tcp_init(server_.loop(), &tcp_);
+  int err = uv_accept(listener, reinterpret_cast<uv_stream_t *>(&tcp_));
+  if (err == 0) {
+    uv_tcp_nodelay(&tcp_, 1);
+    sockaddr_storage addr{};
+    int len = sizeof addr;
+    char host[64] = "?";
+    if (uv_tcp_getpeername(&tcp_, reinterpret_cast<sockaddr *>(&addr), &len) == 0) {
+      if (addr.ss_family == AF_INET6)
+        uv_ip6_name(reinterpret_cast<sockaddr_in6 *>(&addr), host, sizeof host);
+      else
+        uv_ip4_name(reinterpret_cast<sockaddr_in *>(&addr), host, sizeof host);
+      peer_ = std::string(host) + ":" + std::to_string(ntohs(reinterpret_cast<sockaddr_in *>(&addr)->sin_port));
+    }
+    err = uv_read_start(reinterpret_cast<uv_stream_t *>(&tcp_), on_alloc, on_read);
+  }
+  if (err != 0) close(std::string("accept failed: ") + uv_strerror(err));
+  return err;
+}
+
+void Session::close(const std::string &reason) {
+  if (closing_) return;
+  closing_ = true;
+  FEDCLD_LOG(info, "session %llu (%s) closed: %s", (unsigned long long)number_, peer_.c_str(), reason.c_str());
+  uv_close(reinterpret_cast<uv_handle_t *>(&tcp_), on_closed);
+}
+
+void Session::close_after_writes(const std::string &reason) {
+  if (closing_) return;
+  uv_read_stop(reinterpret_cast<uv_stream_t *>(&tcp_));
+  auto *request = new ShutdownRequest{{}, shared_from_this()};
+  FEDCLD_LOG(info, "session %llu (%s) refused: %s", (unsigned long long)number_, peer_.c_str(), reason.c_str());
+  int err = uv_shutdown(&request->req, reinterpret_cast<uv_stream_t *>(&tcp_), [](uv_shutdown_t *req, int) {
+    auto *request = reinterpret_cast<ShutdownRequest *>(req);
+    request->session->close("after refusal");
+    delete request;
+  });
+  if (err != 0) {
+    delete request;
+    close(reason);
+  }
+}
+
+void Session::on_closed(uv_handle_t *handle) {
+  auto *self = static_cast<Session *>(handle->data);
+  size_t count = self->objects_.size();
+  self->objects_.release_all();
+  self->pending_.clear();
+  FEDCLD_LOG(debug, "session %llu released %zu objects", (unsigned long long)self->number_, count);
+  self->server_.session_closed(self->number_);  // may destroy self
+}
+
+void Session::on_alloc(uv_handle_t *handle, size_t, uv_buf_t *buf) {
+  auto *self = static_cast<Session *>(handle->data);
+  uint64_t remaining = self->payload_wire_bytes_ - self->have_;
+  if (self->state_ == ReadState::payload && remaining >= kDirectPayloadBytes) {
+    // Zero copy: the socket fills the payload buffer directly.
+    *buf = uv_buf_init(reinterpret_cast<char *>(self->frame_.payload.get()) + self->have_,
+                       static_cast<unsigned>(std::min<uint64_t>(remaining, 1u << 30)));
+  } else {
+    *buf = uv_buf_init(reinterpret_cast<char *>(self->read_buffer_.get()), kReadBufferBytes);
+  }
+}
+
+void Session::on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
+  auto *self = static_cast<Session *>(stream->data);
+  if (nread < 0) {
+    self->close(nread == UV_EOF ? "client disconnected" : std::string("read failed: ") + uv_strerror(nread));
+    return;
+  }
+  auto keep = self->shared_from_this();
+  if (reinterpret_cast<uint8_t *>(buf->base) == self->read_buffer_.get()) {
+    self->consume(reinterpret_cast<uint8_t *>(buf->base), nread);
+  } else {
+    self->have_ += nread;
+    if (self->have_ == self->payload_wire_bytes_) self->frame_complete();
+  }
+  self->run();
+}
+
+void Session::consume(const uint8_t *bytes, size_t size) {
+  while (size > 0 && !closing_) {
+    size_t take = 0;
+    switch (state_) {
+      case ReadState::header: {
+        take = std::min(size, sizeof header_bytes_ - have_);
+        std::memcpy(header_bytes_ + have_, bytes, take);
+        have_ += take;
+        if (have_ < sizeof header_bytes_) break;
+        std::memcpy(&frame_.header, header_bytes_, sizeof frame_.header);
+        std::string problem = fedcl::frame_check(frame_.header);
+        if (!problem.empty() || frame_.header.kind != uint16_t(fedcl::wire::FrameKind::REQUEST)) {
+          close("malformed frame: " + (problem.empty() ? std::string("not a request") : problem));
+          return;
+        }
+        frame_.message = kj::heapArray<capnp::word>(frame_.header.message_words);
+        state_ = ReadState::message;
+        have_ = 0;
+        break;
+      }
+      case ReadState::message: {
+        size_t total = frame_.message.size() * sizeof(capnp::word);
+        take = std::min(size, total - have_);
+        std::memcpy(reinterpret_cast<uint8_t *>(frame_.message.begin()) + have_, bytes, take);
+        have_ += take;
+        if (have_ < total) break;
+        have_ = 0;
+        payload_wire_bytes_ = frame_.header.payload_bytes + fedcl::frame_padding(frame_.header.payload_bytes);
+        if (payload_wire_bytes_ == 0) {
+          frame_complete();
+        } else {
+          frame_.payload.reset(new (std::nothrow) uint8_t[payload_wire_bytes_]);
+          if (!frame_.payload) {
+            close("cannot allocate a payload of " + std::to_string(payload_wire_bytes_) + " bytes");
+            return;
+          }
+          state_ = ReadState::payload;
+        }
+        break;
+      }
+      case ReadState::payload: {
+        take = std::min<uint64_t>(size, payload_wire_bytes_ - have_);
+        std::memcpy(frame_.payload.get() + have_, bytes, take);
+        have_ += take;
+        if (have_ == payload_wire_bytes_) frame_complete();
+        break;
+      }
+    }
+    bytes += take;
+    size -= take;
+  }
+}
+
+void Session::frame_complete() {
+  pending_.push_back(std::move(frame_));
+  frame_ = Frame{};
+  state_ = ReadState::header;
+  have_ = 0;
+  payload_wire_bytes_ = 0;
+}
+
+void Session::run() {
+  if (running_) return;  // execute() may resume a session from inside run()
+  running_ = true;
+  auto keep = shared_from_this();
+  while (!paused_ && !closing_ && !pending_.empty()) {
+    Frame frame = std::move(pending_.front());
+    pending_.pop_front();
+    try {
+      execute(*this, frame);
+    } catch (const kj::Exception &e) {
+      close("malformed message: " + std::string(e.getDescription().cStr()));
+    }
+  }
+  running_ = false;
+  flush_queues();
+  flush_notices();
+}
+
+void Session::touch_queue(uint64_t queue_id) {
+  if (touched_queues_.empty() || touched_queues_.back() != queue_id) touched_queues_.push_back(queue_id);
+}
+
+void Session::flush_queues() {
+  std::sort(touched_queues_.begin(), touched_queues_.end());
+  touched_queues_.erase(std::unique(touched_queues_.begin(), touched_queues_.end()), touched_queues_.end());
+  for (uint64_t id : touched_queues_)
+    if (objects_.contains(id)) clFlush(objects_.handle<cl_command_queue>(id, ObjectKind::queue));
+  touched_queues_.clear();
+}
+
+void Session::pause() {
+  paused_ = true;
+  if (!closing_) uv_read_stop(reinterpret_cast<uv_stream_t *>(&tcp_));
+}
+
+void Session::resume() {
+  paused_ = false;
+  if (closing_) return;
+  uv_read_start(reinterpret_cast<uv_stream_t *>(&tcp_), on_alloc, on_read);
+  run();
+}
+
+void Session::write_bytes(std::vector<uint8_t> bytes, std::shared_ptr<uint8_t[]> payload, uint64_t payload_bytes) {
+  if (closing_) return;
+  auto *request = new WriteRequest{{}, std::move(bytes), std::move(payload), weak_from_this()};
+  uv_buf_t bufs[3];
+  unsigned count = 0;
+  bufs[count++] = uv_buf_init(reinterpret_cast<char *>(request->bytes.data()), request->bytes.size());
+  // uv_buf_t lengths are 32-bit: split large payloads.
+  std::vector<uv_buf_t> large;
+  if (payload_bytes > 0) {
+    uint64_t padding = fedcl::frame_padding(payload_bytes);
+    if (payload_bytes < (1u << 30)) {
+      bufs[count++] = uv_buf_init(reinterpret_cast<char *>(request->payload.get()), payload_bytes);
+      if (padding) bufs[count++] = uv_buf_init(const_cast<char *>(reinterpret_cast<const char *>(kZeroPadding)), padding);
+    } else {
+      large.push_back(bufs[0]);
+      for (uint64_t off = 0; off < payload_bytes; off += (1u << 30))
+        large.push_back(uv_buf_init(reinterpret_cast<char *>(request->payload.get()) + off,
+                                    std::min<uint64_t>(1u << 30, payload_bytes - off)));
+      if (padding) large.push_back(uv_buf_init(const_cast<char *>(reinterpret_cast<const char *>(kZeroPadding)), padding));
+    }
+  }
+  const uv_buf_t *list = large.empty() ? bufs : large.data();
+  unsigned n = large.empty() ? count : large.size();
+  int err = uv_write(&request->req, reinterpret_cast<uv_stream_t *>(&tcp_), list, n, [](uv_write_t *req, int status) {
+    auto *request = reinterpret_cast<WriteRequest *>(req);
+    if (status < 0 && status != UV_ECANCELED) {
+      if (auto session = request->session.lock()) session->close(std::string("write failed: ") + uv_strerror(status));
+    }
+    delete request;
+  });
+  if (err != 0) {
+    delete request;
+    close(std::string("write failed: ") + uv_strerror(err));
+  }
+}
+
+void Session::send_reply(capnp::MessageBuilder &message, std::shared_ptr<uint8_t[]> payload, uint64_t payload_bytes) {
+  flush_notices();  // a reply never overtakes the notices that precede it
+  std::vector<uint8_t> bytes;
+  fedcl::frame_append(bytes, fedcl::wire::FrameKind::REPLY, message, payload_bytes);
+  write_bytes(std::move(bytes), std::move(payload), payload_bytes);
+}
+
+void Session::send_status(uint64_t seq, cl_int status, const std::string &text) {
+  fedcl::ScratchMessage message;
+  auto reply = message.builder().initRoot<fedcl::wire::Reply>();
+  reply.setSeq(seq);
+  reply.setStatus(status);
+  if (!text.empty()) reply.setMessage(text);
+  reply.setNone();
+  send_reply(message.builder());
+}
+
+void Session::mark_dirty() {
+  if (dirty_) return;
+  dirty_ = true;
+  if (!running_) server_.post([self = weak_from_this()] {
+    if (auto session = self.lock()) session->flush_notices();
+  });
+}
+
+void Session::notify_completion(uint64_t event, cl_int status, const uint64_t *profiling) {
+  PendingCompletion completion{event, status, profiling != nullptr, {}};
+  if (profiling) std::memcpy(completion.profiling, profiling, sizeof completion.profiling);
+  completions_.push_back(completion);
+  mark_dirty();
+}
+
+void Session::notify_error(uint64_t object, uint64_t event, cl_int status, const std::string &message) {
+  FEDCLD_LOG(debug, "session %llu: object %llu: error %d: %s", (unsigned long long)number_,
+             (unsigned long long)object, status, message.c_str());
+  errors_.push_back({object, event, status, message});
+  mark_dirty();
+}
+
+void Session::flush_notices() {
+  dirty_ = false;
+  if (completions_.empty() && errors_.empty()) return;
+  capnp::MallocMessageBuilder message;
+  auto notice = message.initRoot<fedcl::wire::Notice>();
+  auto completions = notice.initCompletions(completions_.size());
+  for (size_t i = 0; i < completions_.size(); i++) {
+    const PendingCompletion &c = completions_[i];
+    completions[i].setEvent(c.event);
+    completions[i].setStatus(c.status);
+    if (c.has_profiling) {
+      auto times = completions[i].initProfiling(4);
+      for (unsigned t = 0; t < 4; t++) times.set(t, c.profiling[t]);
+    }
+  }
+  auto errors = notice.initErrors(errors_.size());
+  for (size_t i = 0; i < errors_.size(); i++) {
+    errors[i].setObject(errors_[i].object);
+    errors[i].setEvent(errors_[i].event);
+    errors[i].setStatus(errors_[i].status);
+    errors[i].setMessage(errors_[i].message);
+  }
+  completions_.clear();
+  errors_.clear();
+  std::vector<uint8_t> bytes;
+  fedcl::frame_append(bytes, fedcl::wire::FrameKind::NOTICE, message, 0);
+  write_bytes(std::move(bytes), nullptr, 0);
+}
+
+}  // namespace fedcld

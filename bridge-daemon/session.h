@@ -1,0 +1,116 @@
+// One client session: its connection, its framing, its object table and the order of its requests.
+//
+// Requests run on the loop thread in the order they arrive. A request that would block (a program
+// build) pauses the session: its work runs on libuv's thread pool and later requests wait, while
+// other sessions go on.
+#pragma once
+
+#include <uv.h>
+
+#include <cstdint>
+#include <deque>
+#include <kj/array.h>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "frame.h"
+#include "objects.h"
+
+namespace fedcld {
+
+class Server;
+
+struct Frame {
+  fedcl::FrameHeader header;
+  kj::Array<capnp::word> message;
+  std::unique_ptr<uint8_t[]> payload;   // header.payload_bytes bytes (and the padding after them)
+};
+
+class Session : public std::enable_shared_from_this<Session> {
+ public:
+  Session(Server &server, uint64_t number);
+  ~Session();
+
+  // Accepts the pending connection on listener and starts reading.
+  int start(uv_stream_t *listener);
+  // Closes at once (pending writes are dropped) and logs why.
+  void close(const std::string &reason);
+  // Sends what is queued, then closes.
+  void close_after_writes(const std::string &reason);
+  bool closed() const { return closing_; }
+
+  // A Reply, optionally followed by payload_bytes of payload, which the session owns until written.
+  void send_reply(capnp::MessageBuilder &message, std::shared_ptr<uint8_t[]> payload = nullptr,
+                  uint64_t payload_bytes = 0);
+  void send_status(uint64_t seq, cl_int status, const std::string &message);
+  // Notices are batched and sent at the end of the current loop pass, or before the next reply.
+  void notify_completion(uint64_t event, cl_int status, const uint64_t *profiling);
+  void notify_error(uint64_t object, uint64_t event, cl_int status, const std::string &message);
+  void flush_notices();
+
+  void pause();
+  void resume();
+  // Queues that received commands in this pass; they are flushed when the pass ends, so the
+  // device starts work without waiting for the client to ask.
+  void touch_queue(uint64_t queue_id);
+
+  Server &server() { return server_; }
+  ObjectTable &objects() { return objects_; }
+  const std::string &peer() const { return peer_; }
+  uint64_t number() const { return number_; }
+  bool greeted = false;
+
+ private:
+  enum class ReadState { header, message, payload };
+  struct PendingCompletion {
+    uint64_t event;
+    cl_int status;
+    bool has_profiling;
+    uint64_t profiling[4];
+  };
+  struct PendingError {
+    uint64_t object, event;
+    cl_int status;
+    std::string message;
+  };
+
+  static void on_alloc(uv_handle_t *handle, size_t suggested, uv_buf_t *buf);
+  static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf);
+  static void on_closed(uv_handle_t *handle);
+  void consume(const uint8_t *bytes, size_t size);
+  void frame_complete();
+  void run();
+  void flush_queues();
+  void write_bytes(std::vector<uint8_t> bytes, std::shared_ptr<uint8_t[]> payload, uint64_t payload_bytes);
+  void mark_dirty();
+
+  Server &server_;
+  uint64_t number_;
+  std::string peer_;
+  uv_tcp_t tcp_;
+  bool closing_ = false;
+  bool paused_ = false;
+  bool running_ = false;
+  bool dirty_ = false;
+
+  // Framing.
+  ReadState state_ = ReadState::header;
+  uint8_t header_bytes_[sizeof(fedcl::FrameHeader)];
+  size_t have_ = 0;       // bytes of the current part received so far
+  Frame frame_;
+  uint64_t payload_wire_bytes_ = 0;
+  static constexpr size_t kReadBufferBytes = 64 * 1024;
+  std::unique_ptr<uint8_t[]> read_buffer_;
+  std::deque<Frame> pending_;
+  std::vector<uint64_t> touched_queues_;
+
+  ObjectTable objects_;
+  std::vector<PendingCompletion> completions_;
+  std::vector<PendingError> errors_;
+};
+
+// Executes one request frame of session; defined in exec.cpp.
+void execute(Session &session, Frame &frame);
+
+}  // namespace fedcld

@@ -1,0 +1,270 @@
+@0xf30a82527bc22efd;
+# The fedcl wire: every message exchanged by the client runtime (libfedcl.so) and a bridge daemon
+# (fedcld). Both ends are compiled from this file.
+#
+# Framing (protocol/frame.h): every frame is a 16-byte little-endian header
+#   u32 messageWords   length of the Cap'n Proto message that follows (segment table included), in words
+#   u16 kind           FrameKind below
+#   u16 flags          reserved, zero
+#   u64 payloadBytes   raw bytes that follow the message (buffer contents), padded to 8 bytes on the wire
+# Bulk data never enters a Cap'n Proto segment: it travels as the frame's payload.
+#
+# Sessions: the client opens one connection per daemon and sends Hello first. Requests are executed in
+# the order they arrive. Object ids are chosen by the client (64-bit, per session); ids below
+# firstClientId are the daemon's devices, numbered in the order HelloReply lists them. Creating an
+# object therefore needs no reply. A request with seq != 0 is answered by a Reply with that seq; a
+# request with seq == 0 is answered only if it fails, by an AsyncError inside a Notice.
+
+using Cxx = import "/capnp/c++.capnp";
+$Cxx.namespace("fedcl::wire");
+
+const protocolVersion :UInt32 = 1;
+const firstClientId :UInt64 = 0x100000000;
+
+enum FrameKind {
+  request @0;
+  reply @1;
+  notice @2;
+}
+
+# ---------------------------------------------------------------------------------------------------
+# Handshake
+
+struct Hello {
+  protocolVersion @0 :UInt32;
+  key @1 :Text;           # pre-shared key; empty when the daemon runs without one
+  client @2 :Text;        # "host:pid program", for the daemon's log
+}
+
+struct InfoEntry {
+  param @0 :UInt32;       # a CL_*_INFO constant
+  value @1 :Data;         # the bytes clGet*Info returned
+}
+
+struct DeviceDesc {
+  id @0 :UInt64;                  # object id of the device in this session
+  info @1 :List(InfoEntry);       # every clGetDeviceInfo parameter the device answered
+}
+
+struct PlatformDesc {
+  info @0 :List(InfoEntry);       # clGetPlatformInfo of the backend platform
+  devices @1 :List(DeviceDesc);
+}
+
+struct HelloReply {
+  protocolVersion @0 :UInt32;
+  node @1 :Text;                  # the daemon's node name, shown in device names
+  platforms @2 :List(PlatformDesc);
+}
+
+# ---------------------------------------------------------------------------------------------------
+# Requests
+
+struct Command {
+  # What every enqueued command carries.
+  queue @0 :UInt64;
+  event @1 :UInt64;               # id for the command's event; 0 when the application asked for none
+  waitFor @2 :List(UInt64);       # event ids (events of other daemons arrive as user-event proxies)
+}
+
+struct KernelArg {
+  index @0 :UInt32;
+  union {
+    value @1 :Data;               # by-value argument bytes
+    memObject @2 :UInt64;         # buffer or image id; 0 for a NULL cl_mem
+    localSize @3 :UInt64;         # __local argument of this many bytes
+    sampler @4 :UInt64;
+  }
+}
+
+struct Request {
+  seq @0 :UInt64;
+  union {
+    hello @1 :Hello;
+
+    # Objects. Every create carries the id the client chose for the new object.
+    createContext @2 :CreateContext;
+    createQueue @3 :CreateQueue;
+    createBuffer @4 :CreateBuffer;
+    createSubBuffer @5 :CreateSubBuffer;
+    createProgramWithSource @6 :CreateProgramWithSource;
+    buildProgram @7 :BuildProgram;
+    createKernel @8 :CreateKernel;
+    createUserEvent @9 :CreateUserEvent;
+    setUserEventStatus @10 :SetUserEventStatus;
+    release @11 :UInt64;          # drop the session's reference to an object
+
+    # Commands.
+    writeBuffer @12 :WriteBuffer;  # payload: the bytes
+    readBuffer @13 :ReadBuffer;    # reply payload: the bytes (a Reply is sent even when seq == 0)
+    copyBuffer @14 :CopyBuffer;
+    fillBuffer @15 :FillBuffer;
+    ndRange @16 :NDRange;
+    marker @17 :Command;
+    barrier @18 :Command;
+    flush @19 :UInt64;            # queue id
+    finish @20 :UInt64;           # queue id; the reply comes when every command before it completed
+
+    # Queries the client cannot answer from what it mirrors.
+    getInfo @21 :GetInfo;
+  }
+
+  struct CreateContext {
+    id @0 :UInt64;
+    devices @1 :List(UInt64);
+  }
+  struct CreateQueue {
+    id @0 :UInt64;
+    context @1 :UInt64;
+    device @2 :UInt64;
+    properties @3 :UInt64;        # cl_command_queue_properties bits
+  }
+  struct CreateBuffer {
+    id @0 :UInt64;
+    context @1 :UInt64;
+    flags @2 :UInt64;             # host-pointer flags already resolved by the client
+    size @3 :UInt64;
+    initialContents @4 :Bool;     # the payload holds size bytes to copy in
+  }
+  struct CreateSubBuffer {
+    id @0 :UInt64;
+    parent @1 :UInt64;
+    flags @2 :UInt64;
+    origin @3 :UInt64;
+    size @4 :UInt64;
+  }
+  struct CreateProgramWithSource {
+    id @0 :UInt64;
+    context @1 :UInt64;
+    source @2 :Text;
+  }
+  struct BuildProgram {
+    program @0 :UInt64;
+    devices @1 :List(UInt64);     # empty: every device of the program's context on this daemon
+    options @2 :Text;
+  }
+  struct CreateKernel {
+    id @0 :UInt64;
+    program @1 :UInt64;
+    name @2 :Text;
+  }
+  struct CreateUserEvent {
+    id @0 :UInt64;
+    context @1 :UInt64;
+  }
+  struct SetUserEventStatus {
+    event @0 :UInt64;
+    status @1 :Int32;
+  }
+  struct WriteBuffer {
+    command @0 :Command;
+    buffer @1 :UInt64;
+    offset @2 :UInt64;
+    size @3 :UInt64;
+  }
+  struct ReadBuffer {
+    command @0 :Command;
+    buffer @1 :UInt64;
+    offset @2 :UInt64;
+    size @3 :UInt64;
+  }
+  struct CopyBuffer {
+    command @0 :Command;
+    src @1 :UInt64;
+    dst @2 :UInt64;
+    srcOffset @3 :UInt64;
+    dstOffset @4 :UInt64;
+    size @5 :UInt64;
+  }
+  struct FillBuffer {
+    command @0 :Command;
+    buffer @1 :UInt64;
+    pattern @2 :Data;
+    offset @3 :UInt64;
+    size @4 :UInt64;
+  }
+  struct NDRange {
+    command @0 :Command;
+    kernel @1 :UInt64;
+    args @2 :List(KernelArg);     # the arguments set since this kernel last ran on this daemon
+    offset @3 :List(UInt64);      # empty, or workDim values
+    global @4 :List(UInt64);      # workDim values
+    local @5 :List(UInt64);       # empty: the implementation chooses
+  }
+  struct GetInfo {
+    object @0 :UInt64;
+    kind @1 :InfoKind;
+    param @2 :UInt32;
+    device @3 :UInt64;            # for per-device queries (build and work-group info)
+    argIndex @4 :UInt32;          # for kernelArg
+  }
+}
+
+enum InfoKind {
+  program @0;
+  programBuild @1;
+  kernel @2;
+  kernelWorkGroup @3;
+  kernelArg @4;
+  mem @5;
+  queue @6;
+  context @7;
+}
+
+# ---------------------------------------------------------------------------------------------------
+# Replies and notices
+
+struct KernelDesc {
+  name @0 :Text;
+  args @1 :List(ArgDesc);
+
+  struct ArgDesc {
+    addressQualifier @0 :UInt32;  # CL_KERNEL_ARG_ADDRESS_*; 0 when the backend does not say
+    accessQualifier @1 :UInt32;
+    typeName @2 :Text;
+    typeQualifier @3 :UInt64;
+    name @4 :Text;
+  }
+}
+
+struct BuildResult {
+  devices @0 :List(DeviceBuild);
+  kernels @1 :List(KernelDesc);   # every kernel of the program, after a successful build
+
+  struct DeviceBuild {
+    device @0 :UInt64;
+    status @1 :Int32;             # cl_build_status
+    log @2 :Text;
+  }
+}
+
+struct Reply {
+  seq @0 :UInt64;
+  status @1 :Int32;               # CL_SUCCESS or the error code
+  message @2 :Text;               # what went wrong, for a person
+  union {
+    none @3 :Void;
+    hello @4 :HelloReply;
+    info @5 :Data;
+    build @6 :BuildResult;
+    read @7 :Void;                # the frame's payload holds the bytes read
+  }
+}
+
+struct Completion {
+  event @0 :UInt64;
+  status @1 :Int32;               # CL_COMPLETE, or the negative execution status
+  profiling @2 :List(UInt64);     # queued, submit, start, end (empty if the queue does not profile)
+}
+
+struct AsyncError {
+  object @0 :UInt64;              # the queue or object the failed request named
+  event @1 :UInt64;               # the failed command's event, or 0
+  status @2 :Int32;
+  message @3 :Text;
+}
+
+struct Notice {
+  completions @0 :List(Completion);
+  errors @1 :List(AsyncError);
+}
