@@ -275,7 +275,7 @@ void execute(Session &session, Frame &frame) {
     if (call.seq != 0)
       session.send_status(call.seq, error.status, error.message);
     else
-      session.notify_error(call.object, call.event, error.status, error.message);
+      session.notify_error(call.object, call.event, error.status, error.message, call.context);
   }
 }
 

@@ -32,7 +32,7 @@ Resolved resolve(Call &call, wire::Command::Reader command) {
 
 // After the backend accepted a command: keep its event under the client's id and tell the client
 // when it completes. extra runs first, on the loop, for commands with work of their own to finish.
-void track(Call &call, Resolved &resolved, CompletionHandler extra = nullptr) {
+void track(Call &call, Resolved &resolved, CompletionHandler extra = nullptr, bool notify = true) {
   Session &session = call.session;
   cl_event event = resolved.event;
   if (!event) return;
@@ -42,9 +42,9 @@ void track(Call &call, Resolved &resolved, CompletionHandler extra = nullptr) {
     session.objects().add(event_id, ObjectKind::event, event, call.context);
   }
   try {
-    watch_event(session, call.object, event, [event_id, extra](Session &s, cl_int status, const uint64_t *times) {
+    watch_event(session, call.object, event, [event_id, extra, notify](Session &s, cl_int status, const uint64_t *times) {
       if (extra) extra(s, status, times);
-      if (event_id != 0) s.notify_completion(event_id, status, times);
+      if (notify && event_id != 0) s.notify_completion(event_id, status, times);
     });
   } catch (...) {
     clReleaseEvent(event);
@@ -79,18 +79,28 @@ void exec_read_buffer(Call &call, wire::Request::ReadBuffer::Reader request) {
   check(clEnqueueReadBuffer(r.queue, mem, CL_FALSE, request.getOffset(), size, data.get(), r.wait_count(),
                             r.wait_ptr(), &r.event),
         "clEnqueueReadBuffer");
-  uint64_t seq = call.seq;
-  track(call, r, [data, size, seq](Session &s, cl_int status, const uint64_t *) {
-    if (status != CL_COMPLETE) {
-      s.send_status(seq, status, "the read failed on the device");
-      return;
-    }
+  // The reply carries the bytes and completes the read's event: the client must not see the event
+  // complete before the bytes have landed.
+  uint64_t seq = call.seq, event_id = call.event;
+  track(call, r, [data, size, seq, event_id](Session &s, cl_int status, const uint64_t *times) {
     capnp::MallocMessageBuilder message;
     auto reply = message.initRoot<wire::Reply>();
     reply.setSeq(seq);
-    reply.setRead();
+    auto completion = reply.initRead();
+    completion.setEvent(event_id);
+    completion.setStatus(status);
+    if (times) {
+      auto list = completion.initProfiling(4);
+      for (unsigned t = 0; t < 4; t++) list.set(t, times[t]);
+    }
+    if (status != CL_COMPLETE) {
+      reply.setStatus(status);
+      reply.setMessage("the read failed on the device");
+      s.send_reply(message);
+      return;
+    }
     s.send_reply(message, data, size);
-  });
+  }, false);
   call.replied = true;
 }
 

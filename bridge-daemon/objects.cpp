@@ -51,6 +51,12 @@ void ObjectTable::add(uint64_t id, ObjectKind kind, void *handle, cl_context con
   objects_.emplace(id, std::move(object));
 }
 
+uint64_t ObjectTable::context_id(cl_context context) const {
+  for (const auto &entry : objects_)
+    if (entry.second.kind == ObjectKind::context && entry.second.handle == context) return entry.first;
+  return 0;
+}
+
 void ObjectTable::add_device(uint64_t id, cl_device_id device) {
   objects_.emplace(id, Object{ObjectKind::device, device, nullptr, nullptr});
 }
@@ -64,9 +70,9 @@ Object &ObjectTable::get(uint64_t id, ObjectKind kind) {
 }
 
 void ObjectTable::release(uint64_t id) {
+  // Releasing an id the session never got (its creation failed and was reported) is harmless.
   auto it = objects_.find(id);
-  if (it == objects_.end() || it->second.kind == ObjectKind::device)
-    throw RequestError{CL_INVALID_VALUE, "release of unknown object id " + std::to_string(id)};
+  if (it == objects_.end() || it->second.kind == ObjectKind::device) return;
   release_handle(it->second.kind, it->second.handle);
   objects_.erase(it);
 }

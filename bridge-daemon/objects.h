@@ -48,6 +48,8 @@ class ObjectTable {
     return static_cast<Handle>(get(id, kind).handle);
   }
   bool contains(uint64_t id) const { return objects_.count(id) != 0; }
+  // The client's id for a context this session created, or 0.
+  uint64_t context_id(cl_context context) const;
   void release(uint64_t id);
   void release_all();
   size_t size() const { return objects_.size(); }

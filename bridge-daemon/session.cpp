@@ -290,10 +290,11 @@ void Session::notify_completion(uint64_t event, cl_int status, const uint64_t *p
   mark_dirty();
 }
 
-void Session::notify_error(uint64_t object, uint64_t event, cl_int status, const std::string &message) {
+void Session::notify_error(uint64_t object, uint64_t event, cl_int status, const std::string &message,
+                           cl_context context) {
   FEDCLD_LOG(debug, "session %llu: object %llu: error %d: %s", (unsigned long long)number_,
              (unsigned long long)object, status, message.c_str());
-  errors_.push_back({object, event, status, message});
+  errors_.push_back({object, event, context ? objects_.context_id(context) : 0, status, message});
   mark_dirty();
 }
 
@@ -318,6 +319,7 @@ void Session::flush_notices() {
     errors[i].setEvent(errors_[i].event);
     errors[i].setStatus(errors_[i].status);
     errors[i].setMessage(errors_[i].message);
+    errors[i].setContext(errors_[i].context);
   }
   completions_.clear();
   errors_.clear();

@@ -46,7 +46,8 @@ class Session : public std::enable_shared_from_this<Session> {
   void send_status(uint64_t seq, cl_int status, const std::string &message);
   // Notices are batched and sent at the end of the current loop pass, or before the next reply.
   void notify_completion(uint64_t event, cl_int status, const uint64_t *profiling);
-  void notify_error(uint64_t object, uint64_t event, cl_int status, const std::string &message);
+  void notify_error(uint64_t object, uint64_t event, cl_int status, const std::string &message,
+                    cl_context context = nullptr);
   void flush_notices();
 
   void pause();
@@ -70,7 +71,7 @@ class Session : public std::enable_shared_from_this<Session> {
     uint64_t profiling[4];
   };
   struct PendingError {
-    uint64_t object, event;
+    uint64_t object, event, context;
     cl_int status;
     std::string message;
   };

@@ -247,7 +247,8 @@ struct Reply {
     hello @4 :HelloReply;
     info @5 :Data;
     build @6 :BuildResult;
-    read @7 :Void;                # the frame's payload holds the bytes read
+    read @7 :Completion;          # the frame's payload holds the bytes read; this completes the
+                                  # read's event (no separate Completion is sent for it)
   }
 }
 
@@ -262,6 +263,7 @@ struct AsyncError {
   event @1 :UInt64;               # the failed command's event, or 0
   status @2 :Int32;
   message @3 :Text;
+  context @4 :UInt64;             # the context of that object, when known, for its notify callback
 }
 
 struct Notice {

@@ -1,0 +1,43 @@
+// fedcl's implementations of the OpenCL API, one per dispatch-table entry, declared with the
+// exact prototypes of the Khronos headers. The loader reaches them through the table in
+// dispatch.cpp; none is exported under its own name.
+#pragma once
+
+#include <CL/cl.h>
+#include <CL/cl_ext.h>
+
+#include "runtime.h"
+
+// Every entry point fedcl implements, in the order of the dispatch table.
+#define FEDCL_IMPLEMENTED(X)                                                                      \
+  X(clGetPlatformIDs) X(clGetPlatformInfo) X(clGetDeviceIDs) X(clGetDeviceInfo) X(clCreateContext)  \
+  X(clCreateContextFromType) X(clRetainContext) X(clReleaseContext) X(clGetContextInfo)           \
+  X(clCreateCommandQueue) X(clRetainCommandQueue) X(clReleaseCommandQueue) X(clGetCommandQueueInfo) \
+  X(clCreateBuffer) X(clRetainMemObject) X(clReleaseMemObject)                                     \
+  X(clGetSupportedImageFormats) X(clGetMemObjectInfo) X(clCreateProgramWithSource)                 \
+  X(clRetainProgram) X(clReleaseProgram) X(clBuildProgram) X(clGetProgramInfo)                     \
+  X(clGetProgramBuildInfo) X(clCreateKernel) X(clCreateKernelsInProgram) X(clRetainKernel)         \
+  X(clReleaseKernel) X(clSetKernelArg) X(clGetKernelInfo) X(clGetKernelWorkGroupInfo)              \
+  X(clWaitForEvents) X(clGetEventInfo) X(clRetainEvent) X(clReleaseEvent)                          \
+  X(clGetEventProfilingInfo) X(clFlush) X(clFinish) X(clEnqueueReadBuffer) X(clEnqueueWriteBuffer) \
+  X(clEnqueueCopyBuffer) X(clEnqueueMapBuffer) X(clEnqueueUnmapMemObject)                          \
+  X(clEnqueueNDRangeKernel) X(clEnqueueTask) X(clEnqueueMarker) X(clEnqueueWaitForEvents)          \
+  X(clEnqueueBarrier) X(clGetExtensionFunctionAddress) X(clSetEventCallback) X(clCreateSubBuffer)  \
+  X(clSetMemObjectDestructorCallback) X(clCreateUserEvent) X(clSetUserEventStatus)                 \
+  X(clRetainDevice) X(clReleaseDevice) X(clCreateSubDevices) X(clUnloadPlatformCompiler)           \
+  X(clGetKernelArgInfo) X(clEnqueueFillBuffer) X(clEnqueueMigrateMemObjects)                       \
+  X(clEnqueueMarkerWithWaitList) X(clEnqueueBarrierWithWaitList)                                   \
+  X(clCreateCommandQueueWithProperties) X(clCreateBufferWithProperties) X(clCloneKernel)           \
+  X(clGetHostTimer) X(clGetDeviceAndHostTimer) X(clSetContextDestructorCallback)                   \
+  X(clUnloadCompiler) X(clGetExtensionFunctionAddressForPlatform)
+
+namespace fedcl::api {
+#define FEDCL_DECLARE(name) decltype(::name) name;
+FEDCL_IMPLEMENTED(FEDCL_DECLARE)
+#undef FEDCL_DECLARE
+}  // namespace fedcl::api
+
+// Sets *errcode_ret when the application passed one.
+inline void set_error(cl_int *errcode_ret, cl_int err) {
+  if (errcode_ret) *errcode_ret = err;
+}

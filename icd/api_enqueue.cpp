@@ -1,0 +1,335 @@
+// Enqueued commands: checked here, sent without waiting unless the call blocks.
+#include <cstdlib>
+#include <cstring>
+
+#include "api.h"
+#include "command.h"
+#include "kernel_args.h"
+
+using namespace fedcl;
+
+namespace {
+
+bool in_bounds(cl_mem mem, size_t offset, size_t size) { return offset <= mem->size && size <= mem->size - offset; }
+
+cl_int check_queue_mem(cl_command_queue queue, cl_mem mem) {
+  if (!as<_cl_command_queue>(queue)) return CL_INVALID_COMMAND_QUEUE;
+  if (!as<_cl_mem>(mem)) return CL_INVALID_MEM_OBJECT;
+  if (mem->context != queue->context) return CL_INVALID_CONTEXT;
+  return CL_SUCCESS;
+}
+
+bool multi_daemon(cl_command_queue queue) { return queue->context->parts.size() > 1; }
+
+// The read every blocking or non-blocking transfer to host memory shares (reads and maps).
+cl_int read_into(cl_command_queue queue, cl_mem mem, bool blocking, size_t offset, size_t size, void *ptr,
+                 cl_uint num_events, const cl_event *wait_list, cl_event *event, cl_command_type type) {
+  Command command(queue, type);
+  cl_int err = command.begin(num_events, wait_list, event);
+  if (err != CL_SUCCESS) return err;
+  err = mem_prepare(mem, queue->connection, false);
+  if (err != CL_SUCCESS) return err;
+  RequestMessage request;
+  auto read = request.root.initReadBuffer();
+  command.fill(read.initCommand());
+  read.setBuffer(mem->id);
+  read.setOffset(offset);
+  read.setSize(size);
+  auto pending = command.send_call(request, ptr, size);
+  if (!blocking) return CL_SUCCESS;
+  err = queue->connection->wait(*pending);
+  if (err == CL_SUCCESS) err = queue->connection->take_error(mem->id);
+  if (err < 0 && err != CL_DEVICE_NOT_AVAILABLE && num_events) return CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
+  return err;
+}
+
+cl_int write_from(cl_command_queue queue, cl_mem mem, size_t offset, size_t size, const void *ptr,
+                  cl_uint num_events, const cl_event *wait_list, cl_event *event, cl_command_type type) {
+  Command command(queue, type);
+  cl_int err = command.begin(num_events, wait_list, event, multi_daemon(queue));
+  if (err != CL_SUCCESS) return err;
+  err = mem_prepare(mem, queue->connection, offset == 0 && size == mem->size);
+  if (err != CL_SUCCESS) return err;
+  RequestMessage request;
+  auto write = request.root.initWriteBuffer();
+  command.fill(write.initCommand());
+  write.setBuffer(mem->id);
+  write.setOffset(offset);
+  write.setSize(size);
+  if (multi_daemon(queue)) mem_written(mem, queue->connection, command.event());
+  return command.send(request, ptr, size);
+}
+
+// A command with nothing to do on the daemon but to order and to complete (markers, maps that
+// need no data).
+cl_int marker(cl_command_queue queue, cl_command_type type, bool barrier, cl_uint num_events,
+              const cl_event *wait_list, cl_event *event) {
+  Command command(queue, type);
+  cl_int err = command.begin(num_events, wait_list, event);
+  if (err != CL_SUCCESS) return err;
+  RequestMessage request;
+  command.fill(barrier ? request.root.initBarrier() : request.root.initMarker());
+  return command.send(request);
+}
+
+}  // namespace
+
+cl_int fedcl::api::clEnqueueReadBuffer(cl_command_queue queue, cl_mem mem, cl_bool blocking, size_t offset,
+                                       size_t size, void *ptr, cl_uint num_events, const cl_event *wait_list,
+                                       cl_event *event) {
+  cl_int err = check_queue_mem(queue, mem);
+  if (err != CL_SUCCESS) return err;
+  if (!ptr || size == 0 || !in_bounds(mem, offset, size)) return CL_INVALID_VALUE;
+  if (mem->flags & (CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_NO_ACCESS)) return CL_INVALID_OPERATION;
+  return read_into(queue, mem, blocking, offset, size, ptr, num_events, wait_list, event, CL_COMMAND_READ_BUFFER);
+}
+
+cl_int fedcl::api::clEnqueueWriteBuffer(cl_command_queue queue, cl_mem mem, cl_bool blocking, size_t offset,
+                                        size_t size, const void *ptr, cl_uint num_events,
+                                        const cl_event *wait_list, cl_event *event) {
+  cl_int err = check_queue_mem(queue, mem);
+  if (err != CL_SUCCESS) return err;
+  if (!ptr || size == 0 || !in_bounds(mem, offset, size)) return CL_INVALID_VALUE;
+  if (mem->flags & (CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS)) return CL_INVALID_OPERATION;
+  // The bytes leave this process before the call returns, so even a non-blocking write may reuse ptr.
+  return write_from(queue, mem, offset, size, ptr, num_events, wait_list, event, CL_COMMAND_WRITE_BUFFER);
+}
+
+cl_int fedcl::api::clEnqueueCopyBuffer(cl_command_queue queue, cl_mem src, cl_mem dst, size_t src_offset,
+                                       size_t dst_offset, size_t size, cl_uint num_events,
+                                       const cl_event *wait_list, cl_event *event) {
+  cl_int err = check_queue_mem(queue, src);
+  if (err == CL_SUCCESS) err = check_queue_mem(queue, dst);
+  if (err != CL_SUCCESS) return err;
+  if (size == 0 || !in_bounds(src, src_offset, size) || !in_bounds(dst, dst_offset, size)) return CL_INVALID_VALUE;
+  if (src == dst && src_offset < dst_offset + size && dst_offset < src_offset + size) return CL_MEM_COPY_OVERLAP;
+  Command command(queue, CL_COMMAND_COPY_BUFFER);
+  err = command.begin(num_events, wait_list, event, multi_daemon(queue));
+  if (err == CL_SUCCESS) err = mem_prepare(src, queue->connection, false);
+  if (err == CL_SUCCESS) err = mem_prepare(dst, queue->connection, dst_offset == 0 && size == dst->size);
+  if (err != CL_SUCCESS) return err;
+  RequestMessage request;
+  auto copy = request.root.initCopyBuffer();
+  command.fill(copy.initCommand());
+  copy.setSrc(src->id);
+  copy.setDst(dst->id);
+  copy.setSrcOffset(src_offset);
+  copy.setDstOffset(dst_offset);
+  copy.setSize(size);
+  if (multi_daemon(queue)) mem_written(dst, queue->connection, command.event());
+  return command.send(request);
+}
+
+cl_int fedcl::api::clEnqueueFillBuffer(cl_command_queue queue, cl_mem mem, const void *pattern, size_t pattern_size,
+                                       size_t offset, size_t size, cl_uint num_events, const cl_event *wait_list,
+                                       cl_event *event) {
+  cl_int err = check_queue_mem(queue, mem);
+  if (err != CL_SUCCESS) return err;
+  bool power_of_two = pattern_size && (pattern_size & (pattern_size - 1)) == 0;
+  if (!pattern || !power_of_two || pattern_size > 128 || offset % pattern_size || size % pattern_size ||
+      !in_bounds(mem, offset, size))
+    return CL_INVALID_VALUE;
+  Command command(queue, CL_COMMAND_FILL_BUFFER);
+  err = command.begin(num_events, wait_list, event, multi_daemon(queue));
+  if (err == CL_SUCCESS) err = mem_prepare(mem, queue->connection, offset == 0 && size == mem->size);
+  if (err != CL_SUCCESS) return err;
+  RequestMessage request;
+  auto fill = request.root.initFillBuffer();
+  command.fill(fill.initCommand());
+  fill.setBuffer(mem->id);
+  fill.setPattern(kj::arrayPtr(static_cast<const kj::byte *>(pattern), pattern_size));
+  fill.setOffset(offset);
+  fill.setSize(size);
+  if (multi_daemon(queue)) mem_written(mem, queue->connection, command.event());
+  return command.send(request);
+}
+
+// Maps point into host memory fedcl owns (or the application's, for CL_MEM_USE_HOST_PTR): a map
+// reads the region there, an unmap writes it back.
+void *fedcl::api::clEnqueueMapBuffer(cl_command_queue queue, cl_mem mem, cl_bool blocking, cl_map_flags flags,
+                                     size_t offset, size_t size, cl_uint num_events, const cl_event *wait_list,
+                                     cl_event *event, cl_int *errcode_ret) {
+  cl_int err = check_queue_mem(queue, mem);
+  if (err != CL_SUCCESS) return set_error(errcode_ret, err), nullptr;
+  const cl_map_flags known = CL_MAP_READ | CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION;
+  bool invalidate = flags & CL_MAP_WRITE_INVALIDATE_REGION;
+  if (size == 0 || !in_bounds(mem, offset, size) || (flags & ~known) ||
+      (invalidate && (flags & (CL_MAP_READ | CL_MAP_WRITE))))
+    return set_error(errcode_ret, CL_INVALID_VALUE), nullptr;
+  bool reads = !invalidate, writes = flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION);
+  if ((reads && (mem->flags & (CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_NO_ACCESS))) ||
+      (writes && (mem->flags & (CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS))))
+    return set_error(errcode_ret, CL_INVALID_OPERATION), nullptr;
+
+  cl_mem root = mem->parent ? mem->parent : mem;
+  uint8_t *pointer;
+  {
+    std::lock_guard<std::mutex> lock(root->mutex);
+    if (mem->host_ptr) {
+      pointer = static_cast<uint8_t *>(mem->host_ptr) + offset;
+    } else {
+      if (!root->mirror) root->mirror = static_cast<uint8_t *>(std::aligned_alloc(4096, (root->size + 4095) & ~size_t(4095)));
+      if (!root->mirror) return set_error(errcode_ret, CL_MAP_FAILURE), nullptr;
+      pointer = root->mirror + mem->origin + offset;
+    }
+  }
+  err = reads ? read_into(queue, mem, blocking, offset, size, pointer, num_events, wait_list, event, CL_COMMAND_MAP_BUFFER)
+              : marker(queue, CL_COMMAND_MAP_BUFFER, false, num_events, wait_list, event);
+  if (err != CL_SUCCESS) return set_error(errcode_ret, err), nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mem->mutex);
+    mem->mappings.push_back({pointer, offset, size, flags});
+  }
+  set_error(errcode_ret, CL_SUCCESS);
+  return pointer;
+}
+
+cl_int fedcl::api::clEnqueueUnmapMemObject(cl_command_queue queue, cl_mem mem, void *pointer, cl_uint num_events,
+                                           const cl_event *wait_list, cl_event *event) {
+  cl_int err = check_queue_mem(queue, mem);
+  if (err != CL_SUCCESS) return err;
+  _cl_mem::Mapping mapping{};
+  {
+    std::lock_guard<std::mutex> lock(mem->mutex);
+    auto it = std::find_if(mem->mappings.begin(), mem->mappings.end(), [&](const auto &m) { return m.pointer == pointer; });
+    if (it == mem->mappings.end()) return CL_INVALID_VALUE;
+    mapping = *it;
+    mem->mappings.erase(it);
+  }
+  if (mapping.flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION))
+    return write_from(queue, mem, mapping.offset, mapping.size, pointer, num_events, wait_list, event,
+                      CL_COMMAND_UNMAP_MEM_OBJECT);
+  return marker(queue, CL_COMMAND_UNMAP_MEM_OBJECT, false, num_events, wait_list, event);
+}
+
+cl_int fedcl::api::clEnqueueNDRangeKernel(cl_command_queue queue, cl_kernel kernel, cl_uint work_dim,
+                                          const size_t *global_offset, const size_t *global_size,
+                                          const size_t *local_size, cl_uint num_events, const cl_event *wait_list,
+                                          cl_event *event) {
+  if (!as<_cl_command_queue>(queue)) return CL_INVALID_COMMAND_QUEUE;
+  if (!as<_cl_kernel>(kernel)) return CL_INVALID_KERNEL;
+  if (kernel->program->context != queue->context) return CL_INVALID_CONTEXT;
+  Connection *connection = queue->connection;
+  if (!(kernel->present & bit(connection))) return CL_INVALID_PROGRAM_EXECUTABLE;
+  if (work_dim < 1 || work_dim > 3) return CL_INVALID_WORK_DIMENSION;
+  if (!global_size) return CL_INVALID_GLOBAL_WORK_SIZE;
+  cl_device_id device = queue->device;
+  if (local_size) {
+    size_t total = 1;
+    for (cl_uint d = 0; d < work_dim; d++) {
+      if (local_size[d] == 0) return CL_INVALID_WORK_GROUP_SIZE;
+      if (device->max_work_item_sizes[d] && local_size[d] > device->max_work_item_sizes[d]) return CL_INVALID_WORK_ITEM_SIZE;
+      total *= local_size[d];
+    }
+    if (device->max_work_group_size && total > device->max_work_group_size) return CL_INVALID_WORK_GROUP_SIZE;
+  }
+
+  {
+    std::lock_guard<std::mutex> lock(kernel->mutex);
+    for (const auto &arg : kernel->args)
+      if (arg.kind == _cl_kernel::Arg::unset) return CL_INVALID_KERNEL_ARGS;
+  }
+  Command command(queue, CL_COMMAND_NDRANGE_KERNEL);
+  cl_int err = command.begin(num_events, wait_list, event, multi_daemon(queue));
+  if (err != CL_SUCCESS) return err;
+  RequestMessage request;
+  auto launch = request.root.initNdRange();
+  command.fill(launch.initCommand());
+  launch.setKernel(kernel->id);
+  auto sizes = [&](auto list, const size_t *values) {
+    for (cl_uint d = 0; d < work_dim; d++) list.set(d, values[d]);
+  };
+  sizes(launch.initGlobal(work_dim), global_size);
+  if (global_offset) sizes(launch.initOffset(work_dim), global_offset);
+  if (local_size) sizes(launch.initLocal(work_dim), local_size);
+  {
+    std::lock_guard<std::mutex> lock(kernel->mutex);
+    // Only what changed since this kernel last ran on this daemon travels.
+    std::vector<uint32_t> &sent = kernel->sent[connection->index()];
+    sent.resize(kernel->args.size(), 0);
+    size_t changed = 0;
+    for (size_t i = 0; i < kernel->args.size(); i++)
+      if (kernel->args[i].generation != sent[i]) changed++;
+    auto args = launch.initArgs(changed);
+    size_t n = 0;
+    for (size_t i = 0; i < kernel->args.size(); i++) {
+      const _cl_kernel::Arg &arg = kernel->args[i];
+      if (multi_daemon(queue) && arg.buffer) {
+        err = mem_prepare(arg.buffer, connection, false);
+        if (err != CL_SUCCESS) return err;
+        if (!(kernel->desc->args[i].type_qualifier & CL_KERNEL_ARG_TYPE_CONST) && !(arg.buffer->flags & CL_MEM_READ_ONLY))
+          mem_written(arg.buffer, connection, command.event());
+      }
+      if (arg.generation == sent[i]) continue;
+      auto out = args[n++];
+      out.setIndex(i);
+      switch (arg.kind) {
+        case _cl_kernel::Arg::value: out.setValue(kj::arrayPtr(arg.bytes.data(), arg.bytes.size())); break;
+        case _cl_kernel::Arg::memory: out.setMemObject(arg.object); break;
+        case _cl_kernel::Arg::local: out.setLocalSize(arg.local_size); break;
+        case _cl_kernel::Arg::sampler: out.setSampler(arg.object); break;
+        case _cl_kernel::Arg::unset: break;
+      }
+      sent[i] = arg.generation;
+    }
+  }
+  return command.send(request);
+}
+
+cl_int fedcl::api::clEnqueueTask(cl_command_queue queue, cl_kernel kernel, cl_uint num_events,
+                                 const cl_event *wait_list, cl_event *event) {
+  const size_t one = 1;
+  return api::clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &one, &one, num_events, wait_list, event);
+}
+
+cl_int fedcl::api::clEnqueueMarkerWithWaitList(cl_command_queue queue, cl_uint num_events, const cl_event *wait_list,
+                                               cl_event *event) {
+  if (!as<_cl_command_queue>(queue)) return CL_INVALID_COMMAND_QUEUE;
+  return marker(queue, CL_COMMAND_MARKER, false, num_events, wait_list, event);
+}
+
+cl_int fedcl::api::clEnqueueBarrierWithWaitList(cl_command_queue queue, cl_uint num_events,
+                                                const cl_event *wait_list, cl_event *event) {
+  if (!as<_cl_command_queue>(queue)) return CL_INVALID_COMMAND_QUEUE;
+  return marker(queue, CL_COMMAND_BARRIER, true, num_events, wait_list, event);
+}
+
+cl_int fedcl::api::clEnqueueMarker(cl_command_queue queue, cl_event *event) {
+  if (!as<_cl_command_queue>(queue)) return CL_INVALID_COMMAND_QUEUE;
+  if (!event) return CL_INVALID_VALUE;
+  return marker(queue, CL_COMMAND_MARKER, false, 0, nullptr, event);
+}
+
+cl_int fedcl::api::clEnqueueBarrier(cl_command_queue queue) {
+  if (!as<_cl_command_queue>(queue)) return CL_INVALID_COMMAND_QUEUE;
+  return marker(queue, CL_COMMAND_BARRIER, true, 0, nullptr, nullptr);
+}
+
+cl_int fedcl::api::clEnqueueWaitForEvents(cl_command_queue queue, cl_uint num_events, const cl_event *events) {
+  if (!as<_cl_command_queue>(queue)) return CL_INVALID_COMMAND_QUEUE;
+  if (num_events == 0 || !events) return CL_INVALID_VALUE;
+  for (cl_uint i = 0; i < num_events; i++)
+    if (!as<_cl_event>(events[i])) return CL_INVALID_EVENT;
+  return marker(queue, CL_COMMAND_BARRIER, true, num_events, events, nullptr);
+}
+
+cl_int fedcl::api::clEnqueueMigrateMemObjects(cl_command_queue queue, cl_uint num_mems, const cl_mem *mems,
+                                              cl_mem_migration_flags flags, cl_uint num_events,
+                                              const cl_event *wait_list, cl_event *event) {
+  if (!as<_cl_command_queue>(queue)) return CL_INVALID_COMMAND_QUEUE;
+  if (num_mems == 0 || !mems || (flags & ~(CL_MIGRATE_MEM_OBJECT_HOST | CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED)))
+    return CL_INVALID_VALUE;
+  for (cl_uint i = 0; i < num_mems; i++) {
+    cl_int err = check_queue_mem(queue, mems[i]);
+    if (err != CL_SUCCESS) return err;
+  }
+  // Moving to the host means nothing for fedcl's placement; moving to the queue's daemon brings a
+  // current copy there ahead of the commands that will use it.
+  if (!(flags & CL_MIGRATE_MEM_OBJECT_HOST)) {
+    for (cl_uint i = 0; i < num_mems; i++) {
+      cl_int err = mem_prepare(mems[i], queue->connection, flags & CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED);
+      if (err != CL_SUCCESS) return err;
+    }
+  }
+  return marker(queue, CL_COMMAND_MIGRATE_MEM_OBJECTS, false, num_events, wait_list, event);
+}

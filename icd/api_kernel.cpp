@@ -1,0 +1,201 @@
+// Kernels and their arguments. Arguments are checked and kept here; they travel to the daemon with
+// the next launch, so clSetKernelArg never touches the network.
+#include "api.h"
+#include "info.h"
+#include "kernel_args.h"
+#include "query.h"
+
+using namespace fedcl;
+
+namespace {
+
+cl_kernel create_kernel(cl_program program, const KernelDesc *desc) {
+  auto *kernel = new _cl_kernel();
+  kernel->program = program;
+  kernel->desc = desc;
+  kernel->args.resize(desc->args.size());
+  hold(program);
+  program->attached_kernels++;
+  std::lock_guard<std::mutex> lock(program->mutex);
+  for (const ContextPart &part : program->context->parts) {
+    bool built_here = false;
+    for (const auto &entry : program->builds)
+      if (entry.first->connection == part.connection && entry.second.status == CL_BUILD_SUCCESS) built_here = true;
+    if (!built_here) continue;
+    RequestMessage request;
+    auto create = request.root.initCreateKernel();
+    create.setId(kernel->id);
+    create.setProgram(program->id);
+    create.setName(desc->name);
+    part.connection->post(request);
+    kernel->present |= bit(part.connection);
+  }
+  return kernel;
+}
+
+}  // namespace
+
+cl_kernel fedcl::api::clCreateKernel(cl_program program, const char *name, cl_int *errcode_ret) {
+  if (!as<_cl_program>(program)) return set_error(errcode_ret, CL_INVALID_PROGRAM), nullptr;
+  if (!name) return set_error(errcode_ret, CL_INVALID_VALUE), nullptr;
+  const KernelDesc *desc;
+  {
+    std::lock_guard<std::mutex> lock(program->mutex);
+    if (!program->built()) return set_error(errcode_ret, CL_INVALID_PROGRAM_EXECUTABLE), nullptr;
+    desc = program->kernel(name);
+  }
+  if (!desc) return set_error(errcode_ret, CL_INVALID_KERNEL_NAME), nullptr;
+  set_error(errcode_ret, CL_SUCCESS);
+  return create_kernel(program, desc);
+}
+
+cl_int fedcl::api::clCreateKernelsInProgram(cl_program program, cl_uint num_kernels, cl_kernel *kernels,
+                                            cl_uint *num_kernels_ret) {
+  if (!as<_cl_program>(program)) return CL_INVALID_PROGRAM;
+  std::vector<const KernelDesc *> descs;
+  {
+    std::lock_guard<std::mutex> lock(program->mutex);
+    if (!program->built()) return CL_INVALID_PROGRAM_EXECUTABLE;
+    for (const auto &desc : program->kernels) descs.push_back(&desc);
+  }
+  if (kernels && num_kernels < descs.size()) return CL_INVALID_VALUE;
+  if (kernels)
+    for (size_t i = 0; i < descs.size(); i++) kernels[i] = create_kernel(program, descs[i]);
+  if (num_kernels_ret) *num_kernels_ret = static_cast<cl_uint>(descs.size());
+  return CL_SUCCESS;
+}
+
+cl_kernel fedcl::api::clCloneKernel(cl_kernel source, cl_int *errcode_ret) {
+  if (!as<_cl_kernel>(source)) return set_error(errcode_ret, CL_INVALID_KERNEL), nullptr;
+  cl_kernel kernel = create_kernel(source->program, source->desc);
+  std::lock_guard<std::mutex> lock(source->mutex);
+  kernel->args = source->args;
+  kernel->generation = source->generation;
+  set_error(errcode_ret, CL_SUCCESS);
+  return kernel;
+}
+
+cl_int fedcl::api::clRetainKernel(cl_kernel kernel) { return as<_cl_kernel>(kernel) ? retain(kernel) : CL_INVALID_KERNEL; }
+cl_int fedcl::api::clReleaseKernel(cl_kernel kernel) { return as<_cl_kernel>(kernel) ? release(kernel) : CL_INVALID_KERNEL; }
+
+cl_int fedcl::api::clSetKernelArg(cl_kernel kernel, cl_uint index, size_t size, const void *value) {
+  if (!as<_cl_kernel>(kernel)) return CL_INVALID_KERNEL;
+  if (index >= kernel->desc->args.size()) return CL_INVALID_ARG_INDEX;
+  const KernelArgDesc &desc = kernel->desc->args[index];
+  _cl_kernel::Arg arg;
+  ArgClass kind = kernel_arg_class(desc);
+  if (kind == ArgClass::unknown) {
+    // No metadata from the backend: go by what the application passed.
+    cl_mem mem = (size == sizeof(cl_mem) && value) ? *static_cast<const cl_mem *>(value) : nullptr;
+    kind = as<_cl_mem>(mem) ? ArgClass::memory : value ? ArgClass::value : ArgClass::local;
+  }
+  switch (kind) {
+    case ArgClass::memory: {
+      if (size != sizeof(cl_mem)) return CL_INVALID_ARG_SIZE;
+      cl_mem mem = value ? *static_cast<const cl_mem *>(value) : nullptr;
+      if (mem && (!as<_cl_mem>(mem) || mem->context != kernel->program->context)) return CL_INVALID_MEM_OBJECT;
+      arg.kind = _cl_kernel::Arg::memory;
+      arg.buffer = mem;
+      arg.object = mem ? mem->id : 0;
+      break;
+    }
+    case ArgClass::local:
+      if (value) return CL_INVALID_ARG_VALUE;
+      if (size == 0) return CL_INVALID_ARG_SIZE;
+      arg.kind = _cl_kernel::Arg::local;
+      arg.local_size = size;
+      break;
+    case ArgClass::sampler:
+      if (size != sizeof(cl_sampler)) return CL_INVALID_ARG_SIZE;
+      if (!value || !as<_cl_sampler>(*static_cast<const cl_sampler *>(value))) return CL_INVALID_SAMPLER;
+      arg.kind = _cl_kernel::Arg::sampler;
+      arg.object = (*static_cast<const cl_sampler *>(value))->id;
+      break;
+    case ArgClass::value:
+    case ArgClass::unknown: {
+      if (!value) return CL_INVALID_ARG_VALUE;
+      size_t expected = kernel_arg_type_size(desc.type_name, kernel->program->context->devices[0]->address_bits);
+      if (size == 0 || (expected && size != expected)) return CL_INVALID_ARG_SIZE;
+      arg.kind = _cl_kernel::Arg::value;
+      const auto *bytes = static_cast<const uint8_t *>(value);
+      arg.bytes.assign(bytes, bytes + size);
+      break;
+    }
+  }
+  std::lock_guard<std::mutex> lock(kernel->mutex);
+  arg.generation = ++kernel->generation;
+  kernel->args[index] = std::move(arg);
+  return CL_SUCCESS;
+}
+
+namespace {
+Connection *first_connection(cl_kernel kernel) {
+  for (const ContextPart &part : kernel->program->context->parts)
+    if (kernel->present & bit(part.connection)) return part.connection;
+  return kernel->program->context->parts.front().connection;
+}
+}  // namespace
+
+cl_int fedcl::api::clGetKernelInfo(cl_kernel kernel, cl_kernel_info param, size_t size, void *value, size_t *size_ret) {
+  if (!as<_cl_kernel>(kernel)) return CL_INVALID_KERNEL;
+  switch (param) {
+    case CL_KERNEL_FUNCTION_NAME: return info_string(size, value, size_ret, kernel->desc->name);
+    case CL_KERNEL_NUM_ARGS: return info_value(size, value, size_ret, cl_uint(kernel->desc->args.size()));
+    case CL_KERNEL_REFERENCE_COUNT: return info_value(size, value, size_ret, kernel->refcount.load());
+    case CL_KERNEL_CONTEXT: return info_value(size, value, size_ret, kernel->program->context);
+    case CL_KERNEL_PROGRAM: return info_value(size, value, size_ret, kernel->program);
+    case CL_KERNEL_ATTRIBUTES: {
+      std::vector<uint8_t> bytes;
+      cl_int err = remote_info(first_connection(kernel), kernel->id, wire::InfoKind::KERNEL, param, 0, 0, &bytes);
+      if (err != CL_SUCCESS) return err;
+      return info_bytes(size, value, size_ret, bytes.data(), bytes.size());
+    }
+    default: return CL_INVALID_VALUE;
+  }
+}
+
+cl_int fedcl::api::clGetKernelWorkGroupInfo(cl_kernel kernel, cl_device_id device, cl_kernel_work_group_info param,
+                                            size_t size, void *value, size_t *size_ret) {
+  if (!as<_cl_kernel>(kernel)) return CL_INVALID_KERNEL;
+  cl_context context = kernel->program->context;
+  if (!device) {
+    if (context->devices.size() != 1) return CL_INVALID_DEVICE;
+    device = context->devices[0];
+  }
+  if (!as<_cl_device_id>(device) || !context->has_device(device)) return CL_INVALID_DEVICE;
+  // These answers do not change for a built kernel; the local memory size depends on the arguments.
+  bool cacheable = param != CL_KERNEL_LOCAL_MEM_SIZE;
+  std::vector<uint8_t> bytes;
+  {
+    std::lock_guard<std::mutex> lock(kernel->mutex);
+    auto &cache = kernel->work_group_info[device];
+    auto it = cache.find(param);
+    if (cacheable && it != cache.end()) bytes = it->second;
+  }
+  if (bytes.empty()) {
+    cl_int err = remote_info(device->connection, kernel->id, wire::InfoKind::KERNEL_WORK_GROUP, param,
+                             device->remote_id, 0, &bytes);
+    if (err != CL_SUCCESS) return err;
+    if (cacheable) {
+      std::lock_guard<std::mutex> lock(kernel->mutex);
+      kernel->work_group_info[device][param] = bytes;
+    }
+  }
+  return info_bytes(size, value, size_ret, bytes.data(), bytes.size());
+}
+
+cl_int fedcl::api::clGetKernelArgInfo(cl_kernel kernel, cl_uint index, cl_kernel_arg_info param, size_t size,
+                                      void *value, size_t *size_ret) {
+  if (!as<_cl_kernel>(kernel)) return CL_INVALID_KERNEL;
+  if (index >= kernel->desc->args.size()) return CL_INVALID_ARG_INDEX;
+  const KernelArgDesc &desc = kernel->desc->args[index];
+  if (desc.type_name.empty()) return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
+  switch (param) {
+    case CL_KERNEL_ARG_ADDRESS_QUALIFIER: return info_value(size, value, size_ret, desc.address);
+    case CL_KERNEL_ARG_ACCESS_QUALIFIER: return info_value(size, value, size_ret, desc.access);
+    case CL_KERNEL_ARG_TYPE_NAME: return info_string(size, value, size_ret, desc.type_name);
+    case CL_KERNEL_ARG_TYPE_QUALIFIER: return info_value(size, value, size_ret, desc.type_qualifier);
+    case CL_KERNEL_ARG_NAME: return info_string(size, value, size_ret, desc.name);
+    default: return CL_INVALID_VALUE;
+  }
+}

@@ -1,0 +1,170 @@
+// Memory objects.
+#include "api.h"
+#include "device.h"
+#include "info.h"
+
+using namespace fedcl;
+
+namespace {
+
+const cl_mem_flags kAccessFlags = CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY;
+const cl_mem_flags kHostPtrFlags = CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR;
+const cl_mem_flags kHostAccessFlags = CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS;
+
+bool at_most_one(cl_mem_flags flags) { return (flags & (flags - 1)) == 0; }
+
+cl_int check_flags(cl_mem_flags flags) {
+  if (flags & ~(kAccessFlags | kHostPtrFlags | kHostAccessFlags | CL_MEM_KERNEL_READ_AND_WRITE)) return CL_INVALID_VALUE;
+  if (!at_most_one(flags & kAccessFlags) || !at_most_one(flags & kHostAccessFlags)) return CL_INVALID_VALUE;
+  if ((flags & CL_MEM_USE_HOST_PTR) && (flags & (CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR))) return CL_INVALID_VALUE;
+  return CL_SUCCESS;
+}
+
+cl_ulong max_alloc(cl_context context) {
+  cl_ulong limit = 0;
+  for (cl_device_id device : context->devices) {
+    cl_ulong size = 0;
+    device_info(device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof size, &size, nullptr);
+    limit = std::max(limit, size);
+  }
+  return limit;
+}
+
+}  // namespace
+
+cl_mem fedcl::api::clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size, void *host_ptr,
+                                  cl_int *errcode_ret) {
+  if (!as<_cl_context>(context)) return set_error(errcode_ret, CL_INVALID_CONTEXT), nullptr;
+  cl_int err = check_flags(flags);
+  if (err != CL_SUCCESS) return set_error(errcode_ret, err), nullptr;
+  if (size == 0 || size > max_alloc(context)) return set_error(errcode_ret, CL_INVALID_BUFFER_SIZE), nullptr;
+  bool wants_ptr = flags & (CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR);
+  if (wants_ptr != (host_ptr != nullptr)) return set_error(errcode_ret, CL_INVALID_HOST_PTR), nullptr;
+
+  auto *mem = new _cl_mem();
+  mem->context = context;
+  mem->flags = (flags & kAccessFlags) ? flags : flags | CL_MEM_READ_WRITE;
+  mem->size = size;
+  if (flags & CL_MEM_USE_HOST_PTR) mem->host_ptr = host_ptr;
+  hold(context);
+
+  // The buffer is made on the context's first daemon now; other daemons get it when they need it.
+  ContextPart &home = context->parts.front();
+  RequestMessage request;
+  auto create = request.root.initCreateBuffer();
+  create.setId(mem->id);
+  create.setContext(context->id);
+  create.setFlags(mem->flags & ~(kHostPtrFlags & ~CL_MEM_ALLOC_HOST_PTR));
+  create.setSize(size);
+  create.setInitialContents(wants_ptr);
+  err = home.connection->post(request, wants_ptr ? host_ptr : nullptr, wants_ptr ? size : 0);
+  if (err != CL_SUCCESS) {
+    release(mem);
+    return set_error(errcode_ret, err), nullptr;
+  }
+  mem->present = bit(home.connection);
+  mem->valid = (wants_ptr || context->parts.size() == 1) ? bit(home.connection) : 0;
+  set_error(errcode_ret, CL_SUCCESS);
+  return mem;
+}
+
+cl_mem fedcl::api::clCreateBufferWithProperties(cl_context context, const cl_mem_properties *properties,
+                                                cl_mem_flags flags, size_t size, void *host_ptr,
+                                                cl_int *errcode_ret) {
+  if (properties && properties[0] != 0) return set_error(errcode_ret, CL_INVALID_PROPERTY), nullptr;
+  return api::clCreateBuffer(context, flags, size, host_ptr, errcode_ret);
+}
+
+cl_mem fedcl::api::clCreateSubBuffer(cl_mem parent, cl_mem_flags flags, cl_buffer_create_type type,
+                                     const void *info, cl_int *errcode_ret) {
+  if (!as<_cl_mem>(parent) || parent->parent || parent->type != CL_MEM_OBJECT_BUFFER)
+    return set_error(errcode_ret, CL_INVALID_MEM_OBJECT), nullptr;
+  if (type != CL_BUFFER_CREATE_TYPE_REGION || !info) return set_error(errcode_ret, CL_INVALID_VALUE), nullptr;
+  cl_int err = check_flags(flags);
+  if (err != CL_SUCCESS || (flags & kHostPtrFlags)) return set_error(errcode_ret, CL_INVALID_VALUE), nullptr;
+  // Access the parent forbids cannot be granted to a part of it.
+  if (((parent->flags & CL_MEM_WRITE_ONLY) && (flags & (CL_MEM_READ_WRITE | CL_MEM_READ_ONLY))) ||
+      ((parent->flags & CL_MEM_READ_ONLY) && (flags & (CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY))) ||
+      ((parent->flags & CL_MEM_HOST_WRITE_ONLY) && (flags & CL_MEM_HOST_READ_ONLY)) ||
+      ((parent->flags & CL_MEM_HOST_READ_ONLY) && (flags & CL_MEM_HOST_WRITE_ONLY)) ||
+      ((parent->flags & CL_MEM_HOST_NO_ACCESS) && (flags & (CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_WRITE_ONLY))))
+    return set_error(errcode_ret, CL_INVALID_VALUE), nullptr;
+  const auto *region = static_cast<const cl_buffer_region *>(info);
+  if (region->size == 0) return set_error(errcode_ret, CL_INVALID_BUFFER_SIZE), nullptr;
+  if (region->origin > parent->size || region->size > parent->size - region->origin)
+    return set_error(errcode_ret, CL_INVALID_VALUE), nullptr;
+  bool aligned = false;
+  for (cl_device_id device : parent->context->devices)
+    if (device->mem_base_addr_align == 0 || region->origin % (device->mem_base_addr_align / 8) == 0) aligned = true;
+  if (!aligned) return set_error(errcode_ret, CL_MISALIGNED_SUB_BUFFER_OFFSET), nullptr;
+
+  auto *mem = new _cl_mem();
+  mem->context = parent->context;
+  mem->flags = flags;
+  if (!(flags & kAccessFlags)) mem->flags |= parent->flags & kAccessFlags;
+  if (!(flags & kHostAccessFlags)) mem->flags |= parent->flags & kHostAccessFlags;
+  mem->flags |= parent->flags & kHostPtrFlags;
+  mem->size = region->size;
+  mem->parent = parent;
+  mem->origin = region->origin;
+  if (parent->host_ptr) mem->host_ptr = static_cast<uint8_t *>(parent->host_ptr) + region->origin;
+  hold(parent);
+  hold(mem->context);
+  std::lock_guard<std::mutex> lock(parent->mutex);
+  for (auto &part : mem->context->parts) {
+    if (!(parent->present & bit(part.connection))) continue;
+    RequestMessage request;
+    auto create = request.root.initCreateSubBuffer();
+    create.setId(mem->id);
+    create.setParent(parent->id);
+    create.setFlags(mem->flags & ~kHostPtrFlags);
+    create.setOrigin(region->origin);
+    create.setSize(region->size);
+    part.connection->post(request);
+    mem->present |= bit(part.connection);
+  }
+  set_error(errcode_ret, CL_SUCCESS);
+  return mem;
+}
+
+cl_int fedcl::api::clRetainMemObject(cl_mem mem) { return as<_cl_mem>(mem) ? retain(mem) : CL_INVALID_MEM_OBJECT; }
+cl_int fedcl::api::clReleaseMemObject(cl_mem mem) { return as<_cl_mem>(mem) ? release(mem) : CL_INVALID_MEM_OBJECT; }
+
+cl_int fedcl::api::clGetMemObjectInfo(cl_mem mem, cl_mem_info param, size_t size, void *value, size_t *size_ret) {
+  if (!as<_cl_mem>(mem)) return CL_INVALID_MEM_OBJECT;
+  switch (param) {
+    case CL_MEM_TYPE: return info_value(size, value, size_ret, mem->type);
+    case CL_MEM_FLAGS: return info_value(size, value, size_ret, mem->flags);
+    case CL_MEM_SIZE: return info_value(size, value, size_ret, mem->size);
+    case CL_MEM_HOST_PTR: return info_value(size, value, size_ret, mem->host_ptr);
+    case CL_MEM_MAP_COUNT: {
+      std::lock_guard<std::mutex> lock(mem->mutex);
+      return info_value(size, value, size_ret, cl_uint(mem->mappings.size()));
+    }
+    case CL_MEM_REFERENCE_COUNT: return info_value(size, value, size_ret, mem->refcount.load());
+    case CL_MEM_CONTEXT: return info_value(size, value, size_ret, mem->context);
+    case CL_MEM_ASSOCIATED_MEMOBJECT: return info_value(size, value, size_ret, mem->parent);
+    case CL_MEM_OFFSET: return info_value(size, value, size_ret, mem->origin);
+    case CL_MEM_USES_SVM_POINTER: return info_value(size, value, size_ret, cl_bool(CL_FALSE));
+    case CL_MEM_PROPERTIES: return info_bytes(size, value, size_ret, nullptr, 0);
+    default: return CL_INVALID_VALUE;
+  }
+}
+
+cl_int fedcl::api::clSetMemObjectDestructorCallback(cl_mem mem, void(CL_CALLBACK *notify)(cl_mem, void *),
+                                                    void *user_data) {
+  if (!as<_cl_mem>(mem)) return CL_INVALID_MEM_OBJECT;
+  if (!notify) return CL_INVALID_VALUE;
+  std::lock_guard<std::mutex> lock(mem->mutex);
+  mem->destructor_callbacks.push_back({reinterpret_cast<void(CL_CALLBACK *)(void *, void *)>(notify), user_data});
+  return CL_SUCCESS;
+}
+
+cl_int fedcl::api::clGetSupportedImageFormats(cl_context context, cl_mem_flags flags, cl_mem_object_type type,
+                                              cl_uint num_entries, cl_image_format *formats, cl_uint *num_formats) {
+  if (!as<_cl_context>(context)) return CL_INVALID_CONTEXT;
+  if (num_entries == 0 && formats) return CL_INVALID_VALUE;
+  // Images are not offered yet (CL_DEVICE_IMAGE_SUPPORT is CL_FALSE): no format is supported.
+  if (num_formats) *num_formats = 0;
+  return CL_SUCCESS;
+}

@@ -1,0 +1,102 @@
+// Platform and device queries.
+#include <cstring>
+
+#include "api.h"
+#include "device.h"
+#include "info.h"
+
+using namespace fedcl;
+
+namespace {
+
+const char kPlatformVersion[] = "OpenCL 3.0 fedcl " FEDCL_VERSION;
+const cl_device_type kKnownTypes = CL_DEVICE_TYPE_DEFAULT | CL_DEVICE_TYPE_CPU | CL_DEVICE_TYPE_GPU |
+                                   CL_DEVICE_TYPE_ACCELERATOR | CL_DEVICE_TYPE_CUSTOM;
+
+bool is_platform(cl_platform_id platform) { return platform == nullptr || as<_cl_platform_id>(platform); }
+
+}  // namespace
+
+cl_int fedcl::api::clGetPlatformIDs(cl_uint num_entries, cl_platform_id *platforms, cl_uint *num_platforms) {
+  return clIcdGetPlatformIDsKHR(num_entries, platforms, num_platforms);
+}
+
+cl_int fedcl::api::clGetPlatformInfo(cl_platform_id platform, cl_platform_info param, size_t size, void *value,
+                                     size_t *size_ret) {
+  if (!is_platform(platform)) return CL_INVALID_PLATFORM;
+  switch (param) {
+    case CL_PLATFORM_PROFILE: return info_string(size, value, size_ret, "FULL_PROFILE");
+    case CL_PLATFORM_VERSION: return info_string(size, value, size_ret, kPlatformVersion);
+    case CL_PLATFORM_NAME: return info_string(size, value, size_ret, "fedcl");
+    case CL_PLATFORM_VENDOR: return info_string(size, value, size_ret, "fedcl project");
+    case CL_PLATFORM_EXTENSIONS: return info_string(size, value, size_ret, "cl_khr_icd");
+    case CL_PLATFORM_ICD_SUFFIX_KHR: return info_string(size, value, size_ret, "fedcl");
+    case CL_PLATFORM_HOST_TIMER_RESOLUTION: return info_value(size, value, size_ret, cl_ulong(0));
+    case CL_PLATFORM_NUMERIC_VERSION: return info_value(size, value, size_ret, cl_version(CL_MAKE_VERSION(3, 0, 0)));
+    case CL_PLATFORM_EXTENSIONS_WITH_VERSION: {
+      cl_name_version icd{CL_MAKE_VERSION(1, 0, 0), "cl_khr_icd"};
+      return info_value(size, value, size_ret, icd);
+    }
+    default: return CL_INVALID_VALUE;
+  }
+}
+
+cl_int fedcl::api::clGetDeviceIDs(cl_platform_id platform, cl_device_type type, cl_uint num_entries,
+                                  cl_device_id *devices, cl_uint *num_devices) {
+  if (!is_platform(platform)) return CL_INVALID_PLATFORM;
+  if (type != CL_DEVICE_TYPE_ALL && (type & ~kKnownTypes)) return CL_INVALID_DEVICE_TYPE;
+  if ((num_entries == 0 && devices) || (!devices && !num_devices)) return CL_INVALID_VALUE;
+  std::vector<cl_device_id> found;
+  for (cl_device_id device : Runtime::get().devices()) {
+    bool match = type == CL_DEVICE_TYPE_ALL || (device->type & type) ||
+                 (type == CL_DEVICE_TYPE_DEFAULT && found.empty());
+    if (match) found.push_back(device);
+  }
+  if (found.empty()) return CL_DEVICE_NOT_FOUND;
+  for (cl_uint i = 0; devices && i < num_entries && i < found.size(); i++) devices[i] = found[i];
+  if (num_devices) *num_devices = static_cast<cl_uint>(found.size());
+  return CL_SUCCESS;
+}
+
+cl_int fedcl::api::clGetDeviceInfo(cl_device_id device, cl_device_info param, size_t size, void *value,
+                                   size_t *size_ret) {
+  if (!as<_cl_device_id>(device)) return CL_INVALID_DEVICE;
+  return device_info(device, param, size, value, size_ret);
+}
+
+// Root devices only: they are not reference counted.
+cl_int fedcl::api::clRetainDevice(cl_device_id device) { return as<_cl_device_id>(device) ? CL_SUCCESS : CL_INVALID_DEVICE; }
+cl_int fedcl::api::clReleaseDevice(cl_device_id device) { return as<_cl_device_id>(device) ? CL_SUCCESS : CL_INVALID_DEVICE; }
+
+cl_int fedcl::api::clCreateSubDevices(cl_device_id device, const cl_device_partition_property *properties,
+                                      cl_uint num_devices, cl_device_id *out_devices, cl_uint *num_devices_ret) {
+  if (!as<_cl_device_id>(device)) return CL_INVALID_DEVICE;
+  // CL_DEVICE_PARTITION_PROPERTIES reports no partition type: every request names an unsupported one.
+  return CL_INVALID_VALUE;
+}
+
+cl_int fedcl::api::clUnloadPlatformCompiler(cl_platform_id platform) {
+  return is_platform(platform) ? CL_SUCCESS : CL_INVALID_PLATFORM;
+}
+
+cl_int fedcl::api::clUnloadCompiler() { return CL_SUCCESS; }
+
+// The host and device clocks live on different nodes; fedcl does not pretend to relate them.
+cl_int fedcl::api::clGetHostTimer(cl_device_id device, cl_ulong *host_timestamp) {
+  return as<_cl_device_id>(device) ? CL_INVALID_OPERATION : CL_INVALID_DEVICE;
+}
+
+cl_int fedcl::api::clGetDeviceAndHostTimer(cl_device_id device, cl_ulong *device_timestamp, cl_ulong *host_timestamp) {
+  return as<_cl_device_id>(device) ? CL_INVALID_OPERATION : CL_INVALID_DEVICE;
+}
+
+void *fedcl::api::clGetExtensionFunctionAddressForPlatform(cl_platform_id platform, const char *name) {
+  if (!as<_cl_platform_id>(platform)) return nullptr;
+  return api::clGetExtensionFunctionAddress(name);
+}
+
+void *fedcl::api::clGetExtensionFunctionAddress(const char *name) {
+  if (!name) return nullptr;
+  if (std::strcmp(name, "clIcdGetPlatformIDsKHR") == 0) return reinterpret_cast<void *>(&::clIcdGetPlatformIDsKHR);
+  return nullptr;
+}

@@ -1,0 +1,196 @@
+#include "command.h"
+
+#include "runtime.h"
+
+namespace fedcl {
+
+_cl_event *event_create(cl_context context, cl_command_queue queue, cl_command_type type, cl_int status) {
+  auto *event = new _cl_event();
+  event->context = context;
+  event->queue = queue;
+  event->connection = queue ? queue->connection : nullptr;
+  event->command_type = type;
+  event->status = status;
+  hold(context);
+  if (queue) hold(queue);
+  return event;
+}
+
+cl_int check_wait_list(cl_context context, cl_uint num_events, const cl_event *wait_list) {
+  if ((num_events == 0) != (wait_list == nullptr)) return CL_INVALID_EVENT_WAIT_LIST;
+  for (cl_uint i = 0; i < num_events; i++) {
+    _cl_event *event = as<_cl_event>(wait_list[i]);
+    if (!event) return CL_INVALID_EVENT_WAIT_LIST;
+    if (context && event->context != context) return CL_INVALID_CONTEXT;
+  }
+  return CL_SUCCESS;
+}
+
+Command::~Command() {
+  // A command that failed before it was sent leaves no event behind.
+  if (event_ && !sent_) release(event_);
+}
+
+cl_int Command::begin(cl_uint num_events, const cl_event *wait_list, cl_event *event_out, bool internal) {
+  cl_int err = check_wait_list(queue_->context, num_events, wait_list);
+  if (err != CL_SUCCESS) return err;
+  Connection *here = queue_->connection;
+  if (!here->alive()) return CL_DEVICE_NOT_AVAILABLE;
+  for (cl_uint i = 0; i < num_events; i++) {
+    _cl_event *event = static_cast<_cl_event *>(wait_list[i]);
+    if (event->connection == here) {
+      wait_ids_.push_back(event->id);
+      continue;
+    }
+    // An event of another daemon, or a user event: this daemon waits on a stand-in user event
+    // that the runtime completes when the real one does.
+    std::lock_guard<std::mutex> lock(event->mutex);
+    if (event->status == CL_COMPLETE) continue;
+    if (!(event->proxies & bit(here))) {
+      event->proxies |= bit(here);
+      RequestMessage request;
+      auto create = request.root.initCreateUserEvent();
+      create.setId(event->id);
+      create.setContext(queue_->context->id);
+      here->post(request);
+      if (event->status < 0) {
+        RequestMessage fail;
+        auto set = fail.root.initSetUserEventStatus();
+        set.setEvent(event->id);
+        set.setStatus(event->status);
+        here->post(fail);
+      }
+    }
+    wait_ids_.push_back(event->id);
+  }
+  if (event_out || internal || sync_mode()) event_ = event_create(queue_->context, queue_, type_, CL_QUEUED);
+  event_out_ = event_out;
+  return CL_SUCCESS;
+}
+
+void Command::fill(wire::Command::Builder command) const {
+  command.setQueue(queue_->id);
+  command.setEvent(event_ ? event_->id : 0);
+  if (!wait_ids_.empty()) {
+    auto list = command.initWaitFor(wait_ids_.size());
+    for (size_t i = 0; i < wait_ids_.size(); i++) list.set(i, wait_ids_[i]);
+  }
+}
+
+cl_int Command::send(RequestMessage &request, const void *payload, uint64_t payload_bytes) {
+  if (event_) Runtime::get().track(event_);
+  cl_int err = queue_->connection->post(request, payload, payload_bytes);
+  if (err != CL_SUCCESS && !sync_mode()) return err;
+  sent_ = true;
+  if (event_out_) *event_out_ = event_;
+  else if (event_) release(event_);
+  return err;
+}
+
+std::shared_ptr<PendingReply> Command::send_call(RequestMessage &request, void *read_dest, uint64_t read_size) {
+  if (event_) Runtime::get().track(event_);
+  auto pending = queue_->connection->send_call(request, nullptr, 0, read_dest, read_size);
+  sent_ = true;
+  if (event_out_) {
+    *event_out_ = event_;
+  } else if (event_) {
+    hold(event_);  // wait() may still look at it
+    release(event_);
+  }
+  return pending;
+}
+
+cl_int Command::wait() {
+  if (!event_) return CL_SUCCESS;
+  std::unique_lock<std::mutex> lock(event_->mutex);
+  event_->cv.wait(lock, [&] { return event_->status <= CL_COMPLETE; });
+  return event_->status < 0 ? CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST : CL_SUCCESS;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Buffers across daemons
+
+namespace {
+
+void post_create(cl_mem mem, Connection *connection) {
+  RequestMessage request;
+  if (mem->parent) {
+    auto create = request.root.initCreateSubBuffer();
+    create.setId(mem->id);
+    create.setParent(mem->parent->id);
+    create.setFlags(mem->flags);
+    create.setOrigin(mem->origin);
+    create.setSize(mem->size);
+  } else {
+    auto create = request.root.initCreateBuffer();
+    create.setId(mem->id);
+    create.setContext(mem->context->id);
+    create.setFlags(mem->flags & ~cl_mem_flags(CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR));
+    create.setSize(mem->size);
+  }
+  connection->post(request);
+  mem->present |= bit(connection);
+}
+
+// Brings root's contents from a daemon that has them to connection, through this process.
+cl_int migrate(cl_mem root, Connection *to) {
+  cl_context context = root->context;
+  ContextPart *source = nullptr;
+  for (auto &part : context->parts)
+    if (root->valid & bit(part.connection)) source = &part;
+  ContextPart *target = context->part(to);
+  if (!source || !target) return CL_SUCCESS;
+  std::vector<uint8_t> staging(root->size);
+
+  RequestMessage read;
+  auto r = read.root.initReadBuffer();
+  r.getCommand().setQueue(context->transfer_queue(*source));
+  if (root->last_writer && root->last_writer->connection == source->connection)
+    r.getCommand().initWaitFor(1).set(0, root->last_writer->id);
+  r.setBuffer(root->id);
+  r.setSize(root->size);
+  auto pending = source->connection->send_call(read, nullptr, 0, staging.data(), staging.size());
+  cl_int err = source->connection->wait(*pending);
+  if (err != CL_SUCCESS) return err;
+
+  RequestMessage write;
+  auto w = write.root.initWriteBuffer();
+  uint64_t queue = context->transfer_queue(*target);
+  w.getCommand().setQueue(queue);
+  w.setBuffer(root->id);
+  w.setSize(root->size);
+  to->post(write, staging.data(), staging.size());
+  // The command about to use the buffer runs on another queue: let the copy land first.
+  RequestMessage finish;
+  finish.root.setFinish(queue);
+  return to->wait(*to->send_call(finish));
+}
+
+}  // namespace
+
+cl_int mem_prepare(cl_mem mem, Connection *connection, bool overwrites_all) {
+  cl_mem root = mem->parent ? mem->parent : mem;
+  std::lock_guard<std::mutex> lock(root->mutex);
+  ConnectionMask here = bit(connection);
+  if (!(root->present & here)) post_create(root, connection);
+  if (mem != root && !(mem->present & here)) post_create(mem, connection);
+  if (root->valid & here) return CL_SUCCESS;
+  if (root->valid != 0 && !overwrites_all) {
+    cl_int err = migrate(root, connection);
+    if (err != CL_SUCCESS) return err;
+  }
+  root->valid |= here;
+  return CL_SUCCESS;
+}
+
+void mem_written(cl_mem mem, Connection *connection, cl_event event) {
+  cl_mem root = mem->parent ? mem->parent : mem;
+  if (root->context->parts.size() < 2) return;  // one daemon: always current
+  std::lock_guard<std::mutex> lock(root->mutex);
+  root->valid = bit(connection);
+  if (event) retain(event);
+  if (root->last_writer) release(root->last_writer);
+  root->last_writer = event;
+}
+
+}  // namespace fedcl

@@ -1,0 +1,50 @@
+// What every enqueued command shares: the wait list, the event, and the buffers' coherence.
+#pragma once
+
+#include "handles.h"
+
+namespace fedcl {
+
+// A command being enqueued on queue. begin() checks the wait list and creates the event; the
+// caller fills in its own request, then send()s it.
+class Command {
+ public:
+  Command(cl_command_queue queue, cl_command_type type) : queue_(queue), type_(type) {}
+  ~Command();
+
+  // Checks and translates the wait list; creates the event when the application asks for one
+  // (or when internal is set). Returns CL_SUCCESS or the error the specification names.
+  cl_int begin(cl_uint num_events, const cl_event *wait_list, cl_event *event_out, bool internal = false);
+  // Fills the wire Command with the queue, the event and the wait list.
+  void fill(wire::Command::Builder command) const;
+  // Posts request (with its payload) and hands the event to the application.
+  cl_int send(RequestMessage &request, const void *payload = nullptr, uint64_t payload_bytes = 0);
+  // For commands that await a reply: registers the reply, then sends.
+  std::shared_ptr<PendingReply> send_call(RequestMessage &request, void *read_dest, uint64_t read_size);
+
+  _cl_event *event() const { return event_; }
+  Connection *connection() const { return queue_->connection; }
+  // Waits for the command's event; for blocking commands.
+  cl_int wait();
+
+ private:
+  cl_command_queue queue_;
+  cl_command_type type_;
+  std::vector<uint64_t> wait_ids_;
+  _cl_event *event_ = nullptr;
+  cl_event *event_out_ = nullptr;
+  bool sent_ = false;
+};
+
+// Validates a wait list without enqueueing anything (clWaitForEvents and friends).
+cl_int check_wait_list(cl_context context, cl_uint num_events, const cl_event *wait_list);
+
+// Buffers across daemons: before a command on connection uses mem, make sure the daemon has it
+// and that its copy is current; after a command may have written it, that daemon alone is current.
+cl_int mem_prepare(cl_mem mem, Connection *connection, bool overwrites_all);
+void mem_written(cl_mem mem, Connection *connection, cl_event event);
+
+// Creates a new event object for a command of queue (or a user event when queue is null).
+_cl_event *event_create(cl_context context, cl_command_queue queue, cl_command_type type, cl_int status);
+
+}  // namespace fedcl

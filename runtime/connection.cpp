@@ -1,0 +1,395 @@
+#include "connection.h"
+
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+
+namespace fedcl {
+
+namespace {
+
+constexpr size_t kCoalesceBytes = 64 * 1024;   // past this, queued requests leave at once
+constexpr size_t kInlinePayloadBytes = 64 * 1024;  // smaller payloads are copied into the batch
+constexpr size_t kReceiveBufferBytes = 256 * 1024;
+const uint8_t kZeroPadding[8] = {};
+
+std::chrono::microseconds flush_delay() {
+  static const long us = [] {
+    const char *text = std::getenv("FEDCL_FLUSH_US");
+    return text ? std::strtol(text, nullptr, 10) : 50L;
+  }();
+  return std::chrono::microseconds(us);
+}
+
+std::string errno_text(const char *what) { return std::string(what) + ": " + std::strerror(errno); }
+
+// Connects with a deadline; returns the socket or -1 with why in *error.
+int connect_with_timeout(const std::string &endpoint, int timeout_ms, std::string *error) {
+  size_t colon = endpoint.rfind(':');
+  if (colon == std::string::npos) {
+    *error = "'" + endpoint + "' is not host:port";
+    return -1;
+  }
+  std::string host = endpoint.substr(0, colon), port = endpoint.substr(colon + 1);
+  if (host.size() > 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
+  addrinfo hints{}, *found = nullptr;
+  hints.ai_socktype = SOCK_STREAM;
+  int rc = getaddrinfo(host.c_str(), port.c_str(), &hints, &found);
+  if (rc != 0) {
+    *error = "cannot resolve " + endpoint + ": " + gai_strerror(rc);
+    return -1;
+  }
+  int fd = -1;
+  *error = "no address for " + endpoint;
+  for (addrinfo *ai = found; ai && fd < 0; ai = ai->ai_next) {
+    fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol);
+    if (fd < 0) continue;
+    if (connect(fd, ai->ai_addr, ai->ai_addrlen) != 0 && errno != EINPROGRESS) {
+      *error = errno_text(("connect to " + endpoint).c_str());
+      close(fd);
+      fd = -1;
+      continue;
+    }
+    pollfd p{fd, POLLOUT, 0};
+    int soerr = 0;
+    socklen_t len = sizeof soerr;
+    if (poll(&p, 1, timeout_ms) != 1) {
+      *error = "connect to " + endpoint + " timed out after " + std::to_string(timeout_ms) + " ms";
+    } else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) != 0 || soerr != 0) {
+      *error = "connect to " + endpoint + ": " + std::strerror(soerr);
+    } else {
+      break;
+    }
+    close(fd);
+    fd = -1;
+  }
+  freeaddrinfo(found);
+  if (fd >= 0) {
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  }
+  return fd;
+}
+
+}  // namespace
+
+bool sync_mode() {
+  static const bool on = [] {
+    const char *text = std::getenv("FEDCL_SYNC");
+    return text && *text && std::strcmp(text, "0") != 0;
+  }();
+  return on;
+}
+
+Connection::Connection(size_t index, std::string endpoint, ConnectionListener *listener)
+    : index_(index), endpoint_(std::move(endpoint)), listener_(listener), in_(new uint8_t[kReceiveBufferBytes]) {}
+
+Connection::~Connection() {
+  {
+    std::lock_guard<std::mutex> lock(send_mutex_);
+    stopping_ = true;
+  }
+  flush_cv_.notify_all();
+  if (fd_ >= 0) shutdown(fd_, SHUT_RDWR);
+  if (flusher_.joinable()) flusher_.join();
+  if (receiver_.joinable()) receiver_.join();
+  if (fd_ >= 0) close(fd_);
+}
+
+std::string Connection::open(int timeout_ms, const std::string &key) {
+  std::string error;
+  fd_ = connect_with_timeout(endpoint_, timeout_ms, &error);
+  if (fd_ < 0) return error;
+  // A peer that accepts but never answers Hello must not hang the application.
+  timeval tv{timeout_ms / 1000, (timeout_ms % 1000) * 1000};
+  setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  alive_ = true;
+  receiver_ = std::thread([this] { receiver_main(); });
+  flusher_ = std::thread([this] { flusher_main(); });
+
+  RequestMessage request;
+  auto hello = request.root.initHello();
+  hello.setProtocolVersion(wire::PROTOCOL_VERSION);
+  hello.setKey(key);
+  char host[128] = {};
+  gethostname(host, sizeof host - 1);
+  std::string me = std::string(host) + ":" + std::to_string(getpid());
+  hello.setClient(me);
+  hello_ = send_call(request);
+  flush();
+  cl_int status = wait(*hello_);
+  if (status != CL_SUCCESS) return hello_->message.empty() ? "no answer to Hello" : hello_->message;
+  if (hello_->reply().which() != wire::Reply::HELLO) return "the daemon answered Hello with something else";
+  node_ = hello_->reply().getHello().getNode();
+  timeval none{0, 0};
+  setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &none, sizeof none);
+  return {};
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sending
+
+void Connection::arm_locked() {
+  if (armed_) return;
+  armed_ = true;
+  flush_cv_.notify_one();
+}
+
+bool Connection::write_locked(const void *payload, uint64_t payload_bytes) {
+  iovec iov[3];
+  int count = 0;
+  if (!out_.empty()) iov[count++] = {out_.data(), out_.size()};
+  if (payload_bytes) {
+    iov[count++] = {const_cast<void *>(payload), payload_bytes};
+    uint64_t padding = frame_padding(payload_bytes);
+    if (padding) iov[count++] = {const_cast<uint8_t *>(kZeroPadding), padding};
+  }
+  int first = 0;
+  while (first < count) {
+    msghdr msg{};
+    msg.msg_iov = iov + first;
+    msg.msg_iovlen = count - first;
+    ssize_t sent = sendmsg(fd_, &msg, MSG_NOSIGNAL);
+    if (sent < 0) {
+      if (errno == EINTR) continue;
+      out_.clear();
+      lose(errno_text("send"));
+      return false;
+    }
+    while (first < count && size_t(sent) >= iov[first].iov_len) sent -= iov[first++].iov_len;
+    if (first < count) {
+      iov[first].iov_base = static_cast<uint8_t *>(iov[first].iov_base) + sent;
+      iov[first].iov_len -= sent;
+    }
+  }
+  out_.clear();
+  return true;
+}
+
+cl_int Connection::post(RequestMessage &request, const void *payload, uint64_t payload_bytes) {
+  if (sync_mode()) {
+    auto pending = call(request, payload, payload_bytes);
+    return pending->status;
+  }
+  if (!alive()) return CL_DEVICE_NOT_AVAILABLE;
+  std::lock_guard<std::mutex> lock(send_mutex_);
+  frame_append(out_, wire::FrameKind::REQUEST, request.scratch.builder(), payload_bytes);
+  if (payload_bytes >= kInlinePayloadBytes) {
+    if (!write_locked(payload, payload_bytes)) return CL_DEVICE_NOT_AVAILABLE;
+    return CL_SUCCESS;
+  }
+  if (payload_bytes) {
+    auto *bytes = static_cast<const uint8_t *>(payload);
+    out_.insert(out_.end(), bytes, bytes + payload_bytes);
+    out_.insert(out_.end(), kZeroPadding, kZeroPadding + frame_padding(payload_bytes));
+  }
+  if (out_.size() >= kCoalesceBytes) return write_locked(nullptr, 0) ? CL_SUCCESS : CL_DEVICE_NOT_AVAILABLE;
+  arm_locked();
+  return CL_SUCCESS;
+}
+
+std::shared_ptr<PendingReply> Connection::send_call(RequestMessage &request, const void *payload,
+                                                    uint64_t payload_bytes, void *read_dest, uint64_t read_size) {
+  auto pending = std::make_shared<PendingReply>();
+  pending->seq = next_seq_.fetch_add(1, std::memory_order_relaxed);
+  pending->read_dest = read_dest;
+  pending->read_size = read_size;
+  request.root.setSeq(pending->seq);
+  {
+    std::lock_guard<std::mutex> lock(pending_mutex_);
+    if (!alive()) {
+      pending->done = true;
+      pending->status = CL_DEVICE_NOT_AVAILABLE;
+      pending->message = "fedcl: daemon " + endpoint_ + " is gone: " + lost_reason_;
+      return pending;
+    }
+    pending_.emplace(pending->seq, pending);
+  }
+  std::lock_guard<std::mutex> lock(send_mutex_);
+  frame_append(out_, wire::FrameKind::REQUEST, request.scratch.builder(), payload_bytes);
+  write_locked(payload, payload_bytes);
+  return pending;
+}
+
+cl_int Connection::wait(PendingReply &pending) {
+  std::unique_lock<std::mutex> lock(pending.mutex);
+  pending.cv.wait(lock, [&] { return pending.done; });
+  return pending.status;
+}
+
+std::shared_ptr<PendingReply> Connection::call(RequestMessage &request, const void *payload, uint64_t payload_bytes) {
+  auto pending = send_call(request, payload, payload_bytes);
+  wait(*pending);
+  return pending;
+}
+
+void Connection::flush() {
+  std::lock_guard<std::mutex> lock(send_mutex_);
+  if (!out_.empty() && alive()) write_locked(nullptr, 0);
+}
+
+void Connection::flusher_main() {
+  std::unique_lock<std::mutex> lock(send_mutex_);
+  for (;;) {
+    flush_cv_.wait(lock, [&] { return armed_ || stopping_; });
+    if (stopping_) return;
+    // Let more requests join the batch; armed_ stays set so that they do not wake us again.
+    lock.unlock();
+    std::this_thread::sleep_for(flush_delay());
+    lock.lock();
+    if (!out_.empty() && alive()) write_locked(nullptr, 0);
+    armed_ = false;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Receiving
+
+bool Connection::read_exact(void *dst, size_t size) {
+  auto *out = static_cast<uint8_t *>(dst);
+  while (size > 0) {
+    if (in_begin_ < in_end_) {
+      size_t take = std::min(size, in_end_ - in_begin_);
+      std::memcpy(out, in_.get() + in_begin_, take);
+      in_begin_ += take;
+      out += take;
+      size -= take;
+      continue;
+    }
+    // Large reads go straight to their destination; small ones through the buffer.
+    bool direct = size >= kReceiveBufferBytes / 2;
+    ssize_t got = direct ? recv(fd_, out, size, 0) : recv(fd_, in_.get(), kReceiveBufferBytes, 0);
+    if (got == 0) {
+      lose("the daemon closed the connection");
+      return false;
+    }
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      lose(errno == EAGAIN ? "the daemon did not answer in time" : errno_text("receive"));
+      return false;
+    }
+    if (direct) {
+      out += got;
+      size -= got;
+    } else {
+      in_begin_ = 0;
+      in_end_ = got;
+    }
+  }
+  return true;
+}
+
+bool Connection::discard(uint64_t size) {
+  uint8_t sink[4096];
+  while (size > 0) {
+    size_t take = std::min<uint64_t>(size, sizeof sink);
+    if (!read_exact(sink, take)) return false;
+    size -= take;
+  }
+  return true;
+}
+
+void Connection::receiver_main() {
+  for (;;) {
+    FrameHeader header;
+    if (!read_exact(&header, sizeof header)) return;
+    std::string problem = frame_check(header);
+    if (problem.empty() && header.kind == uint16_t(wire::FrameKind::REQUEST)) problem = "the daemon sent a request";
+    if (!problem.empty()) {
+      lose("malformed frame from the daemon: " + problem);
+      return;
+    }
+    auto words = kj::heapArray<capnp::word>(header.message_words);
+    if (!read_exact(words.begin(), words.size() * sizeof(capnp::word))) return;
+    uint64_t wire_payload = header.payload_bytes + frame_padding(header.payload_bytes);
+    try {
+      auto reader = std::make_unique<capnp::FlatArrayMessageReader>(words.asPtr());
+      if (header.kind == uint16_t(wire::FrameKind::NOTICE)) {
+        listener_->on_notice(*this, reader->getRoot<wire::Notice>());
+        if (!discard(wire_payload)) return;
+        continue;
+      }
+      auto reply = reader->getRoot<wire::Reply>();
+      std::shared_ptr<PendingReply> pending;
+      {
+        std::lock_guard<std::mutex> lock(pending_mutex_);
+        auto it = pending_.find(reply.getSeq());
+        if (it != pending_.end()) {
+          pending = it->second;
+          pending_.erase(it);
+        }
+      }
+      if (!pending) {
+        lose("the daemon answered request " + std::to_string(reply.getSeq()) + ", which was never sent");
+        return;
+      }
+      if (header.payload_bytes) {
+        if (!pending->read_dest || header.payload_bytes != pending->read_size) {
+          lose("the daemon sent a payload that no request asked for");
+          return;
+        }
+        if (!read_exact(pending->read_dest, header.payload_bytes) || !discard(frame_padding(header.payload_bytes)))
+          return;
+      }
+      if (reply.which() == wire::Reply::READ) listener_->on_read_done(*this, reply.getRead());
+      std::lock_guard<std::mutex> lock(pending->mutex);
+      pending->status = reply.getStatus();
+      pending->message = reply.getMessage();
+      pending->words = std::move(words);
+      pending->reader = std::move(reader);
+      pending->done = true;
+      pending->cv.notify_all();
+    } catch (const kj::Exception &e) {
+      lose(std::string("malformed message from the daemon: ") + e.getDescription().cStr());
+      return;
+    }
+  }
+}
+
+void Connection::lose(const std::string &reason) {
+  std::unordered_map<uint64_t, std::shared_ptr<PendingReply>> orphans;
+  {
+    std::lock_guard<std::mutex> lock(pending_mutex_);
+    if (!alive_.exchange(false)) return;
+    lost_reason_ = reason;
+    orphans.swap(pending_);
+  }
+  shutdown(fd_, SHUT_RDWR);  // wakes the receiver if another thread noticed first
+  listener_->on_lost(*this, reason);
+  for (auto &entry : orphans) {
+    PendingReply &pending = *entry.second;
+    std::lock_guard<std::mutex> lock(pending.mutex);
+    pending.status = CL_DEVICE_NOT_AVAILABLE;
+    pending.message = "fedcl: lost daemon " + endpoint_ + ": " + reason;
+    pending.done = true;
+    pending.cv.notify_all();
+  }
+}
+
+void Connection::defer_error(uint64_t object, cl_int status) {
+  std::lock_guard<std::mutex> lock(pending_mutex_);
+  deferred_errors_.emplace(object, status);
+}
+
+cl_int Connection::take_error(uint64_t object) {
+  std::lock_guard<std::mutex> lock(pending_mutex_);
+  if (deferred_errors_.empty()) return alive() ? CL_SUCCESS : CL_DEVICE_NOT_AVAILABLE;
+  auto it = deferred_errors_.find(object);
+  if (it == deferred_errors_.end()) return alive() ? CL_SUCCESS : CL_DEVICE_NOT_AVAILABLE;
+  cl_int status = it->second;
+  deferred_errors_.erase(it);
+  return status;
+}
+
+}  // namespace fedcl

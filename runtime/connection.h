@@ -1,0 +1,133 @@
+// One session with one bridge daemon: a TCP connection, the coalescing sender, and a receiver
+// thread that delivers replies to waiting calls and notices to the runtime.
+//
+// Requests that need no answer are appended to an output buffer and leave in batches: when a call
+// waits, when the buffer passes kCoalesceBytes, or when the flush timer (FEDCL_FLUSH_US) fires.
+#pragma once
+
+#include <CL/cl.h>
+#include <capnp/serialize.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "fedcl.capnp.h"
+#include "frame.h"
+
+namespace fedcl {
+
+class Connection;
+
+// A request being built; seq is filled in by the connection.
+struct RequestMessage {
+  ScratchMessage scratch;
+  wire::Request::Builder root = scratch.builder().initRoot<wire::Request>();
+};
+
+// A call that waits (or will be waited for) for its Reply.
+struct PendingReply {
+  uint64_t seq = 0;
+  void *read_dest = nullptr;   // a read's bytes land here, straight from the socket
+  uint64_t read_size = 0;
+
+  std::mutex mutex;
+  std::condition_variable cv;
+  bool done = false;
+  cl_int status = CL_SUCCESS;
+  std::string message;
+  kj::Array<capnp::word> words;
+  std::unique_ptr<capnp::FlatArrayMessageReader> reader;
+
+  wire::Reply::Reader reply() { return reader->getRoot<wire::Reply>(); }
+};
+
+// What the runtime does with what arrives; called on the receiver thread.
+struct ConnectionListener {
+  virtual void on_notice(Connection &connection, wire::Notice::Reader notice) = 0;
+  virtual void on_read_done(Connection &connection, wire::Completion::Reader completion) = 0;
+  virtual void on_lost(Connection &connection, const std::string &reason) = 0;
+
+ protected:
+  ~ConnectionListener() = default;
+};
+
+class Connection {
+ public:
+  Connection(size_t index, std::string endpoint, ConnectionListener *listener);
+  ~Connection();
+  Connection(const Connection &) = delete;
+
+  // Connects, says Hello and starts the threads. Returns "" or why it failed.
+  std::string open(int timeout_ms, const std::string &key);
+
+  // Sends a request that needs no reply. In synchronous mode (FEDCL_SYNC=1) it waits for the
+  // daemon's verdict and returns it; otherwise it returns CL_SUCCESS, or an error if the daemon is gone.
+  cl_int post(RequestMessage &request, const void *payload = nullptr, uint64_t payload_bytes = 0);
+  // Sends a request whose Reply will come back; the caller may wait for it now or later.
+  std::shared_ptr<PendingReply> send_call(RequestMessage &request, const void *payload = nullptr,
+                                          uint64_t payload_bytes = 0, void *read_dest = nullptr,
+                                          uint64_t read_size = 0);
+  // Waits for a Reply; returns its status (a failure also fills pending.message).
+  cl_int wait(PendingReply &pending);
+  std::shared_ptr<PendingReply> call(RequestMessage &request, const void *payload = nullptr, uint64_t payload_bytes = 0);
+
+  // Writes everything queued.
+  void flush();
+
+  bool alive() const { return alive_.load(std::memory_order_acquire); }
+  const std::string &lost_reason() const { return lost_reason_; }
+  size_t index() const { return index_; }
+  const std::string &endpoint() const { return endpoint_; }
+  const std::string &node() const { return node_; }
+  // The daemon's HelloReply, kept for the runtime to build devices from.
+  wire::HelloReply::Reader hello() { return hello_->reply().getHello(); }
+
+  // Errors the daemon reported for an object, returned by the next call that waits on it.
+  void defer_error(uint64_t object, cl_int status);
+  cl_int take_error(uint64_t object);
+
+ private:
+  void arm_locked();
+  bool write_locked(const void *payload, uint64_t payload_bytes);
+  void flusher_main();
+  void receiver_main();
+  bool read_exact(void *dst, size_t size);
+  bool discard(uint64_t size);
+  void lose(const std::string &reason);
+
+  size_t index_;
+  std::string endpoint_;
+  std::string node_;
+  ConnectionListener *listener_;
+  int fd_ = -1;
+  std::atomic<bool> alive_{false};
+  std::string lost_reason_;
+  std::atomic<uint64_t> next_seq_{1};
+  std::shared_ptr<PendingReply> hello_;
+
+  std::mutex send_mutex_;
+  std::condition_variable flush_cv_;
+  std::vector<uint8_t> out_;
+  bool armed_ = false;
+  bool stopping_ = false;
+  std::thread flusher_;
+
+  std::mutex pending_mutex_;
+  std::unordered_map<uint64_t, std::shared_ptr<PendingReply>> pending_;
+  std::unordered_map<uint64_t, cl_int> deferred_errors_;
+
+  std::thread receiver_;
+  std::unique_ptr<uint8_t[]> in_;
+  size_t in_begin_ = 0, in_end_ = 0;
+};
+
+// FEDCL_SYNC=1: every call waits for the daemon, as the Hybrid OpenCL runtime did.
+bool sync_mode();
+
+}  // namespace fedcl

@@ -1,0 +1,135 @@
+#include "device.h"
+
+#include <CL/cl_ext.h>
+
+#include <cstring>
+#include <sstream>
+
+#include "info.h"
+#include "runtime.h"
+
+namespace fedcl {
+
+namespace {
+
+// Extensions that only change the kernel language or add device queries work through fedcl as
+// they are. Extensions that add host API functions are forwarded only once fedcl implements them.
+const char *const kForwardedExtensions[] = {
+    "cl_khr_fp64", "cl_khr_fp16", "cl_khr_global_int32_base_atomics", "cl_khr_global_int32_extended_atomics",
+    "cl_khr_local_int32_base_atomics", "cl_khr_local_int32_extended_atomics", "cl_khr_int64_base_atomics",
+    "cl_khr_int64_extended_atomics", "cl_khr_byte_addressable_store", "cl_khr_3d_image_writes",
+    "cl_khr_depth_images", "cl_khr_image2d_from_buffer", "cl_khr_mipmap_image", "cl_khr_mipmap_image_writes",
+    "cl_khr_srgb_image_writes", "cl_khr_device_uuid", "cl_khr_pci_bus_info", "cl_khr_extended_versioning",
+    "cl_khr_integer_dot_product", "cl_khr_spirv_no_integer_wrap_decoration", "cl_khr_subgroup_ballot",
+    "cl_khr_subgroup_shuffle", "cl_khr_subgroup_shuffle_relative", "cl_khr_subgroup_extended_types",
+    "cl_khr_subgroup_non_uniform_arithmetic", "cl_khr_subgroup_non_uniform_vote", "cl_khr_subgroup_clustered_reduce",
+    "cl_khr_subgroup_rotate", "cl_khr_expect_assume", "cl_khr_extended_async_copies", "cl_khr_extended_bit_ops",
+    "cl_khr_int64", "cl_khr_kernel_clock", "cl_khr_work_group_uniform_arithmetic", "cl_ext_float_atomics", "cl_ext_atomic_counters_32",
+    "cl_ext_cxx_for_opencl", "cl_nv_compiler_options", "cl_nv_device_attribute_query", "cl_nv_pragma_unroll",
+    "cl_amd_device_attribute_query", "cl_intel_subgroups", "cl_intel_required_subgroup_size",
+    "cl_khr_priority_hints", "cl_khr_throttle_hints",
+};
+
+std::string filter_extensions(const std::vector<uint8_t> &raw) {
+  std::string text(raw.begin(), raw.end());
+  text = text.c_str();  // drop the terminator
+  std::istringstream words(text);
+  std::string word, kept;
+  while (words >> word) {
+    if (!extension_forwarded(word)) continue;
+    if (!kept.empty()) kept += ' ';
+    kept += word;
+  }
+  return kept;
+}
+
+std::vector<cl_name_version> filter_extensions_with_version(const std::vector<uint8_t> &raw) {
+  std::vector<cl_name_version> all(raw.size() / sizeof(cl_name_version)), kept;
+  std::memcpy(all.data(), raw.data(), all.size() * sizeof(cl_name_version));
+  for (const auto &entry : all)
+    if (extension_forwarded(entry.name)) kept.push_back(entry);
+  return kept;
+}
+
+template <typename T>
+T scalar(const _cl_device_id &device, cl_uint param, T fallback) {
+  auto it = device.info.find(param);
+  if (it == device.info.end() || it->second.size() < sizeof(T)) return fallback;
+  T value;
+  std::memcpy(&value, it->second.data(), sizeof value);
+  return value;
+}
+
+}  // namespace
+
+bool extension_forwarded(const std::string &name) {
+  for (const char *known : kForwardedExtensions)
+    if (name == known) return true;
+  return false;
+}
+
+void devices_from_hello(Connection &connection, std::vector<cl_device_id> *devices) {
+  for (auto platform : connection.hello().getPlatforms()) {
+    for (auto desc : platform.getDevices()) {
+      auto *device = new _cl_device_id(&connection, desc.getId());
+      for (auto entry : desc.getInfo()) {
+        auto bytes = entry.getValue();
+        device->info[entry.getParam()] = std::vector<uint8_t>(bytes.begin(), bytes.end());
+      }
+      auto name = device->info[CL_DEVICE_NAME];
+      device->name = std::string(reinterpret_cast<const char *>(name.data()), name.size()).c_str();
+      device->name += " @ " + connection.node();
+      device->extensions = filter_extensions(device->info[CL_DEVICE_EXTENSIONS]);
+      device->type = scalar<cl_device_type>(*device, CL_DEVICE_TYPE, CL_DEVICE_TYPE_DEFAULT);
+      device->address_bits = scalar<cl_uint>(*device, CL_DEVICE_ADDRESS_BITS, 64);
+      device->max_work_group_size = scalar<size_t>(*device, CL_DEVICE_MAX_WORK_GROUP_SIZE, 0);
+      device->mem_base_addr_align = scalar<cl_uint>(*device, CL_DEVICE_MEM_BASE_ADDR_ALIGN, 0);
+      auto sizes = device->info.find(CL_DEVICE_MAX_WORK_ITEM_SIZES);
+      if (sizes != device->info.end())
+        std::memcpy(device->max_work_item_sizes, sizes->second.data(),
+                    std::min(sizes->second.size(), sizeof device->max_work_item_sizes));
+      devices->push_back(device);
+    }
+  }
+}
+
+cl_int device_info(cl_device_id device, cl_device_info param, size_t size, void *value, size_t *size_ret) {
+  switch (param) {
+    // What names a fedcl object rather than a backend one.
+    case CL_DEVICE_PLATFORM: return info_value(size, value, size_ret, static_cast<cl_platform_id>(Runtime::get().platform()));
+    case CL_DEVICE_PARENT_DEVICE: return info_value(size, value, size_ret, static_cast<cl_device_id>(nullptr));
+    case CL_DEVICE_REFERENCE_COUNT: return info_value(size, value, size_ret, cl_uint(1));
+    case CL_DEVICE_NAME: return info_string(size, value, size_ret, device->name);
+    case CL_DEVICE_EXTENSIONS: return info_string(size, value, size_ret, device->extensions);
+    case CL_DEVICE_EXTENSIONS_WITH_VERSION: {
+      auto it = device->info.find(param);
+      if (it == device->info.end()) return CL_INVALID_VALUE;
+      return info_vector(size, value, size_ret, filter_extensions_with_version(it->second));
+    }
+    case CL_DEVICE_AVAILABLE: return info_value(size, value, size_ret, cl_bool(device->connection->alive()));
+    // The device's memory is on another node: the host does not share it, and neither SVM nor
+    // sub-devices can be offered honestly.
+    case CL_DEVICE_HOST_UNIFIED_MEMORY: return info_value(size, value, size_ret, cl_bool(CL_FALSE));
+    case CL_DEVICE_SVM_CAPABILITIES: return info_value(size, value, size_ret, cl_device_svm_capabilities(0));
+    case CL_DEVICE_PARTITION_MAX_SUB_DEVICES: return info_value(size, value, size_ret, cl_uint(0));
+    case CL_DEVICE_PARTITION_PROPERTIES:
+    case CL_DEVICE_PARTITION_TYPE: return info_value(size, value, size_ret, cl_device_partition_property(0));
+    case CL_DEVICE_PARTITION_AFFINITY_DOMAIN: return info_value(size, value, size_ret, cl_device_affinity_domain(0));
+    case CL_DEVICE_IMAGE_SUPPORT: return info_value(size, value, size_ret, cl_bool(CL_FALSE));
+    case CL_DEVICE_IL_VERSION: return info_string(size, value, size_ret, "");
+    case CL_DEVICE_ILS_WITH_VERSION: return info_bytes(size, value, size_ret, nullptr, 0);
+    case CL_DEVICE_MAX_ON_DEVICE_QUEUES:
+    case CL_DEVICE_MAX_ON_DEVICE_EVENTS: return info_value(size, value, size_ret, cl_uint(0));
+    case CL_DEVICE_QUEUE_ON_DEVICE_PROPERTIES: return info_value(size, value, size_ret, cl_command_queue_properties(0));
+    case CL_DEVICE_QUEUE_ON_DEVICE_PREFERRED_SIZE:
+    case CL_DEVICE_QUEUE_ON_DEVICE_MAX_SIZE: return info_value(size, value, size_ret, cl_uint(0));
+    case CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES: return info_value(size, value, size_ret, cl_device_device_enqueue_capabilities(0));
+    case CL_DEVICE_EXECUTION_CAPABILITIES: return info_value(size, value, size_ret, cl_device_exec_capabilities(CL_EXEC_KERNEL));
+    default: break;
+  }
+  auto it = device->info.find(param);
+  if (it == device->info.end()) return CL_INVALID_VALUE;
+  return info_bytes(size, value, size_ret, it->second.data(), it->second.size());
+}
+
+}  // namespace fedcl

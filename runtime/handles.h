@@ -1,0 +1,200 @@
+// The objects behind fedcl's OpenCL handles. A handle lives in the application's process and names
+// the same object id on every daemon that holds a copy of it.
+#pragma once
+
+#include <CL/cl.h>
+
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "connection.h"
+#include "object.h"
+
+namespace fedcl {
+
+// A bit per daemon connection (a context spans at most 64 daemons).
+using ConnectionMask = uint64_t;
+inline ConnectionMask bit(const Connection *connection) { return ConnectionMask(1) << connection->index(); }
+
+// Where a context lives on one daemon: that daemon's devices of the context.
+struct ContextPart {
+  Connection *connection;
+  std::vector<uint64_t> device_ids;
+  uint64_t transfer_queue = 0;  // fedcl's own queue there, for moving buffers between daemons
+};
+
+using ContextNotify = void(CL_CALLBACK *)(const char *, const void *, size_t, void *);
+
+struct Callback {
+  void(CL_CALLBACK *function)(void *object, void *user_data);
+  void *user_data;
+};
+
+struct KernelArgDesc {
+  cl_kernel_arg_address_qualifier address;
+  cl_kernel_arg_access_qualifier access;
+  cl_kernel_arg_type_qualifier type_qualifier;
+  std::string type_name;
+  std::string name;
+};
+
+struct KernelDesc {
+  std::string name;
+  std::vector<KernelArgDesc> args;
+};
+
+}  // namespace fedcl
+
+struct _cl_platform_id : fedcl::Object {
+  static constexpr fedcl::Magic kMagic = fedcl::Magic::platform;
+  _cl_platform_id() : Object(kMagic, 0) {}
+};
+
+struct _cl_device_id : fedcl::Object {
+  static constexpr fedcl::Magic kMagic = fedcl::Magic::device;
+  fedcl::Connection *connection;
+  uint64_t remote_id;                                     // the device's id in that session
+  std::unordered_map<cl_uint, std::vector<uint8_t>> info; // as the backend answered
+  std::string name;                                       // the backend's name, then " @ node"
+  std::string extensions;                                 // the extensions fedcl forwards
+  cl_device_type type = 0;
+  cl_uint address_bits = 64;
+  size_t max_work_group_size = 0;
+  size_t max_work_item_sizes[3] = {};
+  cl_uint mem_base_addr_align = 0;                        // bits
+  explicit _cl_device_id(fedcl::Connection *c, uint64_t id) : Object(kMagic, 0), connection(c), remote_id(id) {}
+  void last_release() {}
+};
+
+struct _cl_context : fedcl::Object {
+  static constexpr fedcl::Magic kMagic = fedcl::Magic::context;
+  std::vector<cl_device_id> devices;
+  std::vector<fedcl::ContextPart> parts;                  // one per daemon
+  std::vector<cl_context_properties> properties;          // as given, 0-terminated, or empty
+  fedcl::ContextNotify notify = nullptr;
+  void *notify_data = nullptr;
+  std::mutex mutex;
+  std::vector<fedcl::Callback> destructor_callbacks;
+  _cl_context() : Object(kMagic) {}
+  ~_cl_context();
+  void last_release();
+  fedcl::ContextPart *part(const fedcl::Connection *connection);
+  // fedcl's own queue on a daemon of the context, created on first use.
+  uint64_t transfer_queue(fedcl::ContextPart &part);
+  bool has_device(cl_device_id device) const;
+};
+
+struct _cl_command_queue : fedcl::Object {
+  static constexpr fedcl::Magic kMagic = fedcl::Magic::queue;
+  cl_context context;
+  cl_device_id device;
+  fedcl::Connection *connection;
+  cl_command_queue_properties properties;
+  std::vector<cl_queue_properties> properties_array;      // as given to clCreateCommandQueueWithProperties
+  _cl_command_queue() : Object(kMagic) {}
+  ~_cl_command_queue();
+  void last_release();
+};
+
+struct _cl_mem : fedcl::Object {
+  static constexpr fedcl::Magic kMagic = fedcl::Magic::mem;
+  cl_context context;
+  cl_mem_object_type type = CL_MEM_OBJECT_BUFFER;
+  cl_mem_flags flags;
+  size_t size;
+  void *host_ptr = nullptr;                               // CL_MEM_USE_HOST_PTR only
+  cl_mem parent = nullptr;                                // sub-buffers
+  size_t origin = 0;
+  std::mutex mutex;
+  fedcl::ConnectionMask present = 0;                      // daemons that hold the object
+  fedcl::ConnectionMask valid = 0;                        // daemons whose copy is current
+  cl_event last_writer = nullptr;                         // the last command that may have written it
+  uint8_t *mirror = nullptr;                              // host copy that maps point into
+  struct Mapping {
+    void *pointer;
+    size_t offset, size;
+    cl_map_flags flags;
+  };
+  std::vector<Mapping> mappings;
+  std::vector<fedcl::Callback> destructor_callbacks;
+  _cl_mem() : Object(kMagic) {}
+  ~_cl_mem();
+  void last_release();
+};
+
+struct _cl_program : fedcl::Object {
+  static constexpr fedcl::Magic kMagic = fedcl::Magic::program;
+  cl_context context;
+  std::string source;
+  std::mutex mutex;
+  struct DeviceBuild {
+    cl_build_status status = CL_BUILD_NONE;
+    std::string log, options;
+  };
+  std::unordered_map<cl_device_id, DeviceBuild> builds;
+  std::vector<fedcl::KernelDesc> kernels;                 // after a successful build
+  std::atomic<cl_uint> attached_kernels{0};
+  _cl_program() : Object(kMagic) {}
+  ~_cl_program();
+  void last_release();
+  const fedcl::KernelDesc *kernel(const std::string &name) const;
+  bool built() const;
+};
+
+struct _cl_kernel : fedcl::Object {
+  static constexpr fedcl::Magic kMagic = fedcl::Magic::kernel;
+  cl_program program;
+  const fedcl::KernelDesc *desc;
+  // Arguments live here, as in a local driver, and travel with the next launch that needs them.
+  struct Arg {
+    enum Kind : uint8_t { unset, value, memory, local, sampler } kind = unset;
+    std::vector<uint8_t> bytes;
+    uint64_t object = 0;    // mem or sampler id (0: NULL cl_mem)
+    cl_mem buffer = nullptr;
+    uint64_t local_size = 0;
+    uint32_t generation = 0;
+  };
+  std::mutex mutex;
+  fedcl::ConnectionMask present = 0;                      // daemons that hold the kernel
+  std::vector<Arg> args;
+  uint32_t generation = 0;
+  std::unordered_map<size_t, std::vector<uint32_t>> sent;  // per connection: generation of each arg sent
+  std::unordered_map<cl_device_id, std::unordered_map<cl_uint, std::vector<uint8_t>>> work_group_info;
+  _cl_kernel() : Object(kMagic) {}
+  ~_cl_kernel();
+  void last_release();
+};
+
+struct _cl_event : fedcl::Object {
+  static constexpr fedcl::Magic kMagic = fedcl::Magic::event;
+  cl_context context;
+  cl_command_queue queue;                                 // null for user events
+  fedcl::Connection *connection;                          // where the command runs; null for user events
+  cl_command_type command_type;
+  std::mutex mutex;
+  std::condition_variable cv;
+  cl_int status;
+  bool has_profiling = false;
+  cl_ulong profiling[4] = {};
+  fedcl::ConnectionMask proxies = 0;                      // daemons holding a user-event stand-in
+  struct StatusCallback {
+    cl_int status;
+    void(CL_CALLBACK *function)(cl_event, cl_int, void *);
+    void *user_data;
+  };
+  std::vector<StatusCallback> callbacks;
+  _cl_event() : Object(kMagic) {}
+  ~_cl_event();
+  void last_release();
+};
+
+struct _cl_sampler : fedcl::Object {
+  static constexpr fedcl::Magic kMagic = fedcl::Magic::sampler;
+  cl_context context;
+  _cl_sampler() : Object(kMagic) {}
+  void last_release() {}
+};

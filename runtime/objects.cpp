@@ -1,0 +1,115 @@
+// Lifetimes: what each object tells the daemons when the application lets go of it, and what it
+// lets go of itself when its memory goes.
+#include <algorithm>
+#include <cstdlib>
+
+#include "runtime.h"
+
+namespace fedcl {
+
+std::atomic<uint64_t> g_next_id{wire::FIRST_CLIENT_ID};
+uint64_t new_object_id() { return g_next_id.fetch_add(1, std::memory_order_relaxed); }
+
+namespace {
+void post_release(Connection *connection, uint64_t id) {
+  if (!connection->alive()) return;
+  RequestMessage request;
+  request.root.setRelease(id);
+  connection->post(request);
+}
+
+// Destructor callbacks run in reverse order of registration, as the specification requires.
+template <typename Handle>
+void run_destructor_callbacks(std::vector<Callback> &callbacks, Handle handle) {
+  for (auto it = callbacks.rbegin(); it != callbacks.rend(); ++it) it->function(handle, it->user_data);
+}
+}  // namespace
+
+}  // namespace fedcl
+
+using namespace fedcl;
+
+void _cl_context::last_release() {
+  Runtime::get().remove_context(this);
+  for (auto &part : parts) {
+    if (part.transfer_queue) post_release(part.connection, part.transfer_queue);
+    post_release(part.connection, id);
+  }
+}
+
+_cl_context::~_cl_context() { run_destructor_callbacks(destructor_callbacks, this); }
+
+ContextPart *_cl_context::part(const Connection *connection) {
+  for (auto &p : parts)
+    if (p.connection == connection) return &p;
+  return nullptr;
+}
+
+bool _cl_context::has_device(cl_device_id device) const {
+  return std::find(devices.begin(), devices.end(), device) != devices.end();
+}
+
+uint64_t _cl_context::transfer_queue(ContextPart &p) {
+  std::lock_guard<std::mutex> lock(mutex);
+  if (p.transfer_queue == 0) {
+    p.transfer_queue = new_object_id();
+    RequestMessage request;
+    auto create = request.root.initCreateQueue();
+    create.setId(p.transfer_queue);
+    create.setContext(id);
+    create.setDevice(p.device_ids.front());
+    p.connection->post(request);
+  }
+  return p.transfer_queue;
+}
+
+void _cl_command_queue::last_release() { post_release(connection, id); }
+_cl_command_queue::~_cl_command_queue() { unhold(context); }
+
+void _cl_mem::last_release() {
+  for (auto &part : context->parts)
+    if (present & bit(part.connection)) post_release(part.connection, id);
+}
+
+_cl_mem::~_cl_mem() {
+  run_destructor_callbacks(destructor_callbacks, this);
+  if (last_writer) release(last_writer);
+  std::free(mirror);
+  if (parent) unhold(parent);
+  unhold(context);
+}
+
+void _cl_program::last_release() {
+  for (auto &part : context->parts) post_release(part.connection, id);
+}
+_cl_program::~_cl_program() { unhold(context); }
+
+const KernelDesc *_cl_program::kernel(const std::string &name) const {
+  for (const auto &k : kernels)
+    if (k.name == name) return &k;
+  return nullptr;
+}
+
+bool _cl_program::built() const {
+  for (const auto &entry : builds)
+    if (entry.second.status == CL_BUILD_SUCCESS) return true;
+  return false;
+}
+
+void _cl_kernel::last_release() {
+  for (auto &part : program->context->parts)
+    if (present & bit(part.connection)) post_release(part.connection, id);
+  program->attached_kernels--;
+}
+_cl_kernel::~_cl_kernel() { unhold(program); }
+
+void _cl_event::last_release() {
+  if (connection) post_release(connection, id);
+  for (auto &part : context->parts)
+    if (proxies & bit(part.connection)) post_release(part.connection, id);
+}
+
+_cl_event::~_cl_event() {
+  if (queue) unhold(queue);
+  unhold(context);
+}

@@ -1,0 +1,64 @@
+// The process-wide client state: the daemons, their devices, the event mirror and the thread that
+// runs application callbacks.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "handles.h"
+
+namespace fedcl {
+
+class Runtime final : public ConnectionListener {
+ public:
+  static Runtime &get();
+
+  _cl_platform_id *platform() { return &platform_; }
+  // The devices of every reachable daemon; connects on the first call.
+  const std::vector<cl_device_id> &devices();
+
+  // Event mirror: a tracked event is completed by the daemon's notice (or its read reply).
+  void track(_cl_event *event);
+  void complete(_cl_event *event, cl_int status, const uint64_t *profiling);
+
+  // Runs function on the callback thread: never on a runtime thread that a callback could block.
+  void defer(std::function<void()> function);
+
+  void add_context(_cl_context *context);
+  void remove_context(_cl_context *context);
+  // Calls the context's notify callback (if any) on the callback thread.
+  void notify(_cl_context *context, const std::string &message);
+
+  // ConnectionListener
+  void on_notice(Connection &connection, wire::Notice::Reader notice) override;
+  void on_read_done(Connection &connection, wire::Completion::Reader completion) override;
+  void on_lost(Connection &connection, const std::string &reason) override;
+
+ private:
+  Runtime() = default;
+  void connect_all();
+  void complete_by_id(uint64_t id, cl_int status, const uint64_t *profiling);
+  void callback_main();
+
+  _cl_platform_id platform_;
+  std::once_flag connected_;
+  std::vector<std::unique_ptr<Connection>> connections_;
+  std::vector<cl_device_id> devices_;
+
+  std::mutex events_mutex_;
+  std::unordered_map<uint64_t, _cl_event *> events_;
+
+  std::mutex contexts_mutex_;
+  std::unordered_map<uint64_t, _cl_context *> contexts_;
+
+  std::mutex callback_mutex_;
+  std::condition_variable callback_cv_;
+  std::vector<std::function<void()>> callback_queue_;
+  std::thread callback_thread_;
+};
+
+}  // namespace fedcl
