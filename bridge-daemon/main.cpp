@@ -18,7 +18,8 @@ const char kUsage[] =
     "usage: fedcld [options]\n"
     "Serves this node's OpenCL devices to fedcl clients.\n"
     "\n"
-    "  --listen HOST:PORT    address to listen on (default 127.0.0.1:7070)\n"
+    "  --listen HOST:PORT    address to listen on (default 127.0.0.1:7070; port 0 picks a free one)\n"
+    "  --port-file FILE      write the port listened on to FILE once listening\n"
     "  --platform P          export only platform P: an index or a substring of its name\n"
     "  --devices LIST        export only these device indices of each platform, e.g. 0,2\n"
     "  --name NAME           node name shown in client device names (default: hostname:port)\n"
@@ -35,7 +36,7 @@ bool parse_listen(const std::string &text, fedcld::ServerOptions *options) {
   if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
   char *end = nullptr;
   long port = std::strtol(text.c_str() + colon + 1, &end, 10);
-  if (*end != '\0' || port <= 0 || port > 65535) return false;
+  if (*end != '\0' || port < 0 || port > 65535) return false;
   options->host = host.empty() ? "0.0.0.0" : host;
   options->port = static_cast<int>(port);
   return true;
@@ -66,6 +67,7 @@ int main(int argc, char **argv) {
   fedcld::ServerOptions options;
   fedcld::BackendSelection selection;
   bool list_only = false;
+  std::string port_file;
   for (int i = 1; i < argc; i++) {
     std::string arg = argv[i];
     auto value = [&]() -> std::string {
@@ -81,6 +83,8 @@ int main(int argc, char **argv) {
     } else if (arg == "--listen") {
       std::string text = value();
       if (!parse_listen(text, &options)) return die("--listen wants HOST:PORT, not '" + text + "'");
+    } else if (arg == "--port-file") {
+      port_file = value();
     } else if (arg == "--platform") {
       selection.platform = value();
     } else if (arg == "--devices") {
@@ -112,11 +116,6 @@ int main(int argc, char **argv) {
   std::vector<fedcld::BackendPlatform> platforms;
   std::string problem = fedcld::backend_discover(selection, &platforms);
   if (!problem.empty()) return die(problem);
-  if (options.node.empty()) {
-    char host[256] = {};
-    gethostname(host, sizeof host - 1);
-    options.node = std::string(host) + ":" + std::to_string(options.port);
-  }
   size_t device_count = 0;
   for (const auto &platform : platforms) {
     for (const auto &device : platform.devices) {
@@ -135,7 +134,14 @@ int main(int argc, char **argv) {
   int err = server.listen();
   if (err != 0)
     return die("cannot listen on " + options.host + ":" + std::to_string(options.port) + ": " + uv_strerror(err));
-  FEDCLD_LOG(info, "listening on %s:%d as node %s", options.host.c_str(), options.port, options.node.c_str());
+  int port = server.port();
+  FEDCLD_LOG(info, "listening on %s:%d as node %s", options.host.c_str(), port, server.options().node.c_str());
+  if (!port_file.empty()) {
+    // Written to a temporary name and renamed, so that a reader never sees a partial file.
+    std::string temporary = port_file + ".tmp";
+    std::ofstream(temporary) << port << "\n";
+    if (std::rename(temporary.c_str(), port_file.c_str()) != 0) return die("cannot write " + port_file);
+  }
   uv_run(loop, UV_RUN_DEFAULT);
   uv_loop_close(loop);
   return 0;

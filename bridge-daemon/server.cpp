@@ -1,5 +1,7 @@
 #include "server.h"
 
+#include <unistd.h>
+
 #include "log.h"
 #include "session.h"
 
@@ -26,10 +28,22 @@ int Server::listen() {
   err = uv_tcp_bind(&listener_, reinterpret_cast<sockaddr *>(&addr), 0);
   if (err == 0) err = uv_listen(reinterpret_cast<uv_stream_t *>(&listener_), 128, on_connection);
   if (err == 0) {
+    if (options_.node.empty()) {
+      char host[256] = {};
+      gethostname(host, sizeof host - 1);
+      options_.node = std::string(host) + ":" + std::to_string(port());
+    }
     uv_signal_start(&sigint_, on_signal, SIGINT);
     uv_signal_start(&sigterm_, on_signal, SIGTERM);
   }
   return err;
+}
+
+int Server::port() const {
+  sockaddr_storage addr{};
+  int len = sizeof addr;
+  if (uv_tcp_getsockname(&listener_, reinterpret_cast<sockaddr *>(&addr), &len) != 0) return options_.port;
+  return ntohs(reinterpret_cast<sockaddr_in *>(&addr)->sin_port);
 }
 
 void Server::close() {

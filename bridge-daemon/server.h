@@ -34,6 +34,8 @@ class Server {
   // Binds and listens; returns a libuv error code.
   int listen();
   void close();
+  // The port actually bound (differs from options().port when that was 0).
+  int port() const;
 
   // Thread-safe: runs task on the loop thread soon.
   void post(std::function<void()> task);
