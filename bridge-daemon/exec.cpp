@@ -208,6 +208,7 @@ void exec_get_info(Call &call, wire::Request::GetInfo::Reader request) {
       bytes = query_bytes([&](size_t n, void *v, size_t *r) { return clGetContextInfo(context, param, n, v, r); });
       break;
     }
+    default: fail(CL_INVALID_VALUE, "this fedcld cannot answer that kind of query");
   }
   capnp::MallocMessageBuilder message;
   auto reply = message.initRoot<wire::Reply>();
@@ -240,7 +241,9 @@ void execute(Session &session, Frame &frame) {
     session.close("the first request was not Hello");
     return;
   }
-  if (frame.header.payload_bytes != 0 && which != W::WRITE_BUFFER && which != W::CREATE_BUFFER) {
+  bool carries_payload = which == W::WRITE_BUFFER || which == W::CREATE_BUFFER || which == W::CREATE_IMAGE ||
+                         which == W::WRITE_IMAGE || which == W::WRITE_BUFFER_RECT;
+  if (frame.header.payload_bytes != 0 && !carries_payload) {
     session.close("unexpected payload");
     return;
   }
@@ -267,6 +270,25 @@ void execute(Session &session, Frame &frame) {
       case W::FLUSH: exec_flush(call, request.getFlush()); break;
       case W::FINISH: exec_finish(call, request.getFinish()); break;
       case W::GET_INFO: exec_get_info(call, request.getGetInfo()); break;
+      case W::CREATE_IMAGE: exec_create_image(call, request.getCreateImage(), frame); break;
+      case W::CREATE_SAMPLER: exec_create_sampler(call, request.getCreateSampler()); break;
+      case W::GET_SUPPORTED_IMAGE_FORMATS: exec_get_supported_image_formats(call, request.getGetSupportedImageFormats()); break;
+      case W::READ_IMAGE: exec_read_image(call, request.getReadImage()); break;
+      case W::WRITE_IMAGE: exec_write_image(call, request.getWriteImage(), frame); break;
+      case W::COPY_IMAGE: exec_copy_image(call, request.getCopyImage()); break;
+      case W::FILL_IMAGE: exec_fill_image(call, request.getFillImage()); break;
+      case W::COPY_IMAGE_TO_BUFFER: exec_copy_image_to_buffer(call, request.getCopyImageToBuffer()); break;
+      case W::COPY_BUFFER_TO_IMAGE: exec_copy_buffer_to_image(call, request.getCopyBufferToImage()); break;
+      case W::READ_BUFFER_RECT: exec_read_buffer_rect(call, request.getReadBufferRect()); break;
+      case W::WRITE_BUFFER_RECT: exec_write_buffer_rect(call, request.getWriteBufferRect(), frame); break;
+      case W::COPY_BUFFER_RECT: exec_copy_buffer_rect(call, request.getCopyBufferRect()); break;
+      case W::CREATE_PROGRAM_WITH_BINARY: exec_create_program_with_binary(call, request.getCreateProgramWithBinary()); break;
+      case W::CREATE_PROGRAM_WITH_I_L: exec_create_program_with_il(call, request.getCreateProgramWithIL()); break;
+      case W::CREATE_PROGRAM_WITH_BUILT_IN_KERNELS: exec_create_program_with_built_in_kernels(call, request.getCreateProgramWithBuiltInKernels()); break;
+      case W::COMPILE_PROGRAM: exec_compile_program(call, request.getCompileProgram()); break;
+      case W::LINK_PROGRAM: exec_link_program(call, request.getLinkProgram()); break;
+      case W::SET_SPECIALIZATION_CONSTANT: exec_set_specialization_constant(call, request.getSetSpecializationConstant()); break;
+      case W::CREATE_SUB_DEVICES: exec_create_sub_devices(call, request.getCreateSubDevices()); break;
       default: fail(CL_INVALID_OPERATION, "request kind " + std::to_string(unsigned(which)) + " is not known to this fedcld");
     }
     if (call.seq != 0 && !call.replied) session.send_status(call.seq, CL_SUCCESS, "");

@@ -52,4 +52,27 @@ void exec_marker(Call &call, wire::Command::Reader command, bool barrier);
 void exec_flush(Call &call, uint64_t queue);
 void exec_finish(Call &call, uint64_t queue);
 
+// exec_images.cpp: images, samplers, rectangular buffer transfers.
+void exec_create_image(Call &call, wire::Request::CreateImage::Reader request, Frame &frame);
+void exec_create_sampler(Call &call, wire::Request::CreateSampler::Reader request);
+void exec_get_supported_image_formats(Call &call, wire::Request::GetSupportedImageFormats::Reader request);
+void exec_read_image(Call &call, wire::Request::ReadImage::Reader request);
+void exec_write_image(Call &call, wire::Request::WriteImage::Reader request, Frame &frame);
+void exec_copy_image(Call &call, wire::Request::CopyImage::Reader request);
+void exec_fill_image(Call &call, wire::Request::FillImage::Reader request);
+void exec_copy_image_to_buffer(Call &call, wire::Request::CopyImageToBuffer::Reader request);
+void exec_copy_buffer_to_image(Call &call, wire::Request::CopyBufferToImage::Reader request);
+void exec_read_buffer_rect(Call &call, wire::Request::ReadBufferRect::Reader request);
+void exec_write_buffer_rect(Call &call, wire::Request::WriteBufferRect::Reader request, Frame &frame);
+void exec_copy_buffer_rect(Call &call, wire::Request::CopyBufferRect::Reader request);
+
+// exec_programs.cpp: programs from binaries and IL, compile and link; sub-devices.
+void exec_create_program_with_binary(Call &call, wire::Request::CreateProgramWithBinary::Reader request);
+void exec_create_program_with_il(Call &call, wire::Request::CreateProgramWithIL::Reader request);
+void exec_create_program_with_built_in_kernels(Call &call, wire::Request::CreateProgramWithBuiltInKernels::Reader request);
+void exec_compile_program(Call &call, wire::Request::CompileProgram::Reader request);
+void exec_link_program(Call &call, wire::Request::LinkProgram::Reader request);
+void exec_set_specialization_constant(Call &call, wire::Request::SetSpecializationConstant::Reader request);
+void exec_create_sub_devices(Call &call, wire::Request::CreateSubDevices::Reader request);
+
 }  // namespace fedcld

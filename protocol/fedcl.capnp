@@ -107,6 +107,30 @@ struct Request {
 
     # Queries the client cannot answer from what it mirrors.
     getInfo @21 :GetInfo;
+
+    # Images and samplers; rectangular buffer transfers (host-side pitches are applied by the client,
+    # so payloads are always tightly packed).
+    createImage @22 :CreateImage;             # payload: initial contents, tightly packed, if any
+    createSampler @23 :CreateSampler;
+    getSupportedImageFormats @24 :GetSupportedImageFormats;  # reply: info = cl_image_format array
+    readImage @25 :ReadImage;                 # reply payload: the region, tightly packed
+    writeImage @26 :WriteImage;               # payload: the region, tightly packed
+    copyImage @27 :CopyImage;
+    fillImage @28 :FillImage;
+    copyImageToBuffer @29 :CopyImageToBuffer;
+    copyBufferToImage @30 :CopyBufferToImage;
+    readBufferRect @31 :ReadBufferRect;       # reply payload: the region, tightly packed
+    writeBufferRect @32 :WriteBufferRect;     # payload: the region, tightly packed
+    copyBufferRect @33 :CopyBufferRect;
+
+    # Programs from binaries and IL, separate compilation and linking; sub-devices.
+    createProgramWithBinary @34 :CreateProgramWithBinary;  # reply: info = cl_int status per device
+    createProgramWithIL @35 :CreateProgramWithIL;
+    createProgramWithBuiltInKernels @36 :CreateProgramWithBuiltInKernels;
+    compileProgram @37 :CompileProgram;       # reply: build
+    linkProgram @38 :LinkProgram;             # reply: build
+    setSpecializationConstant @39 :SetSpecializationConstant;
+    createSubDevices @40 :CreateSubDevices;   # reply: subDevices
   }
 
   struct CreateContext {
@@ -197,6 +221,158 @@ struct Request {
     param @2 :UInt32;
     device @3 :UInt64;            # for per-device queries (build and work-group info)
     argIndex @4 :UInt32;          # for kernelArg
+    input @5 :Data;               # for queries that take an input value (sub-group info)
+  }
+
+  struct ImageFormat {
+    channelOrder @0 :UInt32;
+    channelType @1 :UInt32;
+  }
+  struct ImageDesc {
+    type @0 :UInt32;              # CL_MEM_OBJECT_IMAGE*
+    width @1 :UInt64;
+    height @2 :UInt64;
+    depth @3 :UInt64;
+    arraySize @4 :UInt64;
+    rowPitch @5 :UInt64;          # 0 unless the image wraps a buffer (image1d_buffer, image2d from buffer)
+    slicePitch @6 :UInt64;
+    numMipLevels @7 :UInt32;
+    numSamples @8 :UInt32;
+    buffer @9 :UInt64;            # the buffer or image the image is made from, or 0
+  }
+  struct CreateImage {
+    id @0 :UInt64;
+    context @1 :UInt64;
+    flags @2 :UInt64;
+    format @3 :ImageFormat;
+    desc @4 :ImageDesc;
+    initialContents @5 :Bool;
+  }
+  struct CreateSampler {
+    id @0 :UInt64;
+    context @1 :UInt64;
+    properties @2 :List(UInt64);  # cl_sampler_properties, without the terminating 0
+  }
+  struct GetSupportedImageFormats {
+    context @0 :UInt64;
+    flags @1 :UInt64;
+    type @2 :UInt32;
+  }
+  struct ReadImage {
+    command @0 :Command;
+    image @1 :UInt64;
+    origin @2 :List(UInt64);
+    region @3 :List(UInt64);
+  }
+  struct WriteImage {
+    command @0 :Command;
+    image @1 :UInt64;
+    origin @2 :List(UInt64);
+    region @3 :List(UInt64);
+  }
+  struct CopyImage {
+    command @0 :Command;
+    src @1 :UInt64;
+    dst @2 :UInt64;
+    srcOrigin @3 :List(UInt64);
+    dstOrigin @4 :List(UInt64);
+    region @5 :List(UInt64);
+  }
+  struct FillImage {
+    command @0 :Command;
+    image @1 :UInt64;
+    color @2 :Data;               # 16 bytes: float4, int4 or uint4 by the image's channel type
+    origin @3 :List(UInt64);
+    region @4 :List(UInt64);
+  }
+  struct CopyImageToBuffer {
+    command @0 :Command;
+    src @1 :UInt64;
+    dst @2 :UInt64;
+    srcOrigin @3 :List(UInt64);
+    region @4 :List(UInt64);
+    dstOffset @5 :UInt64;
+  }
+  struct CopyBufferToImage {
+    command @0 :Command;
+    src @1 :UInt64;
+    dst @2 :UInt64;
+    srcOffset @3 :UInt64;
+    dstOrigin @4 :List(UInt64);
+    region @5 :List(UInt64);
+  }
+  struct ReadBufferRect {
+    command @0 :Command;
+    buffer @1 :UInt64;
+    bufferOrigin @2 :List(UInt64);
+    region @3 :List(UInt64);
+    bufferRowPitch @4 :UInt64;
+    bufferSlicePitch @5 :UInt64;
+  }
+  struct WriteBufferRect {
+    command @0 :Command;
+    buffer @1 :UInt64;
+    bufferOrigin @2 :List(UInt64);
+    region @3 :List(UInt64);
+    bufferRowPitch @4 :UInt64;
+    bufferSlicePitch @5 :UInt64;
+  }
+  struct CopyBufferRect {
+    command @0 :Command;
+    src @1 :UInt64;
+    dst @2 :UInt64;
+    srcOrigin @3 :List(UInt64);
+    dstOrigin @4 :List(UInt64);
+    region @5 :List(UInt64);
+    srcRowPitch @6 :UInt64;
+    srcSlicePitch @7 :UInt64;
+    dstRowPitch @8 :UInt64;
+    dstSlicePitch @9 :UInt64;
+  }
+  struct CreateProgramWithBinary {
+    id @0 :UInt64;
+    context @1 :UInt64;
+    devices @2 :List(UInt64);
+    binaries @3 :List(Data);      # one per device
+  }
+  struct CreateProgramWithIL {
+    id @0 :UInt64;
+    context @1 :UInt64;
+    il @2 :Data;
+  }
+  struct CreateProgramWithBuiltInKernels {
+    id @0 :UInt64;
+    context @1 :UInt64;
+    devices @2 :List(UInt64);
+    names @3 :Text;               # semicolon-separated, as in the API
+  }
+  struct CompileProgram {
+    program @0 :UInt64;
+    devices @1 :List(UInt64);
+    options @2 :Text;
+    headers @3 :List(Header);
+    struct Header {
+      name @0 :Text;              # include name
+      program @1 :UInt64;         # the program holding the header's source
+    }
+  }
+  struct LinkProgram {
+    id @0 :UInt64;                # the new program
+    context @1 :UInt64;
+    devices @2 :List(UInt64);
+    options @3 :Text;
+    inputs @4 :List(UInt64);
+  }
+  struct SetSpecializationConstant {
+    program @0 :UInt64;
+    specId @1 :UInt32;
+    value @2 :Data;
+  }
+  struct CreateSubDevices {
+    device @0 :UInt64;
+    properties @1 :List(Int64);   # cl_device_partition_property, without the terminating 0
+    firstId @2 :UInt64;           # the new sub-devices get firstId, firstId + 1, ...
+    maxDevices @3 :UInt32;        # how many ids the client reserved
   }
 }
 
@@ -209,6 +385,9 @@ enum InfoKind {
   mem @5;
   queue @6;
   context @7;
+  image @8;
+  sampler @9;
+  kernelSubGroup @10;
 }
 
 # ---------------------------------------------------------------------------------------------------
@@ -249,6 +428,7 @@ struct Reply {
     build @6 :BuildResult;
     read @7 :Completion;          # the frame's payload holds the bytes read; this completes the
                                   # read's event (no separate Completion is sent for it)
+    subDevices @8 :List(DeviceDesc);
   }
 }
 

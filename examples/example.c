@@ -1,0 +1,66 @@
+#include "example.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+enum { kMaxPlatforms = 16, kNameBytes = 256 };
+
+void example_check(cl_int status, const char *what, const char *file, int line) {
+  if (status == CL_SUCCESS) return;
+  fprintf(stderr, "%s:%d: %s failed with OpenCL error %d\n", file, line, what, status);
+  exit(1);
+}
+
+static void platform_name(cl_platform_id platform, char name[kNameBytes]) {
+  name[0] = '\0';
+  EXAMPLE_CHECK(clGetPlatformInfo(platform, CL_PLATFORM_NAME, kNameBytes, name, NULL));
+}
+
+void example_pick_device(cl_platform_id *platform, cl_device_id *device) {
+  cl_platform_id platforms[kMaxPlatforms];
+  cl_uint count = 0;
+  EXAMPLE_CHECK(clGetPlatformIDs(kMaxPlatforms, platforms, &count));
+  if (count > kMaxPlatforms) count = kMaxPlatforms;
+  const char *wanted = getenv("FEDCL_EXAMPLE_PLATFORM");
+  char name[kNameBytes];
+  cl_uint chosen = count;
+  for (cl_uint i = 0; i < count && chosen == count; i++) {
+    platform_name(platforms[i], name);
+    if (!wanted || !*wanted || strstr(name, wanted)) chosen = i;
+  }
+  if (chosen == count) {
+    fprintf(stderr, "no OpenCL platform whose name contains '%s'\n", wanted);
+    exit(1);
+  }
+  *platform = platforms[chosen];
+  platform_name(*platform, name);
+  EXAMPLE_CHECK(clGetDeviceIDs(*platform, CL_DEVICE_TYPE_ALL, 1, device, NULL));
+  char device_name[kNameBytes] = "";
+  EXAMPLE_CHECK(clGetDeviceInfo(*device, CL_DEVICE_NAME, sizeof device_name, device_name, NULL));
+  printf("platform: %s\ndevice:   %s\n", name, device_name);
+}
+
+cl_program example_build(cl_context context, cl_device_id device, const char *source) {
+  cl_int status;
+  cl_program program = clCreateProgramWithSource(context, 1, &source, NULL, &status);
+  EXAMPLE_CHECK(status);
+  status = clBuildProgram(program, 1, &device, "", NULL, NULL);
+  if (status == CL_BUILD_PROGRAM_FAILURE) {
+    size_t size = 0;
+    clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, 0, NULL, &size);
+    char *log = calloc(size + 1, 1);
+    if (log) clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, size, log, NULL);
+    fprintf(stderr, "build log:\n%s\n", log ? log : "(out of memory)");
+    free(log);
+  }
+  EXAMPLE_CHECK(status);
+  return program;
+}
+
+double example_now(void) {
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return (double)now.tv_sec + (double)now.tv_nsec * 1e-9;
+}

@@ -1,0 +1,21 @@
+/* What every example needs: pick a platform and device, build a program, report OpenCL errors. */
+#ifndef FEDCL_EXAMPLE_H
+#define FEDCL_EXAMPLE_H
+
+#include <CL/cl.h>
+
+/* Exits with a message naming the failed call when status is not CL_SUCCESS. */
+#define EXAMPLE_CHECK(call) example_check((call), #call, __FILE__, __LINE__)
+void example_check(cl_int status, const char *what, const char *file, int line);
+
+/* The platform whose name contains $FEDCL_EXAMPLE_PLATFORM, else the first one; and its first device.
+   Prints what was chosen. Exits when there is none. */
+void example_pick_device(cl_platform_id *platform, cl_device_id *device);
+
+/* Builds source for device; on a build failure prints the build log and exits. */
+cl_program example_build(cl_context context, cl_device_id device, const char *source);
+
+/* Monotonic wall-clock time in seconds. */
+double example_now(void);
+
+#endif

@@ -1,0 +1,82 @@
+// What the end-to-end tests share: daemons plus the fedcl platform in front of them, OpenCL
+// status codes that print by name, and the small steps every test repeats.
+//
+// The runtime connects once per process, at the first clGetDeviceIDs on the fedcl platform, so a
+// Cluster must be made before any OpenCL call: it starts the daemons and sets FEDCL_HOSTS first.
+#pragma once
+
+#include <CL/cl.h>
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "daemon_process.h"
+
+namespace fedcl_test {
+
+// An OpenCL status that gtest prints as "CL_INVALID_VALUE (-30)".
+struct Status {
+  cl_int code;
+  bool operator==(const Status &other) const { return code == other.code; }
+};
+const char *status_name(cl_int code);
+void PrintTo(const Status &status, std::ostream *out);
+
+#define EXPECT_CL(expected, expr) EXPECT_EQ(::fedcl_test::Status{expected}, ::fedcl_test::Status{expr})
+#define ASSERT_CL(expected, expr) ASSERT_EQ(::fedcl_test::Status{expected}, ::fedcl_test::Status{expr})
+#define ASSERT_CL_OK(expr) ASSERT_CL(CL_SUCCESS, expr)
+
+// The platform named "fedcl"; throws if the loader does not offer it.
+cl_platform_id fedcl_platform();
+
+// Daemons on loopback and the fedcl devices they serve, in FEDCL_HOSTS order.
+struct Cluster {
+  explicit Cluster(size_t daemon_count = 1, const std::vector<std::string> &daemon_args = {});
+  std::vector<std::unique_ptr<DaemonProcess>> daemons;
+  cl_platform_id platform = nullptr;
+  std::vector<cl_device_id> devices;
+};
+
+// Sets FEDCL_HOSTS (replacing any earlier value).
+void set_hosts(const std::string &hosts);
+// All devices of the fedcl platform, or none with the status clGetDeviceIDs returned.
+std::vector<cl_device_id> fedcl_devices(cl_platform_id platform, cl_int *status = nullptr);
+
+std::string device_string(cl_device_id device, cl_device_info param);
+std::string build_log(cl_program program, cl_device_id device);
+// Creates and builds a program for every device of context; throws with the build log on failure.
+cl_program build_program(cl_context context, const std::string &source, const char *options = "");
+cl_kernel create_kernel(cl_program program, const char *name);
+cl_mem create_buffer(cl_context context, cl_mem_flags flags, size_t size, void *host_ptr = nullptr);
+cl_command_queue create_queue(cl_context context, cl_device_id device, cl_command_queue_properties properties = 0);
+
+template <typename T>
+void set_arg(cl_kernel kernel, cl_uint index, const T &value) {
+  ASSERT_CL_OK(clSetKernelArg(kernel, index, sizeof value, &value));
+}
+
+// Runs c = a + b for n floats on queue (one kernel per call) and checks c against the CPU.
+void expect_vector_add(cl_context context, cl_command_queue queue, size_t n);
+
+// Kernels several tests use.
+extern const char kVectorAddSource[];  // add(a, b, c, n): c = a + b
+extern const char kScaleSource[];      // scale(x, factor): x *= factor, and offset(x, add): x += add
+
+// Everything printed on stderr between construction and text(): the runtime's warnings.
+class StderrCapture {
+ public:
+  StderrCapture();
+  ~StderrCapture();
+  std::string text();  // stops capturing
+
+ private:
+  int saved_ = -1;
+  std::string path_;
+};
+
+size_t count_occurrences(const std::string &text, const std::string &needle);
+
+}  // namespace fedcl_test

@@ -1,0 +1,134 @@
+#include "daemon_process.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <stdexcept>
+#include <thread>
+
+#ifndef FEDCLD_PATH
+#error "FEDCLD_PATH must name the fedcld binary"
+#endif
+
+namespace fedcl_test {
+
+namespace {
+
+constexpr auto kStartTimeout = std::chrono::seconds(20);
+constexpr auto kPollInterval = std::chrono::milliseconds(5);
+
+std::string make_directory() {
+  char pattern[] = "/tmp/fedcl-test-XXXXXX";
+  if (!mkdtemp(pattern)) throw std::runtime_error(std::string("mkdtemp: ") + std::strerror(errno));
+  return pattern;
+}
+
+// Waits for pid to exit for up to timeout; returns its status or -1 if it is still running.
+int wait_exit(pid_t pid, std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    int status = 0;
+    pid_t done = waitpid(pid, &status, WNOHANG);
+    if (done == pid) return status;
+    if (done < 0 && errno != EINTR) return 0;  // already reaped
+    if (std::chrono::steady_clock::now() >= deadline) return -1;
+    std::this_thread::sleep_for(kPollInterval);
+  }
+}
+
+}  // namespace
+
+DaemonProcess::DaemonProcess(const std::vector<std::string> &extra_args) : directory_(make_directory()) {
+  std::string port_file = directory_ + "/port";
+  std::vector<std::string> args = {FEDCLD_PATH, "--listen", "127.0.0.1:0", "--port-file", port_file,
+                                   "--log-level", "warn"};
+  args.insert(args.end(), extra_args.begin(), extra_args.end());
+  std::vector<char *> argv;
+  for (auto &arg : args) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+
+  pid_t parent = getpid();
+  pid_ = fork();
+  if (pid_ < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+  if (pid_ == 0) {
+    // A test that dies (or is killed by ctest's timeout) must not leave its daemons behind.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(127);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+
+  auto deadline = std::chrono::steady_clock::now() + kStartTimeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::ifstream in(port_file);
+    if (in >> port_ && port_ > 0) return;
+    int status = 0;
+    if (waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -1;
+      throw std::runtime_error("fedcld exited before listening (status " + std::to_string(status) + ")");
+    }
+    std::this_thread::sleep_for(kPollInterval);
+  }
+  kill();
+  throw std::runtime_error("fedcld did not write its port file in time");
+}
+
+DaemonProcess::~DaemonProcess() {
+  kill();
+  std::string port_file = directory_ + "/port";
+  unlink(port_file.c_str());
+  unlink((port_file + ".tmp").c_str());
+  rmdir(directory_.c_str());
+}
+
+void DaemonProcess::kill() {
+  if (pid_ <= 0) return;
+  ::kill(pid_, SIGKILL);
+  int status;
+  while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+  }
+  pid_ = -1;
+}
+
+int DaemonProcess::stop(int timeout_ms) {
+  if (pid_ <= 0) return -1;
+  ::kill(pid_, SIGTERM);
+  int status = wait_exit(pid_, std::chrono::milliseconds(timeout_ms));
+  if (status == -1) {
+    kill();
+    return -1;
+  }
+  pid_ = -1;
+  return status;
+}
+
+std::string hosts_list(const std::vector<const DaemonProcess *> &daemons) {
+  std::string list;
+  for (const DaemonProcess *daemon : daemons) list += (list.empty() ? "" : ",") + daemon->endpoint();
+  return list;
+}
+
+int closed_port() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  if (fd < 0 || bind(fd, reinterpret_cast<sockaddr *>(&addr), sizeof addr) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr *>(&addr), &len) != 0)
+    throw std::runtime_error(std::string("cannot find a free port: ") + std::strerror(errno));
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+}  // namespace fedcl_test

@@ -1,0 +1,44 @@
+// A real fedcld process for end-to-end tests: started on a free loopback port, found through its
+// --port-file, and always killed when the object goes.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+namespace fedcl_test {
+
+class DaemonProcess {
+ public:
+  // Starts FEDCLD_PATH --listen 127.0.0.1:0 --port-file <tmp> plus extra_args and waits (bounded)
+  // for the port file. Throws std::runtime_error if the daemon does not come up.
+  explicit DaemonProcess(const std::vector<std::string> &extra_args = {});
+  ~DaemonProcess();
+  DaemonProcess(const DaemonProcess &) = delete;
+  DaemonProcess &operator=(const DaemonProcess &) = delete;
+
+  int port() const { return port_; }
+  std::string endpoint() const { return "127.0.0.1:" + std::to_string(port_); }
+  pid_t pid() const { return pid_; }
+  bool running() const { return pid_ > 0; }
+
+  // SIGKILL, then reaps the process.
+  void kill();
+  // SIGTERM, waits up to timeout_ms for a clean exit, then SIGKILL. Returns the exit status as
+  // waitpid reports it, or -1 if it had to be killed.
+  int stop(int timeout_ms = 5000);
+
+ private:
+  pid_t pid_ = -1;
+  int port_ = 0;
+  std::string directory_;
+};
+
+// "127.0.0.1:p1,127.0.0.1:p2,..." for FEDCL_HOSTS.
+std::string hosts_list(const std::vector<const DaemonProcess *> &daemons);
+
+// A loopback port that nothing listens on (bound, then closed again).
+int closed_port();
+
+}  // namespace fedcl_test
