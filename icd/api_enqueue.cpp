@@ -1,4 +1,5 @@
 // Enqueued commands: checked here, sent without waiting unless the call blocks.
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -21,23 +22,42 @@ cl_int check_queue_mem(cl_command_queue queue, cl_mem mem) {
 
 bool multi_daemon(cl_command_queue queue) { return queue->context->parts.size() > 1; }
 
+// Large transfers travel as a train of chunks, each its own command on the queue, so that the
+// network, the daemon's host copy and the device copy of successive chunks overlap. The wait list
+// goes with the first chunk and the event with the last; an in-order queue keeps them in order
+// (out-of-order queues get one piece, since their chunks could finish in any order).
+size_t chunk_size(cl_command_queue queue, size_t size) {
+  constexpr size_t kMiB = 1 << 20;
+  if (size <= 2 * kMiB || (queue->properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE)) return size;
+  return std::min<size_t>(8 * kMiB, std::max<size_t>(kMiB, size / 8));
+}
+
 // The read every blocking or non-blocking transfer to host memory shares (reads and maps).
 cl_int read_into(cl_command_queue queue, cl_mem mem, bool blocking, size_t offset, size_t size, void *ptr,
                  cl_uint num_events, const cl_event *wait_list, cl_event *event, cl_command_type type) {
-  Command command(queue, type);
-  cl_int err = command.begin(num_events, wait_list, event);
+  cl_int err = mem_prepare(mem, queue->connection, false);
   if (err != CL_SUCCESS) return err;
-  err = mem_prepare(mem, queue->connection, false);
-  if (err != CL_SUCCESS) return err;
-  RequestMessage request;
-  auto read = request.root.initReadBuffer();
-  command.fill(read.initCommand());
-  read.setBuffer(mem->id);
-  read.setOffset(offset);
-  read.setSize(size);
-  auto pending = command.send_call(request, ptr, size);
+  size_t chunk = chunk_size(queue, size);
+  std::vector<std::shared_ptr<PendingReply>> pending;
+  for (size_t done = 0; done < size; done += chunk) {
+    size_t piece = std::min(chunk, size - done);
+    bool first = done == 0, last = done + piece == size;
+    Command command(queue, type);
+    err = command.begin(first ? num_events : 0, first ? wait_list : nullptr, last ? event : nullptr);
+    if (err != CL_SUCCESS) return err;
+    RequestMessage request;
+    auto read = request.root.initReadBuffer();
+    command.fill(read.initCommand());
+    read.setBuffer(mem->id);
+    read.setOffset(offset + done);
+    read.setSize(piece);
+    pending.push_back(command.send_call(request, static_cast<uint8_t *>(ptr) + done, piece));
+  }
   if (!blocking) return CL_SUCCESS;
-  err = queue->connection->wait(*pending);
+  for (auto &reply : pending) {
+    err = queue->connection->wait(*reply);
+    if (err != CL_SUCCESS) break;
+  }
   if (err == CL_SUCCESS) err = queue->connection->take_error(mem->id);
   if (err < 0 && err != CL_DEVICE_NOT_AVAILABLE && num_events) return CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
   return err;
@@ -45,19 +65,27 @@ cl_int read_into(cl_command_queue queue, cl_mem mem, bool blocking, size_t offse
 
 cl_int write_from(cl_command_queue queue, cl_mem mem, size_t offset, size_t size, const void *ptr,
                   cl_uint num_events, const cl_event *wait_list, cl_event *event, cl_command_type type) {
-  Command command(queue, type);
-  cl_int err = command.begin(num_events, wait_list, event, multi_daemon(queue));
+  cl_int err = mem_prepare(mem, queue->connection, offset == 0 && size == mem->size);
   if (err != CL_SUCCESS) return err;
-  err = mem_prepare(mem, queue->connection, offset == 0 && size == mem->size);
-  if (err != CL_SUCCESS) return err;
-  RequestMessage request;
-  auto write = request.root.initWriteBuffer();
-  command.fill(write.initCommand());
-  write.setBuffer(mem->id);
-  write.setOffset(offset);
-  write.setSize(size);
-  if (multi_daemon(queue)) mem_written(mem, queue->connection, command.event());
-  return command.send(request, ptr, size);
+  size_t chunk = chunk_size(queue, size);
+  for (size_t done = 0; done < size; done += chunk) {
+    size_t piece = std::min(chunk, size - done);
+    bool first = done == 0, last = done + piece == size;
+    Command command(queue, type);
+    err = command.begin(first ? num_events : 0, first ? wait_list : nullptr, last ? event : nullptr,
+                        last && multi_daemon(queue));
+    if (err != CL_SUCCESS) return err;
+    RequestMessage request;
+    auto write = request.root.initWriteBuffer();
+    command.fill(write.initCommand());
+    write.setBuffer(mem->id);
+    write.setOffset(offset + done);
+    write.setSize(piece);
+    if (last && multi_daemon(queue)) mem_written(mem, queue->connection, command.event());
+    err = command.send(request, static_cast<const uint8_t *>(ptr) + done, piece);
+    if (err != CL_SUCCESS) return err;
+  }
+  return CL_SUCCESS;
 }
 
 // A command with nothing to do on the daemon but to order and to complete (markers, maps that

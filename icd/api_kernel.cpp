@@ -14,6 +14,8 @@ cl_kernel create_kernel(cl_program program, const KernelDesc *desc) {
   kernel->program = program;
   kernel->desc = desc;
   kernel->args.resize(desc->args.size());
+  cl_uint address_bits = program->context->devices[0]->address_bits;
+  for (const KernelArgDesc &arg : desc->args) kernel->checks.push_back(kernel_arg_check(arg, address_bits));
   hold(program);
   program->attached_kernels++;
   std::lock_guard<std::mutex> lock(program->mutex);
@@ -80,51 +82,58 @@ cl_int fedcl::api::clReleaseKernel(cl_kernel kernel) { return as<_cl_kernel>(ker
 
 cl_int fedcl::api::clSetKernelArg(cl_kernel kernel, cl_uint index, size_t size, const void *value) {
   if (!as<_cl_kernel>(kernel)) return CL_INVALID_KERNEL;
-  if (index >= kernel->desc->args.size()) return CL_INVALID_ARG_INDEX;
-  const KernelArgDesc &desc = kernel->desc->args[index];
-  _cl_kernel::Arg arg;
-  ArgClass kind = kernel_arg_class(desc);
+  if (index >= kernel->checks.size()) return CL_INVALID_ARG_INDEX;
+  ArgClass kind = kernel->checks[index].kind;
   if (kind == ArgClass::unknown) {
     // No metadata from the backend: go by what the application passed.
     cl_mem mem = (size == sizeof(cl_mem) && value) ? *static_cast<const cl_mem *>(value) : nullptr;
     kind = as<_cl_mem>(mem) ? ArgClass::memory : value ? ArgClass::value : ArgClass::local;
   }
+  uint64_t object = 0;
+  cl_mem mem = nullptr;
   switch (kind) {
-    case ArgClass::memory: {
+    case ArgClass::memory:
       if (size != sizeof(cl_mem)) return CL_INVALID_ARG_SIZE;
-      cl_mem mem = value ? *static_cast<const cl_mem *>(value) : nullptr;
+      mem = value ? *static_cast<const cl_mem *>(value) : nullptr;
       if (mem && (!as<_cl_mem>(mem) || mem->context != kernel->program->context)) return CL_INVALID_MEM_OBJECT;
-      arg.kind = _cl_kernel::Arg::memory;
-      arg.buffer = mem;
-      arg.object = mem ? mem->id : 0;
+      object = mem ? mem->id : 0;
       break;
-    }
     case ArgClass::local:
       if (value) return CL_INVALID_ARG_VALUE;
       if (size == 0) return CL_INVALID_ARG_SIZE;
-      arg.kind = _cl_kernel::Arg::local;
-      arg.local_size = size;
       break;
-    case ArgClass::sampler:
+    case ArgClass::sampler: {
       if (size != sizeof(cl_sampler)) return CL_INVALID_ARG_SIZE;
-      if (!value || !as<_cl_sampler>(*static_cast<const cl_sampler *>(value))) return CL_INVALID_SAMPLER;
-      arg.kind = _cl_kernel::Arg::sampler;
-      arg.object = (*static_cast<const cl_sampler *>(value))->id;
+      cl_sampler sampler = value ? *static_cast<const cl_sampler *>(value) : nullptr;
+      if (!as<_cl_sampler>(sampler)) return CL_INVALID_SAMPLER;
+      object = sampler->id;
       break;
+    }
     case ArgClass::value:
     case ArgClass::unknown: {
+      size_t expected = kernel->checks[index].value_size;
       if (!value) return CL_INVALID_ARG_VALUE;
-      size_t expected = kernel_arg_type_size(desc.type_name, kernel->program->context->devices[0]->address_bits);
       if (size == 0 || (expected && size != expected)) return CL_INVALID_ARG_SIZE;
-      arg.kind = _cl_kernel::Arg::value;
-      const auto *bytes = static_cast<const uint8_t *>(value);
-      arg.bytes.assign(bytes, bytes + size);
       break;
     }
   }
-  std::lock_guard<std::mutex> lock(kernel->mutex);
+  // The slot is updated in place so that setting an argument allocates nothing once it has run. No
+  // lock: the specification leaves concurrent clSetKernelArg on one kernel to the application.
+  _cl_kernel::Arg &arg = kernel->args[index];
+  switch (kind) {
+    case ArgClass::memory: arg.kind = _cl_kernel::Arg::memory; break;
+    case ArgClass::local: arg.kind = _cl_kernel::Arg::local; break;
+    case ArgClass::sampler: arg.kind = _cl_kernel::Arg::sampler; break;
+    default: arg.kind = _cl_kernel::Arg::value; break;
+  }
+  arg.buffer = mem;
+  arg.object = object;
+  arg.local_size = kind == ArgClass::local ? size : 0;
+  if (arg.kind == _cl_kernel::Arg::value) {
+    const auto *bytes = static_cast<const uint8_t *>(value);
+    arg.bytes.assign(bytes, bytes + size);
+  }
   arg.generation = ++kernel->generation;
-  kernel->args[index] = std::move(arg);
   return CL_SUCCESS;
 }
 

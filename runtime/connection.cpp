@@ -163,8 +163,11 @@ bool Connection::write_locked(const void *payload, uint64_t payload_bytes) {
     ssize_t sent = sendmsg(fd_, &msg, MSG_NOSIGNAL);
     if (sent < 0) {
       if (errno == EINTR) continue;
+      // The receiver thread reports the loss: doing it here, under send_mutex_, could deadlock with
+      // a thread that holds an event's lock and waits for this connection.
       out_.clear();
-      lose(errno_text("send"));
+      if (send_error_.empty()) send_error_ = errno_text("send");
+      shutdown(fd_, SHUT_RDWR);
       return false;
     }
     while (first < count && size_t(sent) >= iov[first].iov_len) sent -= iov[first++].iov_len;
@@ -270,15 +273,18 @@ bool Connection::read_exact(void *dst, size_t size) {
     // Large reads go straight to their destination; small ones through the buffer.
     bool direct = size >= kReceiveBufferBytes / 2;
     ssize_t got = direct ? recv(fd_, out, size, 0) : recv(fd_, in_.get(), kReceiveBufferBytes, 0);
-    if (got == 0) {
-      lose("the daemon closed the connection");
+    if (got == 0 || (got < 0 && errno != EINTR)) {
+      std::string reason = got == 0 ? "the daemon closed the connection"
+                           : errno == EAGAIN ? "the daemon did not answer in time"
+                                             : errno_text("receive");
+      {
+        std::lock_guard<std::mutex> lock(send_mutex_);
+        if (!send_error_.empty()) reason = send_error_;
+      }
+      lose(reason);
       return false;
     }
-    if (got < 0) {
-      if (errno == EINTR) continue;
-      lose(errno == EAGAIN ? "the daemon did not answer in time" : errno_text("receive"));
-      return false;
-    }
+    if (got < 0) continue;
     if (direct) {
       out += got;
       size -= got;

@@ -114,6 +114,7 @@ class Connection {
   std::mutex send_mutex_;
   std::condition_variable flush_cv_;
   std::vector<uint8_t> out_;
+  std::string send_error_;  // why the last send failed; the receiver reports it
   bool armed_ = false;
   bool stopping_ = false;
   std::thread flusher_;

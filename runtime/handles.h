@@ -47,6 +47,13 @@ struct KernelDesc {
   std::vector<KernelArgDesc> args;
 };
 
+// How clSetKernelArg checks one argument, worked out once per kernel from its KernelArgDesc.
+enum class ArgClass { memory, local, sampler, value, unknown };
+struct ArgCheck {
+  ArgClass kind;
+  size_t value_size;  // the by-value size the type requires, 0 if unknown
+};
+
 }  // namespace fedcl
 
 struct _cl_platform_id : fedcl::Object {
@@ -161,6 +168,7 @@ struct _cl_kernel : fedcl::Object {
   std::mutex mutex;
   fedcl::ConnectionMask present = 0;                      // daemons that hold the kernel
   std::vector<Arg> args;
+  std::vector<fedcl::ArgCheck> checks;                    // one per argument
   uint32_t generation = 0;
   std::unordered_map<size_t, std::vector<uint32_t>> sent;  // per connection: generation of each arg sent
   std::unordered_map<cl_device_id, std::unordered_map<cl_uint, std::vector<uint8_t>>> work_group_info;

@@ -54,4 +54,9 @@ size_t kernel_arg_type_size(const std::string &type_name, cl_uint address_bits) 
   return 0;
 }
 
+ArgCheck kernel_arg_check(const KernelArgDesc &desc, cl_uint address_bits) {
+  ArgClass kind = kernel_arg_class(desc);
+  return {kind, kind == ArgClass::value ? kernel_arg_type_size(desc.type_name, address_bits) : 0};
+}
+
 }  // namespace fedcl

@@ -8,12 +8,12 @@
 
 namespace fedcl {
 
-enum class ArgClass { memory, local, sampler, value, unknown };
-
 ArgClass kernel_arg_class(const KernelArgDesc &desc);
 
 // The size in bytes of a by-value argument of OpenCL C type type_name ("float4", "uint", "size_t",
 // "int3"...), or 0 when fedcl cannot tell (structs, unions, unknown types).
 size_t kernel_arg_type_size(const std::string &type_name, cl_uint address_bits);
+
+ArgCheck kernel_arg_check(const KernelArgDesc &desc, cl_uint address_bits);
 
 }  // namespace fedcl

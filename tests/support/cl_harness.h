@@ -79,4 +79,8 @@ class StderrCapture {
 
 size_t count_occurrences(const std::string &text, const std::string &needle);
 
+// Runs command through /bin/sh, collecting stdout and stderr; returns its exit status (-1 if it
+// did not exit normally).
+int run_command(const std::string &command, std::string *output);
+
 }  // namespace fedcl_test

@@ -1,0 +1,106 @@
+#include "bench_cl.h"
+
+#include <stdexcept>
+#include <vector>
+
+#include "bench_nbody.h"
+#include "bench_workloads.h"
+
+namespace bench {
+
+namespace {
+
+std::string platform_text(cl_platform_id platform, cl_platform_info param) {
+  size_t size = 0;
+  if (clGetPlatformInfo(platform, param, 0, nullptr, &size) != CL_SUCCESS || size == 0) return {};
+  std::string text(size, '\0');
+  clGetPlatformInfo(platform, param, size, text.data(), nullptr);
+  text.resize(size - 1);
+  return text;
+}
+
+std::string device_text(cl_device_id device, cl_device_info param) {
+  size_t size = 0;
+  if (clGetDeviceInfo(device, param, 0, nullptr, &size) != CL_SUCCESS || size == 0) return {};
+  std::string text(size, '\0');
+  clGetDeviceInfo(device, param, size, text.data(), nullptr);
+  text.resize(size - 1);
+  return text;
+}
+
+cl_platform_id find_platform(const std::string &name_part, bool is_fedcl) {
+  cl_uint count = 0;
+  check(clGetPlatformIDs(0, nullptr, &count), "clGetPlatformIDs");
+  std::vector<cl_platform_id> platforms(count);
+  check(clGetPlatformIDs(count, platforms.data(), nullptr), "clGetPlatformIDs");
+  std::string seen;
+  for (cl_platform_id platform : platforms) {
+    std::string name = platform_text(platform, CL_PLATFORM_NAME);
+    seen += " '" + name + "'";
+    if (name.find(name_part) != std::string::npos && (name == "fedcl") == is_fedcl) return platform;
+  }
+  throw std::runtime_error("no platform named like '" + name_part + "' among" + seen +
+                           " (run through bench/run.sh, or set OCL_ICD_VENDORS)");
+}
+
+std::string build_log(cl_program program, cl_device_id device) {
+  size_t size = 0;
+  clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, 0, nullptr, &size);
+  std::string log(size, '\0');
+  clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, size, log.data(), nullptr);
+  return log;
+}
+
+}  // namespace
+
+void check(cl_int err, const char *what) {
+  if (err != CL_SUCCESS) throw std::runtime_error(std::string(what) + " failed with " + std::to_string(err));
+}
+
+Side::~Side() {
+  if (program) clReleaseProgram(program);
+  if (queue) clReleaseCommandQueue(queue);
+  if (context) clReleaseContext(context);
+}
+
+cl_kernel Side::kernel(const char *name) const {
+  cl_int err;
+  cl_kernel kernel = clCreateKernel(program, name, &err);
+  check(err, "clCreateKernel");
+  return kernel;
+}
+
+cl_mem Side::buffer(size_t size, cl_mem_flags flags) const {
+  cl_int err;
+  cl_mem mem = clCreateBuffer(context, flags, size, nullptr, &err);
+  check(err, "clCreateBuffer");
+  return mem;
+}
+
+std::unique_ptr<Side> open_side(const std::string &label, const std::string &name_part, bool is_fedcl) {
+  auto side = std::make_unique<Side>();
+  side->label = label;
+  side->platform = find_platform(name_part, is_fedcl);
+  check(clGetDeviceIDs(side->platform, CL_DEVICE_TYPE_ALL, 1, &side->device, nullptr), "clGetDeviceIDs");
+  side->description = platform_text(side->platform, CL_PLATFORM_NAME) + " (" +
+                      platform_text(side->platform, CL_PLATFORM_VERSION) + "), device " +
+                      device_text(side->device, CL_DEVICE_NAME);
+  check(clGetDeviceInfo(side->device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof side->max_work_group_size,
+                        &side->max_work_group_size, nullptr),
+        "clGetDeviceInfo");
+
+  cl_int err;
+  side->context = clCreateContext(nullptr, 1, &side->device, nullptr, nullptr, &err);
+  check(err, "clCreateContext");
+  side->queue = clCreateCommandQueueWithProperties(side->context, side->device, nullptr, &err);
+  check(err, "clCreateCommandQueueWithProperties");
+  const char *sources[] = {kTinyKernelSource, kNbodyKernelSource};
+  side->program = clCreateProgramWithSource(side->context, 2, sources, nullptr, &err);
+  check(err, "clCreateProgramWithSource");
+  // The options NVIDIA's oclNbody builds with.
+  if (clBuildProgram(side->program, 1, &side->device, "-cl-fast-relaxed-math", nullptr, nullptr) != CL_SUCCESS)
+    throw std::runtime_error(label + ": clBuildProgram failed:\n" + build_log(side->program, side->device));
+  return side;
+}
+
+}  // namespace bench

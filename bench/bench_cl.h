@@ -1,0 +1,54 @@
+// One side of the comparison: a platform ("direct" = the backend, "fedcl"), its first device, a
+// context, an in-order queue and the benchmark program built for it.
+#pragma once
+
+#include <CL/cl.h>
+
+#include <memory>
+#include <string>
+
+namespace bench {
+
+// Throws std::runtime_error naming the call when err is not CL_SUCCESS.
+void check(cl_int err, const char *what);
+
+struct Side {
+  std::string label;        // "direct" or "fedcl"
+  std::string description;  // platform, version and device, for the report
+  cl_platform_id platform = nullptr;
+  cl_device_id device = nullptr;
+  cl_context context = nullptr;
+  cl_command_queue queue = nullptr;
+  cl_program program = nullptr;
+  size_t max_work_group_size = 0;
+
+  Side() = default;
+  Side(const Side &) = delete;
+  ~Side();
+
+  cl_kernel kernel(const char *name) const;
+  cl_mem buffer(size_t size, cl_mem_flags flags = CL_MEM_READ_WRITE) const;
+};
+
+// Owns one OpenCL object and releases it at scope exit.
+template <typename Handle, cl_int (*Release)(Handle)>
+class Owned {
+ public:
+  explicit Owned(Handle handle) : handle_(handle) {}
+  Owned(const Owned &) = delete;
+  ~Owned() {
+    if (handle_) Release(handle_);
+  }
+  operator Handle() const { return handle_; }
+  const Handle *address() const { return &handle_; }
+
+ private:
+  Handle handle_;
+};
+using OwnedMem = Owned<cl_mem, clReleaseMemObject>;
+using OwnedKernel = Owned<cl_kernel, clReleaseKernel>;
+
+// Opens the platform whose CL_PLATFORM_NAME contains name_part (and, for the backend, is not fedcl).
+std::unique_ptr<Side> open_side(const std::string &label, const std::string &name_part, bool is_fedcl);
+
+}  // namespace bench

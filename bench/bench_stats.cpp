@@ -1,0 +1,17 @@
+#include "bench_stats.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace bench {
+
+double quantile(std::vector<double> &samples, double q) {
+  if (samples.empty()) throw std::runtime_error("quantile of no samples");
+  size_t rank = static_cast<size_t>(std::ceil(q * samples.size()));
+  size_t index = rank == 0 ? 0 : std::min(rank, samples.size()) - 1;
+  std::nth_element(samples.begin(), samples.begin() + index, samples.end());
+  return samples[index];
+}
+
+}  // namespace bench

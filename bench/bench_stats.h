@@ -1,0 +1,20 @@
+// Timing and the statistics the benchmark reports (medians and tails; the machines are noisy).
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <vector>
+
+namespace bench {
+
+// Microseconds on the monotonic clock.
+inline double now_us() {
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// The q-quantile (0..1) of the samples, by nearest rank; the samples are reordered.
+double quantile(std::vector<double> &samples, double q);
+inline double median(std::vector<double> &samples) { return quantile(samples, 0.5); }
+inline double p99(std::vector<double> &samples) { return quantile(samples, 0.99); }
+
+}  // namespace bench

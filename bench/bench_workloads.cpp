@@ -1,0 +1,218 @@
+#include "bench_workloads.h"
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+
+#include "bench_nbody.h"
+#include "bench_stats.h"
+
+namespace bench {
+
+const char *const kTinyKernelSource = R"CLC(
+__kernel void bench_tiny(__global int *counter) { counter[0] += 1; }
+)CLC";
+
+namespace {
+
+const size_t kOne = 1;
+
+void enqueue_tiny(const Side &side, cl_kernel kernel) {
+  check(clEnqueueNDRangeKernel(side.queue, kernel, 1, nullptr, &kOne, nullptr, 0, nullptr, nullptr),
+        "clEnqueueNDRangeKernel");
+}
+
+// A counter buffer set to zero and the tiny kernel bound to it.
+struct TinySetup {
+  OwnedMem counter;
+  OwnedKernel kernel;
+
+  explicit TinySetup(const Side &side) : counter(side.buffer(sizeof(cl_int))), kernel(side.kernel("bench_tiny")) {
+    cl_mem mem = counter;
+    check(clSetKernelArg(kernel, 0, sizeof mem, &mem), "clSetKernelArg");
+    reset(side);
+  }
+
+  void reset(const Side &side) {
+    cl_int zero = 0;
+    check(clEnqueueWriteBuffer(side.queue, counter, CL_TRUE, 0, sizeof zero, &zero, 0, nullptr, nullptr),
+          "clEnqueueWriteBuffer");
+  }
+
+  // The kernels must really have run, or the timings mean nothing.
+  void expect(const Side &side, long runs) {
+    cl_int value = -1;
+    check(clEnqueueReadBuffer(side.queue, counter, CL_TRUE, 0, sizeof value, &value, 0, nullptr, nullptr),
+          "clEnqueueReadBuffer");
+    if (value != runs)
+      throw std::runtime_error(side.label + ": the tiny kernel ran " + std::to_string(value) + " times, not " +
+                               std::to_string(runs));
+  }
+};
+
+Measures median_and_p99(const std::string &name, std::vector<double> &samples_us) {
+  return {{name + ".median", "us", median(samples_us)}, {name + ".p99", "us", p99(samples_us)}};
+}
+
+// Times each creation in batches; the objects of a batch are released (untimed) after it.
+template <typename Create, typename Release>
+Measures creation_cost(const std::string &name, const Side &side, const Plan &plan, Create create, Release release) {
+  const int batch = 1000, batches = plan.count(5);
+  std::vector<double> samples;
+  for (int b = -1; b < batches; b++) {  // batch -1 warms up
+    std::vector<decltype(create())> made;
+    for (int i = 0; i < batch; i++) {
+      double start = now_us();
+      made.push_back(create());
+      double took = now_us() - start;
+      if (b >= 0) samples.push_back(took);
+    }
+    for (auto object : made) release(object);
+    check(clFinish(side.queue), "clFinish");
+  }
+  return median_and_p99(name, samples);
+}
+
+}  // namespace
+
+Measures measure_set_kernel_arg(Side &side, const Plan &plan) {
+  // The nine arguments of the NBody kernel, set in turn as NVIDIA's sample does every step.
+  const cl_int n = 1024;
+  OwnedMem pos0(side.buffer(n * sizeof(cl_float4))), pos1(side.buffer(n * sizeof(cl_float4)));
+  OwnedMem vel0(side.buffer(n * sizeof(cl_float4))), vel1(side.buffer(n * sizeof(cl_float4)));
+  OwnedKernel kernel(side.kernel(kNbodyKernelName));
+  const int rounds = 100, batches = plan.count(200);
+  size_t local = nbody_local_size(side);
+  std::vector<double> per_call;
+  for (int b = -10; b < batches; b++) {  // negative batches warm up
+    double start = now_us();
+    for (int r = 0; r < rounds; r++) {
+      if (r & 1) nbody_set_args(kernel, pos1, vel1, pos0, vel0, n, local);
+      else nbody_set_args(kernel, pos0, vel0, pos1, vel1, n, local);
+    }
+    double took = now_us() - start;
+    if (b >= 0) per_call.push_back(took / (rounds * kNbodyArgCount));
+  }
+  return {{"set_kernel_arg", "us", median(per_call)}};
+}
+
+Measures measure_ndrange_enqueue(Side &side, const Plan &plan) {
+  TinySetup tiny(side);
+  const int batch = 100, batches = plan.count(50);
+  std::vector<double> samples;
+  for (int b = -1; b < batches; b++) {
+    for (int i = 0; i < batch; i++) {
+      double start = now_us();
+      enqueue_tiny(side, tiny.kernel);
+      double took = now_us() - start;
+      if (b >= 0) samples.push_back(took);
+    }
+    check(clFinish(side.queue), "clFinish");  // untimed: each batch starts with an empty queue
+  }
+  tiny.expect(side, long(batch) * (batches + 1));
+  return median_and_p99("ndrange_enqueue", samples);
+}
+
+Measures measure_tiny_throughput(Side &side, const Plan &plan) {
+  TinySetup tiny(side);
+  const int kernels = plan.count(5000), reps = 5;
+  std::vector<double> rates;
+  for (int r = -1; r < reps; r++) {
+    tiny.reset(side);
+    double start = now_us();
+    for (int i = 0; i < kernels; i++) enqueue_tiny(side, tiny.kernel);
+    check(clFinish(side.queue), "clFinish");
+    double took = now_us() - start;
+    tiny.expect(side, kernels);
+    if (r >= 0) rates.push_back(kernels / (took * 1e-6));
+  }
+  return {{"tiny_kernel_throughput", "kernels/s", median(rates)}};
+}
+
+Measures measure_enqueue_finish(Side &side, const Plan &plan) {
+  TinySetup tiny(side);
+  const int iterations = plan.count(2000), warmup = 100;
+  std::vector<double> samples;
+  for (int i = -warmup; i < iterations; i++) {
+    double start = now_us();
+    enqueue_tiny(side, tiny.kernel);
+    check(clFinish(side.queue), "clFinish");
+    double took = now_us() - start;
+    if (i >= 0) samples.push_back(took);
+  }
+  tiny.expect(side, iterations + warmup);
+  return median_and_p99("enqueue_finish", samples);
+}
+
+Measures measure_create_buffer(Side &side, const Plan &plan) {
+  return creation_cost(
+      "create_buffer", side, plan, [&] { return side.buffer(4096); },
+      [](cl_mem mem) { check(clReleaseMemObject(mem), "clReleaseMemObject"); });
+}
+
+Measures measure_create_kernel(Side &side, const Plan &plan) {
+  return creation_cost(
+      "create_kernel", side, plan, [&] { return side.kernel("bench_tiny"); },
+      [](cl_kernel kernel) { check(clReleaseKernel(kernel), "clReleaseKernel"); });
+}
+
+Measures measure_transfers(Side &side, const Plan &plan) {
+  struct Size {
+    const char *label;
+    size_t bytes;
+  };
+  const Size sizes[] = {{"64B", 64},           {"4KiB", 4 << 10},    {"64KiB", 64 << 10},
+                        {"1MiB", size_t(1) << 20}, {"16MiB", size_t(16) << 20}, {"256MiB", size_t(256) << 20}};
+  size_t largest = 0;
+  for (const Size &size : sizes)
+    if (size.bytes <= plan.max_transfer) largest = size.bytes;
+  // Page-aligned host memory, touched before timing, as an application's arrays would be.
+  auto host_alloc = [&](int fill) {
+    auto *p = static_cast<uint8_t *>(std::aligned_alloc(4096, largest));
+    if (!p) throw std::runtime_error("out of host memory");
+    std::memset(p, fill, largest);
+    return std::unique_ptr<uint8_t, decltype(&std::free)>(p, &std::free);
+  };
+  auto source = host_alloc(0);
+  for (size_t i = 0; i < largest; i++) source.get()[i] = uint8_t(i * 7 + 3);
+  auto sink = host_alloc(0);
+  OwnedMem mem(side.buffer(largest));
+
+  Measures measures;
+  auto add = [&](const std::string &name, size_t bytes, std::vector<double> &us) {
+    double t = median(us);
+    measures.push_back({name + ".time", "us", t});
+    measures.push_back({name + ".bandwidth", "MiB/s", bytes / double(1 << 20) / (t * 1e-6)});
+  };
+  for (const Size &size : sizes) {
+    if (size.bytes > largest) continue;
+    int reps = plan.count(int(std::clamp<size_t>((size_t(512) << 20) / size.bytes, 5, 2000)));
+    int warmup = std::max(1, reps / 10);
+    std::vector<double> write_us, read_us;
+    for (int i = -warmup; i < reps; i++) {
+      // A blocking write returns once the bytes are taken; clFinish adds the wait until the device has them.
+      double start = now_us();
+      check(clEnqueueWriteBuffer(side.queue, mem, CL_TRUE, 0, size.bytes, source.get(), 0, nullptr, nullptr),
+            "clEnqueueWriteBuffer");
+      check(clFinish(side.queue), "clFinish");
+      double took = now_us() - start;
+      if (i >= 0) write_us.push_back(took);
+    }
+    for (int i = -warmup; i < reps; i++) {
+      double start = now_us();
+      check(clEnqueueReadBuffer(side.queue, mem, CL_TRUE, 0, size.bytes, sink.get(), 0, nullptr, nullptr),
+            "clEnqueueReadBuffer");
+      double took = now_us() - start;
+      if (i >= 0) read_us.push_back(took);
+    }
+    add(std::string("write.") + size.label, size.bytes, write_us);
+    add(std::string("read.") + size.label, size.bytes, read_us);
+  }
+  if (std::memcmp(source.get(), sink.get(), largest) != 0)
+    throw std::runtime_error(side.label + ": the bytes read back differ from those written");
+  return measures;
+}
+
+}  // namespace bench

@@ -1,0 +1,38 @@
+// The API-cost and transfer workloads. Each runs identically on any Side and returns its measures;
+// fedcl_bench.cpp runs each on the backend and on fedcl and prints both and their ratio.
+#pragma once
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "bench_cl.h"
+
+namespace bench {
+
+struct Measure {
+  std::string name;  // e.g. "enqueue_finish.median"; the side's label is appended when printed
+  std::string unit;
+  double value;
+};
+using Measures = std::vector<Measure>;
+
+// How much work each workload does; --quick does a tenth, for a smoke run.
+struct Plan {
+  bool quick = false;
+  size_t max_transfer = size_t(256) << 20;
+  int count(int full) const { return quick ? std::max(1, full / 10) : full; }
+};
+
+// The tiny kernel: one work-item adds one to a counter, so the count of runs can be checked.
+extern const char *const kTinyKernelSource;
+
+Measures measure_set_kernel_arg(Side &side, const Plan &plan);
+Measures measure_ndrange_enqueue(Side &side, const Plan &plan);
+Measures measure_tiny_throughput(Side &side, const Plan &plan);
+Measures measure_enqueue_finish(Side &side, const Plan &plan);
+Measures measure_create_buffer(Side &side, const Plan &plan);
+Measures measure_create_kernel(Side &side, const Plan &plan);
+Measures measure_transfers(Side &side, const Plan &plan);
+
+}  // namespace bench

@@ -1,0 +1,186 @@
+// Ordering through events: across queues, behind user events, and the profiling times.
+#include <condition_variable>
+#include <mutex>
+#include <numeric>
+
+#include "cl_harness.h"
+
+using namespace fedcl_test;
+
+namespace {
+
+struct EventTest : ::testing::Test {
+  Cluster cluster{1};
+  cl_device_id device = cluster.devices.at(0);
+  cl_context context = nullptr;
+  cl_program program = nullptr;
+  static constexpr size_t n = 2048;
+
+  void SetUp() override {
+    cl_int err;
+    context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
+    ASSERT_CL_OK(err);
+    program = build_program(context, kScaleSource);
+  }
+
+  cl_kernel kernel(const char *name, cl_mem mem, int value) {
+    cl_kernel k = create_kernel(program, name);
+    EXPECT_CL(CL_SUCCESS, clSetKernelArg(k, 0, sizeof mem, &mem));
+    EXPECT_CL(CL_SUCCESS, clSetKernelArg(k, 1, sizeof value, &value));
+    return k;
+  }
+
+  cl_int status(cl_event event) {
+    cl_int value = 1234;
+    EXPECT_CL(CL_SUCCESS, clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof value, &value, nullptr));
+    return value;
+  }
+
+  std::vector<int> read_all(cl_command_queue queue, cl_mem mem) {
+    std::vector<int> out(n, -1);
+    EXPECT_CL(CL_SUCCESS, clEnqueueReadBuffer(queue, mem, CL_TRUE, 0, n * sizeof(int), out.data(), 0, nullptr, nullptr));
+    return out;
+  }
+};
+
+}  // namespace
+
+TEST_F(EventTest, QueueWaitsForAnEventOfAnotherQueue) {
+  cl_command_queue a = create_queue(context, device), b = create_queue(context, device);
+  std::vector<int> ones(n, 1);
+  cl_mem mem = create_buffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, n * sizeof(int), ones.data());
+  cl_int err;
+  cl_event gate = clCreateUserEvent(context, &err);
+  ASSERT_CL_OK(err);
+
+  // A: x *= 10, held back by the gate. B: x += 3, after A's kernel. Only that order gives 13;
+  // B first would give 40.
+  cl_event scaled, offset;
+  const size_t global = n;
+  cl_kernel times_ten = kernel("scale", mem, 10), plus_three = kernel("offset", mem, 3);
+  ASSERT_CL_OK(clEnqueueNDRangeKernel(a, times_ten, 1, nullptr, &global, nullptr, 1, &gate, &scaled));
+  ASSERT_CL_OK(clEnqueueNDRangeKernel(b, plus_three, 1, nullptr, &global, nullptr, 1, &scaled, &offset));
+  ASSERT_CL_OK(clFlush(a));
+  ASSERT_CL_OK(clFlush(b));
+  // While the gate is closed neither command can have completed.
+  EXPECT_GT(status(scaled), CL_COMPLETE);
+  EXPECT_GT(status(offset), CL_COMPLETE);
+
+  ASSERT_CL_OK(clSetUserEventStatus(gate, CL_COMPLETE));
+  ASSERT_CL_OK(clWaitForEvents(1, &offset));
+  EXPECT_EQ(CL_COMPLETE, status(scaled));
+  EXPECT_EQ(CL_COMPLETE, status(offset));
+  for (int value : read_all(b, mem)) ASSERT_EQ(13, value);
+}
+
+TEST_F(EventTest, UserEventGatesAWriteAndTheReadBehindIt) {
+  cl_command_queue queue = create_queue(context, device);
+  cl_mem mem = create_buffer(context, CL_MEM_READ_WRITE, n * sizeof(int));
+  std::vector<int> data(n), back(n, 0);
+  std::iota(data.begin(), data.end(), 100);
+  cl_int err;
+  cl_event gate = clCreateUserEvent(context, &err);
+  ASSERT_CL_OK(err);
+  cl_int gate_status = 0;
+  ASSERT_CL_OK(clGetEventInfo(gate, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof gate_status, &gate_status, nullptr));
+  EXPECT_EQ(CL_SUBMITTED, gate_status);
+
+  cl_event written, read;
+  ASSERT_CL_OK(clEnqueueWriteBuffer(queue, mem, CL_FALSE, 0, n * sizeof(int), data.data(), 1, &gate, &written));
+  ASSERT_CL_OK(clEnqueueReadBuffer(queue, mem, CL_FALSE, 0, n * sizeof(int), back.data(), 1, &written, &read));
+  ASSERT_CL_OK(clFlush(queue));
+  EXPECT_GT(status(written), CL_COMPLETE);
+  EXPECT_GT(status(read), CL_COMPLETE);
+
+  ASSERT_CL_OK(clSetUserEventStatus(gate, CL_COMPLETE));
+  EXPECT_CL(CL_INVALID_OPERATION, clSetUserEventStatus(gate, CL_COMPLETE));  // only once
+  ASSERT_CL_OK(clWaitForEvents(1, &read));
+  EXPECT_EQ(CL_COMPLETE, status(written));
+  EXPECT_TRUE(data == back);
+}
+
+TEST_F(EventTest, FailedUserEventFailsTheCommandsWaitingForIt) {
+  cl_command_queue queue = create_queue(context, device);
+  cl_mem mem = create_buffer(context, CL_MEM_READ_WRITE, n * sizeof(int));
+  cl_int err;
+  cl_event gate = clCreateUserEvent(context, &err);
+  ASSERT_CL_OK(err);
+  cl_event scaled;
+  const size_t global = n;
+  ASSERT_CL_OK(clEnqueueNDRangeKernel(queue, kernel("scale", mem, 2), 1, nullptr, &global, nullptr, 1, &gate, &scaled));
+  ASSERT_CL_OK(clSetUserEventStatus(gate, -1234));
+  EXPECT_CL(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST, clWaitForEvents(1, &scaled));
+  EXPECT_LT(status(scaled), 0);
+}
+
+TEST_F(EventTest, EventCallbackRunsOnCompletion) {
+  cl_command_queue queue = create_queue(context, device);
+  cl_mem mem = create_buffer(context, CL_MEM_READ_WRITE, n * sizeof(int));
+  cl_int err;
+  cl_event gate = clCreateUserEvent(context, &err);
+  ASSERT_CL_OK(err);
+  cl_event done;
+  const size_t global = n;
+  ASSERT_CL_OK(clEnqueueNDRangeKernel(queue, kernel("scale", mem, 2), 1, nullptr, &global, nullptr, 1, &gate, &done));
+  struct Seen {
+    std::mutex mutex;
+    std::condition_variable cv;
+    int calls = 0;
+    cl_int status = 1;
+  } seen;
+  auto callback = [](cl_event, cl_int status, void *data) {
+    auto *s = static_cast<Seen *>(data);
+    std::lock_guard<std::mutex> lock(s->mutex);
+    s->calls++;
+    s->status = status;
+    s->cv.notify_all();
+  };
+  ASSERT_CL_OK(clSetEventCallback(done, CL_COMPLETE, callback, &seen));
+  {
+    std::lock_guard<std::mutex> lock(seen.mutex);
+    EXPECT_EQ(0, seen.calls);  // the command cannot have run: its gate is closed
+  }
+  ASSERT_CL_OK(clSetUserEventStatus(gate, CL_COMPLETE));
+  ASSERT_CL_OK(clFinish(queue));
+  std::unique_lock<std::mutex> lock(seen.mutex);
+  ASSERT_TRUE(seen.cv.wait_for(lock, std::chrono::seconds(30), [&] { return seen.calls > 0; }));
+  EXPECT_EQ(1, seen.calls);
+  EXPECT_EQ(CL_COMPLETE, seen.status);
+}
+
+TEST_F(EventTest, ProfilingTimesAreOrdered) {
+  cl_command_queue queue = create_queue(context, device, CL_QUEUE_PROFILING_ENABLE);
+  std::vector<int> data(n, 4);
+  cl_mem mem = create_buffer(context, CL_MEM_READ_WRITE, n * sizeof(int));
+  cl_event write, run, read;
+  const size_t global = n;
+  ASSERT_CL_OK(clEnqueueWriteBuffer(queue, mem, CL_FALSE, 0, n * sizeof(int), data.data(), 0, nullptr, &write));
+  ASSERT_CL_OK(clEnqueueNDRangeKernel(queue, kernel("scale", mem, 3), 1, nullptr, &global, nullptr, 0, nullptr, &run));
+  std::vector<int> back(n);
+  ASSERT_CL_OK(clEnqueueReadBuffer(queue, mem, CL_TRUE, 0, n * sizeof(int), back.data(), 0, nullptr, &read));
+  ASSERT_CL_OK(clFinish(queue));
+  for (int value : back) ASSERT_EQ(12, value);
+
+  for (cl_event event : {write, run, read}) {
+    cl_ulong times[4] = {};
+    const cl_profiling_info params[4] = {CL_PROFILING_COMMAND_QUEUED, CL_PROFILING_COMMAND_SUBMIT,
+                                         CL_PROFILING_COMMAND_START, CL_PROFILING_COMMAND_END};
+    for (int i = 0; i < 4; i++) ASSERT_CL_OK(clGetEventProfilingInfo(event, params[i], sizeof(cl_ulong), &times[i], nullptr));
+    EXPECT_GT(times[0], 0u);
+    EXPECT_LE(times[0], times[1]);
+    EXPECT_LE(times[1], times[2]);
+    EXPECT_LE(times[2], times[3]);
+  }
+}
+
+TEST_F(EventTest, NoProfilingInfoWithoutAProfilingQueue) {
+  cl_command_queue queue = create_queue(context, device);
+  cl_mem mem = create_buffer(context, CL_MEM_READ_WRITE, n * sizeof(int));
+  cl_event run;
+  const size_t global = n;
+  ASSERT_CL_OK(clEnqueueNDRangeKernel(queue, kernel("scale", mem, 3), 1, nullptr, &global, nullptr, 0, nullptr, &run));
+  ASSERT_CL_OK(clWaitForEvents(1, &run));
+  cl_ulong time = 0;
+  EXPECT_CL(CL_PROFILING_INFO_NOT_AVAILABLE,
+            clGetEventProfilingInfo(run, CL_PROFILING_COMMAND_START, sizeof time, &time, nullptr));
+}

@@ -1,0 +1,121 @@
+// One context over two daemons: work on each, and buffers that follow the work between them.
+#include <numeric>
+
+#include "cl_harness.h"
+
+using namespace fedcl_test;
+
+namespace {
+
+struct TwoDaemons : ::testing::Test {
+  Cluster cluster{2};
+  cl_context context = nullptr;
+  cl_command_queue queue[2] = {};
+  cl_program program = nullptr;
+  static constexpr size_t n = 8192;
+
+  void SetUp() override {
+    ASSERT_EQ(2u, cluster.devices.size());
+    EXPECT_NE(std::string::npos, device_string(cluster.devices[0], CL_DEVICE_NAME).find(" @ node0"));
+    EXPECT_NE(std::string::npos, device_string(cluster.devices[1], CL_DEVICE_NAME).find(" @ node1"));
+    cl_int err;
+    context = clCreateContext(nullptr, 2, cluster.devices.data(), nullptr, nullptr, &err);
+    ASSERT_CL_OK(err);
+    for (int d = 0; d < 2; d++) queue[d] = create_queue(context, cluster.devices[d]);
+    program = build_program(context, kScaleSource);
+  }
+
+  void run(int d, const char *name, cl_mem mem, int value) {
+    cl_kernel kernel = create_kernel(program, name);
+    set_arg(kernel, 0, mem);
+    set_arg(kernel, 1, value);
+    const size_t global = n;
+    ASSERT_CL_OK(clEnqueueNDRangeKernel(queue[d], kernel, 1, nullptr, &global, nullptr, 0, nullptr, nullptr));
+    clReleaseKernel(kernel);
+  }
+
+  std::vector<int> read(int d, cl_mem mem) {
+    std::vector<int> out(n, -1);
+    EXPECT_CL(CL_SUCCESS, clEnqueueReadBuffer(queue[d], mem, CL_TRUE, 0, n * sizeof(int), out.data(), 0, nullptr, nullptr));
+    return out;
+  }
+};
+
+}  // namespace
+
+TEST_F(TwoDaemons, ContextSpansBothDevices) {
+  cl_uint count = 0;
+  ASSERT_CL_OK(clGetContextInfo(context, CL_CONTEXT_NUM_DEVICES, sizeof count, &count, nullptr));
+  EXPECT_EQ(2u, count);
+  for (cl_device_id device : cluster.devices) {
+    cl_build_status status = CL_BUILD_NONE;
+    ASSERT_CL_OK(clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_STATUS, sizeof status, &status, nullptr));
+    EXPECT_EQ(CL_BUILD_SUCCESS, status);
+  }
+}
+
+TEST_F(TwoDaemons, KernelOnEachDevice) {
+  std::vector<int> data(n);
+  std::iota(data.begin(), data.end(), 1);
+  cl_mem mem[2];
+  for (int d = 0; d < 2; d++) {
+    mem[d] = create_buffer(context, CL_MEM_READ_WRITE, n * sizeof(int));
+    ASSERT_CL_OK(clEnqueueWriteBuffer(queue[d], mem[d], CL_FALSE, 0, n * sizeof(int), data.data(), 0, nullptr, nullptr));
+    run(d, "scale", mem[d], d + 2);
+  }
+  for (int d = 0; d < 2; d++) ASSERT_CL_OK(clFlush(queue[d]));
+  for (int d = 0; d < 2; d++) {
+    std::vector<int> out = read(d, mem[d]);
+    for (size_t i = 0; i < n; i++) ASSERT_EQ(data[i] * (d + 2), out[i]) << "device " << d << " index " << i;
+  }
+  for (int d = 0; d < 2; d++) ASSERT_CL_OK(clFinish(queue[d]));
+}
+
+TEST_F(TwoDaemons, BufferWrittenOnOneDaemonIsUsedOnTheOther) {
+  std::vector<int> data(n);
+  std::iota(data.begin(), data.end(), -50);
+  cl_mem mem = create_buffer(context, CL_MEM_READ_WRITE, n * sizeof(int));
+  // Written through daemon 0, scaled there, then offset on daemon 1, read back on daemon 0.
+  ASSERT_CL_OK(clEnqueueWriteBuffer(queue[0], mem, CL_FALSE, 0, n * sizeof(int), data.data(), 0, nullptr, nullptr));
+  run(0, "scale", mem, 3);
+  run(1, "offset", mem, 7);
+  std::vector<int> on_one = read(1, mem);
+  for (size_t i = 0; i < n; i++) ASSERT_EQ(3 * data[i] + 7, on_one[i]) << "read on daemon 1 at " << i;
+  std::vector<int> on_zero = read(0, mem);
+  for (size_t i = 0; i < n; i++) ASSERT_EQ(3 * data[i] + 7, on_zero[i]) << "read on daemon 0 at " << i;
+}
+
+TEST_F(TwoDaemons, CopyHostPtrBufferIsReadOnTheSecondDaemon) {
+  std::vector<int> data(n);
+  std::iota(data.begin(), data.end(), 1000);
+  cl_mem mem = create_buffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, n * sizeof(int), data.data());
+  EXPECT_TRUE(read(1, mem) == data);
+  run(1, "scale", mem, -1);
+  std::vector<int> out = read(0, mem);
+  for (size_t i = 0; i < n; i++) ASSERT_EQ(-data[i], out[i]) << "at " << i;
+}
+
+TEST_F(TwoDaemons, EventOfOneDaemonOrdersACommandOnTheOther) {
+  std::vector<int> ones(n, 1);
+  cl_mem mem = create_buffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, n * sizeof(int), ones.data());
+  cl_int err;
+  cl_event gate = clCreateUserEvent(context, &err);
+  ASSERT_CL_OK(err);
+  cl_kernel scale = create_kernel(program, "scale");
+  set_arg(scale, 0, mem);
+  set_arg(scale, 1, 10);
+  const size_t global = n;
+  cl_event scaled;
+  ASSERT_CL_OK(clEnqueueNDRangeKernel(queue[0], scale, 1, nullptr, &global, nullptr, 1, &gate, &scaled));
+  ASSERT_CL_OK(clFlush(queue[0]));
+  // The marker on daemon 1 waits for daemon 0's kernel; only then is the buffer read there.
+  cl_event after;
+  ASSERT_CL_OK(clEnqueueMarkerWithWaitList(queue[1], 1, &scaled, &after));
+  ASSERT_CL_OK(clFlush(queue[1]));
+  cl_int status = 0;
+  ASSERT_CL_OK(clGetEventInfo(after, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr));
+  EXPECT_GT(status, CL_COMPLETE);
+  ASSERT_CL_OK(clSetUserEventStatus(gate, CL_COMPLETE));
+  ASSERT_CL_OK(clWaitForEvents(1, &after));
+  for (int value : read(1, mem)) ASSERT_EQ(10, value);
+}

@@ -1,0 +1,152 @@
+// The daemon against clients that misbehave: a wrong version, garbage, a client that vanishes.
+// Each of these must end that one session and leave the daemon serving everyone else.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "cl_harness.h"
+#include "raw_session.h"
+
+using namespace fedcl_test;
+
+namespace {
+
+// A session of the real runtime on daemon, proved alive by a vector add.
+void expect_runtime_session_works(const Cluster &cluster, size_t n) {
+  cl_device_id device = cluster.devices.at(0);
+  cl_int err;
+  cl_context context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
+  ASSERT_CL_OK(err);
+  cl_command_queue queue = create_queue(context, device);
+  expect_vector_add(context, queue, n);
+  clReleaseCommandQueue(queue);
+  clReleaseContext(context);
+}
+
+bool process_alive(pid_t pid) { return waitpid(pid, nullptr, WNOHANG) == 0; }
+
+// Runs in a forked child: uses fedcl, then exits without releasing anything, with work still
+// queued. Returns the child's exit status.
+int use_and_abandon() {
+  try {
+    std::vector<cl_device_id> devices = fedcl_devices(fedcl_platform());
+    if (devices.empty()) return 2;
+    cl_int err;
+    cl_context context = clCreateContext(nullptr, 1, devices.data(), nullptr, nullptr, &err);
+    if (err != CL_SUCCESS) return 3;
+    cl_command_queue queue = create_queue(context, devices[0]);
+    const size_t n = 1 << 20;
+    cl_mem mem = create_buffer(context, CL_MEM_READ_WRITE, n * sizeof(int));
+    cl_kernel kernel = create_kernel(build_program(context, kScaleSource), "scale");
+    int factor = 3;
+    if (clSetKernelArg(kernel, 0, sizeof mem, &mem) != CL_SUCCESS ||
+        clSetKernelArg(kernel, 1, sizeof factor, &factor) != CL_SUCCESS)
+      return 4;
+    for (int i = 0; i < 20; i++)
+      if (clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &n, nullptr, 0, nullptr, nullptr) != CL_SUCCESS) return 5;
+    return clFlush(queue) == CL_SUCCESS ? 0 : 6;
+  } catch (const std::exception &) {
+    return 7;
+  }
+}
+
+}  // namespace
+
+TEST(Protocol, WrongVersionIsRefusedNamingBothVersions) {
+  DaemonProcess daemon;
+  RawSession raw(daemon.port());
+  const uint32_t theirs = fedcl::wire::PROTOCOL_VERSION + 41;
+  ASSERT_TRUE(raw.send_hello(theirs, 5));
+  ReceivedFrame frame;
+  ASSERT_TRUE(raw.read_frame(&frame)) << "no answer to a Hello of another version";
+  ASSERT_EQ(uint16_t(fedcl::wire::FrameKind::REPLY), frame.header.kind);
+  auto reply = frame.reader->getRoot<fedcl::wire::Reply>();
+  EXPECT_EQ(5u, reply.getSeq());
+  EXPECT_NE(CL_SUCCESS, reply.getStatus());
+  std::string message = reply.getMessage();
+  EXPECT_NE(std::string::npos, message.find(std::to_string(theirs))) << message;
+  EXPECT_NE(std::string::npos, message.find(std::to_string(fedcl::wire::PROTOCOL_VERSION))) << message;
+  EXPECT_NE(std::string::npos, message.find("version")) << message;
+  EXPECT_TRUE(raw.wait_closed()) << "the refused session stayed open";
+  EXPECT_TRUE(process_alive(daemon.pid()));
+}
+
+TEST(Protocol, RightVersionIsGreetedWithDevices) {
+  DaemonProcess daemon({"--name", "raw-node"});
+  RawSession raw(daemon.port());
+  ASSERT_TRUE(raw.send_hello(fedcl::wire::PROTOCOL_VERSION, 9));
+  ReceivedFrame frame;
+  ASSERT_TRUE(raw.read_frame(&frame));
+  auto reply = frame.reader->getRoot<fedcl::wire::Reply>();
+  EXPECT_EQ(9u, reply.getSeq());
+  EXPECT_EQ(CL_SUCCESS, reply.getStatus());
+  ASSERT_EQ(fedcl::wire::Reply::HELLO, reply.which());
+  EXPECT_EQ("raw-node", std::string(reply.getHello().getNode().cStr()));
+  ASSERT_GE(reply.getHello().getPlatforms().size(), 1u);
+  EXPECT_GE(reply.getHello().getPlatforms()[0].getDevices().size(), 1u);
+}
+
+TEST(Protocol, GarbageClosesOnlyThatSession) {
+  Cluster cluster(1);
+  int port = cluster.daemons[0]->port();
+  expect_runtime_session_works(cluster, 512);
+
+  // Bytes that are no frame at all.
+  RawSession garbage(port);
+  const char noise[] = "GET / HTTP/1.1\r\nHost: fedcl\r\n\r\n";
+  ASSERT_TRUE(garbage.send_bytes(noise, sizeof noise));
+  EXPECT_TRUE(garbage.wait_closed());
+
+  // A valid header around a message that is not Cap'n Proto.
+  RawSession corrupt(port);
+  ASSERT_TRUE(corrupt.send_hello(fedcl::wire::PROTOCOL_VERSION));
+  ReceivedFrame greeting;
+  ASSERT_TRUE(corrupt.read_frame(&greeting));
+  fedcl::FrameHeader header{};
+  header.message_words = 4;
+  header.kind = uint16_t(fedcl::wire::FrameKind::REQUEST);
+  uint8_t frame[sizeof header + 32];
+  std::memcpy(frame, &header, sizeof header);
+  std::memset(frame + sizeof header, 0xff, 32);
+  ASSERT_TRUE(corrupt.send_bytes(frame, sizeof frame));
+  EXPECT_TRUE(corrupt.wait_closed());
+
+  // A header announcing an impossible size.
+  RawSession huge(port);
+  header.message_words = 0xffffffffu;
+  ASSERT_TRUE(huge.send_bytes(&header, sizeof header));
+  EXPECT_TRUE(huge.wait_closed());
+
+  // A request before Hello.
+  RawSession rude(port);
+  capnp::MallocMessageBuilder message;
+  message.initRoot<fedcl::wire::Request>().setFlush(1);
+  ASSERT_TRUE(rude.send_request(message));
+  EXPECT_TRUE(rude.wait_closed());
+
+  ASSERT_TRUE(process_alive(cluster.daemons[0]->pid()));
+  expect_runtime_session_works(cluster, 2048);  // the runtime's session was never disturbed
+}
+
+TEST(Protocol, ClientThatDiesMidSessionLeavesTheDaemonServing) {
+  DaemonProcess daemon;
+  set_hosts(daemon.endpoint());
+  // The parent has made no OpenCL call yet, so the child starts with no runtime threads to lose.
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) _exit(use_and_abandon());
+  int status = 0;
+  ASSERT_EQ(child, waitpid(child, &status, 0));
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the child failed before exiting: " << status;
+  ASSERT_TRUE(process_alive(daemon.pid()));
+
+  cl_int err;
+  std::vector<cl_device_id> devices = fedcl_devices(fedcl_platform(), &err);
+  ASSERT_CL_OK(err);
+  cl_context context = clCreateContext(nullptr, 1, devices.data(), nullptr, nullptr, &err);
+  ASSERT_CL_OK(err);
+  expect_vector_add(context, create_queue(context, devices[0]), 10000);
+  EXPECT_TRUE(process_alive(daemon.pid()));
+}

@@ -1,0 +1,94 @@
+#include "raw_session.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+#include <vector>
+
+namespace fedcl_test {
+
+RawSession::RawSession(int port, int timeout_ms) {
+  fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (fd_ < 0 || connect(fd_, reinterpret_cast<sockaddr *>(&addr), sizeof addr) != 0)
+    throw std::runtime_error(std::string("connect to the daemon: ") + std::strerror(errno));
+  timeval tv{timeout_ms / 1000, (timeout_ms % 1000) * 1000};
+  setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+}
+
+RawSession::~RawSession() {
+  if (fd_ >= 0) close(fd_);
+}
+
+bool RawSession::send_bytes(const void *bytes, size_t size) {
+  const auto *next = static_cast<const uint8_t *>(bytes);
+  while (size > 0) {
+    ssize_t sent = send(fd_, next, size, MSG_NOSIGNAL);
+    if (sent < 0 && errno == EINTR) continue;
+    if (sent <= 0) return false;
+    next += sent;
+    size -= sent;
+  }
+  return true;
+}
+
+bool RawSession::send_request(capnp::MessageBuilder &message) {
+  std::vector<uint8_t> bytes;
+  fedcl::frame_append(bytes, fedcl::wire::FrameKind::REQUEST, message, 0);
+  return send_bytes(bytes.data(), bytes.size());
+}
+
+bool RawSession::send_hello(uint32_t protocol_version, uint64_t seq) {
+  capnp::MallocMessageBuilder message;
+  auto request = message.initRoot<fedcl::wire::Request>();
+  request.setSeq(seq);
+  auto hello = request.initHello();
+  hello.setProtocolVersion(protocol_version);
+  hello.setClient("raw test client");
+  return send_request(message);
+}
+
+bool RawSession::read_exact(void *dst, size_t size) {
+  auto *next = static_cast<uint8_t *>(dst);
+  while (size > 0) {
+    ssize_t got = recv(fd_, next, size, 0);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return false;
+    next += got;
+    size -= got;
+  }
+  return true;
+}
+
+bool RawSession::read_frame(ReceivedFrame *frame) {
+  if (!read_exact(&frame->header, sizeof frame->header)) return false;
+  if (!fedcl::frame_check(frame->header).empty()) return false;
+  frame->words = kj::heapArray<capnp::word>(frame->header.message_words);
+  if (!read_exact(frame->words.begin(), frame->words.size() * sizeof(capnp::word))) return false;
+  uint64_t payload = frame->header.payload_bytes + fedcl::frame_padding(frame->header.payload_bytes);
+  std::vector<uint8_t> sink(static_cast<size_t>(payload));
+  if (payload && !read_exact(sink.data(), sink.size())) return false;
+  frame->reader = std::make_unique<capnp::FlatArrayMessageReader>(frame->words.asPtr());
+  return true;
+}
+
+bool RawSession::wait_closed() {
+  uint8_t sink[4096];
+  for (;;) {
+    ssize_t got = recv(fd_, sink, sizeof sink, 0);
+    if (got > 0) continue;
+    if (got == 0) return true;
+    if (errno == EINTR) continue;
+    return errno == ECONNRESET || errno == EPIPE;  // a timeout means the session is still open
+  }
+}
+
+}  // namespace fedcl_test

@@ -1,0 +1,45 @@
+// A client that speaks the wire protocol by hand, for tests that send what libfedcl never would.
+#pragma once
+
+#include <capnp/message.h>
+#include <capnp/serialize.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "frame.h"
+
+namespace fedcl_test {
+
+struct ReceivedFrame {
+  fedcl::FrameHeader header{};
+  kj::Array<capnp::word> words;
+  std::unique_ptr<capnp::FlatArrayMessageReader> reader;
+};
+
+class RawSession {
+ public:
+  // Connects to 127.0.0.1:port; every later read gives up after timeout_ms.
+  explicit RawSession(int port, int timeout_ms = 10000);
+  ~RawSession();
+  RawSession(const RawSession &) = delete;
+  RawSession &operator=(const RawSession &) = delete;
+
+  // False if the daemon has closed the connection.
+  bool send_bytes(const void *bytes, size_t size);
+  bool send_request(capnp::MessageBuilder &message);
+  bool send_hello(uint32_t protocol_version, uint64_t seq = 1);
+
+  // Reads one whole frame (payload skipped). False on EOF, timeout or a truncated frame.
+  bool read_frame(ReceivedFrame *frame);
+  // True once the daemon closed the connection: every byte up to EOF is read and dropped.
+  // False if the connection is still open when the timeout ends.
+  bool wait_closed();
+
+ private:
+  bool read_exact(void *dst, size_t size);
+  int fd_ = -1;
+};
+
+}  // namespace fedcl_test

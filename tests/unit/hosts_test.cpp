@@ -1,0 +1,63 @@
+// hosts.conf and FEDCL_HOSTS parsing.
+#include <gtest/gtest.h>
+
+#include "hosts.h"
+
+using fedcl::hosts_parse;
+using fedcl::hosts_parse_list;
+
+TEST(HostsParse, ReadsEntriesCommentsAndKey) {
+  auto list = hosts_parse(
+      "# the cluster\n"
+      "node1:7171\n"
+      "\n"
+      "  node2   # default port\n"
+      "key s3cret\n"
+      "10.0.0.5:80\r\n"
+      "[fe80::1]:9000\n"
+      "[::1]\n",
+      "hosts.conf");
+  std::vector<std::string> expected = {"node1:7171", "node2:7070", "10.0.0.5:80", "[fe80::1]:9000", "[::1]:7070"};
+  EXPECT_EQ(expected, list.endpoints);
+  EXPECT_EQ("s3cret", list.key);
+  EXPECT_EQ("hosts.conf", list.source);
+  EXPECT_TRUE(list.problems.empty());
+}
+
+TEST(HostsParse, DefaultPortIs7070) {
+  EXPECT_EQ(7070, fedcl::kDefaultPort);
+  EXPECT_EQ(std::vector<std::string>{"gpu-box:7070"}, hosts_parse("gpu-box\n", "f").endpoints);
+}
+
+TEST(HostsParse, ReportsBadLinesWithTheirLineNumber) {
+  auto list = hosts_parse("good:1\nbad:port\nbad:0\nbad:70000\n:123\ntwo words\nalso-good\n", "conf");
+  EXPECT_EQ((std::vector<std::string>{"good:1", "also-good:7070"}), list.endpoints);
+  ASSERT_EQ(5u, list.problems.size());
+  EXPECT_NE(std::string::npos, list.problems[0].find("conf:2")) << list.problems[0];
+  EXPECT_NE(std::string::npos, list.problems[0].find("'bad:port'")) << list.problems[0];
+  EXPECT_NE(std::string::npos, list.problems[1].find("conf:3")) << list.problems[1];
+  EXPECT_NE(std::string::npos, list.problems[2].find("conf:4")) << list.problems[2];
+  EXPECT_NE(std::string::npos, list.problems[3].find("conf:5")) << list.problems[3];
+  EXPECT_NE(std::string::npos, list.problems[4].find("conf:6")) << list.problems[4];
+}
+
+TEST(HostsParse, EmptyTextGivesNoEndpoints) {
+  auto list = hosts_parse("# nothing here\n\n   \n", "empty");
+  EXPECT_TRUE(list.endpoints.empty());
+  EXPECT_TRUE(list.problems.empty());
+  EXPECT_TRUE(list.key.empty());
+}
+
+TEST(HostsParseList, SplitsOnCommasAndTrims) {
+  auto list = hosts_parse_list(" 127.0.0.1:4000 ,node-b,, [::1]:5 ");
+  EXPECT_EQ((std::vector<std::string>{"127.0.0.1:4000", "node-b:7070", "[::1]:5"}), list.endpoints);
+  EXPECT_EQ("FEDCL_HOSTS", list.source);
+  EXPECT_TRUE(list.problems.empty());
+}
+
+TEST(HostsParseList, ReportsBadEntries) {
+  auto list = hosts_parse_list("ok:1,nope:x,ok2");
+  EXPECT_EQ((std::vector<std::string>{"ok:1", "ok2:7070"}), list.endpoints);
+  ASSERT_EQ(1u, list.problems.size());
+  EXPECT_NE(std::string::npos, list.problems[0].find("'nope:x'")) << list.problems[0];
+}

@@ -1,0 +1,58 @@
+// What clSetKernelArg checks locally: argument classes and by-value sizes from type names.
+#include <gtest/gtest.h>
+
+#include "kernel_args.h"
+
+using fedcl::ArgClass;
+using fedcl::kernel_arg_class;
+using fedcl::kernel_arg_type_size;
+using fedcl::KernelArgDesc;
+
+TEST(KernelArgTypeSize, ScalarsAndVectors) {
+  const struct {
+    const char *type;
+    size_t size;
+  } cases[] = {
+      {"char", 1},   {"uchar", 1},   {"unsigned char", 1}, {"short", 2},   {"ushort", 2},    {"half", 2},
+      {"int", 4},    {"uint", 4},    {"unsigned int", 4},  {"unsigned", 4}, {"float", 4},    {"long", 8},
+      {"ulong", 8},  {"double", 8},  {"float2", 8},        {"float4", 16}, {"float8", 32},   {"float16", 64},
+      {"int3", 16},  {"char3", 4},   {"double3", 32},      {"uchar16", 16}, {"short8", 16},  {"ulong2", 16},
+      {"const int", 4}, {"volatile float4", 16}, {"const volatile uint", 4}, {"int ", 4},
+  };
+  for (const auto &c : cases) EXPECT_EQ(c.size, kernel_arg_type_size(c.type, 64)) << c.type;
+}
+
+TEST(KernelArgTypeSize, PointerSizedTypesFollowAddressBits) {
+  for (const char *type : {"size_t", "ptrdiff_t", "intptr_t", "uintptr_t", "float*", "int *"}) {
+    EXPECT_EQ(8u, kernel_arg_type_size(type, 64)) << type;
+    EXPECT_EQ(4u, kernel_arg_type_size(type, 32)) << type;
+  }
+}
+
+TEST(KernelArgTypeSize, UnknownTypesAreZero) {
+  for (const char *type : {"", "struct point", "my_struct_t", "float5", "int32", "floaty", "union u"})
+    EXPECT_EQ(0u, kernel_arg_type_size(type, 64)) << "'" << type << "'";
+}
+
+namespace {
+KernelArgDesc arg(cl_kernel_arg_address_qualifier address, const char *type) {
+  return KernelArgDesc{address, CL_KERNEL_ARG_ACCESS_NONE, 0, type, "x"};
+}
+}  // namespace
+
+TEST(KernelArgClass, FromAddressQualifierAndType) {
+  EXPECT_EQ(ArgClass::memory, kernel_arg_class(arg(CL_KERNEL_ARG_ADDRESS_GLOBAL, "float*")));
+  EXPECT_EQ(ArgClass::memory, kernel_arg_class(arg(CL_KERNEL_ARG_ADDRESS_CONSTANT, "int*")));
+  EXPECT_EQ(ArgClass::local, kernel_arg_class(arg(CL_KERNEL_ARG_ADDRESS_LOCAL, "float*")));
+  EXPECT_EQ(ArgClass::value, kernel_arg_class(arg(CL_KERNEL_ARG_ADDRESS_PRIVATE, "uint")));
+  EXPECT_EQ(ArgClass::value, kernel_arg_class(arg(CL_KERNEL_ARG_ADDRESS_PRIVATE, "struct s")));
+  EXPECT_EQ(ArgClass::sampler, kernel_arg_class(arg(CL_KERNEL_ARG_ADDRESS_PRIVATE, "sampler_t")));
+  EXPECT_EQ(ArgClass::sampler, kernel_arg_class(arg(CL_KERNEL_ARG_ADDRESS_PRIVATE, "const sampler_t")));
+  EXPECT_EQ(ArgClass::memory, kernel_arg_class(arg(CL_KERNEL_ARG_ADDRESS_PRIVATE, "image2d_t")));
+  EXPECT_EQ(ArgClass::memory, kernel_arg_class(arg(CL_KERNEL_ARG_ADDRESS_PRIVATE, "pipe")));
+}
+
+TEST(KernelArgClass, UnknownWithoutMetadata) {
+  EXPECT_EQ(ArgClass::unknown, kernel_arg_class(arg(0, "")));
+  EXPECT_EQ(ArgClass::unknown, kernel_arg_class(arg(0x1234, "float")));
+}
