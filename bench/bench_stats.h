@@ -7,9 +7,10 @@
 
 namespace bench {
 
-// Microseconds on the monotonic clock.
+// Microseconds on the monotonic clock since the first call (small values keep a double's precision).
 inline double now_us() {
-  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  static const auto origin = std::chrono::steady_clock::now();
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - origin).count();
 }
 
 // The q-quantile (0..1) of the samples, by nearest rank; the samples are reordered.

@@ -17,7 +17,7 @@ struct Measure {
 };
 using Measures = std::vector<Measure>;
 
-// How much work each workload does; --quick does a tenth, for a smoke run.
+// How much work each workload does; --quick does a tenth in one round, for a smoke run.
 struct Plan {
   bool quick = false;
   size_t max_transfer = size_t(256) << 20;

@@ -20,26 +20,33 @@ namespace {
 struct Workload {
   const char *name;
   Measures (*run)(Side &, const Plan &);
+  int rounds;  // alternations between the sides; long workloads take more, shorter, rounds
 };
 
 const Workload kWorkloads[] = {
-    {"set_kernel_arg", measure_set_kernel_arg},
-    {"ndrange_enqueue", measure_ndrange_enqueue},
-    {"tiny_kernel_throughput", measure_tiny_throughput},
-    {"enqueue_finish", measure_enqueue_finish},
-    {"create_buffer", measure_create_buffer},
-    {"create_kernel", measure_create_kernel},
-    {"transfers", measure_transfers},
-    {"nbody_1024", measure_nbody_1024},
-    {"nbody_4096", measure_nbody_4096},
+    {"set_kernel_arg", measure_set_kernel_arg, 3},
+    {"ndrange_enqueue", measure_ndrange_enqueue, 3},
+    {"tiny_kernel_throughput", measure_tiny_throughput, 3},
+    {"enqueue_finish", measure_enqueue_finish, 3},
+    {"create_buffer", measure_create_buffer, 3},
+    {"create_kernel", measure_create_kernel, 3},
+    {"transfers", measure_transfers, 3},
+    {"nbody_1024", measure_nbody_1024, 5},
+    {"nbody_4096", measure_nbody_4096, 7},
 };
+
+bool selected(const std::string &only, const char *name) {
+  if (only.empty()) return true;
+  std::string list = "," + only + ",";
+  return list.find("," + std::string(name) + ",") != std::string::npos;
+}
 
 void print(Results &results, const std::string &name, double value, const std::string &unit) {
   std::printf("%s %.6g %s\n", name.c_str(), value, unit.c_str());
   results[name] = value;
 }
 
-// Runs on one side; on failure says why and returns nothing.
+// Runs on one side; on failure says why and returns false.
 bool run_on(const Workload &workload, Side &side, const Plan &plan, Measures *out) {
   try {
     *out = workload.run(side, plan);
@@ -50,11 +57,51 @@ bool run_on(const Workload &workload, Side &side, const Plan &plan, Measures *ou
   }
 }
 
+// Each value of several rounds: the median, measure by measure.
+Measures median_of_rounds(std::vector<Measures> &rounds) {
+  Measures combined = rounds.front();
+  for (size_t i = 0; i < combined.size(); i++) {
+    std::vector<double> values;
+    for (const Measures &round : rounds) values.push_back(round.at(i).value);
+    combined[i].value = median(values);
+  }
+  return combined;
+}
+
+// Runs the workload for some rounds, alternating which side goes first so that neither always
+// meets the machine in the same state; false if it failed on either side.
+bool compare(const Workload &workload, Side &direct, Side &fedcl, const Plan &plan, Results &results) {
+  const int rounds = plan.quick ? 1 : workload.rounds;
+  std::vector<Measures> on_direct(rounds), on_fedcl(rounds);
+  for (int r = 0; r < rounds; r++) {
+    Side &first = r % 2 ? fedcl : direct, &second = r % 2 ? direct : fedcl;
+    Measures &first_out = r % 2 ? on_fedcl[r] : on_direct[r], &second_out = r % 2 ? on_direct[r] : on_fedcl[r];
+    if (!run_on(workload, first, plan, &first_out) || !run_on(workload, second, plan, &second_out)) return false;
+  }
+  Measures d = median_of_rounds(on_direct), f = median_of_rounds(on_fedcl);
+  for (size_t i = 0; i < d.size(); i++) {
+    print(results, d[i].name + ".direct", d[i].value, d[i].unit);
+    print(results, f[i].name + ".fedcl", f[i].value, f[i].unit);
+    print(results, d[i].name + ".ratio", f[i].value / d[i].value, "x");
+  }
+  return true;
+}
+
+double load_average() {
+  double load = -1;
+  if (FILE *file = std::fopen("/proc/loadavg", "r")) {
+    if (std::fscanf(file, "%lf", &load) != 1) load = -1;
+    std::fclose(file);
+  }
+  return load;
+}
+
 int usage() {
   std::fprintf(stderr,
-               "usage: fedcl_bench [--quick] [--backend NAME]\n"
-               "  --quick         a tenth of the iterations and transfers up to 16 MiB (a smoke run)\n"
+               "usage: fedcl_bench [--quick] [--backend NAME] [--only WORKLOAD,...]\n"
+               "  --quick         one round, a tenth of the iterations, transfers up to 16 MiB (a smoke run)\n"
                "  --backend NAME  the direct platform: a part of its name (default: Portable Computing Language)\n"
+               "  --only LIST     run only these workloads (names as in README.md); the link is always measured\n"
                "The fedcl platform must be reachable too: see bench/run.sh.\n");
   return 2;
 }
@@ -63,13 +110,15 @@ int usage() {
 
 int main(int argc, char **argv) {
   Plan plan;
-  std::string backend = "Portable Computing Language";
+  std::string backend = "Portable Computing Language", only;
   for (int i = 1; i < argc; i++) {
     if (!std::strcmp(argv[i], "--quick")) {
       plan.quick = true;
       plan.max_transfer = size_t(16) << 20;
     } else if (!std::strcmp(argv[i], "--backend") && i + 1 < argc) {
       backend = argv[++i];
+    } else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) {
+      only = argv[++i];
     } else {
       return usage();
     }
@@ -104,22 +153,12 @@ int main(int argc, char **argv) {
   std::printf("# direct: %s\n# fedcl: %s\n# ratio = fedcl / direct\n", direct->description.c_str(),
               fedcl->description.c_str());
 
+  std::printf("# each value: the median over rounds (sides alternating) of the workload's own median\n");
+  print(results, "host.load_1min.start", load_average(), "load");
   int errors = 0;
-  for (const Workload &workload : kWorkloads) {
-    Measures on_direct, on_fedcl;
-    bool ok = run_on(workload, *direct, plan, &on_direct);
-    ok = run_on(workload, *fedcl, plan, &on_fedcl) && ok;
-    if (!ok) {
-      errors++;
-      continue;
-    }
-    for (size_t i = 0; i < on_direct.size(); i++) {
-      const Measure &d = on_direct[i], &f = on_fedcl[i];
-      print(results, d.name + ".direct", d.value, d.unit);
-      print(results, f.name + ".fedcl", f.value, f.unit);
-      print(results, d.name + ".ratio", f.value / d.value, "x");
-    }
-  }
+  for (const Workload &workload : kWorkloads)
+    if (selected(only, workload.name) && !compare(workload, *direct, *fedcl, plan, results)) errors++;
+  print(results, "host.load_1min.end", load_average(), "load");
 
   int missed = report_targets(results);
   std::printf("run.duration %.1f s\n", (now_us() - start) * 1e-6);

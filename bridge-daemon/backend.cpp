@@ -44,6 +44,10 @@ bool platform_selected(const std::string &wanted, size_t index, cl_platform_id p
 
 }  // namespace
 
+std::vector<InfoValue> backend_device_info(cl_device_id device) {
+  return read_info(device, clGetDeviceInfo, kDeviceRanges, 2);
+}
+
 std::string backend_discover(const BackendSelection &selection, std::vector<BackendPlatform> *platforms) {
   cl_uint count = 0;
   cl_int err = clGetPlatformIDs(0, nullptr, &count);
@@ -66,7 +70,7 @@ std::string backend_discover(const BackendSelection &selection, std::vector<Back
       if (!selection.devices.empty() &&
           std::find(selection.devices.begin(), selection.devices.end(), d) == selection.devices.end())
         continue;
-      platform.devices.push_back({devices[d], read_info(devices[d], clGetDeviceInfo, kDeviceRanges, 2)});
+      platform.devices.push_back({devices[d], backend_device_info(devices[d])});
     }
     if (!platform.devices.empty()) platforms->push_back(std::move(platform));
   }

@@ -33,5 +33,7 @@ struct BackendSelection {
 
 // Fills platforms with the selected platforms and devices; returns an error message or "".
 std::string backend_discover(const BackendSelection &selection, std::vector<BackendPlatform> *platforms);
+// Every clGetDeviceInfo parameter device answers (sub-devices are described the same way).
+std::vector<InfoValue> backend_device_info(cl_device_id device);
 
 }  // namespace fedcld

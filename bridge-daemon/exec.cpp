@@ -70,6 +70,13 @@ void watch_event(Session &session, uint64_t queue_id, cl_event event, Completion
   queue.queue->outstanding++;
 }
 
+void fill_info(capnp::List<wire::InfoEntry>::Builder entries, const std::vector<InfoValue> &info) {
+  for (size_t i = 0; i < info.size(); i++) {
+    entries[i].setParam(info[i].param);
+    entries[i].setValue(kj::arrayPtr(info[i].value.data(), info[i].value.size()));
+  }
+}
+
 void exec_hello(Call &call, wire::Hello::Reader hello) {
   Session &session = call.session;
   const ServerOptions &options = session.server().options();
@@ -100,20 +107,14 @@ void exec_hello(Call &call, wire::Hello::Reader hello) {
   auto list = out.initPlatforms(platforms.size());
   uint64_t next_device_id = 1;
   for (size_t p = 0; p < platforms.size(); p++) {
-    auto fill = [](auto entries, const std::vector<InfoValue> &info) {
-      for (size_t i = 0; i < info.size(); i++) {
-        entries[i].setParam(info[i].param);
-        entries[i].setValue(kj::arrayPtr(info[i].value.data(), info[i].value.size()));
-      }
-    };
-    fill(list[p].initInfo(platforms[p].info.size()), platforms[p].info);
+    fill_info(list[p].initInfo(platforms[p].info.size()), platforms[p].info);
     auto devices = list[p].initDevices(platforms[p].devices.size());
     for (size_t d = 0; d < platforms[p].devices.size(); d++) {
       const BackendDevice &device = platforms[p].devices[d];
       uint64_t id = next_device_id++;
       session.objects().add_device(id, device.handle);
       devices[d].setId(id);
-      fill(devices[d].initInfo(device.info.size()), device.info);
+      fill_info(devices[d].initInfo(device.info.size()), device.info);
     }
   }
   session.send_reply(message);
@@ -191,6 +192,15 @@ void exec_get_info(Call &call, wire::Request::GetInfo::Reader request) {
       auto kernel = objects.handle<cl_kernel>(id, ObjectKind::kernel);
       cl_uint index = request.getArgIndex();
       bytes = query_bytes([&](size_t n, void *v, size_t *r) { return clGetKernelArgInfo(kernel, index, param, n, v, r); });
+      break;
+    }
+    case wire::InfoKind::KERNEL_SUB_GROUP: {
+      auto kernel = objects.handle<cl_kernel>(id, ObjectKind::kernel);
+      auto device = objects.handle<cl_device_id>(request.getDevice(), ObjectKind::device);
+      auto input = request.getInput();
+      bytes = query_bytes([&](size_t n, void *v, size_t *r) {
+        return clGetKernelSubGroupInfo(kernel, device, param, input.size(), input.size() ? input.begin() : nullptr, n, v, r);
+      });
       break;
     }
     case wire::InfoKind::MEM: {

@@ -1,9 +1,11 @@
 // Request execution, shared by the handler files: exec.cpp (dispatch, handshake, queries),
-// exec_objects.cpp (object creation and release), exec_commands.cpp (enqueued commands).
+// exec_objects.cpp (object creation and release), exec_commands.cpp (enqueued commands),
+// exec_programs.cpp (building, compiling and linking programs; sub-devices).
 #pragma once
 
 #include <functional>
 
+#include "backend.h"
 #include "session.h"
 
 namespace fedcld {
@@ -29,6 +31,33 @@ using CompletionHandler = std::function<void(Session &, cl_int status, const uin
 // Watches event (which must already be flushed towards the device) on behalf of queue queue_id.
 void watch_event(Session &session, uint64_t queue_id, cl_event event, CompletionHandler handler);
 
+// What every enqueued command shares (exec_commands.cpp): its queue and wait list, resolved
+// against the session's objects.
+struct Resolved {
+  cl_command_queue queue;
+  QueueState *state;
+  std::vector<cl_event> wait;
+  cl_event event = nullptr;
+  const cl_event *wait_ptr() const { return wait.empty() ? nullptr : wait.data(); }
+  cl_uint wait_count() const { return static_cast<cl_uint>(wait.size()); }
+};
+Resolved resolve(Call &call, wire::Command::Reader command);
+// After the backend accepted a command: keep its event under the client's id, tell the client when
+// it completes, and remember it as the queue's latest command. extra runs first, on the loop, for
+// commands with work of their own to finish.
+void track(Call &call, Resolved &resolved, CompletionHandler extra = nullptr, bool notify = true);
+// A backend event is needed when the client has one, and on in-order queues to know the latest command.
+cl_event *event_out(Call &call, Resolved &resolved);
+// Reads: the host memory the backend reads into, and the reply that carries it back once the
+// backend's event completed (that reply also completes the client's event).
+std::shared_ptr<uint8_t[]> read_buffer_for(uint64_t size);
+void track_read(Call &call, Resolved &resolved, std::shared_ptr<uint8_t[]> data, uint64_t size);
+
+// Copies a device's or platform's info into a DeviceDesc or PlatformDesc list of n = info.size() entries.
+void fill_info(capnp::List<wire::InfoEntry>::Builder entries, const std::vector<InfoValue> &info);
+// The devices named by ids, as backend handles.
+std::vector<cl_device_id> devices_of(ObjectTable &objects, capnp::List<uint64_t>::Reader ids);
+
 void exec_hello(Call &call, wire::Hello::Reader hello);
 void exec_get_info(Call &call, wire::Request::GetInfo::Reader request);
 
@@ -37,7 +66,6 @@ void exec_create_queue(Call &call, wire::Request::CreateQueue::Reader request);
 void exec_create_buffer(Call &call, wire::Request::CreateBuffer::Reader request, Frame &frame);
 void exec_create_sub_buffer(Call &call, wire::Request::CreateSubBuffer::Reader request);
 void exec_create_program(Call &call, wire::Request::CreateProgramWithSource::Reader request);
-void exec_build_program(Call &call, wire::Request::BuildProgram::Reader request);
 void exec_create_kernel(Call &call, wire::Request::CreateKernel::Reader request);
 void exec_create_user_event(Call &call, wire::Request::CreateUserEvent::Reader request);
 void exec_set_user_event_status(Call &call, wire::Request::SetUserEventStatus::Reader request);
@@ -66,7 +94,8 @@ void exec_read_buffer_rect(Call &call, wire::Request::ReadBufferRect::Reader req
 void exec_write_buffer_rect(Call &call, wire::Request::WriteBufferRect::Reader request, Frame &frame);
 void exec_copy_buffer_rect(Call &call, wire::Request::CopyBufferRect::Reader request);
 
-// exec_programs.cpp: programs from binaries and IL, compile and link; sub-devices.
+// exec_programs.cpp: programs from binaries and IL, build, compile and link; sub-devices.
+void exec_build_program(Call &call, wire::Request::BuildProgram::Reader request);
 void exec_create_program_with_binary(Call &call, wire::Request::CreateProgramWithBinary::Reader request);
 void exec_create_program_with_il(Call &call, wire::Request::CreateProgramWithIL::Reader request);
 void exec_create_program_with_built_in_kernels(Call &call, wire::Request::CreateProgramWithBuiltInKernels::Reader request);

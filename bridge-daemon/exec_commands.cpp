@@ -4,24 +4,13 @@
 
 namespace fedcld {
 
-namespace {
-
-// The parts every command shares, resolved against the session's objects.
-struct Resolved {
-  cl_command_queue queue;
-  std::vector<cl_event> wait;
-  cl_event event = nullptr;
-  const cl_event *wait_ptr() const { return wait.empty() ? nullptr : wait.data(); }
-  cl_uint wait_count() const { return static_cast<cl_uint>(wait.size()); }
-};
-
 Resolved resolve(Call &call, wire::Command::Reader command) {
   ObjectTable &objects = call.session.objects();
   call.object = command.getQueue();
   call.event = command.getEvent();
   Object &queue = objects.get(command.getQueue(), ObjectKind::queue);
   call.context = queue.context;
-  Resolved resolved{static_cast<cl_command_queue>(queue.handle), {}};
+  Resolved resolved{static_cast<cl_command_queue>(queue.handle), queue.queue.get(), {}};
   call.session.touch_queue(command.getQueue());
   for (uint64_t id : command.getWaitFor()) {
     if (!objects.contains(id)) fail(CL_INVALID_EVENT_WAIT_LIST, "wait list names unknown event " + std::to_string(id));
@@ -30,59 +19,52 @@ Resolved resolve(Call &call, wire::Command::Reader command) {
   return resolved;
 }
 
-// After the backend accepted a command: keep its event under the client's id and tell the client
-// when it completes. extra runs first, on the loop, for commands with work of their own to finish.
-void track(Call &call, Resolved &resolved, CompletionHandler extra = nullptr, bool notify = true) {
+// After the backend accepted a command: keep its event under the client's id, tell the client when
+// it completes, and remember it as the queue's latest command. extra runs first, on the loop, for
+// commands with work of their own to finish.
+void track(Call &call, Resolved &resolved, CompletionHandler extra, bool notify) {
   Session &session = call.session;
   cl_event event = resolved.event;
   if (!event) return;
   uint64_t event_id = call.event;
   if (event_id != 0) {
-    clRetainEvent(event);  // one reference for the table, one released below after the watch is set
+    clRetainEvent(event);  // the table's reference; the one the backend gave us is dropped below
     session.objects().add(event_id, ObjectKind::event, event, call.context);
   }
   try {
-    watch_event(session, call.object, event, [event_id, extra, notify](Session &s, cl_int status, const uint64_t *times) {
-      if (extra) extra(s, status, times);
-      if (notify && event_id != 0) s.notify_completion(event_id, status, times);
-    });
+    if (extra || (notify && event_id != 0))
+      watch_event(session, call.object, event, [event_id, extra, notify](Session &s, cl_int status, const uint64_t *times) {
+        if (extra) extra(s, status, times);
+        if (notify && event_id != 0) s.notify_completion(event_id, status, times);
+      });
   } catch (...) {
     clReleaseEvent(event);
     throw;
   }
-  clReleaseEvent(event);
+  if (resolved.state->in_order) {
+    if (resolved.state->last) clReleaseEvent(resolved.state->last);
+    resolved.state->last = event;  // takes over our reference
+  } else {
+    clReleaseEvent(event);
+  }
 }
 
-// Commands with no loop work of their own get a backend event only when the client has one.
-cl_event *event_out(Call &call, Resolved &resolved) { return call.event ? &resolved.event : nullptr; }
-
-}  // namespace
-
-void exec_write_buffer(Call &call, wire::Request::WriteBuffer::Reader request, Frame &frame) {
-  Resolved r = resolve(call, request.getCommand());
-  auto mem = call.session.objects().handle<cl_mem>(request.getBuffer(), ObjectKind::mem);
-  if (frame.header.payload_bytes != request.getSize()) fail(CL_INVALID_VALUE, "write payload does not match its size");
-  // The payload stays alive until the backend has copied it.
-  std::shared_ptr<uint8_t[]> data(frame.payload.release());
-  check(clEnqueueWriteBuffer(r.queue, mem, CL_FALSE, request.getOffset(), request.getSize(), data.get(),
-                             r.wait_count(), r.wait_ptr(), &r.event),
-        "clEnqueueWriteBuffer");
-  track(call, r, [data](Session &, cl_int, const uint64_t *) {});
+// A backend event is needed when the client has one, and on in-order queues to know the latest command.
+cl_event *event_out(Call &call, Resolved &resolved) {
+  return call.event || resolved.state->in_order ? &resolved.event : nullptr;
 }
 
-void exec_read_buffer(Call &call, wire::Request::ReadBuffer::Reader request) {
-  Resolved r = resolve(call, request.getCommand());
-  auto mem = call.session.objects().handle<cl_mem>(request.getBuffer(), ObjectKind::mem);
-  uint64_t size = request.getSize();
+std::shared_ptr<uint8_t[]> read_buffer_for(uint64_t size) {
   std::shared_ptr<uint8_t[]> data(new (std::nothrow) uint8_t[size ? size : 1]);
   if (!data) fail(CL_OUT_OF_HOST_MEMORY, "fedcld cannot allocate " + std::to_string(size) + " bytes to read into");
-  check(clEnqueueReadBuffer(r.queue, mem, CL_FALSE, request.getOffset(), size, data.get(), r.wait_count(),
-                            r.wait_ptr(), &r.event),
-        "clEnqueueReadBuffer");
+  return data;
+}
+
+void track_read(Call &call, Resolved &resolved, std::shared_ptr<uint8_t[]> data, uint64_t size) {
   // The reply carries the bytes and completes the read's event: the client must not see the event
   // complete before the bytes have landed.
   uint64_t seq = call.seq, event_id = call.event;
-  track(call, r, [data, size, seq, event_id](Session &s, cl_int status, const uint64_t *times) {
+  track(call, resolved, [data, size, seq, event_id](Session &s, cl_int status, const uint64_t *times) {
     capnp::MallocMessageBuilder message;
     auto reply = message.initRoot<wire::Reply>();
     reply.setSeq(seq);
@@ -102,6 +84,29 @@ void exec_read_buffer(Call &call, wire::Request::ReadBuffer::Reader request) {
     s.send_reply(message, data, size);
   }, false);
   call.replied = true;
+}
+
+void exec_write_buffer(Call &call, wire::Request::WriteBuffer::Reader request, Frame &frame) {
+  Resolved r = resolve(call, request.getCommand());
+  auto mem = call.session.objects().handle<cl_mem>(request.getBuffer(), ObjectKind::mem);
+  if (frame.header.payload_bytes != request.getSize()) fail(CL_INVALID_VALUE, "write payload does not match its size");
+  // The payload stays alive until the backend has copied it.
+  std::shared_ptr<uint8_t[]> data(frame.payload.release());
+  check(clEnqueueWriteBuffer(r.queue, mem, CL_FALSE, request.getOffset(), request.getSize(), data.get(),
+                             r.wait_count(), r.wait_ptr(), &r.event),
+        "clEnqueueWriteBuffer");
+  track(call, r, [data](Session &, cl_int, const uint64_t *) {});
+}
+
+void exec_read_buffer(Call &call, wire::Request::ReadBuffer::Reader request) {
+  Resolved r = resolve(call, request.getCommand());
+  auto mem = call.session.objects().handle<cl_mem>(request.getBuffer(), ObjectKind::mem);
+  uint64_t size = request.getSize();
+  auto data = read_buffer_for(size);
+  check(clEnqueueReadBuffer(r.queue, mem, CL_FALSE, request.getOffset(), size, data.get(), r.wait_count(),
+                            r.wait_ptr(), &r.event),
+        "clEnqueueReadBuffer");
+  track_read(call, r, data, size);
 }
 
 void exec_copy_buffer(Call &call, wire::Request::CopyBuffer::Reader request) {
@@ -202,23 +207,38 @@ void exec_flush(Call &call, uint64_t queue) {
 void exec_finish(Call &call, uint64_t queue_id) {
   call.object = queue_id;
   Object &queue = call.session.objects().get(queue_id, ObjectKind::queue);
+  QueueState &state = *queue.queue;
+  uint64_t seq = call.seq;
+  auto answer_when_processed = [seq, queue_id](Session &s, cl_int, const uint64_t *) {
+    if (s.objects().contains(queue_id)) s.objects().get(queue_id, ObjectKind::queue).queue->finish_waiters.push_back(seq);
+  };
+  call.replied = true;
+  if (state.in_order) {
+    // The latest command completing means the whole queue did: no marker, no extra trip through
+    // the backend, and an idle queue answers at once.
+    cl_int status = CL_COMPLETE;
+    if (state.last) clGetEventInfo(state.last, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr);
+    if (status > CL_COMPLETE) {
+      watch_event(call.session, queue_id, state.last, answer_when_processed);
+      call.session.touch_queue(queue_id);
+    } else if (state.outstanding > 0) {
+      state.finish_waiters.push_back(seq);
+    } else {
+      call.replied = false;  // answered now by the dispatcher
+    }
+    return;
+  }
   cl_event marker = nullptr;
   check(clEnqueueMarkerWithWaitList(static_cast<cl_command_queue>(queue.handle), 0, nullptr, &marker),
         "clEnqueueMarkerWithWaitList");
-  uint64_t seq = call.seq;
   try {
-    // The reply goes out once the marker and every command watched before it were processed.
-    watch_event(call.session, queue_id, marker, [seq, queue_id](Session &s, cl_int, const uint64_t *) {
-      if (s.objects().contains(queue_id))
-        s.objects().get(queue_id, ObjectKind::queue).queue->finish_waiters.push_back(seq);
-    });
+    watch_event(call.session, queue_id, marker, answer_when_processed);
   } catch (...) {
     clReleaseEvent(marker);
     throw;
   }
   clReleaseEvent(marker);
   call.session.touch_queue(queue_id);
-  call.replied = true;
 }
 
 }  // namespace fedcld

@@ -1,18 +1,362 @@
-// Programs from binaries and IL, separate compilation and linking; sub-devices.
+// Programs: from source (exec_objects.cpp), binaries, IL and built-in kernels; build, compile and
+// link; and sub-devices.
+//
+// Build, compile and link can take seconds: they run on libuv's thread pool while their session
+// waits (later requests of that session queue up behind them, other sessions go on), and their
+// outcome goes back in one reply, a BuildResult.
+#include <uv.h>
+
 #include "exec.h"
+#include "server.h"
 
 namespace fedcld {
 
 namespace {
-[[noreturn]] void not_yet() { fail(CL_INVALID_OPERATION, "this fedcld does not implement this program request yet"); }
+
+// ---------------------------------------------------------------------------------------------
+// What the client mirrors about a program: per-device state and, once there is an executable,
+// its kernels' names and argument metadata (so it checks clCreateKernel and clSetKernelArg alone).
+
+std::string build_text(cl_program program, cl_device_id device, cl_program_build_info param) {
+  size_t size = 0;
+  if (clGetProgramBuildInfo(program, device, param, 0, nullptr, &size) != CL_SUCCESS || size == 0) return {};
+  std::string text(size, '\0');
+  clGetProgramBuildInfo(program, device, param, size, text.data(), nullptr);
+  return text.c_str();
+}
+
+template <typename T>
+T build_value(cl_program program, cl_device_id device, cl_program_build_info param, T fallback) {
+  T value = fallback;
+  clGetProgramBuildInfo(program, device, param, sizeof value, &value, nullptr);
+  return value;
+}
+
+std::string arg_text(cl_kernel kernel, cl_uint index, cl_kernel_arg_info param) {
+  size_t size = 0;
+  if (clGetKernelArgInfo(kernel, index, param, 0, nullptr, &size) != CL_SUCCESS || size == 0) return {};
+  std::string text(size, '\0');
+  clGetKernelArgInfo(kernel, index, param, size, text.data(), nullptr);
+  return text.c_str();
+}
+
+template <typename T>
+T arg_value(cl_kernel kernel, cl_uint index, cl_kernel_arg_info param) {
+  T value{};
+  clGetKernelArgInfo(kernel, index, param, sizeof value, &value, nullptr);
+  return value;
+}
+
+void describe_kernels(cl_program program, wire::BuildResult::Builder result) {
+  cl_uint count = 0;
+  if (clCreateKernelsInProgram(program, 0, nullptr, &count) != CL_SUCCESS || count == 0) return;
+  std::vector<cl_kernel> kernels(count);
+  clCreateKernelsInProgram(program, count, kernels.data(), nullptr);
+  auto list = result.initKernels(count);
+  for (cl_uint k = 0; k < count; k++) {
+    char name[1024] = {};
+    clGetKernelInfo(kernels[k], CL_KERNEL_FUNCTION_NAME, sizeof name - 1, name, nullptr);
+    cl_uint nargs = 0;
+    clGetKernelInfo(kernels[k], CL_KERNEL_NUM_ARGS, sizeof nargs, &nargs, nullptr);
+    list[k].setName(name);
+    auto args = list[k].initArgs(nargs);
+    for (cl_uint a = 0; a < nargs; a++) {
+      args[a].setAddressQualifier(arg_value<cl_kernel_arg_address_qualifier>(kernels[k], a, CL_KERNEL_ARG_ADDRESS_QUALIFIER));
+      args[a].setAccessQualifier(arg_value<cl_kernel_arg_access_qualifier>(kernels[k], a, CL_KERNEL_ARG_ACCESS_QUALIFIER));
+      args[a].setTypeQualifier(arg_value<cl_kernel_arg_type_qualifier>(kernels[k], a, CL_KERNEL_ARG_TYPE_QUALIFIER));
+      args[a].setTypeName(arg_text(kernels[k], a, CL_KERNEL_ARG_TYPE_NAME));
+      args[a].setName(arg_text(kernels[k], a, CL_KERNEL_ARG_NAME));
+    }
+    clReleaseKernel(kernels[k]);
+  }
+}
+
+// Fills result for devices (ids in device_ids, 0 where the client did not name the device).
+void describe_program(cl_program program, const std::vector<cl_device_id> &devices,
+                      const std::vector<uint64_t> &device_ids, wire::BuildResult::Builder result) {
+  auto list = result.initDevices(devices.size());
+  bool executable = false;
+  for (size_t d = 0; d < devices.size(); d++) {
+    auto status = build_value<cl_build_status>(program, devices[d], CL_PROGRAM_BUILD_STATUS, CL_BUILD_NONE);
+    auto type = build_value<cl_program_binary_type>(program, devices[d], CL_PROGRAM_BINARY_TYPE, CL_PROGRAM_BINARY_TYPE_NONE);
+    list[d].setDevice(device_ids[d]);
+    list[d].setStatus(status);
+    list[d].setLog(build_text(program, devices[d], CL_PROGRAM_BUILD_LOG));
+    list[d].setBinaryType(static_cast<uint32_t>(type));
+    executable |= status == CL_BUILD_SUCCESS && type == CL_PROGRAM_BINARY_TYPE_EXECUTABLE;
+  }
+  if (executable) describe_kernels(program, result);
+}
+
+// Every device of program, for requests that named none.
+std::vector<cl_device_id> program_devices(cl_program program) {
+  cl_uint count = 0;
+  clGetProgramInfo(program, CL_PROGRAM_NUM_DEVICES, sizeof count, &count, nullptr);
+  std::vector<cl_device_id> devices(count);
+  clGetProgramInfo(program, CL_PROGRAM_DEVICES, count * sizeof(cl_device_id), devices.data(), nullptr);
+  return devices;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Build, compile and link on the thread pool.
+
+struct ProgramWork {
+  uv_work_t work;
+  std::shared_ptr<Session> session;
+  uint64_t seq;
+  const char *what;                    // the backend call, for messages
+  uint64_t program_id;
+  cl_program program = nullptr;        // retained; link sets it on the pool
+  cl_context context = nullptr;        // the context of the program link makes
+  std::vector<cl_device_id> devices;
+  std::vector<uint64_t> device_ids;
+  std::string options;
+  std::vector<cl_program> inputs;      // headers or link inputs, retained
+  std::vector<std::string> names;      // header include names
+  std::function<cl_int(ProgramWork &)> run;  // the backend call
+  cl_int status = CL_SUCCESS;
+  capnp::MallocMessageBuilder reply;
+
+  ~ProgramWork() {
+    for (cl_program input : inputs) clReleaseProgram(input);
+    if (program) clReleaseProgram(program);
+  }
+};
+
+void program_work_on_pool(uv_work_t *work) {
+  auto &job = *static_cast<ProgramWork *>(work->data);
+  job.status = job.run(job);
+  auto reply = job.reply.initRoot<wire::Reply>();
+  reply.setSeq(job.seq);
+  reply.setStatus(job.status);
+  if (job.status != CL_SUCCESS) reply.setMessage(std::string(job.what) + " failed with " + std::to_string(job.status));
+  auto result = reply.initBuild();
+  if (!job.program) return;
+  if (job.devices.empty()) {
+    job.devices = program_devices(job.program);
+    job.device_ids.assign(job.devices.size(), 0);
+  }
+  describe_program(job.program, job.devices, job.device_ids, result);
+}
+
+void program_work_done(uv_work_t *work, int) {
+  std::unique_ptr<ProgramWork> job(static_cast<ProgramWork *>(work->data));
+  Session &session = *job->session;
+  if (session.closed()) return;
+  // A program that link made joins the session's objects, even when linking failed: the client
+  // reads its build log.
+  bool created = job->context != nullptr && job->program != nullptr;
+  if (created) {
+    clRetainProgram(job->program);
+    try {
+      session.objects().add(job->program_id, ObjectKind::program, job->program, job->context);
+    } catch (const RequestError &error) {
+      session.send_status(job->seq, error.status, error.message);
+      session.resume();
+      return;
+    }
+  }
+  if (job->seq != 0) session.send_reply(job->reply);
+  else if (job->status != CL_SUCCESS)
+    session.notify_error(job->program_id, 0, job->status, std::string(job->what) + " failed");
+  session.resume();
+}
+
+// Queues job and pauses the session until it is done; its reply is sent then.
+void start_program_work(Call &call, std::unique_ptr<ProgramWork> job) {
+  job->session = call.session.shared_from_this();
+  job->seq = call.seq;
+  job->work.data = job.get();
+  if (uv_queue_work(call.session.server().loop(), &job->work, program_work_on_pool, program_work_done) != 0)
+    fail(CL_OUT_OF_HOST_MEMORY, "cannot queue a program build");
+  job.release();
+  call.replied = true;
+  call.session.pause();
+}
+
+std::unique_ptr<ProgramWork> program_work(Call &call, const char *what, uint64_t program_id,
+                                          capnp::List<uint64_t>::Reader device_ids, capnp::Text::Reader options) {
+  auto job = std::make_unique<ProgramWork>();
+  job->what = what;
+  job->program_id = program_id;
+  job->devices = devices_of(call.session.objects(), device_ids);
+  for (uint64_t id : device_ids) job->device_ids.push_back(id);
+  job->options = options;
+  return job;
+}
+
+cl_program retained_program(ObjectTable &objects, uint64_t id) {
+  auto program = objects.handle<cl_program>(id, ObjectKind::program);
+  clRetainProgram(program);
+  return program;
+}
+
+const cl_device_id *device_list(const ProgramWork &job) { return job.devices.empty() ? nullptr : job.devices.data(); }
+
+// Replies to a request of seq with a BuildResult describing program on devices.
+void reply_program(Call &call, cl_program program, const std::vector<cl_device_id> &devices,
+                   const std::vector<uint64_t> &device_ids) {
+  if (call.seq == 0) return;
+  capnp::MallocMessageBuilder message;
+  auto reply = message.initRoot<wire::Reply>();
+  reply.setSeq(call.seq);
+  describe_program(program, devices, device_ids, reply.initBuild());
+  call.session.send_reply(message);
+  call.replied = true;
+}
+
 }  // namespace
 
-void exec_create_program_with_binary(Call &, wire::Request::CreateProgramWithBinary::Reader) { not_yet(); }
-void exec_create_program_with_il(Call &, wire::Request::CreateProgramWithIL::Reader) { not_yet(); }
-void exec_create_program_with_built_in_kernels(Call &, wire::Request::CreateProgramWithBuiltInKernels::Reader) { not_yet(); }
-void exec_compile_program(Call &, wire::Request::CompileProgram::Reader) { not_yet(); }
-void exec_link_program(Call &, wire::Request::LinkProgram::Reader) { not_yet(); }
-void exec_set_specialization_constant(Call &, wire::Request::SetSpecializationConstant::Reader) { not_yet(); }
-void exec_create_sub_devices(Call &, wire::Request::CreateSubDevices::Reader) { not_yet(); }
+void exec_build_program(Call &call, wire::Request::BuildProgram::Reader request) {
+  call.object = request.getProgram();
+  auto job = program_work(call, "clBuildProgram", request.getProgram(), request.getDevices(), request.getOptions());
+  job->program = retained_program(call.session.objects(), request.getProgram());
+  job->run = [](ProgramWork &job) {
+    return clBuildProgram(job.program, job.devices.size(), device_list(job), job.options.c_str(), nullptr, nullptr);
+  };
+  start_program_work(call, std::move(job));
+}
+
+void exec_compile_program(Call &call, wire::Request::CompileProgram::Reader request) {
+  call.object = request.getProgram();
+  ObjectTable &objects = call.session.objects();
+  auto job = program_work(call, "clCompileProgram", request.getProgram(), request.getDevices(), request.getOptions());
+  job->program = retained_program(objects, request.getProgram());
+  for (auto header : request.getHeaders()) {
+    job->inputs.push_back(retained_program(objects, header.getProgram()));
+    job->names.push_back(header.getName());
+  }
+  job->run = [](ProgramWork &job) {
+    std::vector<const char *> names;
+    for (const std::string &name : job.names) names.push_back(name.c_str());
+    return clCompileProgram(job.program, job.devices.size(), device_list(job), job.options.c_str(),
+                            job.inputs.size(), job.inputs.empty() ? nullptr : job.inputs.data(),
+                            names.empty() ? nullptr : names.data(), nullptr, nullptr);
+  };
+  start_program_work(call, std::move(job));
+}
+
+void exec_link_program(Call &call, wire::Request::LinkProgram::Reader request) {
+  call.object = request.getId();
+  ObjectTable &objects = call.session.objects();
+  if (objects.contains(request.getId()))
+    fail(CL_INVALID_VALUE, "object id " + std::to_string(request.getId()) + " is already in use");
+  auto job = program_work(call, "clLinkProgram", request.getId(), request.getDevices(), request.getOptions());
+  job->context = objects.handle<cl_context>(request.getContext(), ObjectKind::context);
+  for (uint64_t input : request.getInputs()) job->inputs.push_back(retained_program(objects, input));
+  job->run = [](ProgramWork &job) {
+    cl_int err = CL_SUCCESS;
+    job.program = clLinkProgram(job.context, job.devices.size(), device_list(job), job.options.c_str(),
+                                job.inputs.size(), job.inputs.data(), nullptr, nullptr, &err);
+    return err;
+  };
+  start_program_work(call, std::move(job));
+}
+
+void exec_create_program_with_binary(Call &call, wire::Request::CreateProgramWithBinary::Reader request) {
+  call.object = request.getId();
+  ObjectTable &objects = call.session.objects();
+  auto context = objects.handle<cl_context>(request.getContext(), ObjectKind::context);
+  std::vector<cl_device_id> devices = devices_of(objects, request.getDevices());
+  auto binaries = request.getBinaries();
+  if (devices.empty() || binaries.size() != devices.size()) fail(CL_INVALID_VALUE, "one binary per device is needed");
+  std::vector<size_t> lengths;
+  std::vector<const unsigned char *> pointers;
+  for (auto binary : binaries) {
+    lengths.push_back(binary.size());
+    pointers.push_back(binary.begin());
+  }
+  std::vector<cl_int> statuses(devices.size(), CL_SUCCESS);
+  cl_int err = CL_SUCCESS;
+  cl_program program = clCreateProgramWithBinary(context, devices.size(), devices.data(), lengths.data(),
+                                                 pointers.data(), statuses.data(), &err);
+  if (err != CL_SUCCESS) {
+    // The client needs every device's verdict, not only the call's.
+    if (call.seq == 0) fail(err, "clCreateProgramWithBinary failed with " + std::to_string(err));
+    capnp::MallocMessageBuilder message;
+    auto reply = message.initRoot<wire::Reply>();
+    reply.setSeq(call.seq);
+    reply.setStatus(err);
+    reply.setMessage("clCreateProgramWithBinary failed with " + std::to_string(err));
+    reply.setInfo(kj::arrayPtr(reinterpret_cast<const uint8_t *>(statuses.data()), statuses.size() * sizeof(cl_int)));
+    call.session.send_reply(message);
+    call.replied = true;
+    return;
+  }
+  objects.add(request.getId(), ObjectKind::program, program, context);
+  std::vector<uint64_t> ids(request.getDevices().begin(), request.getDevices().end());
+  reply_program(call, program, devices, ids);
+}
+
+void exec_create_program_with_il(Call &call, wire::Request::CreateProgramWithIL::Reader request) {
+  call.object = request.getId();
+  ObjectTable &objects = call.session.objects();
+  auto context = objects.handle<cl_context>(request.getContext(), ObjectKind::context);
+  auto il = request.getIl();
+  cl_int err = CL_SUCCESS;
+  cl_program program = clCreateProgramWithIL(context, il.begin(), il.size(), &err);
+  check(err, "clCreateProgramWithIL");
+  objects.add(request.getId(), ObjectKind::program, program, context);
+}
+
+void exec_create_program_with_built_in_kernels(Call &call,
+                                               wire::Request::CreateProgramWithBuiltInKernels::Reader request) {
+  call.object = request.getId();
+  ObjectTable &objects = call.session.objects();
+  auto context = objects.handle<cl_context>(request.getContext(), ObjectKind::context);
+  std::vector<cl_device_id> devices = devices_of(objects, request.getDevices());
+  cl_int err = CL_SUCCESS;
+  cl_program program = clCreateProgramWithBuiltInKernels(context, devices.size(), devices.data(),
+                                                         request.getNames().cStr(), &err);
+  check(err, "clCreateProgramWithBuiltInKernels");
+  objects.add(request.getId(), ObjectKind::program, program, context);
+}
+
+void exec_set_specialization_constant(Call &call, wire::Request::SetSpecializationConstant::Reader request) {
+  call.object = request.getProgram();
+  auto program = call.session.objects().handle<cl_program>(request.getProgram(), ObjectKind::program);
+  auto value = request.getValue();
+  check(clSetProgramSpecializationConstant(program, request.getSpecId(), value.size(), value.begin()),
+        "clSetProgramSpecializationConstant");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sub-devices
+
+void exec_create_sub_devices(Call &call, wire::Request::CreateSubDevices::Reader request) {
+  call.object = request.getDevice();
+  ObjectTable &objects = call.session.objects();
+  auto device = objects.handle<cl_device_id>(request.getDevice(), ObjectKind::device);
+  std::vector<cl_device_partition_property> properties(request.getProperties().begin(), request.getProperties().end());
+  properties.push_back(0);
+  cl_uint count = 0;
+  check(clCreateSubDevices(device, properties.data(), 0, nullptr, &count), "clCreateSubDevices");
+  capnp::MallocMessageBuilder message;
+  auto reply = message.initRoot<wire::Reply>();
+  reply.setSeq(call.seq);
+  if (request.getMaxDevices() == 0) {
+    reply.setInfo(kj::arrayPtr(reinterpret_cast<const uint8_t *>(&count), sizeof count));
+  } else {
+    if (count > request.getMaxDevices())
+      fail(CL_INVALID_VALUE, "the partition makes " + std::to_string(count) + " sub-devices, more than the " +
+                                 std::to_string(request.getMaxDevices()) + " asked for");
+    uint64_t first = request.getFirstId();
+    for (cl_uint i = 0; i < count; i++)
+      if (first + i < wire::FIRST_CLIENT_ID || objects.contains(first + i))
+        fail(CL_INVALID_VALUE, "object id " + std::to_string(first + i) + " is reserved or already in use");
+    std::vector<cl_device_id> subs(count);
+    check(clCreateSubDevices(device, properties.data(), count, subs.data(), nullptr), "clCreateSubDevices");
+    auto list = reply.initSubDevices(count);
+    for (cl_uint i = 0; i < count; i++) {
+      objects.add(first + i, ObjectKind::device, subs[i]);
+      std::vector<InfoValue> info = backend_device_info(subs[i]);
+      list[i].setId(first + i);
+      fill_info(list[i].initInfo(info.size()), info);
+    }
+  }
+  if (call.seq == 0) return;
+  call.session.send_reply(message);
+  call.replied = true;
+}
 
 }  // namespace fedcld

@@ -22,7 +22,7 @@ cl_int invalid_status(ObjectKind kind) {
 
 void release_handle(ObjectKind kind, void *handle) {
   switch (kind) {
-    case ObjectKind::device: break;  // root devices are not reference counted
+    case ObjectKind::device: clReleaseDevice(static_cast<cl_device_id>(handle)); break;  // no-op for root devices
     case ObjectKind::context: clReleaseContext(static_cast<cl_context>(handle)); break;
     case ObjectKind::queue: clReleaseCommandQueue(static_cast<cl_command_queue>(handle)); break;
     case ObjectKind::mem: clReleaseMemObject(static_cast<cl_mem>(handle)); break;
@@ -70,9 +70,10 @@ Object &ObjectTable::get(uint64_t id, ObjectKind kind) {
 }
 
 void ObjectTable::release(uint64_t id) {
-  // Releasing an id the session never got (its creation failed and was reported) is harmless.
+  // Releasing an id the session never got (its creation failed and was reported) is harmless, and
+  // the root devices Hello announced stay for the whole session.
   auto it = objects_.find(id);
-  if (it == objects_.end() || it->second.kind == ObjectKind::device) return;
+  if (it == objects_.end() || id < fedcl::wire::FIRST_CLIENT_ID) return;
   release_handle(it->second.kind, it->second.handle);
   objects_.erase(it);
 }
@@ -81,7 +82,7 @@ void ObjectTable::release_all() {
   // Children before parents, so that no backend sees a parent released while a child still runs.
   static const ObjectKind order[] = {ObjectKind::event, ObjectKind::kernel, ObjectKind::program,
                                      ObjectKind::sampler, ObjectKind::mem, ObjectKind::queue,
-                                     ObjectKind::context};
+                                     ObjectKind::context, ObjectKind::device};
   for (ObjectKind kind : order) {
     for (auto it = objects_.begin(); it != objects_.end();) {
       if (it->second.kind == kind) {

@@ -22,8 +22,15 @@ struct RequestError {
 // What fedcld tracks about a queue beyond its handle.
 struct QueueState {
   bool profiling = false;
+  bool in_order = true;
   uint32_t outstanding = 0;             // commands whose completion the loop has not processed yet
   std::vector<uint64_t> finish_waiters; // seqs of clFinish calls answered once outstanding is 0
+  cl_event last = nullptr;              // an in-order queue's latest command: clFinish watches it
+  QueueState() = default;
+  QueueState(const QueueState &) = delete;
+  ~QueueState() {
+    if (last) clReleaseEvent(last);
+  }
 };
 
 struct Object {

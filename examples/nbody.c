@@ -39,8 +39,7 @@ static const char kSource[] =
     "  new_vel[i] = vel;\n"
     "}\n";
 
-/* The integration constants of NVIDIA's sample. */
-static const float kDeltaTime = 0.016f, kDamping = 1.0f, kSoftening = 0.1f, kClusterScale = 1.54f;
+static const float kDeltaTime = 0.01f, kDamping = 1.0f, kSoftening = 0.1f;
 /* Float rounding differs between the device and the CPU; over a few hundred steps of a softened
    system it stays far below this fraction of the cluster's size. */
 static const double kTolerance = 1e-3;
@@ -82,16 +81,15 @@ static float random_unit(unsigned *state) {
   return (float)(*state >> 8) / (float)(1u << 24) * 2.0f - 1.0f;
 }
 
-/* A uniform ball of unit masses, slowly rotating, scaled with the body count as the sample does. */
+/* A ball of radius 1 and mass 1, turning at the circular speed of its plane. */
 static void initial_state(cl_uint n, cl_float4 *pos, cl_float4 *vel) {
-  float scale = kClusterScale * (n > 1024 ? (float)n / 1024.0f : 1.0f);
   unsigned state = 12345;
   for (cl_uint i = 0; i < n; i++) {
     float x, y, z;
     do {
       x = random_unit(&state), y = random_unit(&state), z = random_unit(&state);
     } while (x * x + y * y + z * z > 1.0f);
-    pos[i] = (cl_float4){{x * scale, y * scale, z * scale, 1.0f}};
+    pos[i] = (cl_float4){{x, y, z, 1.0f / (float)n}};
     vel[i] = (cl_float4){{-y, x, 0.0f, 0.0f}};
   }
 }

@@ -124,13 +124,14 @@ struct Request {
     copyBufferRect @33 :CopyBufferRect;
 
     # Programs from binaries and IL, separate compilation and linking; sub-devices.
-    createProgramWithBinary @34 :CreateProgramWithBinary;  # reply: info = cl_int status per device
+    createProgramWithBinary @34 :CreateProgramWithBinary;  # reply: build (each device's binary type);
+                                              # on failure info = cl_int binary status per device
     createProgramWithIL @35 :CreateProgramWithIL;
     createProgramWithBuiltInKernels @36 :CreateProgramWithBuiltInKernels;
     compileProgram @37 :CompileProgram;       # reply: build
     linkProgram @38 :LinkProgram;             # reply: build
     setSpecializationConstant @39 :SetSpecializationConstant;
-    createSubDevices @40 :CreateSubDevices;   # reply: subDevices
+    createSubDevices @40 :CreateSubDevices;   # reply: subDevices; info = cl_uint count if maxDevices is 0
   }
 
   struct CreateContext {
@@ -372,7 +373,7 @@ struct Request {
     device @0 :UInt64;
     properties @1 :List(Int64);   # cl_device_partition_property, without the terminating 0
     firstId @2 :UInt64;           # the new sub-devices get firstId, firstId + 1, ...
-    maxDevices @3 :UInt32;        # how many ids the client reserved
+    maxDevices @3 :UInt32;        # how many ids the client reserved; 0: only count, create nothing
   }
 }
 
@@ -414,6 +415,7 @@ struct BuildResult {
     device @0 :UInt64;
     status @1 :Int32;             # cl_build_status
     log @2 :Text;
+    binaryType @3 :UInt32;        # cl_program_binary_type
   }
 }
 

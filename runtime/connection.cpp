@@ -31,6 +31,14 @@ std::chrono::microseconds flush_delay() {
   return std::chrono::microseconds(us);
 }
 
+std::chrono::microseconds spin_time() {
+  static const long us = [] {
+    const char *text = std::getenv("FEDCL_SPIN_US");
+    return text ? std::strtol(text, nullptr, 10) : 100L;
+  }();
+  return std::chrono::microseconds(us);
+}
+
 std::string errno_text(const char *what) { return std::string(what) + ": " + std::strerror(errno); }
 
 // Connects with a deadline; returns the socket or -1 with why in *error.
@@ -226,8 +234,13 @@ std::shared_ptr<PendingReply> Connection::send_call(RequestMessage &request, con
 }
 
 cl_int Connection::wait(PendingReply &pending) {
+  // A reply usually comes within a network round trip: spinning (politely) for that long saves the
+  // wake-up of a sleeping thread, which costs as much as the round trip itself.
+  auto deadline = std::chrono::steady_clock::now() + spin_time();
+  while (!pending.done.load(std::memory_order_acquire) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::yield();
   std::unique_lock<std::mutex> lock(pending.mutex);
-  pending.cv.wait(lock, [&] { return pending.done; });
+  pending.cv.wait(lock, [&] { return pending.done.load(std::memory_order_relaxed); });
   return pending.status;
 }
 
@@ -354,7 +367,7 @@ void Connection::receiver_main() {
       pending->message = reply.getMessage();
       pending->words = std::move(words);
       pending->reader = std::move(reader);
-      pending->done = true;
+      pending->done.store(true, std::memory_order_release);
       pending->cv.notify_all();
     } catch (const kj::Exception &e) {
       lose(std::string("malformed message from the daemon: ") + e.getDescription().cStr());

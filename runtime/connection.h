@@ -38,7 +38,7 @@ struct PendingReply {
 
   std::mutex mutex;
   std::condition_variable cv;
-  bool done = false;
+  std::atomic<bool> done{false};
   cl_int status = CL_SUCCESS;
   std::string message;
   kj::Array<capnp::word> words;

@@ -3,6 +3,8 @@
 
 #include <capnp/serialize.h>
 
+#include <cstring>
+
 #include "frame.h"
 
 using fedcl::FrameHeader;
