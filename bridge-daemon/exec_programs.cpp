@@ -284,7 +284,8 @@ void exec_create_program_with_binary(Call &call, wire::Request::CreateProgramWit
     return;
   }
   objects.add(request.getId(), ObjectKind::program, program, context);
-  std::vector<uint64_t> ids(request.getDevices().begin(), request.getDevices().end());
+  std::vector<uint64_t> ids;
+  for (uint64_t id : request.getDevices()) ids.push_back(id);
   reply_program(call, program, devices, ids);
 }
 
@@ -327,7 +328,8 @@ void exec_create_sub_devices(Call &call, wire::Request::CreateSubDevices::Reader
   call.object = request.getDevice();
   ObjectTable &objects = call.session.objects();
   auto device = objects.handle<cl_device_id>(request.getDevice(), ObjectKind::device);
-  std::vector<cl_device_partition_property> properties(request.getProperties().begin(), request.getProperties().end());
+  std::vector<cl_device_partition_property> properties;
+  for (int64_t property : request.getProperties()) properties.push_back(property);
   properties.push_back(0);
   cl_uint count = 0;
   check(clCreateSubDevices(device, properties.data(), 0, nullptr, &count), "clCreateSubDevices");

@@ -40,9 +40,10 @@ static const char kSource[] =
     "}\n";
 
 static const float kDeltaTime = 0.01f, kDamping = 1.0f, kSoftening = 0.1f;
-/* Float rounding differs between the device and the CPU; over a few hundred steps of a softened
-   system it stays far below this fraction of the cluster's size. */
-static const double kTolerance = 1e-3;
+/* Float rounding differs between the device and the CPU. For up to a few hundred steps the difference
+   stays below 1e-5 of the cluster's size; N-body systems are chaotic, so over thousands of steps it
+   grows past any bound (use --no-check there). */
+static const double kTolerance = 1e-4;
 enum { kFlopsPerInteraction = 20 };
 
 typedef struct {

@@ -9,26 +9,42 @@
 #include "runtime.h"
 
 // Every entry point fedcl implements, in the order of the dispatch table.
-#define FEDCL_IMPLEMENTED(X)                                                                      \
-  X(clGetPlatformIDs) X(clGetPlatformInfo) X(clGetDeviceIDs) X(clGetDeviceInfo) X(clCreateContext)  \
-  X(clCreateContextFromType) X(clRetainContext) X(clReleaseContext) X(clGetContextInfo)           \
-  X(clCreateCommandQueue) X(clRetainCommandQueue) X(clReleaseCommandQueue) X(clGetCommandQueueInfo) \
-  X(clCreateBuffer) X(clRetainMemObject) X(clReleaseMemObject)                                     \
-  X(clGetSupportedImageFormats) X(clGetMemObjectInfo) X(clCreateProgramWithSource)                 \
+#define FEDCL_IMPLEMENTED(X)                                                                       \
+  X(clGetPlatformIDs) X(clGetPlatformInfo) X(clGetDeviceIDs) X(clGetDeviceInfo)                    \
+  X(clCreateContext)                                                                               \
+  X(clCreateContextFromType) X(clRetainContext) X(clReleaseContext) X(clGetContextInfo)            \
+  X(clCreateCommandQueue) X(clRetainCommandQueue) X(clReleaseCommandQueue)                         \
+  X(clGetCommandQueueInfo)                                                                         \
+  X(clCreateBuffer) X(clCreateImage2D) X(clCreateImage3D) X(clRetainMemObject)                     \
+  X(clReleaseMemObject)                                                                            \
+  X(clGetSupportedImageFormats) X(clGetMemObjectInfo) X(clGetImageInfo) X(clCreateSampler)         \
+  X(clRetainSampler) X(clReleaseSampler) X(clGetSamplerInfo) X(clCreateProgramWithSource)          \
+  X(clCreateProgramWithBinary)                                                                     \
   X(clRetainProgram) X(clReleaseProgram) X(clBuildProgram) X(clGetProgramInfo)                     \
   X(clGetProgramBuildInfo) X(clCreateKernel) X(clCreateKernelsInProgram) X(clRetainKernel)         \
   X(clReleaseKernel) X(clSetKernelArg) X(clGetKernelInfo) X(clGetKernelWorkGroupInfo)              \
   X(clWaitForEvents) X(clGetEventInfo) X(clRetainEvent) X(clReleaseEvent)                          \
   X(clGetEventProfilingInfo) X(clFlush) X(clFinish) X(clEnqueueReadBuffer) X(clEnqueueWriteBuffer) \
-  X(clEnqueueCopyBuffer) X(clEnqueueMapBuffer) X(clEnqueueUnmapMemObject)                          \
+  X(clEnqueueCopyBuffer) X(clEnqueueReadImage) X(clEnqueueWriteImage) X(clEnqueueCopyImage)        \
+  X(clEnqueueCopyImageToBuffer) X(clEnqueueCopyBufferToImage) X(clEnqueueMapBuffer)                \
+  X(clEnqueueMapImage)                                                                             \
+  X(clEnqueueUnmapMemObject)                                                                       \
   X(clEnqueueNDRangeKernel) X(clEnqueueTask) X(clEnqueueMarker) X(clEnqueueWaitForEvents)          \
   X(clEnqueueBarrier) X(clGetExtensionFunctionAddress) X(clSetEventCallback) X(clCreateSubBuffer)  \
   X(clSetMemObjectDestructorCallback) X(clCreateUserEvent) X(clSetUserEventStatus)                 \
-  X(clRetainDevice) X(clReleaseDevice) X(clCreateSubDevices) X(clUnloadPlatformCompiler)           \
-  X(clGetKernelArgInfo) X(clEnqueueFillBuffer) X(clEnqueueMigrateMemObjects)                       \
+  X(clEnqueueReadBufferRect) X(clEnqueueWriteBufferRect) X(clEnqueueCopyBufferRect)                \
+  X(clCreateSubDevices) X(clRetainDevice) X(clReleaseDevice) X(clCreateImage)                      \
+  X(clCreateProgramWithBuiltInKernels)                                                             \
+  X(clCompileProgram) X(clLinkProgram) X(clUnloadPlatformCompiler)                                 \
+  X(clGetKernelArgInfo) X(clEnqueueFillBuffer) X(clEnqueueFillImage)                               \
+  X(clEnqueueMigrateMemObjects)                                                                    \
   X(clEnqueueMarkerWithWaitList) X(clEnqueueBarrierWithWaitList)                                   \
-  X(clCreateCommandQueueWithProperties) X(clCreateBufferWithProperties) X(clCloneKernel)           \
-  X(clGetHostTimer) X(clGetDeviceAndHostTimer) X(clSetContextDestructorCallback)                   \
+  X(clCreateCommandQueueWithProperties) X(clCreateSamplerWithProperties)                           \
+  X(clGetKernelSubGroupInfoKHR) X(clCloneKernel)                                                   \
+  X(clCreateProgramWithIL) X(clGetDeviceAndHostTimer) X(clGetHostTimer) X(clGetKernelSubGroupInfo) \
+  X(clSetProgramReleaseCallback) X(clSetProgramSpecializationConstant)                             \
+  X(clCreateBufferWithProperties) X(clCreateImageWithProperties)                                   \
+  X(clSetContextDestructorCallback)                                                                \
   X(clUnloadCompiler) X(clGetExtensionFunctionAddressForPlatform)
 
 namespace fedcl::api {

@@ -32,6 +32,7 @@ cl_context create_context(const cl_context_properties *properties, std::vector<c
                           ContextNotify notify, void *user_data, cl_int *errcode_ret) {
   auto *context = new _cl_context();
   context->devices = std::move(devices);
+  for (cl_device_id device : context->devices) hold(device);  // sub-devices outlive their contexts
   context->notify = notify;
   context->notify_data = user_data;
   for (const cl_context_properties *p = properties; p && *p; p += 2) {

@@ -5,7 +5,9 @@
 
 #include "api.h"
 #include "command.h"
+#include "image.h"
 #include "kernel_args.h"
+#include "transfer.h"
 
 using namespace fedcl;
 
@@ -86,18 +88,6 @@ cl_int write_from(cl_command_queue queue, cl_mem mem, size_t offset, size_t size
     if (err != CL_SUCCESS) return err;
   }
   return CL_SUCCESS;
-}
-
-// A command with nothing to do on the daemon but to order and to complete (markers, maps that
-// need no data).
-cl_int marker(cl_command_queue queue, cl_command_type type, bool barrier, cl_uint num_events,
-              const cl_event *wait_list, cl_event *event) {
-  Command command(queue, type);
-  cl_int err = command.begin(num_events, wait_list, event);
-  if (err != CL_SUCCESS) return err;
-  RequestMessage request;
-  command.fill(barrier ? request.root.initBarrier() : request.root.initMarker());
-  return command.send(request);
 }
 
 }  // namespace
@@ -196,13 +186,12 @@ void *fedcl::api::clEnqueueMapBuffer(cl_command_queue queue, cl_mem mem, cl_bool
     if (mem->host_ptr) {
       pointer = static_cast<uint8_t *>(mem->host_ptr) + offset;
     } else {
-      if (!root->mirror) root->mirror = static_cast<uint8_t *>(std::aligned_alloc(4096, (root->size + 4095) & ~size_t(4095)));
-      if (!root->mirror) return set_error(errcode_ret, CL_MAP_FAILURE), nullptr;
+      if (!host_mirror(root)) return set_error(errcode_ret, CL_MAP_FAILURE), nullptr;
       pointer = root->mirror + mem->origin + offset;
     }
   }
   err = reads ? read_into(queue, mem, blocking, offset, size, pointer, num_events, wait_list, event, CL_COMMAND_MAP_BUFFER)
-              : marker(queue, CL_COMMAND_MAP_BUFFER, false, num_events, wait_list, event);
+              : enqueue_marker(queue, CL_COMMAND_MAP_BUFFER, false, num_events, wait_list, event);
   if (err != CL_SUCCESS) return set_error(errcode_ret, err), nullptr;
   {
     std::lock_guard<std::mutex> lock(mem->mutex);
@@ -224,10 +213,12 @@ cl_int fedcl::api::clEnqueueUnmapMemObject(cl_command_queue queue, cl_mem mem, v
     mapping = *it;
     mem->mappings.erase(it);
   }
-  if (mapping.flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION))
+  bool written = mapping.flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION);
+  if (written && mem->is_image()) return image_write_back(queue, mem, mapping, num_events, wait_list, event);
+  if (written)
     return write_from(queue, mem, mapping.offset, mapping.size, pointer, num_events, wait_list, event,
                       CL_COMMAND_UNMAP_MEM_OBJECT);
-  return marker(queue, CL_COMMAND_UNMAP_MEM_OBJECT, false, num_events, wait_list, event);
+  return enqueue_marker(queue, CL_COMMAND_UNMAP_MEM_OBJECT, false, num_events, wait_list, event);
 }
 
 cl_int fedcl::api::clEnqueueNDRangeKernel(cl_command_queue queue, cl_kernel kernel, cl_uint work_dim,
@@ -313,24 +304,24 @@ cl_int fedcl::api::clEnqueueTask(cl_command_queue queue, cl_kernel kernel, cl_ui
 cl_int fedcl::api::clEnqueueMarkerWithWaitList(cl_command_queue queue, cl_uint num_events, const cl_event *wait_list,
                                                cl_event *event) {
   if (!as<_cl_command_queue>(queue)) return CL_INVALID_COMMAND_QUEUE;
-  return marker(queue, CL_COMMAND_MARKER, false, num_events, wait_list, event);
+  return enqueue_marker(queue, CL_COMMAND_MARKER, false, num_events, wait_list, event);
 }
 
 cl_int fedcl::api::clEnqueueBarrierWithWaitList(cl_command_queue queue, cl_uint num_events,
                                                 const cl_event *wait_list, cl_event *event) {
   if (!as<_cl_command_queue>(queue)) return CL_INVALID_COMMAND_QUEUE;
-  return marker(queue, CL_COMMAND_BARRIER, true, num_events, wait_list, event);
+  return enqueue_marker(queue, CL_COMMAND_BARRIER, true, num_events, wait_list, event);
 }
 
 cl_int fedcl::api::clEnqueueMarker(cl_command_queue queue, cl_event *event) {
   if (!as<_cl_command_queue>(queue)) return CL_INVALID_COMMAND_QUEUE;
   if (!event) return CL_INVALID_VALUE;
-  return marker(queue, CL_COMMAND_MARKER, false, 0, nullptr, event);
+  return enqueue_marker(queue, CL_COMMAND_MARKER, false, 0, nullptr, event);
 }
 
 cl_int fedcl::api::clEnqueueBarrier(cl_command_queue queue) {
   if (!as<_cl_command_queue>(queue)) return CL_INVALID_COMMAND_QUEUE;
-  return marker(queue, CL_COMMAND_BARRIER, true, 0, nullptr, nullptr);
+  return enqueue_marker(queue, CL_COMMAND_BARRIER, true, 0, nullptr, nullptr);
 }
 
 cl_int fedcl::api::clEnqueueWaitForEvents(cl_command_queue queue, cl_uint num_events, const cl_event *events) {
@@ -338,7 +329,7 @@ cl_int fedcl::api::clEnqueueWaitForEvents(cl_command_queue queue, cl_uint num_ev
   if (num_events == 0 || !events) return CL_INVALID_VALUE;
   for (cl_uint i = 0; i < num_events; i++)
     if (!as<_cl_event>(events[i])) return CL_INVALID_EVENT;
-  return marker(queue, CL_COMMAND_BARRIER, true, num_events, events, nullptr);
+  return enqueue_marker(queue, CL_COMMAND_BARRIER, true, num_events, events, nullptr);
 }
 
 cl_int fedcl::api::clEnqueueMigrateMemObjects(cl_command_queue queue, cl_uint num_mems, const cl_mem *mems,
@@ -359,5 +350,5 @@ cl_int fedcl::api::clEnqueueMigrateMemObjects(cl_command_queue queue, cl_uint nu
       if (err != CL_SUCCESS) return err;
     }
   }
-  return marker(queue, CL_COMMAND_MIGRATE_MEM_OBJECTS, false, num_events, wait_list, event);
+  return enqueue_marker(queue, CL_COMMAND_MIGRATE_MEM_OBJECTS, false, num_events, wait_list, event);
 }

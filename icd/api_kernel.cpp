@@ -1,5 +1,7 @@
 // Kernels and their arguments. Arguments are checked and kept here; they travel to the daemon with
 // the next launch, so clSetKernelArg never touches the network.
+#include <algorithm>
+
 #include "api.h"
 #include "info.h"
 #include "kernel_args.h"
@@ -207,4 +209,32 @@ cl_int fedcl::api::clGetKernelArgInfo(cl_kernel kernel, cl_uint index, cl_kernel
     case CL_KERNEL_ARG_NAME: return info_string(size, value, size_ret, desc.name);
     default: return CL_INVALID_VALUE;
   }
+}
+
+cl_int fedcl::api::clGetKernelSubGroupInfo(cl_kernel kernel, cl_device_id device, cl_kernel_sub_group_info param,
+                                           size_t input_size, const void *input, size_t size, void *value,
+                                           size_t *size_ret) {
+  if (!as<_cl_kernel>(kernel)) return CL_INVALID_KERNEL;
+  const std::vector<cl_device_id> &devices = kernel->program->devices;
+  if (!device) {
+    if (devices.size() != 1) return CL_INVALID_DEVICE;
+    device = devices[0];
+  }
+  if (!as<_cl_device_id>(device) || std::find(devices.begin(), devices.end(), device) == devices.end() ||
+      !(kernel->present & bit(device->connection)))
+    return CL_INVALID_DEVICE;
+  // The answers depend on the input value and on whether the device has sub-groups at all (if not,
+  // the backend says CL_INVALID_OPERATION): the daemon asks the backend.
+  std::vector<uint8_t> bytes;
+  cl_int err = remote_info(device->connection, kernel->id, wire::InfoKind::KERNEL_SUB_GROUP, param, device->remote_id,
+                           0, &bytes, input, input_size);
+  if (err != CL_SUCCESS) return err;
+  return info_bytes(size, value, size_ret, bytes.data(), bytes.size());
+}
+
+// cl_khr_subgroups: the same query under its extension name.
+cl_int fedcl::api::clGetKernelSubGroupInfoKHR(cl_kernel kernel, cl_device_id device, cl_kernel_sub_group_info param,
+                                              size_t input_size, const void *input, size_t size, void *value,
+                                              size_t *size_ret) {
+  return api::clGetKernelSubGroupInfo(kernel, device, param, input_size, input, size, value, size_ret);
 }

@@ -2,23 +2,11 @@
 #include "api.h"
 #include "device.h"
 #include "info.h"
+#include "mem_flags.h"
 
 using namespace fedcl;
 
 namespace {
-
-const cl_mem_flags kAccessFlags = CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY;
-const cl_mem_flags kHostPtrFlags = CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR;
-const cl_mem_flags kHostAccessFlags = CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS;
-
-bool at_most_one(cl_mem_flags flags) { return (flags & (flags - 1)) == 0; }
-
-cl_int check_flags(cl_mem_flags flags) {
-  if (flags & ~(kAccessFlags | kHostPtrFlags | kHostAccessFlags | CL_MEM_KERNEL_READ_AND_WRITE)) return CL_INVALID_VALUE;
-  if (!at_most_one(flags & kAccessFlags) || !at_most_one(flags & kHostAccessFlags)) return CL_INVALID_VALUE;
-  if ((flags & CL_MEM_USE_HOST_PTR) && (flags & (CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR))) return CL_INVALID_VALUE;
-  return CL_SUCCESS;
-}
 
 cl_ulong max_alloc(cl_context context) {
   cl_ulong limit = 0;
@@ -82,13 +70,7 @@ cl_mem fedcl::api::clCreateSubBuffer(cl_mem parent, cl_mem_flags flags, cl_buffe
   if (type != CL_BUFFER_CREATE_TYPE_REGION || !info) return set_error(errcode_ret, CL_INVALID_VALUE), nullptr;
   cl_int err = check_flags(flags);
   if (err != CL_SUCCESS || (flags & kHostPtrFlags)) return set_error(errcode_ret, CL_INVALID_VALUE), nullptr;
-  // Access the parent forbids cannot be granted to a part of it.
-  if (((parent->flags & CL_MEM_WRITE_ONLY) && (flags & (CL_MEM_READ_WRITE | CL_MEM_READ_ONLY))) ||
-      ((parent->flags & CL_MEM_READ_ONLY) && (flags & (CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY))) ||
-      ((parent->flags & CL_MEM_HOST_WRITE_ONLY) && (flags & CL_MEM_HOST_READ_ONLY)) ||
-      ((parent->flags & CL_MEM_HOST_READ_ONLY) && (flags & CL_MEM_HOST_WRITE_ONLY)) ||
-      ((parent->flags & CL_MEM_HOST_NO_ACCESS) && (flags & (CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_WRITE_ONLY))))
-    return set_error(errcode_ret, CL_INVALID_VALUE), nullptr;
+  if (check_inherited_flags(parent->flags, flags) != CL_SUCCESS) return set_error(errcode_ret, CL_INVALID_VALUE), nullptr;
   const auto *region = static_cast<const cl_buffer_region *>(info);
   if (region->size == 0) return set_error(errcode_ret, CL_INVALID_BUFFER_SIZE), nullptr;
   if (region->origin > parent->size || region->size > parent->size - region->origin)
@@ -100,10 +82,7 @@ cl_mem fedcl::api::clCreateSubBuffer(cl_mem parent, cl_mem_flags flags, cl_buffe
 
   auto *mem = new _cl_mem();
   mem->context = parent->context;
-  mem->flags = flags;
-  if (!(flags & kAccessFlags)) mem->flags |= parent->flags & kAccessFlags;
-  if (!(flags & kHostAccessFlags)) mem->flags |= parent->flags & kHostAccessFlags;
-  mem->flags |= parent->flags & kHostPtrFlags;
+  mem->flags = inherit_flags(parent->flags, flags);
   mem->size = region->size;
   mem->parent = parent;
   mem->origin = region->origin;
@@ -157,14 +136,5 @@ cl_int fedcl::api::clSetMemObjectDestructorCallback(cl_mem mem, void(CL_CALLBACK
   if (!notify) return CL_INVALID_VALUE;
   std::lock_guard<std::mutex> lock(mem->mutex);
   mem->destructor_callbacks.push_back({reinterpret_cast<void(CL_CALLBACK *)(void *, void *)>(notify), user_data});
-  return CL_SUCCESS;
-}
-
-cl_int fedcl::api::clGetSupportedImageFormats(cl_context context, cl_mem_flags flags, cl_mem_object_type type,
-                                              cl_uint num_entries, cl_image_format *formats, cl_uint *num_formats) {
-  if (!as<_cl_context>(context)) return CL_INVALID_CONTEXT;
-  if (num_entries == 0 && formats) return CL_INVALID_VALUE;
-  // Images are not offered yet (CL_DEVICE_IMAGE_SUPPORT is CL_FALSE): no format is supported.
-  if (num_formats) *num_formats = 0;
   return CL_SUCCESS;
 }

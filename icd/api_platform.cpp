@@ -1,4 +1,5 @@
 // Platform and device queries.
+#include <algorithm>
 #include <cstring>
 
 #include "api.h"
@@ -64,15 +65,59 @@ cl_int fedcl::api::clGetDeviceInfo(cl_device_id device, cl_device_info param, si
   return device_info(device, param, size, value, size_ret);
 }
 
-// Root devices only: they are not reference counted.
-cl_int fedcl::api::clRetainDevice(cl_device_id device) { return as<_cl_device_id>(device) ? CL_SUCCESS : CL_INVALID_DEVICE; }
-cl_int fedcl::api::clReleaseDevice(cl_device_id device) { return as<_cl_device_id>(device) ? CL_SUCCESS : CL_INVALID_DEVICE; }
+// Sub-devices are reference counted; for root devices these do nothing, as the specification says.
+cl_int fedcl::api::clRetainDevice(cl_device_id device) {
+  if (!as<_cl_device_id>(device)) return CL_INVALID_DEVICE;
+  return device->parent ? retain(device) : CL_SUCCESS;
+}
+
+cl_int fedcl::api::clReleaseDevice(cl_device_id device) {
+  if (!as<_cl_device_id>(device)) return CL_INVALID_DEVICE;
+  return device->parent ? release(device) : CL_SUCCESS;
+}
+
+namespace {
+
+// Copies a partition request without its terminating 0. Its shape is checked here and the scheme
+// must be one the device lists; whether the device can split that way is the backend's to say.
+cl_int partition_request(cl_device_id device, const cl_device_partition_property *properties,
+                         std::vector<cl_device_partition_property> *request) {
+  if (!properties || properties[0] == 0) return CL_INVALID_VALUE;
+  cl_device_partition_property scheme = properties[0];
+  if (scheme != CL_DEVICE_PARTITION_EQUALLY && scheme != CL_DEVICE_PARTITION_BY_COUNTS &&
+      scheme != CL_DEVICE_PARTITION_BY_AFFINITY_DOMAIN)
+    return CL_INVALID_VALUE;
+  size_t size = 0;
+  device_info(device, CL_DEVICE_PARTITION_PROPERTIES, 0, nullptr, &size);
+  std::vector<cl_device_partition_property> supported(size / sizeof(cl_device_partition_property));
+  device_info(device, CL_DEVICE_PARTITION_PROPERTIES, size, supported.data(), nullptr);
+  if (std::find(supported.begin(), supported.end(), scheme) == supported.end()) return CL_INVALID_VALUE;
+  request->push_back(scheme);
+  if (scheme == CL_DEVICE_PARTITION_BY_COUNTS) {
+    // Counts up to CL_DEVICE_PARTITION_BY_COUNTS_LIST_END, which the request keeps.
+    const cl_device_partition_property *count = properties + 1;
+    for (; *count != CL_DEVICE_PARTITION_BY_COUNTS_LIST_END; count++) request->push_back(*count);
+    request->push_back(CL_DEVICE_PARTITION_BY_COUNTS_LIST_END);
+    if (count[1] != 0) return CL_INVALID_VALUE;
+  } else {
+    // One value: the number of compute units, or the affinity domain.
+    if (properties[1] == 0 || properties[2] != 0) return CL_INVALID_VALUE;
+    request->push_back(properties[1]);
+  }
+  return CL_SUCCESS;
+}
+
+}  // namespace
 
 cl_int fedcl::api::clCreateSubDevices(cl_device_id device, const cl_device_partition_property *properties,
                                       cl_uint num_devices, cl_device_id *out_devices, cl_uint *num_devices_ret) {
   if (!as<_cl_device_id>(device)) return CL_INVALID_DEVICE;
-  // CL_DEVICE_PARTITION_PROPERTIES reports no partition type: every request names an unsupported one.
-  return CL_INVALID_VALUE;
+  std::vector<cl_device_partition_property> request;
+  cl_int err = partition_request(device, properties, &request);
+  if (err != CL_SUCCESS) return err;
+  if (out_devices && num_devices == 0) return CL_INVALID_VALUE;  // a partition makes at least one
+  if (!device->connection->alive()) return CL_DEVICE_NOT_AVAILABLE;
+  return device_partition(device, request, num_devices, out_devices, num_devices_ret);
 }
 
 cl_int fedcl::api::clUnloadPlatformCompiler(cl_platform_id platform) {
@@ -90,6 +135,21 @@ cl_int fedcl::api::clGetDeviceAndHostTimer(cl_device_id device, cl_ulong *device
   return as<_cl_device_id>(device) ? CL_INVALID_OPERATION : CL_INVALID_DEVICE;
 }
 
+namespace {
+
+// The extension functions fedcl itself implements. A backend's function pointer is never handed
+// out: it would take fedcl's handles for the backend's own.
+struct ExtensionFunction {
+  const char *name;
+  void *address;
+};
+const ExtensionFunction kExtensionFunctions[] = {
+    {"clIcdGetPlatformIDsKHR", reinterpret_cast<void *>(&::clIcdGetPlatformIDsKHR)},
+    {"clGetKernelSubGroupInfoKHR", reinterpret_cast<void *>(&api::clGetKernelSubGroupInfoKHR)},
+};
+
+}  // namespace
+
 void *fedcl::api::clGetExtensionFunctionAddressForPlatform(cl_platform_id platform, const char *name) {
   if (!as<_cl_platform_id>(platform)) return nullptr;
   return api::clGetExtensionFunctionAddress(name);
@@ -97,6 +157,7 @@ void *fedcl::api::clGetExtensionFunctionAddressForPlatform(cl_platform_id platfo
 
 void *fedcl::api::clGetExtensionFunctionAddress(const char *name) {
   if (!name) return nullptr;
-  if (std::strcmp(name, "clIcdGetPlatformIDsKHR") == 0) return reinterpret_cast<void *>(&::clIcdGetPlatformIDsKHR);
+  for (const ExtensionFunction &function : kExtensionFunctions)
+    if (std::strcmp(name, function.name) == 0) return function.address;
   return nullptr;
 }

@@ -1,5 +1,6 @@
 #include "command.h"
 
+#include "image.h"
 #include "runtime.h"
 
 namespace fedcl {
@@ -87,9 +88,10 @@ cl_int Command::send(RequestMessage &request, const void *payload, uint64_t payl
   return err;
 }
 
-std::shared_ptr<PendingReply> Command::send_call(RequestMessage &request, void *read_dest, uint64_t read_size) {
+std::shared_ptr<PendingReply> Command::send_call(RequestMessage &request, void *read_dest, uint64_t read_size,
+                                                 std::function<void()> landed) {
   if (event_) Runtime::get().track(event_);
-  auto pending = queue_->connection->send_call(request, nullptr, 0, read_dest, read_size);
+  auto pending = queue_->connection->send_call(request, nullptr, 0, read_dest, read_size, std::move(landed));
   sent_ = true;
   if (event_out_) {
     *event_out_ = event_;
@@ -114,7 +116,9 @@ namespace {
 
 void post_create(cl_mem mem, Connection *connection) {
   RequestMessage request;
-  if (mem->parent) {
+  if (mem->is_image()) {
+    image_fill_create(request.root.initCreateImage(), mem);
+  } else if (mem->parent) {
     auto create = request.root.initCreateSubBuffer();
     create.setId(mem->id);
     create.setParent(mem->parent->id);
@@ -132,6 +136,21 @@ void post_create(cl_mem mem, Connection *connection) {
   mem->present |= bit(connection);
 }
 
+// The request that reads (write false) or writes all of root, and the bytes that travel with it.
+std::pair<wire::Command::Builder, size_t> whole_transfer(wire::Request::Builder request, cl_mem root, bool write) {
+  if (root->is_image()) return image_whole_transfer(request, root, write);
+  if (write) {
+    auto w = request.initWriteBuffer();
+    w.setBuffer(root->id);
+    w.setSize(root->size);
+    return {w.getCommand(), root->size};
+  }
+  auto r = request.initReadBuffer();
+  r.setBuffer(root->id);
+  r.setSize(root->size);
+  return {r.getCommand(), root->size};
+}
+
 // Brings root's contents from a daemon that has them to connection, through this process.
 cl_int migrate(cl_mem root, Connection *to) {
   cl_context context = root->context;
@@ -140,25 +159,19 @@ cl_int migrate(cl_mem root, Connection *to) {
     if (root->valid & bit(part.connection)) source = &part;
   ContextPart *target = context->part(to);
   if (!source || !target) return CL_SUCCESS;
-  std::vector<uint8_t> staging(root->size);
-
   RequestMessage read;
-  auto r = read.root.initReadBuffer();
-  r.getCommand().setQueue(context->transfer_queue(*source));
+  auto [r, bytes] = whole_transfer(read.root, root, false);
+  std::vector<uint8_t> staging(bytes);
+  r.setQueue(context->transfer_queue(*source));
   if (root->last_writer && root->last_writer->connection == source->connection)
-    r.getCommand().initWaitFor(1).set(0, root->last_writer->id);
-  r.setBuffer(root->id);
-  r.setSize(root->size);
+    r.initWaitFor(1).set(0, root->last_writer->id);
   auto pending = source->connection->send_call(read, nullptr, 0, staging.data(), staging.size());
   cl_int err = source->connection->wait(*pending);
   if (err != CL_SUCCESS) return err;
 
   RequestMessage write;
-  auto w = write.root.initWriteBuffer();
   uint64_t queue = context->transfer_queue(*target);
-  w.getCommand().setQueue(queue);
-  w.setBuffer(root->id);
-  w.setSize(root->size);
+  whole_transfer(write.root, root, true).first.setQueue(queue);
   to->post(write, staging.data(), staging.size());
   // The command about to use the buffer runs on another queue: let the copy land first.
   RequestMessage finish;

@@ -19,8 +19,9 @@ class Command {
   void fill(wire::Command::Builder command) const;
   // Posts request (with its payload) and hands the event to the application.
   cl_int send(RequestMessage &request, const void *payload = nullptr, uint64_t payload_bytes = 0);
-  // For commands that await a reply: registers the reply, then sends.
-  std::shared_ptr<PendingReply> send_call(RequestMessage &request, void *read_dest, uint64_t read_size);
+  // For commands that await a reply: registers the reply, then sends. landed: see PendingReply.
+  std::shared_ptr<PendingReply> send_call(RequestMessage &request, void *read_dest, uint64_t read_size,
+                                          std::function<void()> landed = nullptr);
 
   _cl_event *event() const { return event_; }
   Connection *connection() const { return queue_->connection; }

@@ -119,9 +119,6 @@ std::string Connection::open(int timeout_ms, const std::string &key) {
   std::string error;
   fd_ = connect_with_timeout(endpoint_, timeout_ms, &error);
   if (fd_ < 0) return error;
-  // A peer that accepts but never answers Hello must not hang the application.
-  timeval tv{timeout_ms / 1000, (timeout_ms % 1000) * 1000};
-  setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   alive_ = true;
   receiver_ = std::thread([this] { receiver_main(); });
   flusher_ = std::thread([this] { flusher_main(); });
@@ -136,12 +133,19 @@ std::string Connection::open(int timeout_ms, const std::string &key) {
   hello.setClient(me);
   hello_ = send_call(request);
   flush();
+  // A peer that accepts but never answers Hello must not hang the application. (A socket receive
+  // timeout would also cut off the receiver's next read, which may already have started.)
+  {
+    std::unique_lock<std::mutex> lock(hello_->mutex);
+    if (!hello_->cv.wait_for(lock, std::chrono::milliseconds(timeout_ms), [&] { return hello_->done.load(); })) {
+      lock.unlock();
+      lose("no answer to Hello within " + std::to_string(timeout_ms) + " ms");
+    }
+  }
   cl_int status = wait(*hello_);
   if (status != CL_SUCCESS) return hello_->message.empty() ? "no answer to Hello" : hello_->message;
   if (hello_->reply().which() != wire::Reply::HELLO) return "the daemon answered Hello with something else";
   node_ = hello_->reply().getHello().getNode();
-  timeval none{0, 0};
-  setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &none, sizeof none);
   return {};
 }
 
@@ -211,11 +215,13 @@ cl_int Connection::post(RequestMessage &request, const void *payload, uint64_t p
 }
 
 std::shared_ptr<PendingReply> Connection::send_call(RequestMessage &request, const void *payload,
-                                                    uint64_t payload_bytes, void *read_dest, uint64_t read_size) {
+                                                    uint64_t payload_bytes, void *read_dest, uint64_t read_size,
+                                                    std::function<void()> landed) {
   auto pending = std::make_shared<PendingReply>();
   pending->seq = next_seq_.fetch_add(1, std::memory_order_relaxed);
   pending->read_dest = read_dest;
   pending->read_size = read_size;
+  pending->landed = std::move(landed);
   request.root.setSeq(pending->seq);
   {
     std::lock_guard<std::mutex> lock(pending_mutex_);
@@ -360,6 +366,7 @@ void Connection::receiver_main() {
         }
         if (!read_exact(pending->read_dest, header.payload_bytes) || !discard(frame_padding(header.payload_bytes)))
           return;
+        if (pending->landed) pending->landed();
       }
       if (reply.which() == wire::Reply::READ) listener_->on_read_done(*this, reply.getRead());
       std::lock_guard<std::mutex> lock(pending->mutex);

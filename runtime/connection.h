@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -35,6 +36,9 @@ struct PendingReply {
   uint64_t seq = 0;
   void *read_dest = nullptr;   // a read's bytes land here, straight from the socket
   uint64_t read_size = 0;
+  // Runs on the receiver thread once the bytes are in read_dest, before the read's event completes
+  // (pitched reads unpack there).
+  std::function<void()> landed;
 
   std::mutex mutex;
   std::condition_variable cv;
@@ -72,7 +76,7 @@ class Connection {
   // Sends a request whose Reply will come back; the caller may wait for it now or later.
   std::shared_ptr<PendingReply> send_call(RequestMessage &request, const void *payload = nullptr,
                                           uint64_t payload_bytes = 0, void *read_dest = nullptr,
-                                          uint64_t read_size = 0);
+                                          uint64_t read_size = 0, std::function<void()> landed = nullptr);
   // Waits for a Reply; returns its status (a failure also fills pending.message).
   cl_int wait(PendingReply &pending);
   std::shared_ptr<PendingReply> call(RequestMessage &request, const void *payload = nullptr, uint64_t payload_bytes = 0);

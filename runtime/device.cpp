@@ -23,7 +23,7 @@ const char *const kForwardedExtensions[] = {
     "cl_khr_integer_dot_product", "cl_khr_spirv_no_integer_wrap_decoration", "cl_khr_subgroup_ballot",
     "cl_khr_subgroup_shuffle", "cl_khr_subgroup_shuffle_relative", "cl_khr_subgroup_extended_types",
     "cl_khr_subgroup_non_uniform_arithmetic", "cl_khr_subgroup_non_uniform_vote", "cl_khr_subgroup_clustered_reduce",
-    "cl_khr_subgroup_rotate", "cl_khr_expect_assume", "cl_khr_extended_async_copies", "cl_khr_extended_bit_ops",
+    "cl_khr_subgroup_rotate", "cl_khr_subgroups", "cl_khr_expect_assume", "cl_khr_extended_async_copies", "cl_khr_extended_bit_ops",
     "cl_khr_int64", "cl_khr_kernel_clock", "cl_khr_work_group_uniform_arithmetic", "cl_ext_float_atomics", "cl_ext_atomic_counters_32",
     "cl_ext_cxx_for_opencl", "cl_nv_compiler_options", "cl_nv_device_attribute_query", "cl_nv_pragma_unroll",
     "cl_amd_device_attribute_query", "cl_intel_subgroups", "cl_intel_required_subgroup_size",
@@ -60,6 +60,32 @@ T scalar(const _cl_device_id &device, cl_uint param, T fallback) {
   return value;
 }
 
+// A device as its daemon described it; sub-devices have a parent.
+cl_device_id device_from_desc(Connection &connection, wire::DeviceDesc::Reader desc, cl_device_id parent) {
+  auto *device = new _cl_device_id(&connection, desc.getId());
+  for (auto entry : desc.getInfo()) {
+    auto bytes = entry.getValue();
+    device->info[entry.getParam()] = std::vector<uint8_t>(bytes.begin(), bytes.end());
+  }
+  auto name = device->info[CL_DEVICE_NAME];
+  device->name = std::string(reinterpret_cast<const char *>(name.data()), name.size()).c_str();
+  device->name += " @ " + connection.node();
+  device->extensions = filter_extensions(device->info[CL_DEVICE_EXTENSIONS]);
+  device->type = scalar<cl_device_type>(*device, CL_DEVICE_TYPE, CL_DEVICE_TYPE_DEFAULT);
+  device->address_bits = scalar<cl_uint>(*device, CL_DEVICE_ADDRESS_BITS, 64);
+  device->max_work_group_size = scalar<size_t>(*device, CL_DEVICE_MAX_WORK_GROUP_SIZE, 0);
+  device->mem_base_addr_align = scalar<cl_uint>(*device, CL_DEVICE_MEM_BASE_ADDR_ALIGN, 0);
+  auto sizes = device->info.find(CL_DEVICE_MAX_WORK_ITEM_SIZES);
+  if (sizes != device->info.end())
+    std::memcpy(device->max_work_item_sizes, sizes->second.data(),
+                std::min(sizes->second.size(), sizeof device->max_work_item_sizes));
+  if (parent) {
+    device->parent = parent;
+    hold(parent);  // CL_DEVICE_PARENT_DEVICE stays readable while the sub-device lives
+  }
+  return device;
+}
+
 }  // namespace
 
 bool extension_forwarded(const std::string &name) {
@@ -69,36 +95,43 @@ bool extension_forwarded(const std::string &name) {
 }
 
 void devices_from_hello(Connection &connection, std::vector<cl_device_id> *devices) {
-  for (auto platform : connection.hello().getPlatforms()) {
-    for (auto desc : platform.getDevices()) {
-      auto *device = new _cl_device_id(&connection, desc.getId());
-      for (auto entry : desc.getInfo()) {
-        auto bytes = entry.getValue();
-        device->info[entry.getParam()] = std::vector<uint8_t>(bytes.begin(), bytes.end());
-      }
-      auto name = device->info[CL_DEVICE_NAME];
-      device->name = std::string(reinterpret_cast<const char *>(name.data()), name.size()).c_str();
-      device->name += " @ " + connection.node();
-      device->extensions = filter_extensions(device->info[CL_DEVICE_EXTENSIONS]);
-      device->type = scalar<cl_device_type>(*device, CL_DEVICE_TYPE, CL_DEVICE_TYPE_DEFAULT);
-      device->address_bits = scalar<cl_uint>(*device, CL_DEVICE_ADDRESS_BITS, 64);
-      device->max_work_group_size = scalar<size_t>(*device, CL_DEVICE_MAX_WORK_GROUP_SIZE, 0);
-      device->mem_base_addr_align = scalar<cl_uint>(*device, CL_DEVICE_MEM_BASE_ADDR_ALIGN, 0);
-      auto sizes = device->info.find(CL_DEVICE_MAX_WORK_ITEM_SIZES);
-      if (sizes != device->info.end())
-        std::memcpy(device->max_work_item_sizes, sizes->second.data(),
-                    std::min(sizes->second.size(), sizeof device->max_work_item_sizes));
-      devices->push_back(device);
-    }
+  for (auto platform : connection.hello().getPlatforms())
+    for (auto desc : platform.getDevices()) devices->push_back(device_from_desc(connection, desc, nullptr));
+}
+
+cl_int device_partition(cl_device_id device, const std::vector<cl_device_partition_property> &properties,
+                        cl_uint num_devices, cl_device_id *out_devices, cl_uint *num_devices_ret) {
+  RequestMessage request;
+  auto create = request.root.initCreateSubDevices();
+  create.setDevice(device->remote_id);
+  auto list = create.initProperties(properties.size());
+  for (size_t i = 0; i < properties.size(); i++) list.set(i, properties[i]);
+  if (out_devices) {
+    // The daemon numbers the sub-devices from the first id, so the ids are reserved as one block.
+    create.setFirstId(new_object_ids(num_devices));
+    create.setMaxDevices(num_devices);
   }
+  auto pending = device->connection->call(request);
+  if (pending->status != CL_SUCCESS) return pending->status;
+  auto reply = pending->reply();
+  if (!out_devices) {
+    if (reply.which() != wire::Reply::INFO || reply.getInfo().size() != sizeof(cl_uint)) return CL_OUT_OF_RESOURCES;
+    if (num_devices_ret) std::memcpy(num_devices_ret, reply.getInfo().begin(), sizeof(cl_uint));
+    return CL_SUCCESS;
+  }
+  if (reply.which() != wire::Reply::SUB_DEVICES || reply.getSubDevices().size() > num_devices) return CL_OUT_OF_RESOURCES;
+  auto descs = reply.getSubDevices();
+  for (unsigned i = 0; i < descs.size(); i++) out_devices[i] = device_from_desc(*device->connection, descs[i], device);
+  if (num_devices_ret) *num_devices_ret = descs.size();
+  return CL_SUCCESS;
 }
 
 cl_int device_info(cl_device_id device, cl_device_info param, size_t size, void *value, size_t *size_ret) {
   switch (param) {
     // What names a fedcl object rather than a backend one.
     case CL_DEVICE_PLATFORM: return info_value(size, value, size_ret, static_cast<cl_platform_id>(Runtime::get().platform()));
-    case CL_DEVICE_PARENT_DEVICE: return info_value(size, value, size_ret, static_cast<cl_device_id>(nullptr));
-    case CL_DEVICE_REFERENCE_COUNT: return info_value(size, value, size_ret, cl_uint(1));
+    case CL_DEVICE_PARENT_DEVICE: return info_value(size, value, size_ret, device->parent);
+    case CL_DEVICE_REFERENCE_COUNT: return info_value(size, value, size_ret, device->parent ? device->refcount.load() : 1u);
     case CL_DEVICE_NAME: return info_string(size, value, size_ret, device->name);
     case CL_DEVICE_EXTENSIONS: return info_string(size, value, size_ret, device->extensions);
     case CL_DEVICE_EXTENSIONS_WITH_VERSION: {
@@ -107,15 +140,10 @@ cl_int device_info(cl_device_id device, cl_device_info param, size_t size, void 
       return info_vector(size, value, size_ret, filter_extensions_with_version(it->second));
     }
     case CL_DEVICE_AVAILABLE: return info_value(size, value, size_ret, cl_bool(device->connection->alive()));
-    // The device's memory is on another node: the host does not share it, and neither SVM nor
-    // sub-devices can be offered honestly.
+    // The device's memory is on another node: the host does not share it, and SVM cannot be
+    // offered honestly.
     case CL_DEVICE_HOST_UNIFIED_MEMORY: return info_value(size, value, size_ret, cl_bool(CL_FALSE));
     case CL_DEVICE_SVM_CAPABILITIES: return info_value(size, value, size_ret, cl_device_svm_capabilities(0));
-    case CL_DEVICE_PARTITION_MAX_SUB_DEVICES: return info_value(size, value, size_ret, cl_uint(0));
-    case CL_DEVICE_PARTITION_PROPERTIES:
-    case CL_DEVICE_PARTITION_TYPE: return info_value(size, value, size_ret, cl_device_partition_property(0));
-    case CL_DEVICE_PARTITION_AFFINITY_DOMAIN: return info_value(size, value, size_ret, cl_device_affinity_domain(0));
-    case CL_DEVICE_IMAGE_SUPPORT: return info_value(size, value, size_ret, cl_bool(CL_FALSE));
     case CL_DEVICE_IL_VERSION: return info_string(size, value, size_ret, "");
     case CL_DEVICE_ILS_WITH_VERSION: return info_bytes(size, value, size_ret, nullptr, 0);
     case CL_DEVICE_MAX_ON_DEVICE_QUEUES:

@@ -1,4 +1,5 @@
-// Remote devices: built from a daemon's HelloReply, answered from what it reported.
+// Remote devices: built from what a daemon reported (its HelloReply, or the reply that created
+// sub-devices), answered from that.
 #pragma once
 
 #include "handles.h"
@@ -13,5 +14,10 @@ cl_int device_info(cl_device_id device, cl_device_info param, size_t size, void 
 
 // Whether fedcl forwards an extension of the backend (only those that need no host API fedcl lacks).
 bool extension_forwarded(const std::string &name);
+
+// clCreateSubDevices once the arguments are checked: properties without the terminating 0. With
+// out_devices null, only counts.
+cl_int device_partition(cl_device_id device, const std::vector<cl_device_partition_property> &properties,
+                        cl_uint num_devices, cl_device_id *out_devices, cl_uint *num_devices_ret);
 
 }  // namespace fedcl

@@ -6,7 +6,9 @@
 
 #include <condition_variable>
 #include <functional>
+#include <map>
 #include <mutex>
+#include <tuple>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -66,6 +68,7 @@ struct _cl_device_id : fedcl::Object {
   fedcl::Connection *connection;
   uint64_t remote_id;                                     // the device's id in that session
   std::unordered_map<cl_uint, std::vector<uint8_t>> info; // as the backend answered
+  cl_device_id parent = nullptr;                          // sub-devices: the device partitioned
   std::string name;                                       // the backend's name, then " @ node"
   std::string extensions;                                 // the extensions fedcl forwards
   cl_device_type type = 0;
@@ -74,7 +77,8 @@ struct _cl_device_id : fedcl::Object {
   size_t max_work_item_sizes[3] = {};
   cl_uint mem_base_addr_align = 0;                        // bits
   explicit _cl_device_id(fedcl::Connection *c, uint64_t id) : Object(kMagic, 0), connection(c), remote_id(id) {}
-  void last_release() {}
+  ~_cl_device_id();
+  void last_release();
 };
 
 struct _cl_context : fedcl::Object {
@@ -86,6 +90,8 @@ struct _cl_context : fedcl::Object {
   void *notify_data = nullptr;
   std::mutex mutex;
   std::vector<fedcl::Callback> destructor_callbacks;
+  // What each daemon answered to clGetSupportedImageFormats, by (connection index, access flags, image type).
+  std::map<std::tuple<size_t, cl_mem_flags, cl_mem_object_type>, std::vector<cl_image_format>> image_formats;
   _cl_context() : Object(kMagic) {}
   ~_cl_context();
   void last_release();
@@ -114,8 +120,13 @@ struct _cl_mem : fedcl::Object {
   cl_mem_flags flags;
   size_t size;
   void *host_ptr = nullptr;                               // CL_MEM_USE_HOST_PTR only
-  cl_mem parent = nullptr;                                // sub-buffers
+  cl_mem parent = nullptr;                                // sub-buffers; the buffer or image an image wraps
   size_t origin = 0;
+  // Images: as created, with image_desc's pitches those CL_IMAGE_ROW_PITCH and SLICE_PITCH report
+  // (host_ptr's for CL_MEM_USE_HOST_PTR, the wrapped buffer's, or tight) and image_desc.buffer == parent.
+  cl_image_format image_format{};
+  cl_image_desc image_desc{};
+  size_t element_size = 0;
   std::mutex mutex;
   fedcl::ConnectionMask present = 0;                      // daemons that hold the object
   fedcl::ConnectionMask valid = 0;                        // daemons whose copy is current
@@ -125,25 +136,31 @@ struct _cl_mem : fedcl::Object {
     void *pointer;
     size_t offset, size;
     cl_map_flags flags;
+    size_t origin[3] = {}, region[3] = {};    // images
+    size_t row_pitch = 0, slice_pitch = 0;  // images: the layout at pointer
   };
   std::vector<Mapping> mappings;
   std::vector<fedcl::Callback> destructor_callbacks;
   _cl_mem() : Object(kMagic) {}
   ~_cl_mem();
   void last_release();
+  bool is_image() const { return type != CL_MEM_OBJECT_BUFFER && type != CL_MEM_OBJECT_PIPE; }
 };
 
 struct _cl_program : fedcl::Object {
   static constexpr fedcl::Magic kMagic = fedcl::Magic::program;
   cl_context context;
+  std::vector<cl_device_id> devices;                      // the program's devices, a subset of the context's
+  bool has_source = false;                                // created from source: it can be compiled
   std::string source;
   std::mutex mutex;
   struct DeviceBuild {
     cl_build_status status = CL_BUILD_NONE;
+    cl_program_binary_type binary_type = CL_PROGRAM_BINARY_TYPE_NONE;
     std::string log, options;
   };
   std::unordered_map<cl_device_id, DeviceBuild> builds;
-  std::vector<fedcl::KernelDesc> kernels;                 // after a successful build
+  std::vector<fedcl::KernelDesc> kernels;                 // once there is an executable
   std::atomic<cl_uint> attached_kernels{0};
   _cl_program() : Object(kMagic) {}
   ~_cl_program();
@@ -203,6 +220,11 @@ struct _cl_event : fedcl::Object {
 struct _cl_sampler : fedcl::Object {
   static constexpr fedcl::Magic kMagic = fedcl::Magic::sampler;
   cl_context context;
+  cl_bool normalized_coords = CL_TRUE;
+  cl_addressing_mode addressing_mode = CL_ADDRESS_CLAMP;
+  cl_filter_mode filter_mode = CL_FILTER_NEAREST;
+  std::vector<cl_sampler_properties> properties;          // as given to clCreateSamplerWithProperties, or empty
   _cl_sampler() : Object(kMagic) {}
-  void last_release() {}
+  ~_cl_sampler();
+  void last_release();
 };

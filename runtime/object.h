@@ -27,6 +27,8 @@ enum class Magic : uint32_t {
 
 // A new object id, unique in the process and therefore on every daemon.
 uint64_t new_object_id();
+// The first of count consecutive new ids.
+uint64_t new_object_ids(uint64_t count);
 
 struct Object {
   const cl_icd_dispatch *dispatch = &kDispatch;

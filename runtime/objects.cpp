@@ -9,6 +9,7 @@ namespace fedcl {
 
 std::atomic<uint64_t> g_next_id{wire::FIRST_CLIENT_ID};
 uint64_t new_object_id() { return g_next_id.fetch_add(1, std::memory_order_relaxed); }
+uint64_t new_object_ids(uint64_t count) { return g_next_id.fetch_add(count, std::memory_order_relaxed); }
 
 namespace {
 void post_release(Connection *connection, uint64_t id) {
@@ -29,6 +30,14 @@ void run_destructor_callbacks(std::vector<Callback> &callbacks, Handle handle) {
 
 using namespace fedcl;
 
+// Only sub-devices are ever released. Contexts hold their devices without counting as references
+// (as in a local driver), so the daemon drops a sub-device once nothing of the application uses it.
+void _cl_device_id::last_release() {}
+_cl_device_id::~_cl_device_id() {
+  post_release(connection, remote_id);
+  unhold(parent);
+}
+
 void _cl_context::last_release() {
   Runtime::get().remove_context(this);
   for (auto &part : parts) {
@@ -37,7 +46,10 @@ void _cl_context::last_release() {
   }
 }
 
-_cl_context::~_cl_context() { run_destructor_callbacks(destructor_callbacks, this); }
+_cl_context::~_cl_context() {
+  run_destructor_callbacks(destructor_callbacks, this);
+  for (cl_device_id device : devices) unhold(device);
+}
 
 ContextPart *_cl_context::part(const Connection *connection) {
   for (auto &p : parts)
@@ -92,7 +104,8 @@ const KernelDesc *_cl_program::kernel(const std::string &name) const {
 
 bool _cl_program::built() const {
   for (const auto &entry : builds)
-    if (entry.second.status == CL_BUILD_SUCCESS) return true;
+    if (entry.second.status == CL_BUILD_SUCCESS && entry.second.binary_type == CL_PROGRAM_BINARY_TYPE_EXECUTABLE)
+      return true;
   return false;
 }
 
@@ -108,6 +121,12 @@ void _cl_event::last_release() {
   for (auto &part : context->parts)
     if (proxies & bit(part.connection)) post_release(part.connection, id);
 }
+
+// Samplers exist on every daemon of their context.
+void _cl_sampler::last_release() {
+  for (auto &part : context->parts) post_release(part.connection, id);
+}
+_cl_sampler::~_cl_sampler() { unhold(context); }
 
 _cl_event::~_cl_event() {
   if (queue) unhold(queue);

@@ -56,6 +56,11 @@ DaemonProcess::DaemonProcess(const std::vector<std::string> &extra_args) : direc
   std::vector<char *> argv;
   for (auto &arg : args) argv.push_back(arg.data());
   argv.push_back(nullptr);
+  // The tests point the loader at fedcl alone; the daemon must see the node's real platforms.
+  std::vector<char *> envp;
+  for (char **entry = environ; *entry; entry++)
+    if (std::strncmp(*entry, "OCL_ICD_VENDORS=", 16) != 0) envp.push_back(*entry);
+  envp.push_back(nullptr);
 
   pid_t parent = getpid();
   pid_ = fork();
@@ -64,7 +69,7 @@ DaemonProcess::DaemonProcess(const std::vector<std::string> &extra_args) : direc
     // A test that dies (or is killed by ctest's timeout) must not leave its daemons behind.
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) _exit(127);
-    execv(argv[0], argv.data());
+    execve(argv[0], argv.data(), envp.data());
     _exit(127);
   }
 

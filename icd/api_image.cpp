@@ -1,0 +1,867 @@
+// Images, samplers and rectangular buffer transfers: checked here as the specification says, sent
+// without waiting unless the call blocks. Host-side pitches are applied here; the wire carries every
+// region tightly packed.
+#include <algorithm>
+#include <array>
+#include <cstring>
+
+#include "api.h"
+#include "device.h"
+#include "image.h"
+#include "image_layout.h"
+#include "info.h"
+#include "mem_flags.h"
+#include "transfer.h"
+
+using namespace fedcl;
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Device capabilities
+
+template <typename T>
+T device_scalar(cl_device_id device, cl_device_info param) {
+  T value{};
+  device_info(device, param, sizeof value, &value, nullptr);
+  return value;
+}
+
+bool supports_images(cl_device_id device) { return device_scalar<cl_bool>(device, CL_DEVICE_IMAGE_SUPPORT); }
+
+bool context_supports_images(cl_context context) {
+  return std::any_of(context->devices.begin(), context->devices.end(), supports_images);
+}
+
+// The largest image of type that device takes, as (width, height, depth, array size) limits.
+std::array<size_t, 4> image_limits(cl_device_id device, cl_mem_object_type type) {
+  auto get = [&](cl_device_info param) { return device_scalar<size_t>(device, param); };
+  size_t layers = get(CL_DEVICE_IMAGE_MAX_ARRAY_SIZE);
+  switch (type) {
+    case CL_MEM_OBJECT_IMAGE1D_BUFFER: return {get(CL_DEVICE_IMAGE_MAX_BUFFER_SIZE), 1, 1, 1};
+    case CL_MEM_OBJECT_IMAGE1D: return {get(CL_DEVICE_IMAGE2D_MAX_WIDTH), 1, 1, 1};
+    case CL_MEM_OBJECT_IMAGE1D_ARRAY: return {get(CL_DEVICE_IMAGE2D_MAX_WIDTH), 1, 1, layers};
+    case CL_MEM_OBJECT_IMAGE2D: return {get(CL_DEVICE_IMAGE2D_MAX_WIDTH), get(CL_DEVICE_IMAGE2D_MAX_HEIGHT), 1, 1};
+    case CL_MEM_OBJECT_IMAGE2D_ARRAY:
+      return {get(CL_DEVICE_IMAGE2D_MAX_WIDTH), get(CL_DEVICE_IMAGE2D_MAX_HEIGHT), 1, layers};
+    default:
+      return {get(CL_DEVICE_IMAGE3D_MAX_WIDTH), get(CL_DEVICE_IMAGE3D_MAX_HEIGHT), get(CL_DEVICE_IMAGE3D_MAX_DEPTH), 1};
+  }
+}
+
+bool is_image_type(cl_mem_object_type type) {
+  switch (type) {
+    case CL_MEM_OBJECT_IMAGE1D:
+    case CL_MEM_OBJECT_IMAGE1D_BUFFER:
+    case CL_MEM_OBJECT_IMAGE1D_ARRAY:
+    case CL_MEM_OBJECT_IMAGE2D:
+    case CL_MEM_OBJECT_IMAGE2D_ARRAY:
+    case CL_MEM_OBJECT_IMAGE3D: return true;
+    default: return false;
+  }
+}
+
+bool is_array(cl_mem_object_type type) {
+  return type == CL_MEM_OBJECT_IMAGE1D_ARRAY || type == CL_MEM_OBJECT_IMAGE2D_ARRAY;
+}
+
+// Types whose memory has slices: a slice pitch means something for them.
+bool has_slices(cl_mem_object_type type) { return type == CL_MEM_OBJECT_IMAGE3D || is_array(type); }
+
+// ---------------------------------------------------------------------------------------------
+// Supported formats: asked of each daemon once per context, flags and type.
+
+const cl_mem_flags kFormatFlags = kAccessFlags | CL_MEM_KERNEL_READ_AND_WRITE;
+
+cl_mem_flags format_flags(cl_mem_flags flags) {
+  flags &= kFormatFlags;
+  return (flags & kAccessFlags) ? flags : flags | CL_MEM_READ_WRITE;
+}
+
+cl_int part_formats(cl_context context, const ContextPart &part, cl_mem_flags flags, cl_mem_object_type type,
+                    std::vector<cl_image_format> *formats) {
+  auto key = std::make_tuple(part.connection->index(), format_flags(flags), type);
+  {
+    std::lock_guard<std::mutex> lock(context->mutex);
+    auto it = context->image_formats.find(key);
+    if (it != context->image_formats.end()) {
+      *formats = it->second;
+      return CL_SUCCESS;
+    }
+  }
+  RequestMessage request;
+  auto get = request.root.initGetSupportedImageFormats();
+  get.setContext(context->id);
+  get.setFlags(format_flags(flags));
+  get.setType(type);
+  auto pending = part.connection->call(request);
+  if (pending->status != CL_SUCCESS) return pending->status;
+  auto bytes = pending->reply().getInfo();
+  formats->resize(bytes.size() / sizeof(cl_image_format));
+  std::memcpy(formats->data(), bytes.begin(), formats->size() * sizeof(cl_image_format));
+  std::lock_guard<std::mutex> lock(context->mutex);
+  context->image_formats.emplace(key, *formats);
+  return CL_SUCCESS;
+}
+
+bool same_format(const cl_image_format &a, const cl_image_format &b) {
+  return a.image_channel_order == b.image_channel_order && a.image_channel_data_type == b.image_channel_data_type;
+}
+
+// The formats any device of the context supports (the specification's union), in daemon order.
+cl_int context_formats(cl_context context, cl_mem_flags flags, cl_mem_object_type type,
+                       std::vector<cl_image_format> *all) {
+  all->clear();
+  for (const ContextPart &part : context->parts) {
+    std::vector<cl_image_format> formats;
+    cl_int err = part_formats(context, part, flags, type, &formats);
+    if (err != CL_SUCCESS) return err;
+    for (const auto &format : formats)
+      if (std::none_of(all->begin(), all->end(), [&](const auto &f) { return same_format(f, format); }))
+        all->push_back(format);
+  }
+  return CL_SUCCESS;
+}
+
+// The first daemon of the context that supports format, or null.
+const ContextPart *home_for(cl_context context, cl_mem_flags flags, cl_mem_object_type type,
+                            const cl_image_format &format, cl_int *err) {
+  for (const ContextPart &part : context->parts) {
+    std::vector<cl_image_format> formats;
+    *err = part_formats(context, part, flags, type, &formats);
+    if (*err != CL_SUCCESS) return nullptr;
+    if (std::any_of(formats.begin(), formats.end(), [&](const auto &f) { return same_format(f, format); }))
+      return &part;
+  }
+  *err = CL_IMAGE_FORMAT_NOT_SUPPORTED;
+  return nullptr;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Creation
+
+// Checks the description of an image made from mem_object (a buffer, or an image for a 2D view
+// of one) and works out the flags and pitches it gets.
+cl_int check_wrapped(cl_context context, cl_mem_flags *flags, cl_image_desc *desc, size_t element) {
+  cl_mem parent = desc->buffer;
+  bool buffer_type = desc->image_type == CL_MEM_OBJECT_IMAGE1D_BUFFER;
+  if (!as<_cl_mem>(parent) || parent->context != context) return CL_INVALID_IMAGE_DESCRIPTOR;
+  if (buffer_type ? parent->is_image() : desc->image_type != CL_MEM_OBJECT_IMAGE2D) return CL_INVALID_IMAGE_DESCRIPTOR;
+  if (*flags & kHostPtrFlags) return CL_INVALID_VALUE;
+  if (check_inherited_flags(parent->flags, *flags) != CL_SUCCESS) return CL_INVALID_VALUE;
+  *flags = inherit_flags(parent->flags, *flags);
+  if (parent->is_image()) {
+    // A 2D image over another 2D image: same size, its memory and pitch.
+    if (parent->type != CL_MEM_OBJECT_IMAGE2D || parent->image_desc.image_width != desc->image_width ||
+        parent->image_desc.image_height != desc->image_height || desc->image_row_pitch != 0 ||
+        parent->element_size != element)
+      return CL_INVALID_IMAGE_FORMAT_DESCRIPTOR;
+    desc->image_row_pitch = parent->image_desc.image_row_pitch;
+    return CL_SUCCESS;
+  }
+  size_t tight = desc->image_width * element;
+  if (buffer_type) {
+    if (desc->image_row_pitch != 0) return CL_INVALID_IMAGE_DESCRIPTOR;
+    desc->image_row_pitch = tight;
+    return tight > parent->size ? CL_INVALID_IMAGE_SIZE : CL_SUCCESS;
+  }
+  // A 2D image over a buffer (cl_khr_image2d_from_buffer): the row pitch follows the device's alignment.
+  cl_uint alignment = 0;
+  for (cl_device_id device : context->devices)
+    alignment = std::max(alignment, device_scalar<cl_uint>(device, CL_DEVICE_IMAGE_PITCH_ALIGNMENT));
+  if (alignment == 0) return CL_INVALID_OPERATION;
+  if (desc->image_row_pitch == 0) desc->image_row_pitch = (tight + alignment * element - 1) / (alignment * element) * (alignment * element);
+  if (desc->image_row_pitch < tight || desc->image_row_pitch % (alignment * element))
+    return CL_INVALID_IMAGE_FORMAT_DESCRIPTOR;
+  return desc->image_row_pitch * desc->image_height > parent->size ? CL_INVALID_IMAGE_SIZE : CL_SUCCESS;
+}
+
+// Checks the layout of host_ptr (CL_MEM_USE_HOST_PTR or CL_MEM_COPY_HOST_PTR) and fills in the pitches.
+cl_int check_host_pitches(cl_image_desc *desc, size_t element) {
+  size_t tight = desc->image_width * element;
+  if (desc->image_row_pitch == 0) desc->image_row_pitch = tight;
+  if (desc->image_row_pitch < tight || desc->image_row_pitch % element) return CL_INVALID_IMAGE_DESCRIPTOR;
+  if (!has_slices(desc->image_type)) {
+    desc->image_slice_pitch = 0;
+    return CL_SUCCESS;
+  }
+  size_t rows = desc->image_type == CL_MEM_OBJECT_IMAGE1D_ARRAY ? 1 : desc->image_height;
+  size_t least = desc->image_row_pitch * rows;
+  if (desc->image_slice_pitch == 0) desc->image_slice_pitch = least;
+  if (desc->image_slice_pitch < least || desc->image_slice_pitch % desc->image_row_pitch) return CL_INVALID_IMAGE_DESCRIPTOR;
+  return CL_SUCCESS;
+}
+
+cl_int check_dimensions(cl_context context, const cl_image_desc &desc) {
+  switch (desc.image_type) {
+    case CL_MEM_OBJECT_IMAGE3D:
+      if (desc.image_depth == 0) return CL_INVALID_IMAGE_DESCRIPTOR;
+      [[fallthrough]];
+    case CL_MEM_OBJECT_IMAGE2D:
+    case CL_MEM_OBJECT_IMAGE2D_ARRAY:
+      if (desc.image_height == 0) return CL_INVALID_IMAGE_DESCRIPTOR;
+      break;
+    default: break;
+  }
+  if (desc.image_width == 0 || (is_array(desc.image_type) && desc.image_array_size == 0))
+    return CL_INVALID_IMAGE_DESCRIPTOR;
+  if (desc.num_mip_levels != 0 || desc.num_samples != 0) return CL_INVALID_IMAGE_DESCRIPTOR;
+  if (desc.buffer && desc.image_type != CL_MEM_OBJECT_IMAGE1D_BUFFER && desc.image_type != CL_MEM_OBJECT_IMAGE2D)
+    return CL_INVALID_IMAGE_DESCRIPTOR;
+  if (desc.image_type == CL_MEM_OBJECT_IMAGE1D_BUFFER && !desc.buffer) return CL_INVALID_IMAGE_DESCRIPTOR;
+  auto full = fedcl::image_full_region(desc.image_type, desc.image_width, desc.image_height, desc.image_depth, 1);
+  size_t layers = is_array(desc.image_type) ? desc.image_array_size : 1;
+  for (cl_device_id device : context->devices) {
+    if (!supports_images(device)) continue;
+    auto limit = image_limits(device, desc.image_type);
+    if (full[0] <= limit[0] && full[1] <= limit[1] && full[2] <= limit[2] && layers <= limit[3]) return CL_SUCCESS;
+  }
+  return CL_INVALID_IMAGE_SIZE;
+}
+
+// The pitches CL_IMAGE_ROW_PITCH and CL_IMAGE_SLICE_PITCH report, and CL_MEM_SIZE.
+void settle_layout(cl_mem image) {
+  cl_image_desc &desc = image->image_desc;
+  size_t tight = desc.image_width * image->element_size;
+  if (desc.image_row_pitch == 0) desc.image_row_pitch = tight;
+  if (!has_slices(image->type)) {
+    desc.image_slice_pitch = 0;
+  } else if (desc.image_slice_pitch == 0) {
+    desc.image_slice_pitch =
+        image->type == CL_MEM_OBJECT_IMAGE1D_ARRAY ? desc.image_row_pitch : desc.image_row_pitch * desc.image_height;
+  }
+  auto full = image_full_region(image);
+  image->size = has_slices(image->type) ? desc.image_slice_pitch * full[2] : desc.image_row_pitch * full[1];
+  if (image->type == CL_MEM_OBJECT_IMAGE1D_ARRAY) image->size = desc.image_slice_pitch * full[1];
+}
+
+// Sends the new image to each daemon that holds what it wraps, or to its home daemon with the
+// initial contents at host (tightly packed on the way).
+cl_int post_image(cl_mem image, const ContextPart *home, const HostRegion *host) {
+  cl_mem parent = image->parent;
+  if (parent) {
+    std::lock_guard<std::mutex> lock(parent->mutex);
+    for (const ContextPart &part : image->context->parts) {
+      if (!(parent->present & bit(part.connection))) continue;
+      RequestMessage request;
+      image_fill_create(request.root.initCreateImage(), image);
+      cl_int err = part.connection->post(request);
+      if (err != CL_SUCCESS) return err;
+      image->present |= bit(part.connection);
+    }
+    return CL_SUCCESS;
+  }
+  RequestMessage request;
+  auto create = request.root.initCreateImage();
+  image_fill_create(create, image);
+  std::vector<uint8_t> staging;
+  const void *payload = nullptr;
+  size_t bytes = 0;
+  if (host) {
+    bytes = host->packed_size();
+    payload = host->base;
+    if (!host->packed()) {
+      staging.resize(bytes);
+      host->pack(staging.data());
+      payload = staging.data();
+    }
+    create.setInitialContents(true);
+  }
+  cl_int err = home->connection->post(request, payload, bytes);
+  if (err != CL_SUCCESS) return err;
+  image->present = bit(home->connection);
+  image->valid = (host || image->context->parts.size() == 1) ? bit(home->connection) : 0;
+  return CL_SUCCESS;
+}
+
+cl_mem create_image(cl_context context, cl_mem_flags flags, const cl_image_format *format,
+                    const cl_image_desc *desc_in, void *host_ptr, cl_int *errcode_ret) {
+  auto fail = [&](cl_int err) -> cl_mem { return set_error(errcode_ret, err), nullptr; };
+  if (!as<_cl_context>(context)) return fail(CL_INVALID_CONTEXT);
+  if (check_flags(flags) != CL_SUCCESS) return fail(CL_INVALID_VALUE);
+  size_t element = format ? image_element_size(*format) : 0;
+  if (element == 0) return fail(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR);
+  if (!desc_in || !is_image_type(desc_in->image_type)) return fail(CL_INVALID_IMAGE_DESCRIPTOR);
+  cl_image_desc desc = *desc_in;
+  if (!is_array(desc.image_type)) desc.image_array_size = 0;
+  if (desc.image_type != CL_MEM_OBJECT_IMAGE3D) desc.image_depth = 0;
+  if (desc.image_type == CL_MEM_OBJECT_IMAGE1D || desc.image_type == CL_MEM_OBJECT_IMAGE1D_ARRAY ||
+      desc.image_type == CL_MEM_OBJECT_IMAGE1D_BUFFER)
+    desc.image_height = 0;
+  if (!context_supports_images(context)) return fail(CL_INVALID_OPERATION);
+  cl_int err = check_dimensions(context, desc);
+  if (err != CL_SUCCESS) return fail(err);
+  bool wants_ptr = flags & (CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR);
+  if (wants_ptr != (host_ptr != nullptr)) return fail(CL_INVALID_HOST_PTR);
+  if (desc.buffer) {
+    err = check_wrapped(context, &flags, &desc, element);
+  } else if (host_ptr) {
+    err = check_host_pitches(&desc, element);
+  } else if (desc.image_row_pitch || desc.image_slice_pitch) {
+    err = CL_INVALID_IMAGE_DESCRIPTOR;
+  }
+  if (err != CL_SUCCESS) return fail(err);
+  const ContextPart *home = home_for(context, flags, desc.image_type, *format, &err);
+  if (!home) return fail(err);
+
+  auto *image = new _cl_mem();
+  image->context = context;
+  image->type = desc.image_type;
+  image->flags = (flags & kAccessFlags) ? flags : flags | CL_MEM_READ_WRITE;
+  image->image_format = *format;
+  image->image_desc = desc;
+  image->element_size = element;
+  image->parent = desc.buffer;
+  if (image->parent) {
+    image->host_ptr = image->parent->host_ptr;
+    hold(image->parent);
+  }
+  hold(context);
+  // The image reports host_ptr's pitches only when it keeps host_ptr; a copy is tight.
+  if (flags & CL_MEM_USE_HOST_PTR) image->host_ptr = host_ptr;
+  else if (host_ptr) image->image_desc.image_row_pitch = image->image_desc.image_slice_pitch = 0;
+  settle_layout(image);
+  auto full = image_full_region(image);
+  HostRegion contents = image_host_region(image, host_ptr, full.data(), desc.image_row_pitch, desc.image_slice_pitch);
+  err = post_image(image, home, host_ptr ? &contents : nullptr);
+  if (err != CL_SUCCESS) {
+    release(image);
+    return fail(err);
+  }
+  set_error(errcode_ret, CL_SUCCESS);
+  return image;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Enqueued commands
+
+cl_int check_queue_mem(cl_command_queue queue, cl_mem mem, bool image) {
+  if (!as<_cl_command_queue>(queue)) return CL_INVALID_COMMAND_QUEUE;
+  if (!as<_cl_mem>(mem) || mem->is_image() != image) return CL_INVALID_MEM_OBJECT;
+  if (mem->context != queue->context) return CL_INVALID_CONTEXT;
+  if (image && !supports_images(queue->device)) return CL_INVALID_OPERATION;
+  return CL_SUCCESS;
+}
+
+// origin and region must lie inside the image, with 0 and 1 for the dimensions its type lacks.
+cl_int check_region(cl_mem image, const size_t *origin, const size_t *region) {
+  if (!origin || !region) return CL_INVALID_VALUE;
+  auto full = image_full_region(image);
+  for (int i = 0; i < 3; i++)
+    if (region[i] == 0 || origin[i] > full[i] || region[i] > full[i] - origin[i]) return CL_INVALID_VALUE;
+  return CL_SUCCESS;
+}
+
+bool whole_image(cl_mem image, const size_t *origin, const size_t *region) {
+  auto full = image_full_region(image);
+  return origin[0] == 0 && origin[1] == 0 && origin[2] == 0 && std::equal(full.begin(), full.end(), region);
+}
+
+// Host pitches of a read or write of region: zeros become tight values; too small ones and a slice
+// pitch for an image without slices are CL_INVALID_VALUE.
+cl_int host_pitches(cl_mem image, const size_t *region, size_t *row_pitch, size_t *slice_pitch) {
+  size_t row = region[0] * image->element_size;
+  if (*row_pitch == 0) *row_pitch = row;
+  if (*row_pitch < row) return CL_INVALID_VALUE;
+  if (!has_slices(image->type)) return *slice_pitch == 0 ? CL_SUCCESS : CL_INVALID_VALUE;
+  size_t least = image->type == CL_MEM_OBJECT_IMAGE1D_ARRAY ? *row_pitch : *row_pitch * region[1];
+  if (*slice_pitch == 0) *slice_pitch = least;
+  return *slice_pitch < least ? CL_INVALID_VALUE : CL_SUCCESS;
+}
+
+bool host_may_read(cl_mem mem) { return !(mem->flags & (CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_NO_ACCESS)); }
+bool host_may_write(cl_mem mem) { return !(mem->flags & (CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS)); }
+
+void set_triple(capnp::List<uint64_t>::Builder list, const size_t *values) {
+  for (unsigned i = 0; i < 3; i++) list.set(i, values[i]);
+}
+
+// Rectangles in buffers: pitches default to tight, and the last byte must lie inside the buffer.
+struct Rect {
+  size_t offset, row_pitch, slice_pitch;
+};
+
+cl_int check_rect(const size_t *origin, const size_t *region, size_t row_pitch, size_t slice_pitch, size_t limit,
+                  Rect *rect) {
+  if (row_pitch == 0) row_pitch = region[0];
+  if (row_pitch < region[0]) return CL_INVALID_VALUE;
+  if (slice_pitch == 0) slice_pitch = region[1] * row_pitch;
+  if (slice_pitch < region[1] * row_pitch || slice_pitch % row_pitch) return CL_INVALID_VALUE;
+  size_t offset = origin[2] * slice_pitch + origin[1] * row_pitch + origin[0];
+  size_t end = offset + (region[2] - 1) * slice_pitch + (region[1] - 1) * row_pitch + region[0];
+  if (end > limit) return CL_INVALID_VALUE;
+  *rect = {offset, row_pitch, slice_pitch};
+  return CL_SUCCESS;
+}
+
+cl_int check_rect_args(const size_t *a, const size_t *b, const size_t *region) {
+  if (!a || !b || !region || region[0] == 0 || region[1] == 0 || region[2] == 0) return CL_INVALID_VALUE;
+  return CL_SUCCESS;
+}
+
+bool overwrites_buffer(cl_mem buffer, const Rect &rect, const size_t *region) {
+  return rect.offset == 0 && rect.row_pitch == region[0] && rect.slice_pitch == region[0] * region[1] &&
+         region[0] * region[1] * region[2] == buffer->size;
+}
+
+// Whether two rectangles with the same pitches in one buffer share a byte. Rows that wrap past
+// their pitch make it compare the byte spans instead, which may report an overlap that is not one.
+bool rects_overlap(const Rect &a, const Rect &b, const size_t *region) {
+  auto coordinates = [&](size_t offset) {
+    return std::array<size_t, 3>{offset % a.slice_pitch % a.row_pitch, offset % a.slice_pitch / a.row_pitch,
+                                 offset / a.slice_pitch};
+  };
+  auto p = coordinates(a.offset), q = coordinates(b.offset);
+  bool fits = p[0] + region[0] <= a.row_pitch && q[0] + region[0] <= a.row_pitch &&
+              (p[1] + region[1]) * a.row_pitch <= a.slice_pitch && (q[1] + region[1]) * a.row_pitch <= a.slice_pitch;
+  if (!fits) {
+    size_t span = (region[2] - 1) * a.slice_pitch + (region[1] - 1) * a.row_pitch + region[0];
+    return a.offset < b.offset + span && b.offset < a.offset + span;
+  }
+  for (int i = 0; i < 3; i++)
+    if (p[i] >= q[i] + region[i] || q[i] >= p[i] + region[i]) return false;
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Samplers
+
+bool valid_addressing(cl_addressing_mode mode) {
+  return mode == CL_ADDRESS_NONE || mode == CL_ADDRESS_CLAMP_TO_EDGE || mode == CL_ADDRESS_CLAMP ||
+         mode == CL_ADDRESS_REPEAT || mode == CL_ADDRESS_MIRRORED_REPEAT;
+}
+
+bool valid_filter(cl_filter_mode mode) { return mode == CL_FILTER_NEAREST || mode == CL_FILTER_LINEAR; }
+
+cl_sampler create_sampler(cl_context context, cl_bool normalized, cl_addressing_mode addressing, cl_filter_mode filter,
+                          std::vector<cl_sampler_properties> given, cl_int *errcode_ret) {
+  auto *sampler = new _cl_sampler();
+  sampler->context = context;
+  sampler->normalized_coords = normalized;
+  sampler->addressing_mode = addressing;
+  sampler->filter_mode = filter;
+  sampler->properties = std::move(given);
+  hold(context);
+  for (const ContextPart &part : context->parts) {
+    RequestMessage request;
+    auto create = request.root.initCreateSampler();
+    create.setId(sampler->id);
+    create.setContext(context->id);
+    const uint64_t properties[] = {CL_SAMPLER_NORMALIZED_COORDS, normalized, CL_SAMPLER_ADDRESSING_MODE, addressing,
+                                   CL_SAMPLER_FILTER_MODE, filter};
+    auto list = create.initProperties(6);
+    for (unsigned i = 0; i < 6; i++) list.set(i, properties[i]);
+    cl_int err = part.connection->post(request);
+    if (err != CL_SUCCESS) {
+      release(sampler);
+      return set_error(errcode_ret, err), nullptr;
+    }
+  }
+  set_error(errcode_ret, CL_SUCCESS);
+  return sampler;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Images
+
+cl_int fedcl::api::clGetSupportedImageFormats(cl_context context, cl_mem_flags flags, cl_mem_object_type type,
+                                              cl_uint num_entries, cl_image_format *formats, cl_uint *num_formats) {
+  if (!as<_cl_context>(context)) return CL_INVALID_CONTEXT;
+  if (check_flags(flags) != CL_SUCCESS || !is_image_type(type) || (num_entries == 0 && formats)) return CL_INVALID_VALUE;
+  std::vector<cl_image_format> all;
+  cl_int err = context_formats(context, flags, type, &all);
+  if (err != CL_SUCCESS) return err;
+  if (formats) std::copy_n(all.begin(), std::min<size_t>(num_entries, all.size()), formats);
+  if (num_formats) *num_formats = static_cast<cl_uint>(all.size());
+  return CL_SUCCESS;
+}
+
+cl_mem fedcl::api::clCreateImage(cl_context context, cl_mem_flags flags, const cl_image_format *format,
+                                 const cl_image_desc *desc, void *host_ptr, cl_int *errcode_ret) {
+  return create_image(context, flags, format, desc, host_ptr, errcode_ret);
+}
+
+cl_mem fedcl::api::clCreateImageWithProperties(cl_context context, const cl_mem_properties *properties,
+                                               cl_mem_flags flags, const cl_image_format *format,
+                                               const cl_image_desc *desc, void *host_ptr, cl_int *errcode_ret) {
+  if (!as<_cl_context>(context)) return set_error(errcode_ret, CL_INVALID_CONTEXT), nullptr;
+  if (properties && properties[0] != 0) return set_error(errcode_ret, CL_INVALID_PROPERTY), nullptr;
+  return create_image(context, flags, format, desc, host_ptr, errcode_ret);
+}
+
+cl_mem fedcl::api::clCreateImage2D(cl_context context, cl_mem_flags flags, const cl_image_format *format,
+                                   size_t width, size_t height, size_t row_pitch, void *host_ptr,
+                                   cl_int *errcode_ret) {
+  cl_image_desc desc{};
+  desc.image_type = CL_MEM_OBJECT_IMAGE2D;
+  desc.image_width = width;
+  desc.image_height = height;
+  desc.image_row_pitch = row_pitch;
+  // OpenCL 1.1 names a zero size CL_INVALID_IMAGE_SIZE, where a description calls it invalid.
+  if (as<_cl_context>(context) && (width == 0 || height == 0)) return set_error(errcode_ret, CL_INVALID_IMAGE_SIZE), nullptr;
+  return create_image(context, flags, format, &desc, host_ptr, errcode_ret);
+}
+
+cl_mem fedcl::api::clCreateImage3D(cl_context context, cl_mem_flags flags, const cl_image_format *format,
+                                   size_t width, size_t height, size_t depth, size_t row_pitch, size_t slice_pitch,
+                                   void *host_ptr, cl_int *errcode_ret) {
+  cl_image_desc desc{};
+  desc.image_type = CL_MEM_OBJECT_IMAGE3D;
+  desc.image_width = width;
+  desc.image_height = height;
+  desc.image_depth = depth;
+  desc.image_row_pitch = row_pitch;
+  desc.image_slice_pitch = slice_pitch;
+  // OpenCL 1.1: a 3D image has a depth of at least 2.
+  if (as<_cl_context>(context) && (width == 0 || height == 0 || depth <= 1))
+    return set_error(errcode_ret, CL_INVALID_IMAGE_SIZE), nullptr;
+  return create_image(context, flags, format, &desc, host_ptr, errcode_ret);
+}
+
+cl_int fedcl::api::clGetImageInfo(cl_mem image, cl_image_info param, size_t size, void *value, size_t *size_ret) {
+  if (!as<_cl_mem>(image) || !image->is_image()) return CL_INVALID_MEM_OBJECT;
+  const cl_image_desc &desc = image->image_desc;
+  switch (param) {
+    case CL_IMAGE_FORMAT: return info_value(size, value, size_ret, image->image_format);
+    case CL_IMAGE_ELEMENT_SIZE: return info_value(size, value, size_ret, image->element_size);
+    case CL_IMAGE_ROW_PITCH: return info_value(size, value, size_ret, desc.image_row_pitch);
+    case CL_IMAGE_SLICE_PITCH: return info_value(size, value, size_ret, desc.image_slice_pitch);
+    case CL_IMAGE_WIDTH: return info_value(size, value, size_ret, desc.image_width);
+    case CL_IMAGE_HEIGHT: return info_value(size, value, size_ret, desc.image_height);
+    case CL_IMAGE_DEPTH: return info_value(size, value, size_ret, desc.image_depth);
+    case CL_IMAGE_ARRAY_SIZE: return info_value(size, value, size_ret, desc.image_array_size);
+    case CL_IMAGE_BUFFER:
+      return info_value(size, value, size_ret, image->parent && !image->parent->is_image() ? image->parent : nullptr);
+    case CL_IMAGE_NUM_MIP_LEVELS: return info_value(size, value, size_ret, desc.num_mip_levels);
+    case CL_IMAGE_NUM_SAMPLES: return info_value(size, value, size_ret, desc.num_samples);
+    default: return CL_INVALID_VALUE;
+  }
+}
+
+cl_int fedcl::api::clEnqueueReadImage(cl_command_queue queue, cl_mem image, cl_bool blocking, const size_t *origin,
+                                      const size_t *region, size_t row_pitch, size_t slice_pitch, void *ptr,
+                                      cl_uint num_events, const cl_event *wait_list, cl_event *event) {
+  cl_int err = check_queue_mem(queue, image, true);
+  if (err == CL_SUCCESS) err = check_region(image, origin, region);
+  if (err == CL_SUCCESS && !ptr) err = CL_INVALID_VALUE;
+  if (err == CL_SUCCESS) err = host_pitches(image, region, &row_pitch, &slice_pitch);
+  if (err != CL_SUCCESS) return err;
+  if (!host_may_read(image)) return CL_INVALID_OPERATION;
+  return host_read(queue, image, blocking, image_host_region(image, ptr, region, row_pitch, slice_pitch),
+                   image_transfer(image, origin, region, false), num_events, wait_list, event, CL_COMMAND_READ_IMAGE);
+}
+
+cl_int fedcl::api::clEnqueueWriteImage(cl_command_queue queue, cl_mem image, cl_bool blocking, const size_t *origin,
+                                       const size_t *region, size_t row_pitch, size_t slice_pitch, const void *ptr,
+                                       cl_uint num_events, const cl_event *wait_list, cl_event *event) {
+  cl_int err = check_queue_mem(queue, image, true);
+  if (err == CL_SUCCESS) err = check_region(image, origin, region);
+  if (err == CL_SUCCESS && !ptr) err = CL_INVALID_VALUE;
+  if (err == CL_SUCCESS) err = host_pitches(image, region, &row_pitch, &slice_pitch);
+  if (err != CL_SUCCESS) return err;
+  if (!host_may_write(image)) return CL_INVALID_OPERATION;
+  // The bytes leave this process before the call returns, so even a non-blocking write may reuse ptr.
+  return host_write(queue, image, whole_image(image, origin, region),
+                    image_host_region(image, const_cast<void *>(ptr), region, row_pitch, slice_pitch),
+                    image_transfer(image, origin, region, true), num_events, wait_list, event, CL_COMMAND_WRITE_IMAGE);
+}
+
+cl_int fedcl::api::clEnqueueCopyImage(cl_command_queue queue, cl_mem src, cl_mem dst, const size_t *src_origin,
+                                      const size_t *dst_origin, const size_t *region, cl_uint num_events,
+                                      const cl_event *wait_list, cl_event *event) {
+  cl_int err = check_queue_mem(queue, src, true);
+  if (err == CL_SUCCESS) err = check_queue_mem(queue, dst, true);
+  if (err != CL_SUCCESS) return err;
+  if (!same_format(src->image_format, dst->image_format)) return CL_IMAGE_FORMAT_MISMATCH;
+  err = check_region(src, src_origin, region);
+  if (err == CL_SUCCESS) err = check_region(dst, dst_origin, region);
+  if (err != CL_SUCCESS) return err;
+  if (src == dst) {
+    bool apart = false;
+    for (int i = 0; i < 3; i++)
+      if (src_origin[i] >= dst_origin[i] + region[i] || dst_origin[i] >= src_origin[i] + region[i]) apart = true;
+    if (!apart) return CL_MEM_COPY_OVERLAP;
+  }
+  std::array<size_t, 3> from{src_origin[0], src_origin[1], src_origin[2]}, to{dst_origin[0], dst_origin[1], dst_origin[2]};
+  std::array<size_t, 3> extent{region[0], region[1], region[2]};
+  return device_command(queue, src, dst, whole_image(dst, dst_origin, region),
+                        [&](wire::Request::Builder request) {
+                          auto copy = request.initCopyImage();
+                          copy.setSrc(src->id);
+                          copy.setDst(dst->id);
+                          set_triple(copy.initSrcOrigin(3), from.data());
+                          set_triple(copy.initDstOrigin(3), to.data());
+                          set_triple(copy.initRegion(3), extent.data());
+                          return copy.getCommand();
+                        },
+                        num_events, wait_list, event, CL_COMMAND_COPY_IMAGE);
+}
+
+cl_int fedcl::api::clEnqueueFillImage(cl_command_queue queue, cl_mem image, const void *fill_color,
+                                      const size_t *origin, const size_t *region, cl_uint num_events,
+                                      const cl_event *wait_list, cl_event *event) {
+  cl_int err = check_queue_mem(queue, image, true);
+  if (err == CL_SUCCESS) err = check_region(image, origin, region);
+  if (err == CL_SUCCESS && !fill_color) err = CL_INVALID_VALUE;
+  if (err != CL_SUCCESS) return err;
+  // A float4, int4 or uint4; a depth image's color is a single float.
+  uint8_t color[16] = {};
+  std::memcpy(color, fill_color, image->image_format.image_channel_order == CL_DEPTH ? 4 : 16);
+  return device_command(queue, nullptr, image, whole_image(image, origin, region),
+                        [&](wire::Request::Builder request) {
+                          auto fill = request.initFillImage();
+                          fill.setImage(image->id);
+                          fill.setColor(kj::arrayPtr(color, sizeof color));
+                          set_triple(fill.initOrigin(3), origin);
+                          set_triple(fill.initRegion(3), region);
+                          return fill.getCommand();
+                        },
+                        num_events, wait_list, event, CL_COMMAND_FILL_IMAGE);
+}
+
+cl_int fedcl::api::clEnqueueCopyImageToBuffer(cl_command_queue queue, cl_mem src, cl_mem dst, const size_t *src_origin,
+                                              const size_t *region, size_t dst_offset, cl_uint num_events,
+                                              const cl_event *wait_list, cl_event *event) {
+  cl_int err = check_queue_mem(queue, src, true);
+  if (err == CL_SUCCESS) err = check_queue_mem(queue, dst, false);
+  if (err == CL_SUCCESS) err = check_region(src, src_origin, region);
+  if (err != CL_SUCCESS) return err;
+  size_t bytes = region[0] * region[1] * region[2] * src->element_size;
+  if (dst_offset > dst->size || bytes > dst->size - dst_offset) return CL_INVALID_VALUE;
+  return device_command(queue, src, dst, dst_offset == 0 && bytes == dst->size,
+                        [&](wire::Request::Builder request) {
+                          auto copy = request.initCopyImageToBuffer();
+                          copy.setSrc(src->id);
+                          copy.setDst(dst->id);
+                          set_triple(copy.initSrcOrigin(3), src_origin);
+                          set_triple(copy.initRegion(3), region);
+                          copy.setDstOffset(dst_offset);
+                          return copy.getCommand();
+                        },
+                        num_events, wait_list, event, CL_COMMAND_COPY_IMAGE_TO_BUFFER);
+}
+
+cl_int fedcl::api::clEnqueueCopyBufferToImage(cl_command_queue queue, cl_mem src, cl_mem dst, size_t src_offset,
+                                              const size_t *dst_origin, const size_t *region, cl_uint num_events,
+                                              const cl_event *wait_list, cl_event *event) {
+  cl_int err = check_queue_mem(queue, src, false);
+  if (err == CL_SUCCESS) err = check_queue_mem(queue, dst, true);
+  if (err == CL_SUCCESS) err = check_region(dst, dst_origin, region);
+  if (err != CL_SUCCESS) return err;
+  size_t bytes = region[0] * region[1] * region[2] * dst->element_size;
+  if (src_offset > src->size || bytes > src->size - src_offset) return CL_INVALID_VALUE;
+  return device_command(queue, src, dst, whole_image(dst, dst_origin, region),
+                        [&](wire::Request::Builder request) {
+                          auto copy = request.initCopyBufferToImage();
+                          copy.setSrc(src->id);
+                          copy.setDst(dst->id);
+                          copy.setSrcOffset(src_offset);
+                          set_triple(copy.initDstOrigin(3), dst_origin);
+                          set_triple(copy.initRegion(3), region);
+                          return copy.getCommand();
+                        },
+                        num_events, wait_list, event, CL_COMMAND_COPY_BUFFER_TO_IMAGE);
+}
+
+// Maps point into the host copy of the image's memory (the application's, for CL_MEM_USE_HOST_PTR),
+// laid out with the pitches the image reports: a map reads the region there, an unmap of a write
+// map writes it back.
+void *fedcl::api::clEnqueueMapImage(cl_command_queue queue, cl_mem image, cl_bool blocking, cl_map_flags flags,
+                                    const size_t *origin, const size_t *region, size_t *row_pitch_ret,
+                                    size_t *slice_pitch_ret, cl_uint num_events, const cl_event *wait_list,
+                                    cl_event *event, cl_int *errcode_ret) {
+  cl_int err = check_queue_mem(queue, image, true);
+  if (err == CL_SUCCESS) err = check_region(image, origin, region);
+  const cl_map_flags known = CL_MAP_READ | CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION;
+  bool invalidate = flags & CL_MAP_WRITE_INVALIDATE_REGION;
+  if (err == CL_SUCCESS && (!row_pitch_ret || (has_slices(image->type) && !slice_pitch_ret) || (flags & ~known) ||
+                            (invalidate && (flags & (CL_MAP_READ | CL_MAP_WRITE)))))
+    err = CL_INVALID_VALUE;
+  if (err != CL_SUCCESS) return set_error(errcode_ret, err), nullptr;
+  bool reads = !invalidate, writes = flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION);
+  if ((reads && !host_may_read(image)) || (writes && !host_may_write(image)))
+    return set_error(errcode_ret, CL_INVALID_OPERATION), nullptr;
+
+  size_t row_pitch = image->image_desc.image_row_pitch, slice_pitch = image->image_desc.image_slice_pitch;
+  cl_mem root = image->parent ? image->parent : image;
+  uint8_t *base;
+  {
+    std::lock_guard<std::mutex> lock(root->mutex);
+    base = image->host_ptr ? static_cast<uint8_t *>(image->host_ptr) : host_mirror(root);
+  }
+  if (!base) return set_error(errcode_ret, CL_MAP_FAILURE), nullptr;
+  uint8_t *pointer = base + image_offset(image, origin, row_pitch, slice_pitch);
+  err = reads ? host_read(queue, image, blocking, image_host_region(image, pointer, region, row_pitch, slice_pitch),
+                          image_transfer(image, origin, region, false), num_events, wait_list, event,
+                          CL_COMMAND_MAP_IMAGE)
+              : enqueue_marker(queue, CL_COMMAND_MAP_IMAGE, false, num_events, wait_list, event);
+  if (err != CL_SUCCESS) return set_error(errcode_ret, err), nullptr;
+  *row_pitch_ret = row_pitch;
+  if (slice_pitch_ret) *slice_pitch_ret = slice_pitch;
+  {
+    std::lock_guard<std::mutex> lock(image->mutex);
+    _cl_mem::Mapping mapping{pointer, 0, 0, flags, {origin[0], origin[1], origin[2]},
+                             {region[0], region[1], region[2]}, row_pitch, slice_pitch};
+    image->mappings.push_back(mapping);
+  }
+  set_error(errcode_ret, CL_SUCCESS);
+  return pointer;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rectangular buffer transfers
+
+cl_int fedcl::api::clEnqueueReadBufferRect(cl_command_queue queue, cl_mem buffer, cl_bool blocking,
+                                           const size_t *buffer_origin, const size_t *host_origin,
+                                           const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch,
+                                           size_t host_row_pitch, size_t host_slice_pitch, void *ptr,
+                                           cl_uint num_events, const cl_event *wait_list, cl_event *event) {
+  cl_int err = check_queue_mem(queue, buffer, false);
+  if (err == CL_SUCCESS) err = check_rect_args(buffer_origin, host_origin, region);
+  if (err == CL_SUCCESS && !ptr) err = CL_INVALID_VALUE;
+  Rect device_rect{}, host_rect{};
+  if (err == CL_SUCCESS)
+    err = check_rect(buffer_origin, region, buffer_row_pitch, buffer_slice_pitch, buffer->size, &device_rect);
+  if (err == CL_SUCCESS) err = check_rect(host_origin, region, host_row_pitch, host_slice_pitch, SIZE_MAX, &host_rect);
+  if (err != CL_SUCCESS) return err;
+  if (!host_may_read(buffer)) return CL_INVALID_OPERATION;
+  HostRegion host{static_cast<uint8_t *>(ptr) + host_rect.offset, region[0], region[1], region[2],
+                  host_rect.row_pitch, host_rect.slice_pitch};
+  return host_read(queue, buffer, blocking, host,
+                   [&](wire::Request::Builder request) {
+                     auto read = request.initReadBufferRect();
+                     read.setBuffer(buffer->id);
+                     set_triple(read.initBufferOrigin(3), buffer_origin);
+                     set_triple(read.initRegion(3), region);
+                     read.setBufferRowPitch(device_rect.row_pitch);
+                     read.setBufferSlicePitch(device_rect.slice_pitch);
+                     return read.getCommand();
+                   },
+                   num_events, wait_list, event, CL_COMMAND_READ_BUFFER_RECT);
+}
+
+cl_int fedcl::api::clEnqueueWriteBufferRect(cl_command_queue queue, cl_mem buffer, cl_bool blocking,
+                                            const size_t *buffer_origin, const size_t *host_origin,
+                                            const size_t *region, size_t buffer_row_pitch,
+                                            size_t buffer_slice_pitch, size_t host_row_pitch,
+                                            size_t host_slice_pitch, const void *ptr, cl_uint num_events,
+                                            const cl_event *wait_list, cl_event *event) {
+  cl_int err = check_queue_mem(queue, buffer, false);
+  if (err == CL_SUCCESS) err = check_rect_args(buffer_origin, host_origin, region);
+  if (err == CL_SUCCESS && !ptr) err = CL_INVALID_VALUE;
+  Rect device_rect{}, host_rect{};
+  if (err == CL_SUCCESS)
+    err = check_rect(buffer_origin, region, buffer_row_pitch, buffer_slice_pitch, buffer->size, &device_rect);
+  if (err == CL_SUCCESS) err = check_rect(host_origin, region, host_row_pitch, host_slice_pitch, SIZE_MAX, &host_rect);
+  if (err != CL_SUCCESS) return err;
+  if (!host_may_write(buffer)) return CL_INVALID_OPERATION;
+  HostRegion host{const_cast<uint8_t *>(static_cast<const uint8_t *>(ptr)) + host_rect.offset, region[0], region[1],
+                  region[2], host_rect.row_pitch, host_rect.slice_pitch};
+  return host_write(queue, buffer, overwrites_buffer(buffer, device_rect, region), host,
+                    [&](wire::Request::Builder request) {
+                      auto write = request.initWriteBufferRect();
+                      write.setBuffer(buffer->id);
+                      set_triple(write.initBufferOrigin(3), buffer_origin);
+                      set_triple(write.initRegion(3), region);
+                      write.setBufferRowPitch(device_rect.row_pitch);
+                      write.setBufferSlicePitch(device_rect.slice_pitch);
+                      return write.getCommand();
+                    },
+                    num_events, wait_list, event, CL_COMMAND_WRITE_BUFFER_RECT);
+}
+
+cl_int fedcl::api::clEnqueueCopyBufferRect(cl_command_queue queue, cl_mem src, cl_mem dst, const size_t *src_origin,
+                                           const size_t *dst_origin, const size_t *region, size_t src_row_pitch,
+                                           size_t src_slice_pitch, size_t dst_row_pitch, size_t dst_slice_pitch,
+                                           cl_uint num_events, const cl_event *wait_list, cl_event *event) {
+  cl_int err = check_queue_mem(queue, src, false);
+  if (err == CL_SUCCESS) err = check_queue_mem(queue, dst, false);
+  if (err == CL_SUCCESS) err = check_rect_args(src_origin, dst_origin, region);
+  Rect from{}, to{};
+  if (err == CL_SUCCESS) err = check_rect(src_origin, region, src_row_pitch, src_slice_pitch, src->size, &from);
+  if (err == CL_SUCCESS) err = check_rect(dst_origin, region, dst_row_pitch, dst_slice_pitch, dst->size, &to);
+  if (err != CL_SUCCESS) return err;
+  if (src == dst) {
+    if (from.row_pitch != to.row_pitch || from.slice_pitch != to.slice_pitch) return CL_INVALID_VALUE;
+    if (rects_overlap(from, to, region)) return CL_MEM_COPY_OVERLAP;
+  }
+  return device_command(queue, src, dst, overwrites_buffer(dst, to, region),
+                        [&](wire::Request::Builder request) {
+                          auto copy = request.initCopyBufferRect();
+                          copy.setSrc(src->id);
+                          copy.setDst(dst->id);
+                          set_triple(copy.initSrcOrigin(3), src_origin);
+                          set_triple(copy.initDstOrigin(3), dst_origin);
+                          set_triple(copy.initRegion(3), region);
+                          copy.setSrcRowPitch(from.row_pitch);
+                          copy.setSrcSlicePitch(from.slice_pitch);
+                          copy.setDstRowPitch(to.row_pitch);
+                          copy.setDstSlicePitch(to.slice_pitch);
+                          return copy.getCommand();
+                        },
+                        num_events, wait_list, event, CL_COMMAND_COPY_BUFFER_RECT);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Samplers
+
+cl_sampler fedcl::api::clCreateSampler(cl_context context, cl_bool normalized_coords, cl_addressing_mode addressing,
+                                       cl_filter_mode filter, cl_int *errcode_ret) {
+  if (!as<_cl_context>(context)) return set_error(errcode_ret, CL_INVALID_CONTEXT), nullptr;
+  if ((normalized_coords != CL_TRUE && normalized_coords != CL_FALSE) || !valid_addressing(addressing) ||
+      !valid_filter(filter))
+    return set_error(errcode_ret, CL_INVALID_VALUE), nullptr;
+  if (!context_supports_images(context)) return set_error(errcode_ret, CL_INVALID_OPERATION), nullptr;
+  return create_sampler(context, normalized_coords, addressing, filter, {}, errcode_ret);
+}
+
+cl_sampler fedcl::api::clCreateSamplerWithProperties(cl_context context, const cl_sampler_properties *properties,
+                                                     cl_int *errcode_ret) {
+  if (!as<_cl_context>(context)) return set_error(errcode_ret, CL_INVALID_CONTEXT), nullptr;
+  cl_bool normalized = CL_TRUE;
+  cl_addressing_mode addressing = CL_ADDRESS_CLAMP;
+  cl_filter_mode filter = CL_FILTER_NEAREST;
+  std::vector<cl_sampler_properties> given;
+  cl_uint seen = 0;  // a bit per property already given: repeating one is an error
+  for (const cl_sampler_properties *p = properties; p && *p; p += 2) {
+    cl_uint name = static_cast<cl_uint>(p[0]);
+    cl_uint bit = name == CL_SAMPLER_NORMALIZED_COORDS ? 1 : name == CL_SAMPLER_ADDRESSING_MODE ? 2
+                  : name == CL_SAMPLER_FILTER_MODE     ? 4
+                                                       : 0;
+    if (bit == 0 || (seen & bit)) return set_error(errcode_ret, CL_INVALID_VALUE), nullptr;
+    seen |= bit;
+    if (bit == 1) normalized = static_cast<cl_bool>(p[1]);
+    if (bit == 2) addressing = static_cast<cl_addressing_mode>(p[1]);
+    if (bit == 4) filter = static_cast<cl_filter_mode>(p[1]);
+    given.insert(given.end(), p, p + 2);
+  }
+  if (properties) given.push_back(0);
+  if ((normalized != CL_TRUE && normalized != CL_FALSE) || !valid_addressing(addressing) || !valid_filter(filter))
+    return set_error(errcode_ret, CL_INVALID_VALUE), nullptr;
+  if (!context_supports_images(context)) return set_error(errcode_ret, CL_INVALID_OPERATION), nullptr;
+  return create_sampler(context, normalized, addressing, filter, std::move(given), errcode_ret);
+}
+
+cl_int fedcl::api::clRetainSampler(cl_sampler sampler) {
+  return as<_cl_sampler>(sampler) ? retain(sampler) : CL_INVALID_SAMPLER;
+}
+
+cl_int fedcl::api::clReleaseSampler(cl_sampler sampler) {
+  return as<_cl_sampler>(sampler) ? release(sampler) : CL_INVALID_SAMPLER;
+}
+
+cl_int fedcl::api::clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param, size_t size, void *value,
+                                    size_t *size_ret) {
+  if (!as<_cl_sampler>(sampler)) return CL_INVALID_SAMPLER;
+  switch (param) {
+    case CL_SAMPLER_REFERENCE_COUNT: return info_value(size, value, size_ret, sampler->refcount.load());
+    case CL_SAMPLER_CONTEXT: return info_value(size, value, size_ret, sampler->context);
+    case CL_SAMPLER_NORMALIZED_COORDS: return info_value(size, value, size_ret, sampler->normalized_coords);
+    case CL_SAMPLER_ADDRESSING_MODE: return info_value(size, value, size_ret, sampler->addressing_mode);
+    case CL_SAMPLER_FILTER_MODE: return info_value(size, value, size_ret, sampler->filter_mode);
+    case CL_SAMPLER_PROPERTIES: return info_vector(size, value, size_ret, sampler->properties);
+    default: return CL_INVALID_VALUE;
+  }
+}

@@ -1,0 +1,88 @@
+#include "image.h"
+
+#include <algorithm>
+
+#include "image_layout.h"
+
+namespace fedcl {
+
+std::array<size_t, 3> image_full_region(cl_mem image) {
+  const cl_image_desc &desc = image->image_desc;
+  return fedcl::image_full_region(image->type, desc.image_width, desc.image_height, desc.image_depth,
+                                  desc.image_array_size);
+}
+
+void image_fill_create(wire::Request::CreateImage::Builder create, cl_mem image) {
+  const cl_image_desc &desc = image->image_desc;
+  create.setId(image->id);
+  create.setContext(image->context->id);
+  create.setFlags(image->flags & ~cl_mem_flags(CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR));
+  auto format = create.initFormat();
+  format.setChannelOrder(image->image_format.image_channel_order);
+  format.setChannelType(image->image_format.image_channel_data_type);
+  auto out = create.initDesc();
+  out.setType(image->type);
+  out.setWidth(desc.image_width);
+  out.setHeight(desc.image_height);
+  out.setDepth(desc.image_depth);
+  out.setArraySize(desc.image_array_size);
+  out.setNumMipLevels(desc.num_mip_levels);
+  out.setNumSamples(desc.num_samples);
+  if (image->parent) {
+    // Only an image over a buffer has pitches of its own on the daemon; the others are tight there.
+    out.setBuffer(image->parent->id);
+    if (!image->parent->is_image()) {
+      out.setRowPitch(desc.image_row_pitch);
+      out.setSlicePitch(desc.image_slice_pitch);
+    }
+  }
+}
+
+BuildRequest image_transfer(cl_mem image, const size_t *origin, const size_t *region, bool write) {
+  std::array<size_t, 3> at{origin[0], origin[1], origin[2]}, extent{region[0], region[1], region[2]};
+  uint64_t id = image->id;
+  return [id, at, extent, write](wire::Request::Builder request) {
+    auto fill = [&](auto transfer) {
+      transfer.setImage(id);
+      auto origin_list = transfer.initOrigin(3);
+      auto region_list = transfer.initRegion(3);
+      for (unsigned i = 0; i < 3; i++) {
+        origin_list.set(i, at[i]);
+        region_list.set(i, extent[i]);
+      }
+      return transfer.getCommand();
+    };
+    return write ? fill(request.initWriteImage()) : fill(request.initReadImage());
+  };
+}
+
+std::pair<wire::Command::Builder, size_t> image_whole_transfer(wire::Request::Builder request, cl_mem image, bool write) {
+  auto full = image_full_region(image);
+  const size_t origin[3] = {0, 0, 0};
+  return {image_transfer(image, origin, full.data(), write)(request), image->element_size * full[0] * full[1] * full[2]};
+}
+
+HostRegion image_host_region(cl_mem image, void *base, const size_t *region, size_t row_pitch, size_t slice_pitch) {
+  // A 1D array's layers are the region's rows: they lie slice_pitch apart.
+  bool layers_as_rows = image->type == CL_MEM_OBJECT_IMAGE1D_ARRAY;
+  return HostRegion{static_cast<uint8_t *>(base), region[0] * image->element_size, region[1], region[2],
+                    layers_as_rows ? slice_pitch : row_pitch, slice_pitch};
+}
+
+size_t image_offset(cl_mem image, const size_t *origin, size_t row_pitch, size_t slice_pitch) {
+  bool layers_as_rows = image->type == CL_MEM_OBJECT_IMAGE1D_ARRAY;
+  return origin[0] * image->element_size + origin[1] * (layers_as_rows ? slice_pitch : row_pitch) +
+         origin[2] * slice_pitch;
+}
+
+cl_int image_write_back(cl_command_queue queue, cl_mem image, const _cl_mem::Mapping &mapping, cl_uint num_events,
+                        const cl_event *wait_list, cl_event *event) {
+  auto full = image_full_region(image);
+  bool whole = std::equal(full.begin(), full.end(), mapping.region);
+  return host_write(queue, image, whole,
+                    image_host_region(image, mapping.pointer, mapping.region, mapping.row_pitch, mapping.slice_pitch),
+                    image_transfer(image, mapping.origin, mapping.region, true), num_events, wait_list, event,
+                    CL_COMMAND_UNMAP_MEM_OBJECT);
+}
+
+}  // namespace fedcl

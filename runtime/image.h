@@ -1,0 +1,37 @@
+// Images as the runtime sees them: how one is created on a daemon, moved whole between daemons,
+// and laid out in host memory.
+#pragma once
+
+#include <array>
+#include <utility>
+
+#include "handles.h"
+#include "transfer.h"
+
+namespace fedcl {
+
+// The region a whole image spans (width, then height or layers, then depth or layers).
+std::array<size_t, 3> image_full_region(cl_mem image);
+
+// The createImage request for image, without initial contents.
+void image_fill_create(wire::Request::CreateImage::Builder create, cl_mem image);
+
+// The request that reads (write false) or writes region of image at origin.
+BuildRequest image_transfer(cl_mem image, const size_t *origin, const size_t *region, bool write);
+
+// The request that reads (write false) or writes all of image, and the bytes that travel with it.
+std::pair<wire::Command::Builder, size_t> image_whole_transfer(wire::Request::Builder request, cl_mem image, bool write);
+
+// Host memory holding region of image with the given pitches, in the convention of the image
+// commands: row_pitch between rows, slice_pitch between 2D slices or between the layers of a
+// 1D or 2D array.
+HostRegion image_host_region(cl_mem image, void *base, const size_t *region, size_t row_pitch, size_t slice_pitch);
+
+// The offset of origin in memory laid out with those pitches.
+size_t image_offset(cl_mem image, const size_t *origin, size_t row_pitch, size_t slice_pitch);
+
+// The unmap of a write map of image: the mapped region goes back to the daemon.
+cl_int image_write_back(cl_command_queue queue, cl_mem image, const _cl_mem::Mapping &mapping, cl_uint num_events,
+                        const cl_event *wait_list, cl_event *event);
+
+}  // namespace fedcl

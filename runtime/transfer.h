@@ -1,0 +1,54 @@
+// What the rectangle and image commands share: host memory laid out with pitches, while the wire
+// always carries it tightly packed, and the shape of a read, a write and a device-side command.
+#pragma once
+
+#include <functional>
+
+#include "command.h"
+
+namespace fedcl {
+
+// Host memory a transfer reads from or writes to: slices of rows of row_bytes each, rows row_pitch
+// bytes apart and slices slice_pitch bytes apart.
+struct HostRegion {
+  uint8_t *base;
+  size_t row_bytes, rows, slices;
+  size_t row_pitch, slice_pitch;
+
+  size_t packed_size() const { return row_bytes * rows * slices; }
+  // The rows lie back to back, as on the wire.
+  bool packed() const;
+  void pack(uint8_t *out) const;
+  void unpack(const uint8_t *in) const;
+};
+
+// Builds a command's request (its own member of the Request union) and returns the wire Command
+// inside it for the runtime to fill.
+using BuildRequest = std::function<wire::Command::Builder(wire::Request::Builder)>;
+
+// A read into host memory: the bytes land (unpacked, if host is pitched) before the command's
+// event completes; a blocking read returns once they have.
+cl_int host_read(cl_command_queue queue, cl_mem mem, bool blocking, const HostRegion &host, const BuildRequest &build,
+                 cl_uint num_events, const cl_event *wait_list, cl_event *event, cl_command_type type);
+
+// A write from host memory: the bytes leave this process before the call returns, so even a
+// non-blocking write leaves host free for reuse. overwrites_all: the write replaces all of mem.
+cl_int host_write(cl_command_queue queue, cl_mem mem, bool overwrites_all, const HostRegion &host,
+                  const BuildRequest &build, cl_uint num_events, const cl_event *wait_list, cl_event *event,
+                  cl_command_type type);
+
+// A command that runs on the device alone: it reads source (if any) and writes dest.
+cl_int device_command(cl_command_queue queue, cl_mem source, cl_mem dest, bool overwrites_all,
+                      const BuildRequest &build, cl_uint num_events, const cl_event *wait_list, cl_event *event,
+                      cl_command_type type);
+
+// A command with nothing to do on the daemon but to order and to complete (markers, maps that
+// need no data).
+cl_int enqueue_marker(cl_command_queue queue, cl_command_type type, bool barrier, cl_uint num_events,
+                      const cl_event *wait_list, cl_event *event);
+
+// The host copy that maps of mem point into (the root buffer's or image's), allocated on first use;
+// null if it cannot be. Call with root->mutex held.
+uint8_t *host_mirror(cl_mem root);
+
+}  // namespace fedcl
