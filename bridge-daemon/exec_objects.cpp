@@ -48,10 +48,12 @@ void exec_create_buffer(Call &call, wire::Request::CreateBuffer::Reader request,
     flags |= CL_MEM_COPY_HOST_PTR;
     contents = frame.payload.get();
   }
+  objects.charge(request.getSize());
   cl_int err = CL_SUCCESS;
   cl_mem mem = clCreateBuffer(context, flags, request.getSize(), contents, &err);
   check(err, "clCreateBuffer");
   objects.add(request.getId(), ObjectKind::mem, mem, context);
+  objects.attach_bytes(request.getId(), request.getSize());
 }
 
 void exec_create_sub_buffer(Call &call, wire::Request::CreateSubBuffer::Reader request) {

@@ -174,6 +174,10 @@ void start_program_work(Call &call, std::unique_ptr<ProgramWork> job) {
   call.session.pause();
 }
 
+// Without it some backends (PoCL) report no argument metadata, and the client could not check
+// clSetKernelArg's index, size and object kinds itself.
+const char kArgInfoOption[] = " -cl-kernel-arg-info";
+
 std::unique_ptr<ProgramWork> program_work(Call &call, const char *what, uint64_t program_id,
                                           capnp::List<uint64_t>::Reader device_ids, capnp::Text::Reader options) {
   auto job = std::make_unique<ProgramWork>();
@@ -210,6 +214,7 @@ void reply_program(Call &call, cl_program program, const std::vector<cl_device_i
 void exec_build_program(Call &call, wire::Request::BuildProgram::Reader request) {
   call.object = request.getProgram();
   auto job = program_work(call, "clBuildProgram", request.getProgram(), request.getDevices(), request.getOptions());
+  job->options += kArgInfoOption;
   job->program = retained_program(call.session.objects(), request.getProgram());
   job->run = [](ProgramWork &job) {
     return clBuildProgram(job.program, job.devices.size(), device_list(job), job.options.c_str(), nullptr, nullptr);
@@ -221,6 +226,7 @@ void exec_compile_program(Call &call, wire::Request::CompileProgram::Reader requ
   call.object = request.getProgram();
   ObjectTable &objects = call.session.objects();
   auto job = program_work(call, "clCompileProgram", request.getProgram(), request.getDevices(), request.getOptions());
+  job->options += kArgInfoOption;
   job->program = retained_program(objects, request.getProgram());
   for (auto header : request.getHeaders()) {
     job->inputs.push_back(retained_program(objects, header.getProgram()));

@@ -25,6 +25,7 @@ const char kUsage[] =
     "  --name NAME           node name shown in client device names (default: hostname:port)\n"
     "  --key-file FILE       require clients to present the key in FILE\n"
     "  --max-sessions N      refuse sessions beyond N at once (default 256)\n"
+    "  --max-memory SIZE     device memory one session may allocate, e.g. 4G or 512M (default: no limit)\n"
     "  --log-level LEVEL     error, warn, info (default) or debug\n"
     "  --list                print the devices that would be exported and exit\n"
     "  --help                show this help\n";
@@ -54,6 +55,22 @@ bool parse_devices(const std::string &text, std::vector<unsigned> *devices) {
     pos++;
   }
   return !devices->empty();
+}
+
+bool parse_size(const std::string &text, uint64_t *bytes) {
+  char *end = nullptr;
+  unsigned long long value = std::strtoull(text.c_str(), &end, 10);
+  if (end == text.c_str()) return false;
+  std::string unit = end;
+  const char *units = "KMGT";
+  uint64_t scale = 1;
+  if (!unit.empty()) {
+    const char *found = unit.size() == 1 ? std::strchr(units, std::toupper(unit[0])) : nullptr;
+    if (!found) return false;
+    scale = uint64_t(1) << (10 * (found - units + 1));
+  }
+  *bytes = value * scale;
+  return *bytes > 0;
 }
 
 int die(const std::string &message) {
@@ -100,6 +117,9 @@ int main(int argc, char **argv) {
     } else if (arg == "--max-sessions") {
       options.max_sessions = std::strtoul(value().c_str(), nullptr, 10);
       if (options.max_sessions == 0) return die("--max-sessions wants a positive number");
+    } else if (arg == "--max-memory") {
+      std::string text = value();
+      if (!parse_size(text, &options.max_session_memory)) return die("--max-memory wants a size like 4G, not '" + text + "'");
     } else if (arg == "--log-level") {
       std::string text = value();
       fedcld::LogLevel level;

@@ -1,5 +1,7 @@
 #include "objects.h"
 
+#include <algorithm>
+
 #include "fedcl.capnp.h"
 
 namespace fedcld {
@@ -69,12 +71,26 @@ Object &ObjectTable::get(uint64_t id, ObjectKind kind) {
   return it->second;
 }
 
+void ObjectTable::charge(uint64_t bytes) {
+  if (memory_limit_ && bytes > memory_limit_ - std::min(memory_limit_, memory_used_))
+    throw RequestError{CL_MEM_OBJECT_ALLOCATION_FAILURE,
+                       "the session's memory limit of " + std::to_string(memory_limit_) + " bytes is reached"};
+}
+
+void ObjectTable::attach_bytes(uint64_t id, uint64_t bytes) {
+  auto it = objects_.find(id);
+  if (it == objects_.end()) return;
+  it->second.bytes = bytes;
+  memory_used_ += bytes;
+}
+
 void ObjectTable::release(uint64_t id) {
   // Releasing an id the session never got (its creation failed and was reported) is harmless, and
   // the root devices Hello announced stay for the whole session.
   auto it = objects_.find(id);
   if (it == objects_.end() || id < fedcl::wire::FIRST_CLIENT_ID) return;
   release_handle(it->second.kind, it->second.handle);
+  memory_used_ -= it->second.bytes;
   objects_.erase(it);
 }
 

@@ -38,6 +38,7 @@ struct Object {
   void *handle;
   std::unique_ptr<QueueState> queue;    // queues only
   cl_context context = nullptr;         // the context a queue or program belongs to
+  uint64_t bytes = 0;                   // device memory a buffer or image counts against the limit
 };
 
 class ObjectTable {
@@ -55,6 +56,11 @@ class ObjectTable {
     return static_cast<Handle>(get(id, kind).handle);
   }
   bool contains(uint64_t id) const { return objects_.count(id) != 0; }
+  // Device memory: a buffer or image of bytes is charged to the session until released; fails with
+  // CL_MEM_OBJECT_ALLOCATION_FAILURE past the limit (0: no limit).
+  void set_memory_limit(uint64_t limit) { memory_limit_ = limit; }
+  void charge(uint64_t bytes);
+  void attach_bytes(uint64_t id, uint64_t bytes);
   // The client's id for a context this session created, or 0.
   uint64_t context_id(cl_context context) const;
   void release(uint64_t id);
@@ -63,6 +69,8 @@ class ObjectTable {
 
  private:
   std::unordered_map<uint64_t, Object> objects_;
+  uint64_t memory_limit_ = 0;
+  uint64_t memory_used_ = 0;
 };
 
 const char *object_kind_name(ObjectKind kind);

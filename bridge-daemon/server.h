@@ -24,6 +24,7 @@ struct ServerOptions {
   std::string node;          // shown in client device names; default host name:port
   std::string key;           // pre-shared key; empty accepts every client
   size_t max_sessions = 256;
+  uint64_t max_session_memory = 0;  // bytes of buffers and images one session may hold; 0: no limit
 };
 
 class Server {

@@ -34,6 +34,7 @@ constexpr size_t kDirectPayloadBytes = 16 * 1024;
 Session::Session(Server &server, uint64_t number)
     : server_(server), number_(number), read_buffer_(new uint8_t[kReadBufferBytes]) {
   tcp_.data = this;
+  objects_.set_memory_limit(server.options().max_session_memory);
 }
 
 Session::~Session() = default;

@@ -88,8 +88,11 @@ cl_int fedcl::api::clSetKernelArg(cl_kernel kernel, cl_uint index, size_t size, 
   ArgClass kind = kernel->checks[index].kind;
   if (kind == ArgClass::unknown) {
     // No metadata from the backend: go by what the application passed.
-    cl_mem mem = (size == sizeof(cl_mem) && value) ? *static_cast<const cl_mem *>(value) : nullptr;
-    kind = as<_cl_mem>(mem) ? ArgClass::memory : value ? ArgClass::value : ArgClass::local;
+    // A handle must never travel as bytes: the daemon would hand the backend a pointer of this process.
+    void *handle = (size == sizeof(void *) && value) ? *static_cast<void *const *>(value) : nullptr;
+    kind = as<_cl_mem>(handle) ? ArgClass::memory : as<_cl_sampler>(handle) ? ArgClass::sampler
+           : value                 ? ArgClass::value
+                                   : ArgClass::local;
   }
   uint64_t object = 0;
   cl_mem mem = nullptr;

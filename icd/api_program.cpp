@@ -113,8 +113,9 @@ using FillRequest = std::function<void(wire::Request::Builder request, Connectio
 
 // Build, compile or link program for devices on every daemon concerned at once; returns the first
 // failure. Another operation still running for one of the devices makes it CL_INVALID_OPERATION.
+// unreported (if given) receives how many devices no daemon described: a link made no program there.
 cl_int run_program_operation(cl_program program, const std::vector<cl_device_id> &devices, const char *options,
-                             const FillRequest &fill) {
+                             const FillRequest &fill, size_t *unreported = nullptr) {
   {
     std::lock_guard<std::mutex> lock(program->mutex);
     for (cl_device_id device : devices)
@@ -140,10 +141,15 @@ cl_int run_program_operation(cl_program program, const std::vector<cl_device_id>
       apply_build_result(program, connection, pending->reply().getBuild());
     if (status != CL_SUCCESS && result == CL_SUCCESS) result = status;
   }
-  // A daemon that went away reported nothing: its devices failed.
+  // Devices no daemon described (it went away, or it made no program) failed.
   std::lock_guard<std::mutex> lock(program->mutex);
-  for (cl_device_id device : devices)
-    if (program->builds[device].status == CL_BUILD_IN_PROGRESS) program->builds[device].status = CL_BUILD_ERROR;
+  size_t missing = 0;
+  for (cl_device_id device : devices) {
+    if (program->builds[device].status != CL_BUILD_IN_PROGRESS) continue;
+    program->builds[device].status = CL_BUILD_ERROR;
+    missing++;
+  }
+  if (unreported) *unreported = missing;
   return result;
 }
 
@@ -424,6 +430,7 @@ cl_program fedcl::api::clLinkProgram(cl_context context, cl_uint num_devices, co
   if (!all_devices(devices, CL_DEVICE_LINKER_AVAILABLE)) return set_error(errcode_ret, CL_LINKER_NOT_AVAILABLE), nullptr;
 
   cl_program program = new_program(context, devices);
+  size_t unreported = 0;
   cl_int err = run_program_operation(program, devices, options, [&](wire::Request::Builder request, Connection *,
                                                                     const std::vector<uint64_t> &ids) {
     auto link = request.initLinkProgram();
@@ -433,9 +440,10 @@ cl_program fedcl::api::clLinkProgram(cl_context context, cl_uint num_devices, co
     set_list(link.initDevices(ids.size()), ids);
     auto inputs = link.initInputs(num_input_programs);
     for (cl_uint i = 0; i < num_input_programs; i++) inputs.set(i, input_programs[i]->id);
-  });
-  // A link that failed still makes a program, whose build log says why; any other failure makes none.
-  if (err != CL_SUCCESS && err != CL_LINK_PROGRAM_FAILURE) {
+  }, &unreported);
+  // A link that failed may still make a program, whose build log says why: the application gets it
+  // when every backend made one.
+  if (err != CL_SUCCESS && (err != CL_LINK_PROGRAM_FAILURE || unreported > 0)) {
     release(program);
     return set_error(errcode_ret, err), nullptr;
   }

@@ -26,8 +26,8 @@ __kernel void partial_sums(__global const int *in, __global int *out, __local in
   size_t lid = get_local_id(0);
   scratch[lid] = in[get_global_id(0)];
   barrier(CLK_LOCAL_MEM_FENCE);
-  for (size_t half = get_local_size(0) / 2; half > 0; half /= 2) {
-    if (lid < half) scratch[lid] += scratch[lid + half];
+  for (size_t stride = get_local_size(0) / 2; stride > 0; stride /= 2) {
+    if (lid < stride) scratch[lid] += scratch[lid + stride];
     barrier(CLK_LOCAL_MEM_FENCE);
   }
   if (lid == 0) out[get_group_id(0)] = scratch[0];

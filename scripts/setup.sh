@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Installs what fedcl needs from Debian 12 and builds it into build/ (FEDCL_BUILD_DIR overrides).
+# Safe to run again: packages already present are not fetched, and the build only redoes what changed.
+set -euo pipefail
+
+repo=$(cd "$(dirname "$0")/.." && pwd)
+build=${FEDCL_BUILD_DIR:-$repo/build}
+log=$build/setup.log
+
+# Build tools and libraries, PoCL as the OpenCL backend, and what the tests and the demo run.
+packages=(
+  cmake make g++ pkg-config
+  opencl-headers ocl-icd-opencl-dev ocl-icd-libopencl1
+  capnproto libcapnp-dev libuv1-dev
+  pocl-opencl-icd
+  googletest libgtest-dev libgmock-dev
+  clinfo clpeak python3-pyopencl python3-numpy python3-pytest
+)
+
+step() { printf '==> %s\n' "$*"; }
+
+# Runs a command with its output in the log; on failure shows the end of the log and stops.
+quietly() {
+  if ! "$@" >>"$log" 2>&1; then
+    echo "setup.sh: '$*' failed; the last lines of $log:" >&2
+    tail -n 40 "$log" >&2
+    exit 1
+  fi
+}
+
+missing_packages() {
+  local package
+  for package in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}\n' "$package" 2>/dev/null | grep -q '^install ok installed$' || echo "$package"
+  done
+}
+
+mkdir -p "$build"
+: >"$log"
+
+mapfile -t missing < <(missing_packages)
+if ((${#missing[@]})); then
+  step "installing ${#missing[@]} Debian packages: ${missing[*]}"
+  if ((EUID != 0)); then
+    echo "setup.sh: installing packages needs root (run it with sudo)" >&2
+    exit 1
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  quietly apt-get update
+  quietly apt-get install -y --no-install-recommends "${packages[@]}"
+else
+  step "Debian packages: all ${#packages[@]} present"
+fi
+
+step "building fedcl into $build (log: $log)"
+quietly cmake -S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo
+quietly cmake --build "$build" -j "$(nproc)"
+step "built: $build/icd/libfedcl.so, $build/bridge-daemon/fedcld, $build/examples/"
