@@ -3,6 +3,8 @@
 #include <capnp/serialize.h>
 
 #include <cstring>
+#include <mutex>
+#include <unordered_map>
 
 #include "log.h"
 #include "server.h"
@@ -23,10 +25,27 @@ struct Watch {
   uint64_t queue_id;
   bool profiling;
   CompletionHandler handler;
+  cl_event event;  // retained; released on the loop once the completion is processed
 };
 
-void CL_CALLBACK on_event(cl_event event, cl_int status, void *user_data) {
-  auto *watch = static_cast<Watch *>(user_data);
+// The watches whose completion has not been taken yet, by serial number (the callbacks' user data,
+// never reused). PoCL fails the commands that wait for a failed event without calling their
+// callbacks, so failures are also looked for (sweep_failed_watches): whichever of the callback and
+// the sweep takes a watch out of here first delivers it. No OpenCL call is made under the lock.
+std::mutex g_watches_mutex;
+std::unordered_map<uintptr_t, Watch *> g_watches;
+uintptr_t g_next_watch = 1;
+
+Watch *claim(uintptr_t serial) {
+  std::lock_guard<std::mutex> lock(g_watches_mutex);
+  auto it = g_watches.find(serial);
+  if (it == g_watches.end()) return nullptr;
+  Watch *watch = it->second;
+  g_watches.erase(it);
+  return watch;
+}
+
+void deliver(Watch *watch, cl_int status) {
   uint64_t times[4] = {};
   bool have_times = false;
   if (watch->profiling && status == CL_COMPLETE) {
@@ -34,10 +53,12 @@ void CL_CALLBACK on_event(cl_event event, cl_int status, void *user_data) {
                                                 CL_PROFILING_COMMAND_START, CL_PROFILING_COMMAND_END};
     have_times = true;
     for (int i = 0; i < 4; i++)
-      if (clGetEventProfilingInfo(event, params[i], sizeof(cl_ulong), &times[i], nullptr) != CL_SUCCESS) have_times = false;
+      if (clGetEventProfilingInfo(watch->event, params[i], sizeof(cl_ulong), &times[i], nullptr) != CL_SUCCESS)
+        have_times = false;
   }
   watch->server->post([watch, status, have_times, t0 = times[0], t1 = times[1], t2 = times[2], t3 = times[3]] {
     std::unique_ptr<Watch> owned(watch);
+    clReleaseEvent(owned->event);
     auto session = owned->session.lock();
     if (!session || session->closed()) return;
     const uint64_t times[4] = {t0, t1, t2, t3};
@@ -47,27 +68,68 @@ void CL_CALLBACK on_event(cl_event event, cl_int status, void *user_data) {
       session->notify_error(owned->queue_id, 0, error.status, error.message);
     }
     auto &objects = session->objects();
-    if (!objects.contains(owned->queue_id)) return;
-    QueueState &queue = *objects.get(owned->queue_id, ObjectKind::queue).queue;
-    if (--queue.outstanding == 0 && !queue.finish_waiters.empty()) {
-      for (uint64_t seq : queue.finish_waiters) session->send_status(seq, CL_SUCCESS, "");
-      queue.finish_waiters.clear();
+    if (objects.contains(owned->queue_id)) {
+      QueueState &queue = *objects.get(owned->queue_id, ObjectKind::queue).queue;
+      if (--queue.outstanding == 0 && !queue.finish_waiters.empty()) {
+        for (uint64_t seq : queue.finish_waiters) session->send_status(seq, CL_SUCCESS, "");
+        queue.finish_waiters.clear();
+      }
     }
+    if (status < 0) sweep_failed_watches();  // commands that waited for this one failed with it
   });
+}
+
+void CL_CALLBACK on_event(cl_event, cl_int status, void *user_data) {
+  if (Watch *watch = claim(reinterpret_cast<uintptr_t>(user_data))) deliver(watch, status);
 }
 
 }  // namespace
 
 void watch_event(Session &session, uint64_t queue_id, cl_event event, CompletionHandler handler) {
   Object &queue = session.objects().get(queue_id, ObjectKind::queue);
+  clRetainEvent(event);
   auto *watch = new Watch{session.weak_from_this(), &session.server(), queue_id, queue.queue->profiling,
-                          std::move(handler)};
-  cl_int err = clSetEventCallback(event, CL_COMPLETE, on_event, watch);
+                          std::move(handler), event};
+  uintptr_t serial;
+  {
+    std::lock_guard<std::mutex> lock(g_watches_mutex);
+    serial = g_next_watch++;
+    g_watches.emplace(serial, watch);
+  }
+  cl_int err = clSetEventCallback(event, CL_COMPLETE, on_event, reinterpret_cast<void *>(serial));
   if (err != CL_SUCCESS) {
+    claim(serial);
+    clReleaseEvent(event);
     delete watch;
     fail(err, "clSetEventCallback failed");
   }
   queue.queue->outstanding++;
+  // A command behind an event that had already failed may fail at once, and silently.
+  cl_int status = CL_COMPLETE;
+  if (clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr) == CL_SUCCESS &&
+      status < 0)
+    if (Watch *failed = claim(serial)) deliver(failed, status);
+}
+
+void sweep_failed_watches() {
+  // Runs on the loop, which alone releases the watches' events: those listed stay valid meanwhile.
+  std::vector<std::pair<uintptr_t, cl_event>> pending;
+  {
+    std::lock_guard<std::mutex> lock(g_watches_mutex);
+    for (const auto &entry : g_watches) pending.emplace_back(entry.first, entry.second->event);
+  }
+  for (const auto &[serial, event] : pending) {
+    cl_int status = CL_COMPLETE;
+    if (clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr) != CL_SUCCESS ||
+        status >= 0)
+      continue;
+    if (Watch *watch = claim(serial)) deliver(watch, status);
+  }
+}
+
+void set_user_event_status(cl_event event, cl_int status) {
+  check(clSetUserEventStatus(event, status), "clSetUserEventStatus");
+  if (status < 0) sweep_failed_watches();
 }
 
 void fill_info(capnp::List<wire::InfoEntry>::Builder entries, const std::vector<InfoValue> &info) {
@@ -304,9 +366,11 @@ void execute(Session &session, Frame &frame) {
     if (call.seq != 0 && !call.replied) session.send_status(call.seq, CL_SUCCESS, "");
   } catch (const RequestError &error) {
     fail_event(call, error.status);
-    if (call.seq != 0)
+    if (call.seq != 0) {
+      // A plain status reply completes no event: a failed read's event must still complete, failed.
+      if (call.event != 0) session.notify_completion(call.event, error.status < 0 ? error.status : CL_INVALID_OPERATION, nullptr);
       session.send_status(call.seq, error.status, error.message);
-    else
+    } else
       session.notify_error(call.object, call.event, error.status, error.message, call.context);
   }
 }

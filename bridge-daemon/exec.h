@@ -30,6 +30,11 @@ void check(cl_int status, const char *what);
 using CompletionHandler = std::function<void(Session &, cl_int status, const uint64_t *profiling)>;
 // Watches event (which must already be flushed towards the device) on behalf of queue queue_id.
 void watch_event(Session &session, uint64_t queue_id, cl_event event, CompletionHandler handler);
+// Delivers the watches whose events failed without calling back (PoCL does that to commands that
+// wait for a failed event). On the loop.
+void sweep_failed_watches();
+// clSetUserEventStatus, then the sweep when status is a failure.
+void set_user_event_status(cl_event event, cl_int status);
 
 // What every enqueued command shares (exec_commands.cpp): its queue and wait list, resolved
 // against the session's objects.

@@ -14,7 +14,14 @@ Resolved resolve(Call &call, wire::Command::Reader command) {
   call.session.touch_queue(command.getQueue());
   for (uint64_t id : command.getWaitFor()) {
     if (!objects.contains(id)) fail(CL_INVALID_EVENT_WAIT_LIST, "wait list names unknown event " + std::to_string(id));
-    resolved.wait.push_back(objects.handle<cl_event>(id, ObjectKind::event));
+    cl_event event = objects.handle<cl_event>(id, ObjectKind::event);
+    // PoCL leaves a command queued forever behind an event that has already failed: fail it here.
+    cl_int status = CL_COMPLETE;
+    clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr);
+    if (status < 0)
+      fail(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST,
+           "the wait list's event " + std::to_string(id) + " failed with " + std::to_string(status));
+    resolved.wait.push_back(event);
   }
   return resolved;
 }

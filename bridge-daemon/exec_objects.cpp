@@ -103,7 +103,7 @@ void exec_create_user_event(Call &call, wire::Request::CreateUserEvent::Reader r
 void exec_set_user_event_status(Call &call, wire::Request::SetUserEventStatus::Reader request) {
   call.object = request.getEvent();
   auto event = call.session.objects().handle<cl_event>(request.getEvent(), ObjectKind::event);
-  check(clSetUserEventStatus(event, request.getStatus()), "clSetUserEventStatus");
+  set_user_event_status(event, request.getStatus());
 }
 
 void exec_release(Call &call, uint64_t id) {

@@ -143,22 +143,20 @@ void program_work_done(uv_work_t *work, int) {
   std::unique_ptr<ProgramWork> job(static_cast<ProgramWork *>(work->data));
   Session &session = *job->session;
   if (session.closed()) return;
-  // A program that link made joins the session's objects, even when linking failed: the client
-  // reads its build log.
-  bool created = job->context != nullptr && job->program != nullptr;
-  if (created) {
-    clRetainProgram(job->program);
-    try {
+  try {
+    // A program that link made joins the session's objects, even when linking failed: the client
+    // reads its build log.
+    if (job->context && job->program) {
+      clRetainProgram(job->program);
       session.objects().add(job->program_id, ObjectKind::program, job->program, job->context);
-    } catch (const RequestError &error) {
-      session.send_status(job->seq, error.status, error.message);
-      session.resume();
-      return;
     }
+    if (job->seq != 0) session.send_reply(job->reply);
+    else if (job->status != CL_SUCCESS)
+      session.notify_error(job->program_id, 0, job->status, std::string(job->what) + " failed");
+  } catch (const RequestError &error) {
+    if (job->seq != 0) session.send_status(job->seq, error.status, error.message);
+    else session.notify_error(job->program_id, 0, error.status, error.message);
   }
-  if (job->seq != 0) session.send_reply(job->reply);
-  else if (job->status != CL_SUCCESS)
-    session.notify_error(job->program_id, 0, job->status, std::string(job->what) + " failed");
   session.resume();
 }
 
@@ -245,8 +243,8 @@ void exec_compile_program(Call &call, wire::Request::CompileProgram::Reader requ
 void exec_link_program(Call &call, wire::Request::LinkProgram::Reader request) {
   call.object = request.getId();
   ObjectTable &objects = call.session.objects();
-  if (objects.contains(request.getId()))
-    fail(CL_INVALID_VALUE, "object id " + std::to_string(request.getId()) + " is already in use");
+  if (request.getId() < wire::FIRST_CLIENT_ID || objects.contains(request.getId()))
+    fail(CL_INVALID_VALUE, "object id " + std::to_string(request.getId()) + " is reserved or already in use");
   auto job = program_work(call, "clLinkProgram", request.getId(), request.getDevices(), request.getOptions());
   job->context = objects.handle<cl_context>(request.getContext(), ObjectKind::context);
   for (uint64_t input : request.getInputs()) job->inputs.push_back(retained_program(objects, input));

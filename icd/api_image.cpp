@@ -433,6 +433,14 @@ bool valid_addressing(cl_addressing_mode mode) {
 
 bool valid_filter(cl_filter_mode mode) { return mode == CL_FILTER_NEAREST || mode == CL_FILTER_LINEAR; }
 
+// Repeating addressing modes need normalized coordinates (OpenCL C's sampler rules; local drivers
+// refuse the pair at creation).
+bool valid_sampler(cl_bool normalized, cl_addressing_mode addressing, cl_filter_mode filter) {
+  bool repeats = addressing == CL_ADDRESS_REPEAT || addressing == CL_ADDRESS_MIRRORED_REPEAT;
+  return (normalized == CL_TRUE || (normalized == CL_FALSE && !repeats)) && valid_addressing(addressing) &&
+         valid_filter(filter);
+}
+
 cl_sampler create_sampler(cl_context context, cl_bool normalized, cl_addressing_mode addressing, cl_filter_mode filter,
                           std::vector<cl_sampler_properties> given, cl_int *errcode_ret) {
   auto *sampler = new _cl_sampler();
@@ -810,9 +818,7 @@ cl_int fedcl::api::clEnqueueCopyBufferRect(cl_command_queue queue, cl_mem src, c
 cl_sampler fedcl::api::clCreateSampler(cl_context context, cl_bool normalized_coords, cl_addressing_mode addressing,
                                        cl_filter_mode filter, cl_int *errcode_ret) {
   if (!as<_cl_context>(context)) return set_error(errcode_ret, CL_INVALID_CONTEXT), nullptr;
-  if ((normalized_coords != CL_TRUE && normalized_coords != CL_FALSE) || !valid_addressing(addressing) ||
-      !valid_filter(filter))
-    return set_error(errcode_ret, CL_INVALID_VALUE), nullptr;
+  if (!valid_sampler(normalized_coords, addressing, filter)) return set_error(errcode_ret, CL_INVALID_VALUE), nullptr;
   if (!context_supports_images(context)) return set_error(errcode_ret, CL_INVALID_OPERATION), nullptr;
   return create_sampler(context, normalized_coords, addressing, filter, {}, errcode_ret);
 }
@@ -838,8 +844,7 @@ cl_sampler fedcl::api::clCreateSamplerWithProperties(cl_context context, const c
     given.insert(given.end(), p, p + 2);
   }
   if (properties) given.push_back(0);
-  if ((normalized != CL_TRUE && normalized != CL_FALSE) || !valid_addressing(addressing) || !valid_filter(filter))
-    return set_error(errcode_ret, CL_INVALID_VALUE), nullptr;
+  if (!valid_sampler(normalized, addressing, filter)) return set_error(errcode_ret, CL_INVALID_VALUE), nullptr;
   if (!context_supports_images(context)) return set_error(errcode_ret, CL_INVALID_OPERATION), nullptr;
   return create_sampler(context, normalized, addressing, filter, std::move(given), errcode_ret);
 }

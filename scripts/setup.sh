@@ -13,7 +13,7 @@ packages=(
   opencl-headers ocl-icd-opencl-dev ocl-icd-libopencl1
   capnproto libcapnp-dev libuv1-dev
   pocl-opencl-icd
-  googletest libgtest-dev libgmock-dev
+  googletest libgtest-dev
   clinfo clpeak python3-pyopencl python3-numpy python3-pytest
 )
 

@@ -30,7 +30,7 @@ trap 'exit 143' TERM INT
 
 show_log() {
   echo "with-fedcld.sh: $1; fedcld's log:" >&2
-  sed 's/^/  /' "$work/fedcld.log" >&2
+  if [[ -s $work/fedcld.log ]]; then sed 's/^/  /' "$work/fedcld.log" >&2; else echo "  (empty)" >&2; fi
 }
 
 "$daemon" --listen 127.0.0.1:0 --port-file "$work/port" --log-level warn 2>"$work/fedcld.log" &

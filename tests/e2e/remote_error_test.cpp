@@ -95,3 +95,14 @@ TEST_F(RemoteError, CommandWaitingOnTheFailedOneFails) {
   ASSERT_CL_OK(clGetEventInfo(after, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr));
   EXPECT_LT(status, 0);
 }
+
+TEST_F(RemoteError, ReadsBehindTheFailedCommandFail) {
+  const size_t global = n, local = 8;
+  cl_event failed = nullptr, read = nullptr;
+  ASSERT_CL_OK(clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &global, &local, 0, nullptr, &failed));
+  std::vector<int> out(n);
+  ASSERT_CL_OK(clEnqueueReadBuffer(queue, mem, CL_FALSE, 0, n * sizeof(int), out.data(), 1, &failed, &read));
+  EXPECT_CL(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST, clWaitForEvents(1, &read));
+  EXPECT_CL(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST,
+            clEnqueueReadBuffer(queue, mem, CL_TRUE, 0, n * sizeof(int), out.data(), 1, &failed, nullptr));
+}

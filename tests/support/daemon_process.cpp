@@ -50,8 +50,10 @@ int wait_exit(pid_t pid, std::chrono::milliseconds timeout) {
 
 DaemonProcess::DaemonProcess(const std::vector<std::string> &extra_args) : directory_(make_directory()) {
   std::string port_file = directory_ + "/port";
+  // FEDCL_TEST_DAEMON_LOG=debug shows what the daemons do, when a test needs explaining.
+  const char *log_level = std::getenv("FEDCL_TEST_DAEMON_LOG");
   std::vector<std::string> args = {FEDCLD_PATH, "--listen", "127.0.0.1:0", "--port-file", port_file,
-                                   "--log-level", "warn"};
+                                   "--log-level", log_level ? log_level : "warn"};
   args.insert(args.end(), extra_args.begin(), extra_args.end());
   std::vector<char *> argv;
   for (auto &arg : args) argv.push_back(arg.data());

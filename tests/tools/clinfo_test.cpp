@@ -1,4 +1,6 @@
 // clinfo, an unmodified OpenCL program, lists fedcl's devices from two daemons.
+#include <sstream>
+
 #include "cl_harness.h"
 
 using namespace fedcl_test;
@@ -10,6 +12,23 @@ struct Clinfo : ::testing::Test {
   DaemonProcess second{{"--name", "beta"}};
   void SetUp() override { set_hosts(hosts_list({&first, &second})); }
 };
+
+// The values of the lines "<indent><key>   value" of a clinfo report, in order.
+std::vector<std::string> values(const std::string &report, const std::string &indent, const std::string &key) {
+  std::vector<std::string> found;
+  std::istringstream lines(report);
+  std::string line, prefix = indent + key + " ";
+  while (std::getline(lines, line)) {
+    if (line.compare(0, prefix.size(), prefix) != 0) continue;
+    size_t start = line.find_first_not_of(' ', prefix.size());
+    found.push_back(start == std::string::npos ? "" : line.substr(start));
+  }
+  return found;
+}
+
+bool ends_with(const std::string &text, const std::string &suffix) {
+  return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
 
 }  // namespace
 
@@ -29,9 +48,13 @@ TEST_F(Clinfo, FullReportQueriesEveryDevice) {
   // The full report asks each device for every parameter clinfo knows; none may break it.
   std::string output;
   ASSERT_EQ(0, run_command("clinfo", &output)) << output;
-  EXPECT_NE(std::string::npos, output.find("fedcl")) << output;
-  EXPECT_EQ(2u, count_occurrences(output, "Device Name")) << output;
-  EXPECT_NE(std::string::npos, output.find(" @ alpha")) << output;
-  EXPECT_NE(std::string::npos, output.find(" @ beta")) << output;
+  std::vector<std::string> platforms = values(output, "  ", "Platform Name");
+  ASSERT_FALSE(platforms.empty()) << output;
+  for (const std::string &platform : platforms) EXPECT_EQ("fedcl", platform);
+  EXPECT_EQ(std::vector<std::string>{"2"}, values(output, "", "Number of devices")) << output;
+  std::vector<std::string> names = values(output, "  ", "Device Name");
+  ASSERT_EQ(2u, names.size()) << output;
+  EXPECT_TRUE(ends_with(names[0], " @ alpha")) << names[0];
+  EXPECT_TRUE(ends_with(names[1], " @ beta")) << names[1];
   EXPECT_EQ(std::string::npos, output.find("fedcl: warning")) << output;
 }

@@ -54,9 +54,10 @@ def main():
     fedcl, a, b, ints = compute(platform_named("fedcl"))
     pocl, _, _, _ = compute(platform_named("Portable Computing Language"))
 
-    # Against NumPy: exact where the arithmetic is exact, close where the summation order differs.
+    # Against NumPy: exact where the arithmetic is exact, close where the device may fuse a multiply
+    # and an add or sum in another order.
     assert np.array_equal(fedcl["axpy"], 2 * a + b), "axpy differs from NumPy"
-    assert np.array_equal(fedcl["square_plus"], a * a + np.float32(0.5)), "kernel differs from NumPy"
+    assert np.allclose(fedcl["square_plus"], a * a + np.float32(0.5), rtol=1e-6), "kernel differs from NumPy"
     assert fedcl["int_sum"] == ints.sum(), f"integer sum {fedcl['int_sum']} != {ints.sum()}"
     assert fedcl["max"] == b.max(), "max differs from NumPy"
     assert np.isclose(fedcl["sum"], a.sum(dtype=np.float64), rtol=1e-4), "sum differs from NumPy"
