@@ -146,6 +146,7 @@ std::string Connection::open(int timeout_ms, const std::string &key) {
   if (status != CL_SUCCESS) return hello_->message.empty() ? "no answer to Hello" : hello_->message;
   if (hello_->reply().which() != wire::Reply::HELLO) return "the daemon answered Hello with something else";
   node_ = hello_->reply().getHello().getNode();
+  serving_ = true;
   return {};
 }
 
@@ -392,7 +393,8 @@ void Connection::lose(const std::string &reason) {
     orphans.swap(pending_);
   }
   shutdown(fd_, SHUT_RDWR);  // wakes the receiver if another thread noticed first
-  listener_->on_lost(*this, reason);
+  // Before Hello succeeded the caller reports the failure itself; nothing of the runtime uses us yet.
+  if (serving_) listener_->on_lost(*this, reason);
   for (auto &entry : orphans) {
     PendingReply &pending = *entry.second;
     std::lock_guard<std::mutex> lock(pending.mutex);

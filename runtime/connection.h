@@ -111,6 +111,7 @@ class Connection {
   ConnectionListener *listener_;
   int fd_ = -1;
   std::atomic<bool> alive_{false};
+  std::atomic<bool> serving_{false};  // Hello succeeded: losing the daemon now matters to the runtime
   std::string lost_reason_;
   std::atomic<uint64_t> next_seq_{1};
   std::shared_ptr<PendingReply> hello_;

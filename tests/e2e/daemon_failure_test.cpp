@@ -1,4 +1,6 @@
 // Daemons that are not there, or die: the application gets errors, never a hang.
+#include <sys/wait.h>
+
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -148,4 +150,19 @@ TEST(DaemonFailure, SurvivingDaemonKeepsWorkingAfterTheOtherDies) {
   cluster.daemons[0]->kill();
   EXPECT_NE(CL_SUCCESS, clFinish(doomed));
   expect_vector_add(solo[1], survivor, 4096);
+}
+
+TEST(DaemonFailure, DaemonStoppedWithSigtermExitsCleanlyAndClientsSeeErrors) {
+  Cluster cluster(1);
+  cl_device_id device = cluster.devices.at(0);
+  cl_int err;
+  cl_context context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
+  ASSERT_CL_OK(err);
+  cl_command_queue queue = create_queue(context, device);
+  expect_vector_add(context, queue, 777);
+  // A session is open while the daemon shuts down: it must still exit, and with status 0.
+  int status = cluster.daemons[0]->stop();
+  ASSERT_NE(-1, status) << "fedcld ignored SIGTERM";
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "wait status " << status;
+  EXPECT_NE(CL_SUCCESS, clFinish(queue));
 }

@@ -363,6 +363,7 @@ TEST_F(Programs, ExtensionFunctionsAreFedclsOwn) {
   size_t local = 8, value = 0;
   EXPECT_CL(CL_INVALID_KERNEL, khr(nullptr, device, CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE, sizeof local, &local,
                                    sizeof value, &value, nullptr));
+  EXPECT_NE(nullptr, clGetExtensionFunctionAddressForPlatform(cluster.platform, "clIcdGetPlatformIDsKHR"));
   // Functions of extensions fedcl does not implement are not handed out, even where the backend has them.
   for (const char *name : {"clCreateProgramWithILKHR", "clCreateCommandBufferKHR", "clGetDeviceIDsFromDX9INTEL",
                            "clNoSuchFunction"})

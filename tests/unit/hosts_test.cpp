@@ -1,5 +1,8 @@
 // hosts.conf and FEDCL_HOSTS parsing.
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
 
 #include "hosts.h"
 
@@ -60,4 +63,41 @@ TEST(HostsParseList, ReportsBadEntries) {
   EXPECT_EQ((std::vector<std::string>{"ok:1", "ok2:7070"}), list.endpoints);
   ASSERT_EQ(1u, list.problems.size());
   EXPECT_NE(std::string::npos, list.problems[0].find("'nope:x'")) << list.problems[0];
+}
+
+// Each TEST runs in its own process (gtest_discover_tests), so the environment can be set freely.
+TEST(HostsFromEnvironment, HostsVariableWinsAndKeyVariableOverrides) {
+  setenv("FEDCL_HOSTS", "a:1,b", 1);
+  setenv("FEDCL_HOSTS_FILE", "/nonexistent/hosts.conf", 1);
+  setenv("FEDCL_KEY", "from-env", 1);
+  auto list = fedcl::hosts_from_environment();
+  EXPECT_EQ((std::vector<std::string>{"a:1", "b:7070"}), list.endpoints);
+  EXPECT_EQ("from-env", list.key);
+  EXPECT_TRUE(list.problems.empty());
+}
+
+TEST(HostsFromEnvironment, ReadsTheFileNamedByHostsFile) {
+  char path[] = "/tmp/fedcl-hosts-XXXXXX";
+  int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  const char text[] = "# test\nnode-x:9\nkey k1\n";
+  ASSERT_EQ(ssize_t(sizeof text - 1), write(fd, text, sizeof text - 1));
+  close(fd);
+  unsetenv("FEDCL_HOSTS");
+  unsetenv("FEDCL_KEY");
+  setenv("FEDCL_HOSTS_FILE", path, 1);
+  auto list = fedcl::hosts_from_environment();
+  unlink(path);
+  EXPECT_EQ(std::vector<std::string>{"node-x:9"}, list.endpoints);
+  EXPECT_EQ("k1", list.key);
+  EXPECT_EQ(path, list.source);
+}
+
+TEST(HostsFromEnvironment, UnreadableHostsFileIsReported) {
+  unsetenv("FEDCL_HOSTS");
+  setenv("FEDCL_HOSTS_FILE", "/nonexistent/fedcl/hosts.conf", 1);
+  auto list = fedcl::hosts_from_environment();
+  EXPECT_TRUE(list.endpoints.empty());
+  ASSERT_EQ(1u, list.problems.size());
+  EXPECT_NE(std::string::npos, list.problems[0].find("/nonexistent/fedcl/hosts.conf")) << list.problems[0];
 }

@@ -56,3 +56,20 @@ TEST(KernelArgClass, UnknownWithoutMetadata) {
   EXPECT_EQ(ArgClass::unknown, kernel_arg_class(arg(0, "")));
   EXPECT_EQ(ArgClass::unknown, kernel_arg_class(arg(0x1234, "float")));
 }
+
+TEST(KernelArgCheck, ValueSizeOnlyForByValueArguments) {
+  auto value = fedcl::kernel_arg_check(arg(CL_KERNEL_ARG_ADDRESS_PRIVATE, "float4"), 64);
+  EXPECT_EQ(ArgClass::value, value.kind);
+  EXPECT_EQ(16u, value.value_size);
+  auto pointer_sized = fedcl::kernel_arg_check(arg(CL_KERNEL_ARG_ADDRESS_PRIVATE, "size_t"), 32);
+  EXPECT_EQ(4u, pointer_sized.value_size);
+  auto buffer = fedcl::kernel_arg_check(arg(CL_KERNEL_ARG_ADDRESS_GLOBAL, "float*"), 64);
+  EXPECT_EQ(ArgClass::memory, buffer.kind);
+  EXPECT_EQ(0u, buffer.value_size);
+  auto local = fedcl::kernel_arg_check(arg(CL_KERNEL_ARG_ADDRESS_LOCAL, "int*"), 64);
+  EXPECT_EQ(ArgClass::local, local.kind);
+  EXPECT_EQ(0u, local.value_size);
+  auto structure = fedcl::kernel_arg_check(arg(CL_KERNEL_ARG_ADDRESS_PRIVATE, "struct params"), 64);
+  EXPECT_EQ(ArgClass::value, structure.kind);
+  EXPECT_EQ(0u, structure.value_size);  // unknown: any size is accepted
+}
