@@ -390,8 +390,9 @@ TEST(SubDevices, PartitionEquallyAndUseTheParts) {
   ASSERT_CL_OK(clCreateSubDevices(device, equally, 0, nullptr, &count));
   EXPECT_EQ(units, count);
   std::vector<cl_device_id> parts(count);
-  if (count > 1)
+  if (count > 1) {
     EXPECT_CL(CL_INVALID_VALUE, clCreateSubDevices(device, equally, count - 1, parts.data(), nullptr));
+  }
   ASSERT_CL_OK(clCreateSubDevices(device, equally, count, parts.data(), &count));
   ASSERT_EQ(units, count);
 
