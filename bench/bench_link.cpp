@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -31,6 +32,7 @@ namespace {
 constexpr uint64_t kPing = 0;
 constexpr uint64_t kDownload = uint64_t(1) << 63;
 constexpr uint64_t kQuit = ~uint64_t(0);
+constexpr int kConnectTimeoutMs = 10000;
 
 bool send_all(int fd, const void *data, size_t size) {
   auto *p = static_cast<const uint8_t *>(data);
@@ -106,13 +108,15 @@ class Link {
       close(listener);
       peer_main(ntohs(addr.sin_port), buffer_bytes);
     }
-    fd_ = accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
-    int accept_errno = errno;
+    pollfd ready{listener, POLLIN, 0};
+    int polled = poll(&ready, 1, kConnectTimeoutMs);
+    fd_ = polled == 1 ? accept4(listener, nullptr, nullptr, SOCK_CLOEXEC) : -1;
+    std::string why = polled == 0 ? "the peer did not connect" : std::strerror(errno);
     close(listener);
     if (fd_ < 0) {
       kill(peer_, SIGKILL);
       waitpid(peer_, nullptr, 0);
-      throw std::runtime_error(std::string("link: accept: ") + std::strerror(accept_errno));
+      throw std::runtime_error("link: accept: " + why);
     }
     set_nodelay(fd_);
   }

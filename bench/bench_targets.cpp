@@ -34,8 +34,10 @@ std::function<double(const Results &)> constant(double value) {
 const std::vector<Target> &targets() {
   static const std::vector<Target> table = {
       {"set_kernel_arg", "clSetKernelArg <= 1.5x backend", "x", true, metric("set_kernel_arg.ratio"), constant(1.5)},
-      {"ndrange_enqueue", "non-blocking clEnqueueNDRangeKernel returns in <= 3 us", "us", true,
+      {"ndrange_enqueue", "non-blocking clEnqueueNDRangeKernel returns in <= 3 us (back to back)", "us", true,
        metric("ndrange_enqueue.median.fedcl"), constant(3.0)},
+      {"ndrange_enqueue.after_finish", "non-blocking clEnqueueNDRangeKernel returns in <= 3 us (after clFinish)",
+       "us", true, metric("ndrange_enqueue.after_finish.median.fedcl"), constant(3.0)},
       {"tiny_kernel_throughput", "tiny-kernel throughput >= 50% of backend", "x", false,
        metric("tiny_kernel_throughput.ratio"), constant(0.5)},
       {"enqueue_finish.median", "enqueue+clFinish <= backend + 1.5x raw TCP RTT (medians)", "us", true,
@@ -69,11 +71,11 @@ int report_targets(const Results &results) {
       std::printf("target.%s.value %.6g %s\n", target.name, value, target.unit);
       std::printf("target.%s.bound %.6g %s\n", target.name, bound, target.unit);
       std::printf("target.%s.met %d bool\n", target.name, met ? 1 : 0);
-      std::snprintf(line, sizeof line, "#   %-8s %-24s %10.4g %s %-10.4g %-6s %s", met ? "MET" : "NOT MET", target.name,
+      std::snprintf(line, sizeof line, "#   %-8s %-29s %10.4g %s %-10.4g %-6s %s", met ? "MET" : "NOT MET", target.name,
                     value, target.at_most ? "<=" : ">=", bound, target.unit, target.goal);
       failed += !met;
     } catch (const std::out_of_range &missing) {
-      std::snprintf(line, sizeof line, "#   %-8s %-24s (no result for %s) %s", "NOT RUN", target.name, missing.what(),
+      std::snprintf(line, sizeof line, "#   %-8s %-29s (no result for %s) %s", "NOT RUN", target.name, missing.what(),
                     target.goal);
       failed++;
     }

@@ -4,7 +4,10 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <memory>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "bench_cl.h"
 #include "bench_link.h"
@@ -39,6 +42,18 @@ bool selected(const std::string &only, const char *name) {
   if (only.empty()) return true;
   std::string list = "," + only + ",";
   return list.find("," + std::string(name) + ",") != std::string::npos;
+}
+
+// The first name in the comma-separated list that names no workload, or "".
+std::string unknown_workload(const std::string &only) {
+  std::istringstream list(only);
+  std::string name;
+  while (std::getline(list, name, ',')) {
+    bool known = false;
+    for (const Workload &workload : kWorkloads) known = known || name == workload.name;
+    if (!known) return name.empty() ? "(empty)" : name;
+  }
+  return {};
 }
 
 void print(Results &results, const std::string &name, double value, const std::string &unit) {
@@ -119,6 +134,11 @@ int main(int argc, char **argv) {
       backend = argv[++i];
     } else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) {
       only = argv[++i];
+      std::string unknown = unknown_workload(only);
+      if (!unknown.empty()) {
+        std::fprintf(stderr, "fedcl_bench: no workload named '%s'\n", unknown.c_str());
+        return usage();
+      }
     } else {
       return usage();
     }
@@ -126,6 +146,7 @@ int main(int argc, char **argv) {
   setvbuf(stdout, nullptr, _IOLBF, 0);
   double start = now_us();
   Results results;
+  int errors = 0;
 
   // The link first: the peer is forked before any OpenCL driver has started threads.
   std::printf("# raw link: TCP over loopback to a forked process, TCP_NODELAY\n");
@@ -140,6 +161,7 @@ int main(int argc, char **argv) {
     print(results, "link.tcp_download", link.download_mib_s, "MiB/s");
   } catch (const std::exception &e) {
     std::printf("# error: link: %s\n", e.what());
+    errors++;
   }
 
   std::unique_ptr<Side> direct, fedcl;
@@ -155,13 +177,12 @@ int main(int argc, char **argv) {
 
   std::printf("# each value: the median over rounds (sides alternating) of the workload's own median\n");
   print(results, "host.load_1min.start", load_average(), "load");
-  int errors = 0;
   for (const Workload &workload : kWorkloads)
     if (selected(only, workload.name) && !compare(workload, *direct, *fedcl, plan, results)) errors++;
   print(results, "host.load_1min.end", load_average(), "load");
 
   int missed = report_targets(results);
   std::printf("run.duration %.1f s\n", (now_us() - start) * 1e-6);
-  std::printf("# %d workload(s) failed, %d target(s) not met or not run\n", errors, missed);
+  std::printf("# %d measurement(s) failed, %d target(s) not met or not run\n", errors, missed);
   return errors ? 1 : 0;
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs fedcl_bench: the backend (PoCL) directly and through a fedcld started here on loopback, in one
-# process. Writes the output and a description of the machine to bench/results/<date>-<host>.txt.
+# process. Writes the output and a description of the machine to bench/results/<date>-<host>.txt
+# (or to the folder FEDCL_BENCH_RESULTS names).
 #
 #   bench/run.sh [BUILD_DIR] [-- fedcl_bench options, e.g. --quick]
 #
@@ -41,8 +42,9 @@ for _ in $(seq 100); do
 done
 [[ -s $work/port ]] || { echo "run.sh: fedcld did not start" >&2; exit 1; }
 
-mkdir -p "$repo/bench/results"
-out=$repo/bench/results/$(date +%Y-%m-%dT%H%M)-$(hostname -s).txt
+results=${FEDCL_BENCH_RESULTS:-$repo/bench/results}
+mkdir -p "$results"
+out=$results/$(date +%Y-%m-%dT%H%M%S)-$(hostname -s).txt
 {
   echo "# fedcl_bench $(date -Iseconds)"
   echo "# commit: $(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$repo" diff --quiet HEAD 2>/dev/null || echo ' (with local changes)')"

@@ -312,14 +312,16 @@ cl_mem create_image(cl_context context, cl_mem_flags flags, const cl_image_forma
   image->image_desc = desc;
   image->element_size = element;
   image->parent = desc.buffer;
+  hold(context);
   if (image->parent) {
     image->host_ptr = image->parent->host_ptr;
     hold(image->parent);
+  } else if (flags & CL_MEM_USE_HOST_PTR) {
+    image->host_ptr = host_ptr;
+  } else if (host_ptr) {
+    // The image reports host_ptr's pitches only when it keeps host_ptr; a copy is tight.
+    image->image_desc.image_row_pitch = image->image_desc.image_slice_pitch = 0;
   }
-  hold(context);
-  // The image reports host_ptr's pitches only when it keeps host_ptr; a copy is tight.
-  if (flags & CL_MEM_USE_HOST_PTR) image->host_ptr = host_ptr;
-  else if (host_ptr) image->image_desc.image_row_pitch = image->image_desc.image_slice_pitch = 0;
   settle_layout(image);
   auto full = image_full_region(image);
   HostRegion contents = image_host_region(image, host_ptr, full.data(), desc.image_row_pitch, desc.image_slice_pitch);

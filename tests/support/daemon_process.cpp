@@ -48,8 +48,9 @@ int wait_exit(pid_t pid, std::chrono::milliseconds timeout) {
 
 }  // namespace
 
-DaemonProcess::DaemonProcess(const std::vector<std::string> &extra_args) : directory_(make_directory()) {
-  std::string port_file = directory_ + "/port";
+DaemonProcess::DaemonProcess(const std::vector<std::string> &extra_args) {
+  std::string directory = make_directory();
+  std::string port_file = directory + "/port";
   // FEDCL_TEST_DAEMON_LOG=debug shows what the daemons do, when a test needs explaining.
   const char *log_level = std::getenv("FEDCL_TEST_DAEMON_LOG");
   std::vector<std::string> args = {FEDCLD_PATH, "--listen", "127.0.0.1:0", "--port-file", port_file,
@@ -66,7 +67,6 @@ DaemonProcess::DaemonProcess(const std::vector<std::string> &extra_args) : direc
 
   pid_t parent = getpid();
   pid_ = fork();
-  if (pid_ < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
   if (pid_ == 0) {
     // A test that dies (or is killed by ctest's timeout) must not leave its daemons behind.
     prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -74,28 +74,32 @@ DaemonProcess::DaemonProcess(const std::vector<std::string> &extra_args) : direc
     execve(argv[0], argv.data(), envp.data());
     _exit(127);
   }
+  std::string problem = pid_ < 0 ? std::string("fork: ") + std::strerror(errno) : await_port(port_file);
+  // The port file has done its job: remove it now, so that not even a killed test leaves it behind.
+  unlink(port_file.c_str());
+  unlink((port_file + ".tmp").c_str());
+  rmdir(directory.c_str());
+  if (!problem.empty()) {
+    kill();
+    throw std::runtime_error(problem);
+  }
+}
 
+DaemonProcess::~DaemonProcess() { kill(); }
+
+std::string DaemonProcess::await_port(const std::string &port_file) {
   auto deadline = std::chrono::steady_clock::now() + kStartTimeout;
   while (std::chrono::steady_clock::now() < deadline) {
     std::ifstream in(port_file);
-    if (in >> port_ && port_ > 0) return;
+    if (in >> port_ && port_ > 0) return {};
     int status = 0;
     if (waitpid(pid_, &status, WNOHANG) == pid_) {
       pid_ = -1;
-      throw std::runtime_error("fedcld exited before listening (status " + std::to_string(status) + ")");
+      return "fedcld exited before listening (wait status " + std::to_string(status) + ")";
     }
     std::this_thread::sleep_for(kPollInterval);
   }
-  kill();
-  throw std::runtime_error("fedcld did not write its port file in time");
-}
-
-DaemonProcess::~DaemonProcess() {
-  kill();
-  std::string port_file = directory_ + "/port";
-  unlink(port_file.c_str());
-  unlink((port_file + ".tmp").c_str());
-  rmdir(directory_.c_str());
+  return "fedcld did not write its port file in time";
 }
 
 void DaemonProcess::kill() {

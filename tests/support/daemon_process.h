@@ -30,9 +30,11 @@ class DaemonProcess {
   int stop(int timeout_ms = 5000);
 
  private:
+  // Waits (bounded) for the daemon to write its port; returns "" or what went wrong.
+  std::string await_port(const std::string &port_file);
+
   pid_t pid_ = -1;
   int port_ = 0;
-  std::string directory_;
 };
 
 // "127.0.0.1:p1,127.0.0.1:p2,..." for FEDCL_HOSTS.
