@@ -47,10 +47,9 @@ ImageSize image_size(cl_mem image) {
   cl_mem_object_type type = 0;
   check(clGetMemObjectInfo(image, CL_MEM_TYPE, sizeof type, &type, nullptr), "clGetMemObjectInfo");
   if (type == CL_MEM_OBJECT_BUFFER || type == CL_MEM_OBJECT_PIPE) fail(CL_INVALID_MEM_OBJECT, "not an image");
-  auto full = fedcl::image_full_region(type, image_info<size_t>(image, CL_IMAGE_WIDTH),
-                                       image_info<size_t>(image, CL_IMAGE_HEIGHT),
-                                       image_info<size_t>(image, CL_IMAGE_DEPTH),
-                                       image_info<size_t>(image, CL_IMAGE_ARRAY_SIZE));
+  auto full = fedcl::image_full_region(
+      type, image_info<size_t>(image, CL_IMAGE_WIDTH), image_info<size_t>(image, CL_IMAGE_HEIGHT),
+      image_info<size_t>(image, CL_IMAGE_DEPTH), image_info<size_t>(image, CL_IMAGE_ARRAY_SIZE));
   uint64_t element = image_info<size_t>(image, CL_IMAGE_ELEMENT_SIZE);
   return {element, packed_bytes(Triple{{full[0], full[1], full[2]}}, element, UINT64_MAX)};
 }
@@ -134,7 +133,8 @@ void exec_get_supported_image_formats(Call &call, wire::Request::GetSupportedIma
   capnp::MallocMessageBuilder message;
   auto reply = message.initRoot<wire::Reply>();
   reply.setSeq(call.seq);
-  reply.setInfo(kj::arrayPtr(reinterpret_cast<const kj::byte *>(formats.data()), formats.size() * sizeof(cl_image_format)));
+  reply.setInfo(
+      kj::arrayPtr(reinterpret_cast<const kj::byte *>(formats.data()), formats.size() * sizeof(cl_image_format)));
   call.session.send_reply(message);
   call.replied = true;
 }
@@ -158,8 +158,8 @@ void exec_write_image(Call &call, wire::Request::WriteImage::Reader request, Fra
   Triple at = origin(request.getOrigin()), extent = region(request.getRegion());
   ImageSize size = image_size(image);
   auto data = write_payload(frame, packed_bytes(extent, size.element_size, size.bytes));
-  check(clEnqueueWriteImage(r.queue, image, CL_FALSE, at.v, extent.v, 0, 0, data.get(), r.wait_count(),
-                            r.wait_ptr(), &r.event),
+  check(clEnqueueWriteImage(r.queue, image, CL_FALSE, at.v, extent.v, 0, 0, data.get(), r.wait_count(), r.wait_ptr(),
+                            &r.event),
         "clEnqueueWriteImage");
   track(call, r, [data](Session &, cl_int, const uint64_t *) {});
 }
@@ -213,10 +213,10 @@ void exec_read_buffer_rect(Call &call, wire::Request::ReadBufferRect::Reader req
   const size_t host_origin[3] = {0, 0, 0};
   uint64_t bytes = packed_bytes(extent, 1, buffer_size(buffer));
   auto data = read_buffer_for(bytes);
-  check(clEnqueueReadBufferRect(r.queue, buffer, CL_FALSE, at.v, host_origin, extent.v, request.getBufferRowPitch(),
-                                request.getBufferSlicePitch(), 0, 0, data.get(), r.wait_count(), r.wait_ptr(),
-                                &r.event),
-        "clEnqueueReadBufferRect");
+  check(
+      clEnqueueReadBufferRect(r.queue, buffer, CL_FALSE, at.v, host_origin, extent.v, request.getBufferRowPitch(),
+                              request.getBufferSlicePitch(), 0, 0, data.get(), r.wait_count(), r.wait_ptr(), &r.event),
+      "clEnqueueReadBufferRect");
   track_read(call, r, data, bytes);
 }
 
@@ -226,10 +226,10 @@ void exec_write_buffer_rect(Call &call, wire::Request::WriteBufferRect::Reader r
   Triple at = origin(request.getBufferOrigin()), extent = region(request.getRegion());
   const size_t host_origin[3] = {0, 0, 0};
   auto data = write_payload(frame, packed_bytes(extent, 1, buffer_size(buffer)));
-  check(clEnqueueWriteBufferRect(r.queue, buffer, CL_FALSE, at.v, host_origin, extent.v, request.getBufferRowPitch(),
-                                 request.getBufferSlicePitch(), 0, 0, data.get(), r.wait_count(), r.wait_ptr(),
-                                 &r.event),
-        "clEnqueueWriteBufferRect");
+  check(
+      clEnqueueWriteBufferRect(r.queue, buffer, CL_FALSE, at.v, host_origin, extent.v, request.getBufferRowPitch(),
+                               request.getBufferSlicePitch(), 0, 0, data.get(), r.wait_count(), r.wait_ptr(), &r.event),
+      "clEnqueueWriteBufferRect");
   track(call, r, [data](Session &, cl_int, const uint64_t *) {});
 }
 
@@ -237,11 +237,11 @@ void exec_copy_buffer_rect(Call &call, wire::Request::CopyBufferRect::Reader req
   Resolved r = resolve(call, request.getCommand());
   Triple src_at = origin(request.getSrcOrigin()), dst_at = origin(request.getDstOrigin());
   Triple extent = region(request.getRegion());
-  check(clEnqueueCopyBufferRect(r.queue, mem(call, request.getSrc()), mem(call, request.getDst()), src_at.v,
-                                dst_at.v, extent.v, request.getSrcRowPitch(), request.getSrcSlicePitch(),
-                                request.getDstRowPitch(), request.getDstSlicePitch(), r.wait_count(), r.wait_ptr(),
-                                event_out(call, r)),
-        "clEnqueueCopyBufferRect");
+  check(
+      clEnqueueCopyBufferRect(r.queue, mem(call, request.getSrc()), mem(call, request.getDst()), src_at.v, dst_at.v,
+                              extent.v, request.getSrcRowPitch(), request.getSrcSlicePitch(), request.getDstRowPitch(),
+                              request.getDstSlicePitch(), r.wait_count(), r.wait_ptr(), event_out(call, r)),
+      "clEnqueueCopyBufferRect");
   track(call, r);
 }
 

@@ -170,7 +170,8 @@ cl_int check_wrapped(cl_context context, cl_mem_flags *flags, cl_image_desc *des
   for (cl_device_id device : context->devices)
     alignment = std::max(alignment, device_scalar<cl_uint>(device, CL_DEVICE_IMAGE_PITCH_ALIGNMENT));
   if (alignment == 0) return CL_INVALID_OPERATION;
-  if (desc->image_row_pitch == 0) desc->image_row_pitch = (tight + alignment * element - 1) / (alignment * element) * (alignment * element);
+  if (desc->image_row_pitch == 0)
+    desc->image_row_pitch = (tight + alignment * element - 1) / (alignment * element) * (alignment * element);
   if (desc->image_row_pitch < tight || desc->image_row_pitch % (alignment * element))
     return CL_INVALID_IMAGE_FORMAT_DESCRIPTOR;
   return desc->image_row_pitch * desc->image_height > parent->size ? CL_INVALID_IMAGE_SIZE : CL_SUCCESS;
@@ -188,7 +189,8 @@ cl_int check_host_pitches(cl_image_desc *desc, size_t element) {
   size_t rows = desc->image_type == CL_MEM_OBJECT_IMAGE1D_ARRAY ? 1 : desc->image_height;
   size_t least = desc->image_row_pitch * rows;
   if (desc->image_slice_pitch == 0) desc->image_slice_pitch = least;
-  if (desc->image_slice_pitch < least || desc->image_slice_pitch % desc->image_row_pitch) return CL_INVALID_IMAGE_DESCRIPTOR;
+  if (desc->image_slice_pitch < least || desc->image_slice_pitch % desc->image_row_pitch)
+    return CL_INVALID_IMAGE_DESCRIPTOR;
   return CL_SUCCESS;
 }
 
@@ -274,8 +276,8 @@ cl_int post_image(cl_mem image, const ContextPart *home, const HostRegion *host)
   return CL_SUCCESS;
 }
 
-cl_mem create_image(cl_context context, cl_mem_flags flags, const cl_image_format *format,
-                    const cl_image_desc *desc_in, void *host_ptr, cl_int *errcode_ret) {
+cl_mem create_image(cl_context context, cl_mem_flags flags, const cl_image_format *format, const cl_image_desc *desc_in,
+                    void *host_ptr, cl_int *errcode_ret) {
   auto fail = [&](cl_int err) -> cl_mem { return set_error(errcode_ret, err), nullptr; };
   if (!as<_cl_context>(context)) return fail(CL_INVALID_CONTEXT);
   if (check_flags(flags) != CL_SUCCESS) return fail(CL_INVALID_VALUE);
@@ -457,8 +459,8 @@ cl_sampler create_sampler(cl_context context, cl_bool normalized, cl_addressing_
     auto create = request.root.initCreateSampler();
     create.setId(sampler->id);
     create.setContext(context->id);
-    const uint64_t properties[] = {CL_SAMPLER_NORMALIZED_COORDS, normalized, CL_SAMPLER_ADDRESSING_MODE, addressing,
-                                   CL_SAMPLER_FILTER_MODE, filter};
+    const uint64_t properties[] = {CL_SAMPLER_NORMALIZED_COORDS, normalized, CL_SAMPLER_ADDRESSING_MODE,
+                                   addressing, CL_SAMPLER_FILTER_MODE, filter};
     auto list = create.initProperties(6);
     for (unsigned i = 0; i < 6; i++) list.set(i, properties[i]);
     cl_int err = part.connection->post(request);
@@ -479,7 +481,8 @@ cl_sampler create_sampler(cl_context context, cl_bool normalized, cl_addressing_
 cl_int fedcl::api::clGetSupportedImageFormats(cl_context context, cl_mem_flags flags, cl_mem_object_type type,
                                               cl_uint num_entries, cl_image_format *formats, cl_uint *num_formats) {
   if (!as<_cl_context>(context)) return CL_INVALID_CONTEXT;
-  if (check_flags(flags) != CL_SUCCESS || !is_image_type(type) || (num_entries == 0 && formats)) return CL_INVALID_VALUE;
+  if (check_flags(flags) != CL_SUCCESS || !is_image_type(type) || (num_entries == 0 && formats))
+    return CL_INVALID_VALUE;
   std::vector<cl_image_format> all;
   cl_int err = context_formats(context, flags, type, &all);
   if (err != CL_SUCCESS) return err;
@@ -501,22 +504,22 @@ cl_mem fedcl::api::clCreateImageWithProperties(cl_context context, const cl_mem_
   return create_image(context, flags, format, desc, host_ptr, errcode_ret);
 }
 
-cl_mem fedcl::api::clCreateImage2D(cl_context context, cl_mem_flags flags, const cl_image_format *format,
-                                   size_t width, size_t height, size_t row_pitch, void *host_ptr,
-                                   cl_int *errcode_ret) {
+cl_mem fedcl::api::clCreateImage2D(cl_context context, cl_mem_flags flags, const cl_image_format *format, size_t width,
+                                   size_t height, size_t row_pitch, void *host_ptr, cl_int *errcode_ret) {
   cl_image_desc desc{};
   desc.image_type = CL_MEM_OBJECT_IMAGE2D;
   desc.image_width = width;
   desc.image_height = height;
   desc.image_row_pitch = row_pitch;
   // OpenCL 1.1 names a zero size CL_INVALID_IMAGE_SIZE, where a description calls it invalid.
-  if (as<_cl_context>(context) && (width == 0 || height == 0)) return set_error(errcode_ret, CL_INVALID_IMAGE_SIZE), nullptr;
+  if (as<_cl_context>(context) && (width == 0 || height == 0))
+    return set_error(errcode_ret, CL_INVALID_IMAGE_SIZE), nullptr;
   return create_image(context, flags, format, &desc, host_ptr, errcode_ret);
 }
 
-cl_mem fedcl::api::clCreateImage3D(cl_context context, cl_mem_flags flags, const cl_image_format *format,
-                                   size_t width, size_t height, size_t depth, size_t row_pitch, size_t slice_pitch,
-                                   void *host_ptr, cl_int *errcode_ret) {
+cl_mem fedcl::api::clCreateImage3D(cl_context context, cl_mem_flags flags, const cl_image_format *format, size_t width,
+                                   size_t height, size_t depth, size_t row_pitch, size_t slice_pitch, void *host_ptr,
+                                   cl_int *errcode_ret) {
   cl_image_desc desc{};
   desc.image_type = CL_MEM_OBJECT_IMAGE3D;
   desc.image_width = width;
@@ -594,19 +597,18 @@ cl_int fedcl::api::clEnqueueCopyImage(cl_command_queue queue, cl_mem src, cl_mem
       if (src_origin[i] >= dst_origin[i] + region[i] || dst_origin[i] >= src_origin[i] + region[i]) apart = true;
     if (!apart) return CL_MEM_COPY_OVERLAP;
   }
-  std::array<size_t, 3> from{src_origin[0], src_origin[1], src_origin[2]}, to{dst_origin[0], dst_origin[1], dst_origin[2]};
-  std::array<size_t, 3> extent{region[0], region[1], region[2]};
-  return device_command(queue, src, dst, whole_image(dst, dst_origin, region),
-                        [&](wire::Request::Builder request) {
-                          auto copy = request.initCopyImage();
-                          copy.setSrc(src->id);
-                          copy.setDst(dst->id);
-                          set_triple(copy.initSrcOrigin(3), from.data());
-                          set_triple(copy.initDstOrigin(3), to.data());
-                          set_triple(copy.initRegion(3), extent.data());
-                          return copy.getCommand();
-                        },
-                        num_events, wait_list, event, CL_COMMAND_COPY_IMAGE);
+  return device_command(
+      queue, src, dst, whole_image(dst, dst_origin, region),
+      [&](wire::Request::Builder request) {
+        auto copy = request.initCopyImage();
+        copy.setSrc(src->id);
+        copy.setDst(dst->id);
+        set_triple(copy.initSrcOrigin(3), src_origin);
+        set_triple(copy.initDstOrigin(3), dst_origin);
+        set_triple(copy.initRegion(3), region);
+        return copy.getCommand();
+      },
+      num_events, wait_list, event, CL_COMMAND_COPY_IMAGE);
 }
 
 cl_int fedcl::api::clEnqueueFillImage(cl_command_queue queue, cl_mem image, const void *fill_color,
@@ -619,16 +621,17 @@ cl_int fedcl::api::clEnqueueFillImage(cl_command_queue queue, cl_mem image, cons
   // A float4, int4 or uint4; a depth image's color is a single float.
   uint8_t color[16] = {};
   std::memcpy(color, fill_color, image->image_format.image_channel_order == CL_DEPTH ? 4 : 16);
-  return device_command(queue, nullptr, image, whole_image(image, origin, region),
-                        [&](wire::Request::Builder request) {
-                          auto fill = request.initFillImage();
-                          fill.setImage(image->id);
-                          fill.setColor(kj::arrayPtr(color, sizeof color));
-                          set_triple(fill.initOrigin(3), origin);
-                          set_triple(fill.initRegion(3), region);
-                          return fill.getCommand();
-                        },
-                        num_events, wait_list, event, CL_COMMAND_FILL_IMAGE);
+  return device_command(
+      queue, nullptr, image, whole_image(image, origin, region),
+      [&](wire::Request::Builder request) {
+        auto fill = request.initFillImage();
+        fill.setImage(image->id);
+        fill.setColor(kj::arrayPtr(color, sizeof color));
+        set_triple(fill.initOrigin(3), origin);
+        set_triple(fill.initRegion(3), region);
+        return fill.getCommand();
+      },
+      num_events, wait_list, event, CL_COMMAND_FILL_IMAGE);
 }
 
 cl_int fedcl::api::clEnqueueCopyImageToBuffer(cl_command_queue queue, cl_mem src, cl_mem dst, const size_t *src_origin,
@@ -640,17 +643,18 @@ cl_int fedcl::api::clEnqueueCopyImageToBuffer(cl_command_queue queue, cl_mem src
   if (err != CL_SUCCESS) return err;
   size_t bytes = region[0] * region[1] * region[2] * src->element_size;
   if (dst_offset > dst->size || bytes > dst->size - dst_offset) return CL_INVALID_VALUE;
-  return device_command(queue, src, dst, dst_offset == 0 && bytes == dst->size,
-                        [&](wire::Request::Builder request) {
-                          auto copy = request.initCopyImageToBuffer();
-                          copy.setSrc(src->id);
-                          copy.setDst(dst->id);
-                          set_triple(copy.initSrcOrigin(3), src_origin);
-                          set_triple(copy.initRegion(3), region);
-                          copy.setDstOffset(dst_offset);
-                          return copy.getCommand();
-                        },
-                        num_events, wait_list, event, CL_COMMAND_COPY_IMAGE_TO_BUFFER);
+  return device_command(
+      queue, src, dst, dst_offset == 0 && bytes == dst->size,
+      [&](wire::Request::Builder request) {
+        auto copy = request.initCopyImageToBuffer();
+        copy.setSrc(src->id);
+        copy.setDst(dst->id);
+        set_triple(copy.initSrcOrigin(3), src_origin);
+        set_triple(copy.initRegion(3), region);
+        copy.setDstOffset(dst_offset);
+        return copy.getCommand();
+      },
+      num_events, wait_list, event, CL_COMMAND_COPY_IMAGE_TO_BUFFER);
 }
 
 cl_int fedcl::api::clEnqueueCopyBufferToImage(cl_command_queue queue, cl_mem src, cl_mem dst, size_t src_offset,
@@ -662,17 +666,18 @@ cl_int fedcl::api::clEnqueueCopyBufferToImage(cl_command_queue queue, cl_mem src
   if (err != CL_SUCCESS) return err;
   size_t bytes = region[0] * region[1] * region[2] * dst->element_size;
   if (src_offset > src->size || bytes > src->size - src_offset) return CL_INVALID_VALUE;
-  return device_command(queue, src, dst, whole_image(dst, dst_origin, region),
-                        [&](wire::Request::Builder request) {
-                          auto copy = request.initCopyBufferToImage();
-                          copy.setSrc(src->id);
-                          copy.setDst(dst->id);
-                          copy.setSrcOffset(src_offset);
-                          set_triple(copy.initDstOrigin(3), dst_origin);
-                          set_triple(copy.initRegion(3), region);
-                          return copy.getCommand();
-                        },
-                        num_events, wait_list, event, CL_COMMAND_COPY_BUFFER_TO_IMAGE);
+  return device_command(
+      queue, src, dst, whole_image(dst, dst_origin, region),
+      [&](wire::Request::Builder request) {
+        auto copy = request.initCopyBufferToImage();
+        copy.setSrc(src->id);
+        copy.setDst(dst->id);
+        copy.setSrcOffset(src_offset);
+        set_triple(copy.initDstOrigin(3), dst_origin);
+        set_triple(copy.initRegion(3), region);
+        return copy.getCommand();
+      },
+      num_events, wait_list, event, CL_COMMAND_COPY_BUFFER_TO_IMAGE);
 }
 
 // Maps point into the host copy of the image's memory (the application's, for CL_MEM_USE_HOST_PTR),
@@ -712,8 +717,9 @@ void *fedcl::api::clEnqueueMapImage(cl_command_queue queue, cl_mem image, cl_boo
   if (slice_pitch_ret) *slice_pitch_ret = slice_pitch;
   {
     std::lock_guard<std::mutex> lock(image->mutex);
-    _cl_mem::Mapping mapping{pointer, 0, 0, flags, {origin[0], origin[1], origin[2]},
-                             {region[0], region[1], region[2]}, row_pitch, slice_pitch};
+    _cl_mem::Mapping mapping{
+        pointer,   0,          0, flags, {origin[0], origin[1], origin[2]}, {region[0], region[1], region[2]},
+        row_pitch, slice_pitch};
     image->mappings.push_back(mapping);
   }
   set_error(errcode_ret, CL_SUCCESS);
@@ -724,10 +730,10 @@ void *fedcl::api::clEnqueueMapImage(cl_command_queue queue, cl_mem image, cl_boo
 // Rectangular buffer transfers
 
 cl_int fedcl::api::clEnqueueReadBufferRect(cl_command_queue queue, cl_mem buffer, cl_bool blocking,
-                                           const size_t *buffer_origin, const size_t *host_origin,
-                                           const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch,
-                                           size_t host_row_pitch, size_t host_slice_pitch, void *ptr,
-                                           cl_uint num_events, const cl_event *wait_list, cl_event *event) {
+                                           const size_t *buffer_origin, const size_t *host_origin, const size_t *region,
+                                           size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch,
+                                           size_t host_slice_pitch, void *ptr, cl_uint num_events,
+                                           const cl_event *wait_list, cl_event *event) {
   cl_int err = check_queue_mem(queue, buffer, false);
   if (err == CL_SUCCESS) err = check_rect_args(buffer_origin, host_origin, region);
   if (err == CL_SUCCESS && !ptr) err = CL_INVALID_VALUE;
@@ -737,27 +743,31 @@ cl_int fedcl::api::clEnqueueReadBufferRect(cl_command_queue queue, cl_mem buffer
   if (err == CL_SUCCESS) err = check_rect(host_origin, region, host_row_pitch, host_slice_pitch, SIZE_MAX, &host_rect);
   if (err != CL_SUCCESS) return err;
   if (!host_may_read(buffer)) return CL_INVALID_OPERATION;
-  HostRegion host{static_cast<uint8_t *>(ptr) + host_rect.offset, region[0], region[1], region[2],
-                  host_rect.row_pitch, host_rect.slice_pitch};
-  return host_read(queue, buffer, blocking, host,
-                   [&](wire::Request::Builder request) {
-                     auto read = request.initReadBufferRect();
-                     read.setBuffer(buffer->id);
-                     set_triple(read.initBufferOrigin(3), buffer_origin);
-                     set_triple(read.initRegion(3), region);
-                     read.setBufferRowPitch(device_rect.row_pitch);
-                     read.setBufferSlicePitch(device_rect.slice_pitch);
-                     return read.getCommand();
-                   },
-                   num_events, wait_list, event, CL_COMMAND_READ_BUFFER_RECT);
+  HostRegion host{static_cast<uint8_t *>(ptr) + host_rect.offset,
+                  region[0],
+                  region[1],
+                  region[2],
+                  host_rect.row_pitch,
+                  host_rect.slice_pitch};
+  return host_read(
+      queue, buffer, blocking, host,
+      [&](wire::Request::Builder request) {
+        auto read = request.initReadBufferRect();
+        read.setBuffer(buffer->id);
+        set_triple(read.initBufferOrigin(3), buffer_origin);
+        set_triple(read.initRegion(3), region);
+        read.setBufferRowPitch(device_rect.row_pitch);
+        read.setBufferSlicePitch(device_rect.slice_pitch);
+        return read.getCommand();
+      },
+      num_events, wait_list, event, CL_COMMAND_READ_BUFFER_RECT);
 }
 
 cl_int fedcl::api::clEnqueueWriteBufferRect(cl_command_queue queue, cl_mem buffer, cl_bool blocking,
                                             const size_t *buffer_origin, const size_t *host_origin,
-                                            const size_t *region, size_t buffer_row_pitch,
-                                            size_t buffer_slice_pitch, size_t host_row_pitch,
-                                            size_t host_slice_pitch, const void *ptr, cl_uint num_events,
-                                            const cl_event *wait_list, cl_event *event) {
+                                            const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch,
+                                            size_t host_row_pitch, size_t host_slice_pitch, const void *ptr,
+                                            cl_uint num_events, const cl_event *wait_list, cl_event *event) {
   cl_int err = check_queue_mem(queue, buffer, false);
   if (err == CL_SUCCESS) err = check_rect_args(buffer_origin, host_origin, region);
   if (err == CL_SUCCESS && !ptr) err = CL_INVALID_VALUE;
@@ -767,19 +777,24 @@ cl_int fedcl::api::clEnqueueWriteBufferRect(cl_command_queue queue, cl_mem buffe
   if (err == CL_SUCCESS) err = check_rect(host_origin, region, host_row_pitch, host_slice_pitch, SIZE_MAX, &host_rect);
   if (err != CL_SUCCESS) return err;
   if (!host_may_write(buffer)) return CL_INVALID_OPERATION;
-  HostRegion host{const_cast<uint8_t *>(static_cast<const uint8_t *>(ptr)) + host_rect.offset, region[0], region[1],
-                  region[2], host_rect.row_pitch, host_rect.slice_pitch};
-  return host_write(queue, buffer, overwrites_buffer(buffer, device_rect, region), host,
-                    [&](wire::Request::Builder request) {
-                      auto write = request.initWriteBufferRect();
-                      write.setBuffer(buffer->id);
-                      set_triple(write.initBufferOrigin(3), buffer_origin);
-                      set_triple(write.initRegion(3), region);
-                      write.setBufferRowPitch(device_rect.row_pitch);
-                      write.setBufferSlicePitch(device_rect.slice_pitch);
-                      return write.getCommand();
-                    },
-                    num_events, wait_list, event, CL_COMMAND_WRITE_BUFFER_RECT);
+  HostRegion host{const_cast<uint8_t *>(static_cast<const uint8_t *>(ptr)) + host_rect.offset,
+                  region[0],
+                  region[1],
+                  region[2],
+                  host_rect.row_pitch,
+                  host_rect.slice_pitch};
+  return host_write(
+      queue, buffer, overwrites_buffer(buffer, device_rect, region), host,
+      [&](wire::Request::Builder request) {
+        auto write = request.initWriteBufferRect();
+        write.setBuffer(buffer->id);
+        set_triple(write.initBufferOrigin(3), buffer_origin);
+        set_triple(write.initRegion(3), region);
+        write.setBufferRowPitch(device_rect.row_pitch);
+        write.setBufferSlicePitch(device_rect.slice_pitch);
+        return write.getCommand();
+      },
+      num_events, wait_list, event, CL_COMMAND_WRITE_BUFFER_RECT);
 }
 
 cl_int fedcl::api::clEnqueueCopyBufferRect(cl_command_queue queue, cl_mem src, cl_mem dst, const size_t *src_origin,
@@ -797,21 +812,22 @@ cl_int fedcl::api::clEnqueueCopyBufferRect(cl_command_queue queue, cl_mem src, c
     if (from.row_pitch != to.row_pitch || from.slice_pitch != to.slice_pitch) return CL_INVALID_VALUE;
     if (rects_overlap(from, to, region)) return CL_MEM_COPY_OVERLAP;
   }
-  return device_command(queue, src, dst, overwrites_buffer(dst, to, region),
-                        [&](wire::Request::Builder request) {
-                          auto copy = request.initCopyBufferRect();
-                          copy.setSrc(src->id);
-                          copy.setDst(dst->id);
-                          set_triple(copy.initSrcOrigin(3), src_origin);
-                          set_triple(copy.initDstOrigin(3), dst_origin);
-                          set_triple(copy.initRegion(3), region);
-                          copy.setSrcRowPitch(from.row_pitch);
-                          copy.setSrcSlicePitch(from.slice_pitch);
-                          copy.setDstRowPitch(to.row_pitch);
-                          copy.setDstSlicePitch(to.slice_pitch);
-                          return copy.getCommand();
-                        },
-                        num_events, wait_list, event, CL_COMMAND_COPY_BUFFER_RECT);
+  return device_command(
+      queue, src, dst, overwrites_buffer(dst, to, region),
+      [&](wire::Request::Builder request) {
+        auto copy = request.initCopyBufferRect();
+        copy.setSrc(src->id);
+        copy.setDst(dst->id);
+        set_triple(copy.initSrcOrigin(3), src_origin);
+        set_triple(copy.initDstOrigin(3), dst_origin);
+        set_triple(copy.initRegion(3), region);
+        copy.setSrcRowPitch(from.row_pitch);
+        copy.setSrcSlicePitch(from.slice_pitch);
+        copy.setDstRowPitch(to.row_pitch);
+        copy.setDstSlicePitch(to.slice_pitch);
+        return copy.getCommand();
+      },
+      num_events, wait_list, event, CL_COMMAND_COPY_BUFFER_RECT);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -835,7 +851,8 @@ cl_sampler fedcl::api::clCreateSamplerWithProperties(cl_context context, const c
   cl_uint seen = 0;  // a bit per property already given: repeating one is an error
   for (const cl_sampler_properties *p = properties; p && *p; p += 2) {
     cl_uint name = static_cast<cl_uint>(p[0]);
-    cl_uint bit = name == CL_SAMPLER_NORMALIZED_COORDS ? 1 : name == CL_SAMPLER_ADDRESSING_MODE ? 2
+    cl_uint bit = name == CL_SAMPLER_NORMALIZED_COORDS ? 1
+                  : name == CL_SAMPLER_ADDRESSING_MODE ? 2
                   : name == CL_SAMPLER_FILTER_MODE     ? 4
                                                        : 0;
     if (bit == 0 || (seen & bit)) return set_error(errcode_ret, CL_INVALID_VALUE), nullptr;

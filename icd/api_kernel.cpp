@@ -90,7 +90,8 @@ cl_int fedcl::api::clSetKernelArg(cl_kernel kernel, cl_uint index, size_t size, 
     // No metadata from the backend: go by what the application passed.
     // A handle must never travel as bytes: the daemon would hand the backend a pointer of this process.
     void *handle = (size == sizeof(void *) && value) ? *static_cast<void *const *>(value) : nullptr;
-    kind = as<_cl_mem>(handle) ? ArgClass::memory : as<_cl_sampler>(handle) ? ArgClass::sampler
+    bool known = handle_registered(handle);
+    kind = known && as<_cl_mem>(handle) ? ArgClass::memory : known && as<_cl_sampler>(handle) ? ArgClass::sampler
            : value                 ? ArgClass::value
                                    : ArgClass::local;
   }

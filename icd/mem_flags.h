@@ -13,9 +13,11 @@ inline bool at_most_one(cl_mem_flags flags) { return (flags & (flags - 1)) == 0;
 
 // CL_INVALID_VALUE for unknown bits or combinations the specification forbids.
 inline cl_int check_flags(cl_mem_flags flags) {
-  if (flags & ~(kAccessFlags | kHostPtrFlags | kHostAccessFlags | CL_MEM_KERNEL_READ_AND_WRITE)) return CL_INVALID_VALUE;
+  if (flags & ~(kAccessFlags | kHostPtrFlags | kHostAccessFlags | CL_MEM_KERNEL_READ_AND_WRITE))
+    return CL_INVALID_VALUE;
   if (!at_most_one(flags & kAccessFlags) || !at_most_one(flags & kHostAccessFlags)) return CL_INVALID_VALUE;
-  if ((flags & CL_MEM_USE_HOST_PTR) && (flags & (CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR))) return CL_INVALID_VALUE;
+  if ((flags & CL_MEM_USE_HOST_PTR) && (flags & (CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR)))
+    return CL_INVALID_VALUE;
   return CL_SUCCESS;
 }
 

@@ -141,7 +141,7 @@ struct _cl_mem : fedcl::Object {
   };
   std::vector<Mapping> mappings;
   std::vector<fedcl::Callback> destructor_callbacks;
-  _cl_mem() : Object(kMagic) {}
+  _cl_mem();
   ~_cl_mem();
   void last_release();
   bool is_image() const { return type != CL_MEM_OBJECT_BUFFER && type != CL_MEM_OBJECT_PIPE; }
@@ -224,7 +224,7 @@ struct _cl_sampler : fedcl::Object {
   cl_addressing_mode addressing_mode = CL_ADDRESS_CLAMP;
   cl_filter_mode filter_mode = CL_FILTER_NEAREST;
   std::vector<cl_sampler_properties> properties;          // as given to clCreateSamplerWithProperties, or empty
-  _cl_sampler() : Object(kMagic) {}
+  _cl_sampler();
   ~_cl_sampler();
   void last_release();
 };

@@ -56,17 +56,23 @@ BuildRequest image_transfer(cl_mem image, const size_t *origin, const size_t *re
   };
 }
 
-std::pair<wire::Command::Builder, size_t> image_whole_transfer(wire::Request::Builder request, cl_mem image, bool write) {
+std::pair<wire::Command::Builder, size_t> image_whole_transfer(wire::Request::Builder request, cl_mem image,
+                                                               bool write) {
   auto full = image_full_region(image);
   const size_t origin[3] = {0, 0, 0};
-  return {image_transfer(image, origin, full.data(), write)(request), image->element_size * full[0] * full[1] * full[2]};
+  return {image_transfer(image, origin, full.data(), write)(request),
+          image->element_size * full[0] * full[1] * full[2]};
 }
 
 HostRegion image_host_region(cl_mem image, void *base, const size_t *region, size_t row_pitch, size_t slice_pitch) {
   // A 1D array's layers are the region's rows: they lie slice_pitch apart.
   bool layers_as_rows = image->type == CL_MEM_OBJECT_IMAGE1D_ARRAY;
-  return HostRegion{static_cast<uint8_t *>(base), region[0] * image->element_size, region[1], region[2],
-                    layers_as_rows ? slice_pitch : row_pitch, slice_pitch};
+  return HostRegion{static_cast<uint8_t *>(base),
+                    region[0] * image->element_size,
+                    region[1],
+                    region[2],
+                    layers_as_rows ? slice_pitch : row_pitch,
+                    slice_pitch};
 }
 
 size_t image_offset(cl_mem image, const size_t *origin, size_t row_pitch, size_t slice_pitch) {

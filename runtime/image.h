@@ -20,7 +20,8 @@ void image_fill_create(wire::Request::CreateImage::Builder create, cl_mem image)
 BuildRequest image_transfer(cl_mem image, const size_t *origin, const size_t *region, bool write);
 
 // The request that reads (write false) or writes all of image, and the bytes that travel with it.
-std::pair<wire::Command::Builder, size_t> image_whole_transfer(wire::Request::Builder request, cl_mem image, bool write);
+std::pair<wire::Command::Builder, size_t> image_whole_transfer(wire::Request::Builder request, cl_mem image,
+                                                               bool write);
 
 // Host memory holding region of image with the given pitches, in the convention of the image
 // commands: row_pitch between rows, slice_pitch between 2D slices or between the layers of a

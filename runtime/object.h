@@ -51,6 +51,12 @@ T *as(const void *handle) {
   return object;
 }
 
+// Memory objects and samplers are also registered by address, so that bytes which may or may not be
+// such a handle (a kernel argument without metadata) can be recognised without reading through them.
+void handle_register(const void *handle);
+void handle_unregister(const void *handle);
+bool handle_registered(const void *handle);
+
 // Internal holds keep an object's memory alive past the application's last release, e.g. an
 // event until its completion arrives, or a context while a buffer of it lives.
 template <typename T>

@@ -1,6 +1,7 @@
 // Lifetimes: what each object tells the daemons when the application lets go of it, and what it
 // lets go of itself when its memory goes.
 #include <algorithm>
+#include <unordered_set>
 #include <cstdlib>
 
 #include "runtime.h"
@@ -10,6 +11,26 @@ namespace fedcl {
 std::atomic<uint64_t> g_next_id{wire::FIRST_CLIENT_ID};
 uint64_t new_object_id() { return g_next_id.fetch_add(1, std::memory_order_relaxed); }
 uint64_t new_object_ids(uint64_t count) { return g_next_id.fetch_add(count, std::memory_order_relaxed); }
+
+namespace {
+std::mutex g_handles_mutex;
+std::unordered_set<const void *> g_handles;
+}  // namespace
+
+void handle_register(const void *handle) {
+  std::lock_guard<std::mutex> lock(g_handles_mutex);
+  g_handles.insert(handle);
+}
+
+void handle_unregister(const void *handle) {
+  std::lock_guard<std::mutex> lock(g_handles_mutex);
+  g_handles.erase(handle);
+}
+
+bool handle_registered(const void *handle) {
+  std::lock_guard<std::mutex> lock(g_handles_mutex);
+  return g_handles.count(handle) != 0;
+}
 
 namespace {
 void post_release(Connection *connection, uint64_t id) {
@@ -83,7 +104,10 @@ void _cl_mem::last_release() {
     if (present & bit(part.connection)) post_release(part.connection, id);
 }
 
+_cl_mem::_cl_mem() : Object(kMagic) { handle_register(this); }
+
 _cl_mem::~_cl_mem() {
+  handle_unregister(this);
   run_destructor_callbacks(destructor_callbacks, this);
   if (last_writer) release(last_writer);
   std::free(mirror);
@@ -126,7 +150,12 @@ void _cl_event::last_release() {
 void _cl_sampler::last_release() {
   for (auto &part : context->parts) post_release(part.connection, id);
 }
-_cl_sampler::~_cl_sampler() { unhold(context); }
+_cl_sampler::_cl_sampler() : Object(kMagic) { handle_register(this); }
+
+_cl_sampler::~_cl_sampler() {
+  handle_unregister(this);
+  unhold(context);
+}
 
 _cl_event::~_cl_event() {
   if (queue) unhold(queue);

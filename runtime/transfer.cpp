@@ -15,12 +15,14 @@ bool HostRegion::packed() const {
 
 void HostRegion::pack(uint8_t *out) const {
   for (size_t z = 0; z < slices; z++)
-    for (size_t y = 0; y < rows; y++, out += row_bytes) std::memcpy(out, base + z * slice_pitch + y * row_pitch, row_bytes);
+    for (size_t y = 0; y < rows; y++, out += row_bytes)
+      std::memcpy(out, base + z * slice_pitch + y * row_pitch, row_bytes);
 }
 
 void HostRegion::unpack(const uint8_t *in) const {
   for (size_t z = 0; z < slices; z++)
-    for (size_t y = 0; y < rows; y++, in += row_bytes) std::memcpy(base + z * slice_pitch + y * row_pitch, in, row_bytes);
+    for (size_t y = 0; y < rows; y++, in += row_bytes)
+      std::memcpy(base + z * slice_pitch + y * row_pitch, in, row_bytes);
 }
 
 cl_int host_read(cl_command_queue queue, cl_mem mem, bool blocking, const HostRegion &host, const BuildRequest &build,
@@ -94,7 +96,8 @@ cl_int enqueue_marker(cl_command_queue queue, cl_command_type type, bool barrier
 }
 
 uint8_t *host_mirror(cl_mem root) {
-  if (!root->mirror) root->mirror = static_cast<uint8_t *>(std::aligned_alloc(4096, (root->size + 4095) & ~size_t(4095)));
+  if (!root->mirror)
+    root->mirror = static_cast<uint8_t *>(std::aligned_alloc(4096, (root->size + 4095) & ~size_t(4095)));
   return root->mirror;
 }
 

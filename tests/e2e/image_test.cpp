@@ -103,14 +103,17 @@ TEST_F(ImageTest, DeviceOffersImagesAndFormats) {
   ASSERT_GT(count, 0u);
   std::vector<cl_image_format> formats(count);
   cl_uint again = 0;
-  ASSERT_CL_OK(clGetSupportedImageFormats(context, CL_MEM_READ_WRITE, CL_MEM_OBJECT_IMAGE2D, count, formats.data(), &again));
+  ASSERT_CL_OK(
+      clGetSupportedImageFormats(context, CL_MEM_READ_WRITE, CL_MEM_OBJECT_IMAGE2D, count, formats.data(), &again));
   EXPECT_EQ(count, again);
   // Every device that supports images must support these (the specification's minimum list).
   for (cl_image_format required : {kRgba8, kRFloat, cl_image_format{CL_RGBA, CL_FLOAT}}) {
-    EXPECT_TRUE(std::any_of(formats.begin(), formats.end(), [&](const cl_image_format &f) {
-      return f.image_channel_order == required.image_channel_order &&
-             f.image_channel_data_type == required.image_channel_data_type;
-    })) << "order " << required.image_channel_order << " type " << required.image_channel_data_type;
+    EXPECT_TRUE(std::any_of(formats.begin(), formats.end(),
+                            [&](const cl_image_format &f) {
+                              return f.image_channel_order == required.image_channel_order &&
+                                     f.image_channel_data_type == required.image_channel_data_type;
+                            }))
+        << "order " << required.image_channel_order << " type " << required.image_channel_data_type;
   }
   // Fewer entries than formats: the first ones, and the full count.
   cl_image_format first{};
@@ -118,11 +121,14 @@ TEST_F(ImageTest, DeviceOffersImagesAndFormats) {
   EXPECT_EQ(count, again);
   EXPECT_EQ(formats[0].image_channel_order, first.image_channel_order);
 
-  EXPECT_CL(CL_INVALID_CONTEXT, clGetSupportedImageFormats(nullptr, CL_MEM_READ_WRITE, CL_MEM_OBJECT_IMAGE2D, 0, nullptr, &count));
-  EXPECT_CL(CL_INVALID_VALUE, clGetSupportedImageFormats(context, CL_MEM_READ_WRITE, CL_MEM_OBJECT_BUFFER, 0, nullptr, &count));
+  EXPECT_CL(CL_INVALID_CONTEXT,
+            clGetSupportedImageFormats(nullptr, CL_MEM_READ_WRITE, CL_MEM_OBJECT_IMAGE2D, 0, nullptr, &count));
+  EXPECT_CL(CL_INVALID_VALUE,
+            clGetSupportedImageFormats(context, CL_MEM_READ_WRITE, CL_MEM_OBJECT_BUFFER, 0, nullptr, &count));
   EXPECT_CL(CL_INVALID_VALUE, clGetSupportedImageFormats(context, CL_MEM_READ_WRITE | CL_MEM_READ_ONLY,
                                                          CL_MEM_OBJECT_IMAGE2D, 0, nullptr, &count));
-  EXPECT_CL(CL_INVALID_VALUE, clGetSupportedImageFormats(context, CL_MEM_READ_WRITE, CL_MEM_OBJECT_IMAGE2D, 0, &first, nullptr));
+  EXPECT_CL(CL_INVALID_VALUE,
+            clGetSupportedImageFormats(context, CL_MEM_READ_WRITE, CL_MEM_OBJECT_IMAGE2D, 0, &first, nullptr));
 }
 
 TEST_F(ImageTest, InfoDescribesEachImageType) {
@@ -131,15 +137,14 @@ TEST_F(ImageTest, InfoDescribesEachImageType) {
     size_t width, height, depth, layers;
     size_t row_pitch, slice_pitch, size;  // RGBA float elements are 16 bytes
   } cases[] = {
-      {CL_MEM_OBJECT_IMAGE1D, 10, 0, 0, 0, 160, 0, 160},
-      {CL_MEM_OBJECT_IMAGE1D_ARRAY, 10, 0, 0, 4, 160, 160, 640},
-      {CL_MEM_OBJECT_IMAGE2D, 10, 3, 0, 0, 160, 0, 480},
-      {CL_MEM_OBJECT_IMAGE2D_ARRAY, 10, 3, 0, 4, 160, 480, 1920},
+      {CL_MEM_OBJECT_IMAGE1D, 10, 0, 0, 0, 160, 0, 160},    {CL_MEM_OBJECT_IMAGE1D_ARRAY, 10, 0, 0, 4, 160, 160, 640},
+      {CL_MEM_OBJECT_IMAGE2D, 10, 3, 0, 0, 160, 0, 480},    {CL_MEM_OBJECT_IMAGE2D_ARRAY, 10, 3, 0, 4, 160, 480, 1920},
       {CL_MEM_OBJECT_IMAGE3D, 10, 3, 5, 0, 160, 480, 2400},
   };
   for (const Case &c : cases) {
     SCOPED_TRACE(c.type);
-    cl_mem mem = image(CL_MEM_READ_WRITE, {CL_RGBA, CL_FLOAT}, image_desc(c.type, c.width, c.height, c.depth, c.layers));
+    cl_mem mem =
+        image(CL_MEM_READ_WRITE, {CL_RGBA, CL_FLOAT}, image_desc(c.type, c.width, c.height, c.depth, c.layers));
     ASSERT_NE(nullptr, mem);
     EXPECT_EQ(16u, image_info<size_t>(mem, CL_IMAGE_ELEMENT_SIZE));
     EXPECT_EQ(c.width, image_info<size_t>(mem, CL_IMAGE_WIDTH));
@@ -193,7 +198,8 @@ TEST_F(ImageTest, PitchedWritesAndReadsOf3DImage) {
                                    update.data() + 3, 0, nullptr, nullptr));
   std::vector<uint8_t> whole(contents.size());
   const Size3 zero{0, 0, 0};
-  ASSERT_CL_OK(clEnqueueReadImage(queue, mem, CL_TRUE, zero.data(), full.data(), 0, 0, whole.data(), 0, nullptr, nullptr));
+  ASSERT_CL_OK(
+      clEnqueueReadImage(queue, mem, CL_TRUE, zero.data(), full.data(), 0, 0, whole.data(), 0, nullptr, nullptr));
   copy_rect(contents.data(), {origin[0] * element, origin[1], origin[2]}, tight, update.data() + 3, {0, 0, 0}, host,
             {region[0] * element, region[1], region[2]});
   EXPECT_EQ(contents, whole);
@@ -203,8 +209,8 @@ TEST_F(ImageTest, PitchedWritesAndReadsOf3DImage) {
 TEST_F(ImageTest, NonBlockingPitchedReadLandsBeforeItsEventCompletes) {
   const Size3 full{33, 17, 1};
   std::vector<uint8_t> contents = pattern(full[0] * full[1] * 4, 3);
-  cl_mem mem = image(CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, kRgba8, image_desc(CL_MEM_OBJECT_IMAGE2D, full[0], full[1]),
-                     contents.data());
+  cl_mem mem = image(CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, kRgba8,
+                     image_desc(CL_MEM_OBJECT_IMAGE2D, full[0], full[1]), contents.data());
   cl_int err;
   cl_event gate = clCreateUserEvent(context, &err);
   ASSERT_CL_OK(err);
@@ -230,7 +236,8 @@ TEST_F(ImageTest, NonBlockingPitchedReadLandsBeforeItsEventCompletes) {
 
 TEST_F(ImageTest, FillCopyAndTransfersWithBuffers) {
   const Size3 full{6, 4, 3}, zero{0, 0, 0};
-  cl_mem array = image(CL_MEM_READ_WRITE, kRFloat, image_desc(CL_MEM_OBJECT_IMAGE2D_ARRAY, full[0], full[1], 0, full[2]));
+  cl_mem array =
+      image(CL_MEM_READ_WRITE, kRFloat, image_desc(CL_MEM_OBJECT_IMAGE2D_ARRAY, full[0], full[1], 0, full[2]));
   cl_mem volume = image(CL_MEM_READ_WRITE, kRFloat, image_desc(CL_MEM_OBJECT_IMAGE3D, full[0], full[1], full[2]));
   const float background[4] = {2.5f, 0, 0, 0}, spot[4] = {7.0f, 0, 0, 0};
   const Size3 spot_origin{1, 1, 1}, spot_region{2, 2, 2};
@@ -245,9 +252,11 @@ TEST_F(ImageTest, FillCopyAndTransfersWithBuffers) {
   // Image to buffer at an offset, buffer back to a fresh image.
   const size_t count = full[0] * full[1] * full[2], offset = 16;
   cl_mem buffer = create_buffer(context, CL_MEM_READ_WRITE, offset + count * sizeof(float));
-  ASSERT_CL_OK(clEnqueueCopyImageToBuffer(queue, volume, buffer, zero.data(), full.data(), offset, 0, nullptr, nullptr));
+  ASSERT_CL_OK(
+      clEnqueueCopyImageToBuffer(queue, volume, buffer, zero.data(), full.data(), offset, 0, nullptr, nullptr));
   std::vector<float> values(count);
-  ASSERT_CL_OK(clEnqueueReadBuffer(queue, buffer, CL_TRUE, offset, count * sizeof(float), values.data(), 0, nullptr, nullptr));
+  ASSERT_CL_OK(
+      clEnqueueReadBuffer(queue, buffer, CL_TRUE, offset, count * sizeof(float), values.data(), 0, nullptr, nullptr));
   for (size_t z = 0; z < full[2]; z++)
     for (size_t y = 0; y < full[1]; y++)
       for (size_t x = 0; x < full[0]; x++)
@@ -259,7 +268,8 @@ TEST_F(ImageTest, FillCopyAndTransfersWithBuffers) {
   ASSERT_CL_OK(clEnqueueCopyBufferToImage(queue, buffer, plane, offset + 2 * full[0] * full[1] * sizeof(float),
                                           zero.data(), plane_region.data(), 0, nullptr, nullptr));
   std::vector<float> row(full[0] * full[1]);
-  ASSERT_CL_OK(clEnqueueReadImage(queue, plane, CL_TRUE, zero.data(), plane_region.data(), 0, 0, row.data(), 0, nullptr, nullptr));
+  ASSERT_CL_OK(clEnqueueReadImage(queue, plane, CL_TRUE, zero.data(), plane_region.data(), 0, 0, row.data(), 0, nullptr,
+                                  nullptr));
   for (size_t y = 0; y < full[1]; y++)
     for (size_t x = 0; x < full[0]; x++) EXPECT_EQ(expected(x, y, 2), row[y * full[0] + x]);
 
@@ -269,11 +279,14 @@ TEST_F(ImageTest, FillCopyAndTransfersWithBuffers) {
 TEST_F(ImageTest, UseHostPtrImageMapsIntoTheApplicationsMemory) {
   const size_t width = 7, height = 10, row_pitch = 256;
   std::vector<uint8_t> host = pattern(row_pitch * height, 4);
-  cl_mem mem = image(CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, kRgba8, [&] {
-    cl_image_desc desc = image_desc(CL_MEM_OBJECT_IMAGE2D, width, height);
-    desc.image_row_pitch = row_pitch;
-    return desc;
-  }(), host.data());
+  cl_mem mem = image(
+      CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, kRgba8,
+      [&] {
+        cl_image_desc desc = image_desc(CL_MEM_OBJECT_IMAGE2D, width, height);
+        desc.image_row_pitch = row_pitch;
+        return desc;
+      }(),
+      host.data());
   ASSERT_NE(nullptr, mem);
   EXPECT_EQ(row_pitch, image_info<size_t>(mem, CL_IMAGE_ROW_PITCH));
   void *host_ptr = nullptr;
@@ -283,8 +296,9 @@ TEST_F(ImageTest, UseHostPtrImageMapsIntoTheApplicationsMemory) {
   const Size3 origin{1, 2, 0}, region{3, 4, 1};
   size_t mapped_pitch = 0;
   cl_int err;
-  auto *view = static_cast<uint8_t *>(clEnqueueMapImage(queue, mem, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, origin.data(),
-                                                        region.data(), &mapped_pitch, nullptr, 0, nullptr, nullptr, &err));
+  auto *view =
+      static_cast<uint8_t *>(clEnqueueMapImage(queue, mem, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, origin.data(),
+                                               region.data(), &mapped_pitch, nullptr, 0, nullptr, nullptr, &err));
   ASSERT_CL_OK(err);
   EXPECT_EQ(host.data() + 2 * row_pitch + 4, view);
   EXPECT_EQ(row_pitch, mapped_pitch);
@@ -294,7 +308,8 @@ TEST_F(ImageTest, UseHostPtrImageMapsIntoTheApplicationsMemory) {
 
   std::vector<uint8_t> back(width * height * 4);
   const Size3 zero{0, 0, 0}, full{width, height, 1};
-  ASSERT_CL_OK(clEnqueueReadImage(queue, mem, CL_TRUE, zero.data(), full.data(), 0, 0, back.data(), 0, nullptr, nullptr));
+  ASSERT_CL_OK(
+      clEnqueueReadImage(queue, mem, CL_TRUE, zero.data(), full.data(), 0, 0, back.data(), 0, nullptr, nullptr));
   for (size_t y = 0; y < height; y++)
     for (size_t x = 0; x < width * 4; x++) ASSERT_EQ(host[y * row_pitch + x], back[y * width * 4 + x]) << x << "," << y;
   EXPECT_EQ(99, back[2 * width * 4 + 4]);
@@ -313,7 +328,8 @@ TEST_F(ImageTest, MapsOfAnImageArrayUseItsLayerPitch) {
   cl_mem copy = image(CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, kRFloat, desc, host.data());
   const Size3 zero{0, 0, 0}, full{width, layers, 1};
   std::vector<float> packed(width * layers);
-  ASSERT_CL_OK(clEnqueueReadImage(queue, copy, CL_TRUE, zero.data(), full.data(), 0, 0, packed.data(), 0, nullptr, nullptr));
+  ASSERT_CL_OK(
+      clEnqueueReadImage(queue, copy, CL_TRUE, zero.data(), full.data(), 0, 0, packed.data(), 0, nullptr, nullptr));
   for (size_t layer = 0; layer < layers; layer++)
     for (size_t x = 0; x < width; x++) ASSERT_EQ(host[layer * 24 + x], packed[layer * width + x]);
 
@@ -328,7 +344,8 @@ TEST_F(ImageTest, MapsOfAnImageArrayUseItsLayerPitch) {
   EXPECT_EQ(width * sizeof(float), slice);
   for (size_t layer = 0; layer < region[1]; layer++)
     for (size_t x = 0; x < region[0]; x++)
-      EXPECT_EQ(host[(origin[1] + layer) * 24 + origin[0] + x], reinterpret_cast<float *>(reinterpret_cast<uint8_t *>(view) + layer * slice)[x]);
+      EXPECT_EQ(host[(origin[1] + layer) * 24 + origin[0] + x],
+                reinterpret_cast<float *>(reinterpret_cast<uint8_t *>(view) + layer * slice)[x]);
   ASSERT_CL_OK(clEnqueueUnmapMemObject(queue, copy, view, 0, nullptr, nullptr));
   clReleaseMemObject(copy);
 }
@@ -349,11 +366,13 @@ TEST_F(ImageTest, WriteMapsOfAPlainImageReachTheDevice) {
   EXPECT_EQ(1u, maps);
   for (size_t z = 0; z < region[2]; z++)
     for (size_t y = 0; y < region[1]; y++)
-      for (size_t x = 0; x < region[0]; x++) reinterpret_cast<float *>(view + z * slice + y * row)[x] = float(100 * z + 10 * y + x + 1);
+      for (size_t x = 0; x < region[0]; x++)
+        reinterpret_cast<float *>(view + z * slice + y * row)[x] = float(100 * z + 10 * y + x + 1);
   ASSERT_CL_OK(clEnqueueUnmapMemObject(queue, mem, view, 0, nullptr, nullptr));
 
   std::vector<float> values(full[0] * full[1] * full[2]);
-  ASSERT_CL_OK(clEnqueueReadImage(queue, mem, CL_TRUE, zero.data(), full.data(), 0, 0, values.data(), 0, nullptr, nullptr));
+  ASSERT_CL_OK(
+      clEnqueueReadImage(queue, mem, CL_TRUE, zero.data(), full.data(), 0, 0, values.data(), 0, nullptr, nullptr));
   for (size_t z = 0; z < full[2]; z++)
     for (size_t y = 0; y < full[1]; y++)
       for (size_t x = 0; x < full[0]; x++) {
@@ -396,14 +415,16 @@ TEST_F(ImageTest, ImageOverABufferSharesItsMemory) {
   auto run_and_check = [&](cl_uint add) {
     ASSERT_CL_OK(clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &global, nullptr, 0, nullptr, nullptr));
     std::vector<cl_uint> doubled(width);
-    ASSERT_CL_OK(clEnqueueReadBuffer(queue, out, CL_TRUE, 0, width * sizeof(cl_uint), doubled.data(), 0, nullptr, nullptr));
+    ASSERT_CL_OK(
+        clEnqueueReadBuffer(queue, out, CL_TRUE, 0, width * sizeof(cl_uint), doubled.data(), 0, nullptr, nullptr));
     for (size_t i = 0; i < width; i++) ASSERT_EQ(2 * (i + add), doubled[i]) << i;
   };
   run_and_check(0);
   // A write to the buffer shows through the image, and a map of the image reads the buffer.
   std::vector<cl_uint> bumped(width);
   std::iota(bumped.begin(), bumped.end(), 1000u);
-  ASSERT_CL_OK(clEnqueueWriteBuffer(queue, buffer, CL_TRUE, 0, width * sizeof(cl_uint), bumped.data(), 0, nullptr, nullptr));
+  ASSERT_CL_OK(
+      clEnqueueWriteBuffer(queue, buffer, CL_TRUE, 0, width * sizeof(cl_uint), bumped.data(), 0, nullptr, nullptr));
   run_and_check(1000);
   const Size3 origin{4, 0, 0}, region{8, 1, 1};
   size_t row = 0;
@@ -554,11 +575,16 @@ TEST_F(ImageTest, CreateImageErrors) {
       {"RGB with 8-bit integers", CL_INVALID_IMAGE_FORMAT_DESCRIPTOR, 0, &rgb_int, plain, nullptr},
       {"unknown channel order", CL_INVALID_IMAGE_FORMAT_DESCRIPTOR, 0, &unknown, plain, nullptr},
       {"two access flags", CL_INVALID_VALUE, CL_MEM_READ_WRITE | CL_MEM_READ_ONLY, &kRgba8, plain, nullptr},
-      {"zero width", CL_INVALID_IMAGE_DESCRIPTOR, 0, &kRgba8, with([](cl_image_desc &d) { d.image_width = 0; }), nullptr},
-      {"zero height", CL_INVALID_IMAGE_DESCRIPTOR, 0, &kRgba8, with([](cl_image_desc &d) { d.image_height = 0; }), nullptr},
-      {"too wide", CL_INVALID_IMAGE_SIZE, 0, &kRgba8, with([](cl_image_desc &d) { d.image_width = size_t(1) << 30; }), nullptr},
-      {"unknown type", CL_INVALID_IMAGE_DESCRIPTOR, 0, &kRgba8, with([](cl_image_desc &d) { d.image_type = 0x4242; }), nullptr},
-      {"mip levels", CL_INVALID_IMAGE_DESCRIPTOR, 0, &kRgba8, with([](cl_image_desc &d) { d.num_mip_levels = 2; }), nullptr},
+      {"zero width", CL_INVALID_IMAGE_DESCRIPTOR, 0, &kRgba8, with([](cl_image_desc &d) { d.image_width = 0; }),
+       nullptr},
+      {"zero height", CL_INVALID_IMAGE_DESCRIPTOR, 0, &kRgba8, with([](cl_image_desc &d) { d.image_height = 0; }),
+       nullptr},
+      {"too wide", CL_INVALID_IMAGE_SIZE, 0, &kRgba8, with([](cl_image_desc &d) { d.image_width = size_t(1) << 30; }),
+       nullptr},
+      {"unknown type", CL_INVALID_IMAGE_DESCRIPTOR, 0, &kRgba8, with([](cl_image_desc &d) { d.image_type = 0x4242; }),
+       nullptr},
+      {"mip levels", CL_INVALID_IMAGE_DESCRIPTOR, 0, &kRgba8, with([](cl_image_desc &d) { d.num_mip_levels = 2; }),
+       nullptr},
       {"samples", CL_INVALID_IMAGE_DESCRIPTOR, 0, &kRgba8, with([](cl_image_desc &d) { d.num_samples = 2; }), nullptr},
       {"pitch without host memory", CL_INVALID_IMAGE_DESCRIPTOR, 0, &kRgba8,
        with([](cl_image_desc &d) { d.image_row_pitch = 128; }), nullptr},
@@ -568,11 +594,13 @@ TEST_F(ImageTest, CreateImageErrors) {
        with([](cl_image_desc &d) { d.image_row_pitch = 32; }), host.data()},
       {"pitch not whole elements", CL_INVALID_IMAGE_DESCRIPTOR, CL_MEM_COPY_HOST_PTR, &kRgba8,
        with([](cl_image_desc &d) { d.image_row_pitch = 66; }), host.data()},
-      {"slice pitch below a slice", CL_INVALID_IMAGE_DESCRIPTOR, CL_MEM_COPY_HOST_PTR, &kRgba8, with([](cl_image_desc &d) {
+      {"slice pitch below a slice", CL_INVALID_IMAGE_DESCRIPTOR, CL_MEM_COPY_HOST_PTR, &kRgba8,
+       with([](cl_image_desc &d) {
          d.image_type = CL_MEM_OBJECT_IMAGE3D;
          d.image_depth = 2;
          d.image_slice_pitch = 100;
-       }), host.data()},
+       }),
+       host.data()},
       {"empty array", CL_INVALID_IMAGE_DESCRIPTOR, 0, &kRgba8,
        with([](cl_image_desc &d) { d.image_type = CL_MEM_OBJECT_IMAGE2D_ARRAY; }), nullptr},
       {"image buffer without buffer", CL_INVALID_IMAGE_DESCRIPTOR, 0, &kRgba8,
@@ -623,14 +651,14 @@ TEST_F(ImageTest, EnqueueImageErrors) {
   EXPECT_CL(CL_INVALID_VALUE, read(volume, zero, {full[0], full[1], full[2] + 1}));
   EXPECT_CL(CL_INVALID_VALUE, read(volume, {1, 0, 0}, full));
   EXPECT_CL(CL_INVALID_VALUE, read(volume, zero, {0, 1, 1}));
-  EXPECT_CL(CL_INVALID_VALUE, read(volume, zero, full, 8));          // row pitch below a row
-  EXPECT_CL(CL_INVALID_VALUE, read(volume, zero, full, 0, 8));       // slice pitch below a slice
+  EXPECT_CL(CL_INVALID_VALUE, read(volume, zero, full, 8));               // row pitch below a row
+  EXPECT_CL(CL_INVALID_VALUE, read(volume, zero, full, 0, 8));            // slice pitch below a slice
   EXPECT_CL(CL_INVALID_VALUE, read(plane, zero, plane_region, 0, 4096));  // 2D images have no slices
   EXPECT_CL(CL_INVALID_VALUE, read(plane, {0, 0, 1}, plane_region));
-  EXPECT_CL(CL_INVALID_VALUE, clEnqueueReadImage(queue, volume, CL_TRUE, zero.data(), full.data(), 0, 0, nullptr, 0,
-                                                 nullptr, nullptr));
-  EXPECT_CL(CL_INVALID_VALUE, clEnqueueReadImage(queue, volume, CL_TRUE, nullptr, full.data(), 0, 0, host.data(), 0,
-                                                 nullptr, nullptr));
+  EXPECT_CL(CL_INVALID_VALUE,
+            clEnqueueReadImage(queue, volume, CL_TRUE, zero.data(), full.data(), 0, 0, nullptr, 0, nullptr, nullptr));
+  EXPECT_CL(CL_INVALID_VALUE,
+            clEnqueueReadImage(queue, volume, CL_TRUE, nullptr, full.data(), 0, 0, host.data(), 0, nullptr, nullptr));
   EXPECT_CL(CL_INVALID_MEM_OBJECT, read(buffer, zero, {1, 1, 1}));
   EXPECT_CL(CL_INVALID_COMMAND_QUEUE, clEnqueueReadImage(nullptr, volume, CL_TRUE, zero.data(), full.data(), 0, 0,
                                                          host.data(), 0, nullptr, nullptr));
@@ -638,27 +666,28 @@ TEST_F(ImageTest, EnqueueImageErrors) {
   EXPECT_CL(CL_INVALID_OPERATION, clEnqueueWriteImage(queue, hidden, CL_TRUE, zero.data(), Size3{4, 4, 1}.data(), 0, 0,
                                                       host.data(), 0, nullptr, nullptr));
 
-  EXPECT_CL(CL_IMAGE_FORMAT_MISMATCH, clEnqueueCopyImage(queue, volume, bytes, zero.data(), zero.data(), full.data(), 0,
-                                                         nullptr, nullptr));
+  EXPECT_CL(CL_IMAGE_FORMAT_MISMATCH,
+            clEnqueueCopyImage(queue, volume, bytes, zero.data(), zero.data(), full.data(), 0, nullptr, nullptr));
   const Size3 near{1, 1, 1};
-  EXPECT_CL(CL_MEM_COPY_OVERLAP, clEnqueueCopyImage(queue, volume, volume, zero.data(), near.data(), Size3{4, 4, 4}.data(),
-                                                    0, nullptr, nullptr));
+  EXPECT_CL(CL_MEM_COPY_OVERLAP, clEnqueueCopyImage(queue, volume, volume, zero.data(), near.data(),
+                                                    Size3{4, 4, 4}.data(), 0, nullptr, nullptr));
   EXPECT_CL(CL_SUCCESS, clEnqueueCopyImage(queue, volume, volume, zero.data(), Size3{4, 0, 0}.data(),
                                            Size3{4, 4, 4}.data(), 0, nullptr, nullptr));
-  EXPECT_CL(CL_INVALID_VALUE, clEnqueueFillImage(queue, volume, nullptr, zero.data(), full.data(), 0, nullptr, nullptr));
-  EXPECT_CL(CL_INVALID_VALUE, clEnqueueCopyImageToBuffer(queue, volume, buffer, zero.data(), full.data(), 0, 0, nullptr,
-                                                         nullptr));
-  EXPECT_CL(CL_INVALID_MEM_OBJECT, clEnqueueCopyImageToBuffer(queue, buffer, buffer, zero.data(), full.data(), 0, 0,
-                                                              nullptr, nullptr));
-  EXPECT_CL(CL_INVALID_MEM_OBJECT, clEnqueueCopyBufferToImage(queue, volume, volume, 0, zero.data(), full.data(), 0,
-                                                              nullptr, nullptr));
+  EXPECT_CL(CL_INVALID_VALUE,
+            clEnqueueFillImage(queue, volume, nullptr, zero.data(), full.data(), 0, nullptr, nullptr));
+  EXPECT_CL(CL_INVALID_VALUE,
+            clEnqueueCopyImageToBuffer(queue, volume, buffer, zero.data(), full.data(), 0, 0, nullptr, nullptr));
+  EXPECT_CL(CL_INVALID_MEM_OBJECT,
+            clEnqueueCopyImageToBuffer(queue, buffer, buffer, zero.data(), full.data(), 0, 0, nullptr, nullptr));
+  EXPECT_CL(CL_INVALID_MEM_OBJECT,
+            clEnqueueCopyBufferToImage(queue, volume, volume, 0, zero.data(), full.data(), 0, nullptr, nullptr));
   size_t row = 0;
   cl_int err;
   EXPECT_EQ(nullptr, clEnqueueMapImage(queue, volume, CL_TRUE, CL_MAP_READ, zero.data(), full.data(), &row, nullptr, 0,
                                        nullptr, nullptr, &err));
   EXPECT_CL(CL_INVALID_VALUE, err);  // a 3D map needs somewhere to put its slice pitch
-  EXPECT_EQ(nullptr, clEnqueueMapImage(queue, volume, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE_INVALIDATE_REGION, zero.data(),
-                                       full.data(), &row, &row, 0, nullptr, nullptr, &err));
+  EXPECT_EQ(nullptr, clEnqueueMapImage(queue, volume, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE_INVALIDATE_REGION,
+                                       zero.data(), full.data(), &row, &row, 0, nullptr, nullptr, &err));
   EXPECT_CL(CL_INVALID_VALUE, err);
   ASSERT_CL_OK(clFinish(queue));
   for (cl_mem mem : {volume, plane, bytes, hidden, buffer}) clReleaseMemObject(mem);
@@ -709,13 +738,13 @@ TEST_F(ImageTest, RectangleTransfersFollowTheirPitches) {
     return clEnqueueReadBufferRect(queue, buffer, CL_TRUE, origin.data(), at_zero.data(), extent.data(), row, slice,
                                    host_row, host_slice, ptr ? ptr : got.data(), 0, nullptr, nullptr);
   };
-  EXPECT_CL(CL_INVALID_VALUE, read_rect(buffer_origin, region, 20, 1000));       // past the end
-  EXPECT_CL(CL_INVALID_VALUE, read_rect(buffer_origin, region, 5, 0));           // row pitch below a row
-  EXPECT_CL(CL_INVALID_VALUE, read_rect(buffer_origin, region, 20, 70));         // slice not whole rows
+  EXPECT_CL(CL_INVALID_VALUE, read_rect(buffer_origin, region, 20, 1000));  // past the end
+  EXPECT_CL(CL_INVALID_VALUE, read_rect(buffer_origin, region, 5, 0));      // row pitch below a row
+  EXPECT_CL(CL_INVALID_VALUE, read_rect(buffer_origin, region, 20, 70));    // slice not whole rows
   EXPECT_CL(CL_INVALID_VALUE, read_rect(buffer_origin, region, 20, 100, 10, 10));
   EXPECT_CL(CL_INVALID_VALUE, read_rect(buffer_origin, {0, 1, 1}, 20, 100));
-  EXPECT_CL(CL_INVALID_VALUE, clEnqueueReadBufferRect(queue, buffer, CL_TRUE, nullptr, read_origin.data(), region.data(),
-                                                      20, 100, 0, 0, got.data(), 0, nullptr, nullptr));
+  EXPECT_CL(CL_INVALID_VALUE, clEnqueueReadBufferRect(queue, buffer, CL_TRUE, nullptr, read_origin.data(),
+                                                      region.data(), 20, 100, 0, 0, got.data(), 0, nullptr, nullptr));
   const Size3 overlapping{3, 2, 1}, apart{0, 0, 10};
   EXPECT_CL(CL_MEM_COPY_OVERLAP, clEnqueueCopyBufferRect(queue, buffer, buffer, read_origin.data(), overlapping.data(),
                                                          region.data(), 20, 100, 20, 100, 0, nullptr, nullptr));
@@ -759,7 +788,8 @@ TEST_F(ImagesOnTwoDaemons, ImagesFollowTheWorkBetweenDaemons) {
   std::iota(texels.begin(), texels.end(), 0.0f);
   const Size3 zero{0, 0, 0}, full{width, height, 1};
   // Written through daemon 0, doubled by a kernel on daemon 1, read back through daemon 0.
-  ASSERT_CL_OK(clEnqueueWriteImage(queue[0], img, CL_TRUE, zero.data(), full.data(), 0, 0, texels.data(), 0, nullptr, nullptr));
+  ASSERT_CL_OK(
+      clEnqueueWriteImage(queue[0], img, CL_TRUE, zero.data(), full.data(), 0, 0, texels.data(), 0, nullptr, nullptr));
   cl_program program = build_program(context, R"(
     __kernel void twice(read_only image2d_t in, write_only image2d_t out, sampler_t s) {
       int2 p = (int2)(get_global_id(0), get_global_id(1));
@@ -780,25 +810,29 @@ TEST_F(ImagesOnTwoDaemons, ImagesFollowTheWorkBetweenDaemons) {
   ASSERT_CL_OK(clEnqueueNDRangeKernel(queue[1], kernel, 2, nullptr, full.data(), nullptr, 0, nullptr, nullptr));
   ASSERT_CL_OK(clFinish(queue[1]));
   std::vector<float> got(width * height);
-  ASSERT_CL_OK(clEnqueueReadImage(queue[0], doubled, CL_TRUE, zero.data(), full.data(), 0, 0, got.data(), 0, nullptr, nullptr));
+  ASSERT_CL_OK(
+      clEnqueueReadImage(queue[0], doubled, CL_TRUE, zero.data(), full.data(), 0, 0, got.data(), 0, nullptr, nullptr));
   for (size_t i = 0; i < got.size(); i++) ASSERT_EQ(2.0f * texels[i], got[i]) << i;
 
-  // An image over a buffer written on daemon 0, read by a kernel on daemon 1 (PoCL 5 cannot copy
+  // An image over a buffer written on daemon 0, read by a kernel on daemon 1 (PoCL 3.1 cannot copy
   // from an image over a buffer with clEnqueueCopyImageToBuffer: it crashes).
-  cl_mem buffer = create_buffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, width * sizeof(float), texels.data());
+  cl_mem buffer =
+      create_buffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, width * sizeof(float), texels.data());
   cl_image_desc desc = image_desc(CL_MEM_OBJECT_IMAGE1D_BUFFER, width);
   desc.buffer = buffer;
   cl_mem view = clCreateImage(context, 0, &kRFloat, &desc, nullptr, &err);
   ASSERT_CL_OK(err);
   std::vector<float> fresh(width, 42.0f);
-  ASSERT_CL_OK(clEnqueueWriteBuffer(queue[0], buffer, CL_TRUE, 0, width * sizeof(float), fresh.data(), 0, nullptr, nullptr));
+  ASSERT_CL_OK(
+      clEnqueueWriteBuffer(queue[0], buffer, CL_TRUE, 0, width * sizeof(float), fresh.data(), 0, nullptr, nullptr));
   cl_mem copy = create_buffer(context, CL_MEM_READ_WRITE, width * sizeof(float));
   cl_kernel reader = create_kernel(program, "read_view");
   set_arg(reader, 0, view);
   set_arg(reader, 1, copy);
   ASSERT_CL_OK(clEnqueueNDRangeKernel(queue[1], reader, 1, nullptr, &width, nullptr, 0, nullptr, nullptr));
   std::vector<float> copied(width);
-  ASSERT_CL_OK(clEnqueueReadBuffer(queue[1], copy, CL_TRUE, 0, width * sizeof(float), copied.data(), 0, nullptr, nullptr));
+  ASSERT_CL_OK(
+      clEnqueueReadBuffer(queue[1], copy, CL_TRUE, 0, width * sizeof(float), copied.data(), 0, nullptr, nullptr));
   EXPECT_EQ(fresh, copied);
 
   clReleaseKernel(reader);
