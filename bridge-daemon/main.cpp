@@ -1,6 +1,8 @@
 // fedcld: the fedcl bridge daemon. Serves this node's OpenCL devices to fedcl clients.
 #include <uv.h>
 
+#include <malloc.h>
+
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -149,6 +151,10 @@ int main(int argc, char **argv) {
   if (list_only) return 0;
 
   std::signal(SIGPIPE, SIG_IGN);
+  // Transfer staging buffers come and go by the megabyte: keep them in the heap for reuse instead of
+  // mapping fresh pages (and taking a page fault per 4 KiB) for every chunk.
+  mallopt(M_MMAP_THRESHOLD, 64 << 20);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
   uv_loop_t *loop = uv_default_loop();
   fedcld::Server server(loop, options, std::move(platforms));
   int err = server.listen();

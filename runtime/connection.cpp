@@ -5,6 +5,8 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <pthread.h>
+#include <sched.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -105,7 +107,7 @@ Connection::Connection(size_t index, std::string endpoint, ConnectionListener *l
 
 Connection::~Connection() {
   {
-    std::lock_guard<std::mutex> lock(send_mutex_);
+    std::lock_guard<std::mutex> lock(flush_mutex_);
     stopping_ = true;
   }
   flush_cv_.notify_all();
@@ -153,9 +155,11 @@ std::string Connection::open(int timeout_ms, const std::string &key) {
 // ---------------------------------------------------------------------------------------------
 // Sending
 
-void Connection::arm_locked() {
-  if (armed_) return;
-  armed_ = true;
+void Connection::arm() {
+  if (armed_.exchange(true, std::memory_order_acq_rel)) return;  // the flusher is already counting
+  // Taking flush_mutex_ orders this against the flusher's check; notifying outside it spares the
+  // woken thread from blocking on a lock this thread still holds.
+  { std::lock_guard<std::mutex> lock(flush_mutex_); }
   flush_cv_.notify_one();
 }
 
@@ -199,7 +203,7 @@ cl_int Connection::post(RequestMessage &request, const void *payload, uint64_t p
     return pending->status;
   }
   if (!alive()) return CL_DEVICE_NOT_AVAILABLE;
-  std::lock_guard<std::mutex> lock(send_mutex_);
+  std::unique_lock<std::mutex> lock(send_mutex_);
   frame_append(out_, wire::FrameKind::REQUEST, request.scratch.builder(), payload_bytes);
   if (payload_bytes >= kInlinePayloadBytes) {
     if (!write_locked(payload, payload_bytes)) return CL_DEVICE_NOT_AVAILABLE;
@@ -211,7 +215,8 @@ cl_int Connection::post(RequestMessage &request, const void *payload, uint64_t p
     out_.insert(out_.end(), kZeroPadding, kZeroPadding + frame_padding(payload_bytes));
   }
   if (out_.size() >= kCoalesceBytes) return write_locked(nullptr, 0) ? CL_SUCCESS : CL_DEVICE_NOT_AVAILABLE;
-  arm_locked();
+  lock.unlock();
+  arm();
   return CL_SUCCESS;
 }
 
@@ -263,16 +268,22 @@ void Connection::flush() {
 }
 
 void Connection::flusher_main() {
-  std::unique_lock<std::mutex> lock(send_mutex_);
+  // The timer flush is a back-stop for requests no waiting call has sent yet. Run it at idle
+  // priority so that waking it never preempts the application thread that just queued a request.
+  sched_param idle{};
+  pthread_setschedparam(pthread_self(), SCHED_IDLE, &idle);
   for (;;) {
-    flush_cv_.wait(lock, [&] { return armed_ || stopping_; });
-    if (stopping_) return;
+    {
+      std::unique_lock<std::mutex> lock(flush_mutex_);
+      flush_cv_.wait(lock, [&] { return armed_.load(std::memory_order_acquire) || stopping_; });
+      if (stopping_) return;
+    }
     // Let more requests join the batch; armed_ stays set so that they do not wake us again.
-    lock.unlock();
     std::this_thread::sleep_for(flush_delay());
-    lock.lock();
+    std::lock_guard<std::mutex> lock(send_mutex_);
+    // Cleared before writing, under send_mutex_: a request queued after this write arms us again.
+    armed_.store(false, std::memory_order_release);
     if (!out_.empty() && alive()) write_locked(nullptr, 0);
-    armed_ = false;
   }
 }
 

@@ -97,7 +97,7 @@ class Connection {
   cl_int take_error(uint64_t object);
 
  private:
-  void arm_locked();
+  void arm();
   bool write_locked(const void *payload, uint64_t payload_bytes);
   void flusher_main();
   void receiver_main();
@@ -117,10 +117,11 @@ class Connection {
   std::shared_ptr<PendingReply> hello_;
 
   std::mutex send_mutex_;
+  std::mutex flush_mutex_;  // the flusher sleeps on flush_cv_ under it
   std::condition_variable flush_cv_;
   std::vector<uint8_t> out_;
   std::string send_error_;  // why the last send failed; the receiver reports it
-  bool armed_ = false;
+  std::atomic<bool> armed_{false};  // a flush is scheduled
   bool stopping_ = false;
   std::thread flusher_;
 
