@@ -15,13 +15,6 @@ namespace {
 
 bool in_bounds(cl_mem mem, size_t offset, size_t size) { return offset <= mem->size && size <= mem->size - offset; }
 
-cl_int check_queue_mem(cl_command_queue queue, cl_mem mem) {
-  if (!as<_cl_command_queue>(queue)) return CL_INVALID_COMMAND_QUEUE;
-  if (!as<_cl_mem>(mem)) return CL_INVALID_MEM_OBJECT;
-  if (mem->context != queue->context) return CL_INVALID_CONTEXT;
-  return CL_SUCCESS;
-}
-
 bool multi_daemon(cl_command_queue queue) { return queue->context->parts.size() > 1; }
 
 // Large transfers travel as a train of chunks, each its own command on the queue, so that the
@@ -37,7 +30,10 @@ size_t chunk_size(cl_command_queue queue, size_t size) {
 // The read every blocking or non-blocking transfer to host memory shares (reads and maps).
 cl_int read_into(cl_command_queue queue, cl_mem mem, bool blocking, size_t offset, size_t size, void *ptr,
                  cl_uint num_events, const cl_event *wait_list, cl_event *event, cl_command_type type) {
-  cl_int err = mem_prepare(mem, queue->connection, false);
+  cl_int err = check_wait_list(queue->context, num_events, wait_list);
+  if (err == CL_SUCCESS && blocking && wait_list_failed(num_events, wait_list))
+    err = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
+  if (err == CL_SUCCESS) err = mem_prepare(mem, queue->connection, false);
   if (err != CL_SUCCESS) return err;
   size_t chunk = chunk_size(queue, size);
   std::vector<std::shared_ptr<PendingReply>> pending;
@@ -95,7 +91,7 @@ cl_int write_from(cl_command_queue queue, cl_mem mem, size_t offset, size_t size
 cl_int fedcl::api::clEnqueueReadBuffer(cl_command_queue queue, cl_mem mem, cl_bool blocking, size_t offset,
                                        size_t size, void *ptr, cl_uint num_events, const cl_event *wait_list,
                                        cl_event *event) {
-  cl_int err = check_queue_mem(queue, mem);
+  cl_int err = check_queue_mem(queue, mem, MemKind::buffer);
   if (err != CL_SUCCESS) return err;
   if (!ptr || size == 0 || !in_bounds(mem, offset, size)) return CL_INVALID_VALUE;
   if (mem->flags & (CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_NO_ACCESS)) return CL_INVALID_OPERATION;
@@ -105,7 +101,7 @@ cl_int fedcl::api::clEnqueueReadBuffer(cl_command_queue queue, cl_mem mem, cl_bo
 cl_int fedcl::api::clEnqueueWriteBuffer(cl_command_queue queue, cl_mem mem, cl_bool blocking, size_t offset,
                                         size_t size, const void *ptr, cl_uint num_events,
                                         const cl_event *wait_list, cl_event *event) {
-  cl_int err = check_queue_mem(queue, mem);
+  cl_int err = check_queue_mem(queue, mem, MemKind::buffer);
   if (err != CL_SUCCESS) return err;
   if (!ptr || size == 0 || !in_bounds(mem, offset, size)) return CL_INVALID_VALUE;
   if (mem->flags & (CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS)) return CL_INVALID_OPERATION;
@@ -116,8 +112,8 @@ cl_int fedcl::api::clEnqueueWriteBuffer(cl_command_queue queue, cl_mem mem, cl_b
 cl_int fedcl::api::clEnqueueCopyBuffer(cl_command_queue queue, cl_mem src, cl_mem dst, size_t src_offset,
                                        size_t dst_offset, size_t size, cl_uint num_events,
                                        const cl_event *wait_list, cl_event *event) {
-  cl_int err = check_queue_mem(queue, src);
-  if (err == CL_SUCCESS) err = check_queue_mem(queue, dst);
+  cl_int err = check_queue_mem(queue, src, MemKind::buffer);
+  if (err == CL_SUCCESS) err = check_queue_mem(queue, dst, MemKind::buffer);
   if (err != CL_SUCCESS) return err;
   if (size == 0 || !in_bounds(src, src_offset, size) || !in_bounds(dst, dst_offset, size)) return CL_INVALID_VALUE;
   if (src == dst && src_offset < dst_offset + size && dst_offset < src_offset + size) return CL_MEM_COPY_OVERLAP;
@@ -141,7 +137,7 @@ cl_int fedcl::api::clEnqueueCopyBuffer(cl_command_queue queue, cl_mem src, cl_me
 cl_int fedcl::api::clEnqueueFillBuffer(cl_command_queue queue, cl_mem mem, const void *pattern, size_t pattern_size,
                                        size_t offset, size_t size, cl_uint num_events, const cl_event *wait_list,
                                        cl_event *event) {
-  cl_int err = check_queue_mem(queue, mem);
+  cl_int err = check_queue_mem(queue, mem, MemKind::buffer);
   if (err != CL_SUCCESS) return err;
   bool power_of_two = pattern_size && (pattern_size & (pattern_size - 1)) == 0;
   if (!pattern || !power_of_two || pattern_size > 128 || offset % pattern_size || size % pattern_size ||
@@ -167,7 +163,7 @@ cl_int fedcl::api::clEnqueueFillBuffer(cl_command_queue queue, cl_mem mem, const
 void *fedcl::api::clEnqueueMapBuffer(cl_command_queue queue, cl_mem mem, cl_bool blocking, cl_map_flags flags,
                                      size_t offset, size_t size, cl_uint num_events, const cl_event *wait_list,
                                      cl_event *event, cl_int *errcode_ret) {
-  cl_int err = check_queue_mem(queue, mem);
+  cl_int err = check_queue_mem(queue, mem, MemKind::buffer);
   if (err != CL_SUCCESS) return set_error(errcode_ret, err), nullptr;
   const cl_map_flags known = CL_MAP_READ | CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION;
   bool invalidate = flags & CL_MAP_WRITE_INVALIDATE_REGION;
@@ -203,7 +199,7 @@ void *fedcl::api::clEnqueueMapBuffer(cl_command_queue queue, cl_mem mem, cl_bool
 
 cl_int fedcl::api::clEnqueueUnmapMemObject(cl_command_queue queue, cl_mem mem, void *pointer, cl_uint num_events,
                                            const cl_event *wait_list, cl_event *event) {
-  cl_int err = check_queue_mem(queue, mem);
+  cl_int err = check_queue_mem(queue, mem, MemKind::any);
   if (err != CL_SUCCESS) return err;
   _cl_mem::Mapping mapping{};
   {
@@ -276,7 +272,10 @@ cl_int fedcl::api::clEnqueueNDRangeKernel(cl_command_queue queue, cl_kernel kern
       if (multi_daemon(queue) && arg.buffer) {
         err = mem_prepare(arg.buffer, connection, false);
         if (err != CL_SUCCESS) return err;
-        if (!(kernel->desc->args[i].type_qualifier & CL_KERNEL_ARG_TYPE_CONST) && !(arg.buffer->flags & CL_MEM_READ_ONLY))
+        const KernelArgDesc &desc = kernel->desc->args[i];
+        bool read_only = (desc.type_qualifier & CL_KERNEL_ARG_TYPE_CONST) ||
+                         desc.access == CL_KERNEL_ARG_ACCESS_READ_ONLY || (arg.buffer->flags & CL_MEM_READ_ONLY);
+        if (!read_only)
           mem_written(arg.buffer, connection, command.event());
       }
       if (arg.generation == sent[i]) continue;
@@ -339,7 +338,7 @@ cl_int fedcl::api::clEnqueueMigrateMemObjects(cl_command_queue queue, cl_uint nu
   if (num_mems == 0 || !mems || (flags & ~(CL_MIGRATE_MEM_OBJECT_HOST | CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED)))
     return CL_INVALID_VALUE;
   for (cl_uint i = 0; i < num_mems; i++) {
-    cl_int err = check_queue_mem(queue, mems[i]);
+    cl_int err = check_queue_mem(queue, mems[i], MemKind::any);
     if (err != CL_SUCCESS) return err;
   }
   // Moving to the host means nothing for fedcl's placement; moving to the queue's daemon brings a

@@ -20,17 +20,8 @@ namespace {
 // ---------------------------------------------------------------------------------------------
 // Device capabilities
 
-template <typename T>
-T device_scalar(cl_device_id device, cl_device_info param) {
-  T value{};
-  device_info(device, param, sizeof value, &value, nullptr);
-  return value;
-}
-
-bool supports_images(cl_device_id device) { return device_scalar<cl_bool>(device, CL_DEVICE_IMAGE_SUPPORT); }
-
 bool context_supports_images(cl_context context) {
-  return std::any_of(context->devices.begin(), context->devices.end(), supports_images);
+  return std::any_of(context->devices.begin(), context->devices.end(), device_supports_images);
 }
 
 // The largest image of type that device takes, as (width, height, depth, array size) limits.
@@ -214,7 +205,7 @@ cl_int check_dimensions(cl_context context, const cl_image_desc &desc) {
   auto full = fedcl::image_full_region(desc.image_type, desc.image_width, desc.image_height, desc.image_depth, 1);
   size_t layers = is_array(desc.image_type) ? desc.image_array_size : 1;
   for (cl_device_id device : context->devices) {
-    if (!supports_images(device)) continue;
+    if (!device_supports_images(device)) continue;
     auto limit = image_limits(device, desc.image_type);
     if (full[0] <= limit[0] && full[1] <= limit[1] && full[2] <= limit[2] && layers <= limit[3]) return CL_SUCCESS;
   }
@@ -338,14 +329,6 @@ cl_mem create_image(cl_context context, cl_mem_flags flags, const cl_image_forma
 
 // ---------------------------------------------------------------------------------------------
 // Enqueued commands
-
-cl_int check_queue_mem(cl_command_queue queue, cl_mem mem, bool image) {
-  if (!as<_cl_command_queue>(queue)) return CL_INVALID_COMMAND_QUEUE;
-  if (!as<_cl_mem>(mem) || mem->is_image() != image) return CL_INVALID_MEM_OBJECT;
-  if (mem->context != queue->context) return CL_INVALID_CONTEXT;
-  if (image && !supports_images(queue->device)) return CL_INVALID_OPERATION;
-  return CL_SUCCESS;
-}
 
 // origin and region must lie inside the image, with 0 and 1 for the dimensions its type lacks.
 cl_int check_region(cl_mem image, const size_t *origin, const size_t *region) {
@@ -556,7 +539,7 @@ cl_int fedcl::api::clGetImageInfo(cl_mem image, cl_image_info param, size_t size
 cl_int fedcl::api::clEnqueueReadImage(cl_command_queue queue, cl_mem image, cl_bool blocking, const size_t *origin,
                                       const size_t *region, size_t row_pitch, size_t slice_pitch, void *ptr,
                                       cl_uint num_events, const cl_event *wait_list, cl_event *event) {
-  cl_int err = check_queue_mem(queue, image, true);
+  cl_int err = check_queue_mem(queue, image, MemKind::image);
   if (err == CL_SUCCESS) err = check_region(image, origin, region);
   if (err == CL_SUCCESS && !ptr) err = CL_INVALID_VALUE;
   if (err == CL_SUCCESS) err = host_pitches(image, region, &row_pitch, &slice_pitch);
@@ -569,7 +552,7 @@ cl_int fedcl::api::clEnqueueReadImage(cl_command_queue queue, cl_mem image, cl_b
 cl_int fedcl::api::clEnqueueWriteImage(cl_command_queue queue, cl_mem image, cl_bool blocking, const size_t *origin,
                                        const size_t *region, size_t row_pitch, size_t slice_pitch, const void *ptr,
                                        cl_uint num_events, const cl_event *wait_list, cl_event *event) {
-  cl_int err = check_queue_mem(queue, image, true);
+  cl_int err = check_queue_mem(queue, image, MemKind::image);
   if (err == CL_SUCCESS) err = check_region(image, origin, region);
   if (err == CL_SUCCESS && !ptr) err = CL_INVALID_VALUE;
   if (err == CL_SUCCESS) err = host_pitches(image, region, &row_pitch, &slice_pitch);
@@ -584,8 +567,8 @@ cl_int fedcl::api::clEnqueueWriteImage(cl_command_queue queue, cl_mem image, cl_
 cl_int fedcl::api::clEnqueueCopyImage(cl_command_queue queue, cl_mem src, cl_mem dst, const size_t *src_origin,
                                       const size_t *dst_origin, const size_t *region, cl_uint num_events,
                                       const cl_event *wait_list, cl_event *event) {
-  cl_int err = check_queue_mem(queue, src, true);
-  if (err == CL_SUCCESS) err = check_queue_mem(queue, dst, true);
+  cl_int err = check_queue_mem(queue, src, MemKind::image);
+  if (err == CL_SUCCESS) err = check_queue_mem(queue, dst, MemKind::image);
   if (err != CL_SUCCESS) return err;
   if (!same_format(src->image_format, dst->image_format)) return CL_IMAGE_FORMAT_MISMATCH;
   err = check_region(src, src_origin, region);
@@ -614,7 +597,7 @@ cl_int fedcl::api::clEnqueueCopyImage(cl_command_queue queue, cl_mem src, cl_mem
 cl_int fedcl::api::clEnqueueFillImage(cl_command_queue queue, cl_mem image, const void *fill_color,
                                       const size_t *origin, const size_t *region, cl_uint num_events,
                                       const cl_event *wait_list, cl_event *event) {
-  cl_int err = check_queue_mem(queue, image, true);
+  cl_int err = check_queue_mem(queue, image, MemKind::image);
   if (err == CL_SUCCESS) err = check_region(image, origin, region);
   if (err == CL_SUCCESS && !fill_color) err = CL_INVALID_VALUE;
   if (err != CL_SUCCESS) return err;
@@ -637,8 +620,8 @@ cl_int fedcl::api::clEnqueueFillImage(cl_command_queue queue, cl_mem image, cons
 cl_int fedcl::api::clEnqueueCopyImageToBuffer(cl_command_queue queue, cl_mem src, cl_mem dst, const size_t *src_origin,
                                               const size_t *region, size_t dst_offset, cl_uint num_events,
                                               const cl_event *wait_list, cl_event *event) {
-  cl_int err = check_queue_mem(queue, src, true);
-  if (err == CL_SUCCESS) err = check_queue_mem(queue, dst, false);
+  cl_int err = check_queue_mem(queue, src, MemKind::image);
+  if (err == CL_SUCCESS) err = check_queue_mem(queue, dst, MemKind::buffer);
   if (err == CL_SUCCESS) err = check_region(src, src_origin, region);
   if (err != CL_SUCCESS) return err;
   size_t bytes = region[0] * region[1] * region[2] * src->element_size;
@@ -660,8 +643,8 @@ cl_int fedcl::api::clEnqueueCopyImageToBuffer(cl_command_queue queue, cl_mem src
 cl_int fedcl::api::clEnqueueCopyBufferToImage(cl_command_queue queue, cl_mem src, cl_mem dst, size_t src_offset,
                                               const size_t *dst_origin, const size_t *region, cl_uint num_events,
                                               const cl_event *wait_list, cl_event *event) {
-  cl_int err = check_queue_mem(queue, src, false);
-  if (err == CL_SUCCESS) err = check_queue_mem(queue, dst, true);
+  cl_int err = check_queue_mem(queue, src, MemKind::buffer);
+  if (err == CL_SUCCESS) err = check_queue_mem(queue, dst, MemKind::image);
   if (err == CL_SUCCESS) err = check_region(dst, dst_origin, region);
   if (err != CL_SUCCESS) return err;
   size_t bytes = region[0] * region[1] * region[2] * dst->element_size;
@@ -687,7 +670,7 @@ void *fedcl::api::clEnqueueMapImage(cl_command_queue queue, cl_mem image, cl_boo
                                     const size_t *origin, const size_t *region, size_t *row_pitch_ret,
                                     size_t *slice_pitch_ret, cl_uint num_events, const cl_event *wait_list,
                                     cl_event *event, cl_int *errcode_ret) {
-  cl_int err = check_queue_mem(queue, image, true);
+  cl_int err = check_queue_mem(queue, image, MemKind::image);
   if (err == CL_SUCCESS) err = check_region(image, origin, region);
   const cl_map_flags known = CL_MAP_READ | CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION;
   bool invalidate = flags & CL_MAP_WRITE_INVALIDATE_REGION;
@@ -734,7 +717,7 @@ cl_int fedcl::api::clEnqueueReadBufferRect(cl_command_queue queue, cl_mem buffer
                                            size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch,
                                            size_t host_slice_pitch, void *ptr, cl_uint num_events,
                                            const cl_event *wait_list, cl_event *event) {
-  cl_int err = check_queue_mem(queue, buffer, false);
+  cl_int err = check_queue_mem(queue, buffer, MemKind::buffer);
   if (err == CL_SUCCESS) err = check_rect_args(buffer_origin, host_origin, region);
   if (err == CL_SUCCESS && !ptr) err = CL_INVALID_VALUE;
   Rect device_rect{}, host_rect{};
@@ -768,7 +751,7 @@ cl_int fedcl::api::clEnqueueWriteBufferRect(cl_command_queue queue, cl_mem buffe
                                             const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch,
                                             size_t host_row_pitch, size_t host_slice_pitch, const void *ptr,
                                             cl_uint num_events, const cl_event *wait_list, cl_event *event) {
-  cl_int err = check_queue_mem(queue, buffer, false);
+  cl_int err = check_queue_mem(queue, buffer, MemKind::buffer);
   if (err == CL_SUCCESS) err = check_rect_args(buffer_origin, host_origin, region);
   if (err == CL_SUCCESS && !ptr) err = CL_INVALID_VALUE;
   Rect device_rect{}, host_rect{};
@@ -801,8 +784,8 @@ cl_int fedcl::api::clEnqueueCopyBufferRect(cl_command_queue queue, cl_mem src, c
                                            const size_t *dst_origin, const size_t *region, size_t src_row_pitch,
                                            size_t src_slice_pitch, size_t dst_row_pitch, size_t dst_slice_pitch,
                                            cl_uint num_events, const cl_event *wait_list, cl_event *event) {
-  cl_int err = check_queue_mem(queue, src, false);
-  if (err == CL_SUCCESS) err = check_queue_mem(queue, dst, false);
+  cl_int err = check_queue_mem(queue, src, MemKind::buffer);
+  if (err == CL_SUCCESS) err = check_queue_mem(queue, dst, MemKind::buffer);
   if (err == CL_SUCCESS) err = check_rect_args(src_origin, dst_origin, region);
   Rect from{}, to{};
   if (err == CL_SUCCESS) err = check_rect(src_origin, region, src_row_pitch, src_slice_pitch, src->size, &from);

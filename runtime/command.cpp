@@ -27,6 +27,14 @@ cl_int check_wait_list(cl_context context, cl_uint num_events, const cl_event *w
   return CL_SUCCESS;
 }
 
+bool wait_list_failed(cl_uint num_events, const cl_event *wait_list) {
+  for (cl_uint i = 0; i < num_events; i++) {
+    std::lock_guard<std::mutex> lock(wait_list[i]->mutex);
+    if (wait_list[i]->status < 0) return true;
+  }
+  return false;
+}
+
 Command::~Command() {
   // A command that failed before it was sent leaves no event behind.
   if (event_ && !sent_) release(event_);

@@ -40,6 +40,10 @@ class Command {
 // Validates a wait list without enqueueing anything (clWaitForEvents and friends).
 cl_int check_wait_list(cl_context context, cl_uint num_events, const cl_event *wait_list);
 
+// Whether an event of a (valid) wait list has already failed: a blocking call then returns
+// CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST instead of waiting for a command that cannot run.
+bool wait_list_failed(cl_uint num_events, const cl_event *wait_list);
+
 // Buffers across daemons: before a command on connection uses mem, make sure the daemon has it
 // and that its copy is current; after a command may have written it, that daemon alone is current.
 cl_int mem_prepare(cl_mem mem, Connection *connection, bool overwrites_all);

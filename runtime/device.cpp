@@ -18,7 +18,7 @@ const char *const kForwardedExtensions[] = {
     "cl_khr_fp64", "cl_khr_fp16", "cl_khr_global_int32_base_atomics", "cl_khr_global_int32_extended_atomics",
     "cl_khr_local_int32_base_atomics", "cl_khr_local_int32_extended_atomics", "cl_khr_int64_base_atomics",
     "cl_khr_int64_extended_atomics", "cl_khr_byte_addressable_store", "cl_khr_3d_image_writes",
-    "cl_khr_depth_images", "cl_khr_image2d_from_buffer", "cl_khr_mipmap_image", "cl_khr_mipmap_image_writes",
+    "cl_khr_depth_images", "cl_khr_image2d_from_buffer",
     "cl_khr_srgb_image_writes", "cl_khr_device_uuid", "cl_khr_pci_bus_info", "cl_khr_extended_versioning",
     "cl_khr_integer_dot_product", "cl_khr_spirv_no_integer_wrap_decoration", "cl_khr_subgroup_ballot",
     "cl_khr_subgroup_shuffle", "cl_khr_subgroup_shuffle_relative", "cl_khr_subgroup_extended_types",
@@ -51,15 +51,6 @@ std::vector<cl_name_version> filter_extensions_with_version(const std::vector<ui
   return kept;
 }
 
-template <typename T>
-T scalar(const _cl_device_id &device, cl_uint param, T fallback) {
-  auto it = device.info.find(param);
-  if (it == device.info.end() || it->second.size() < sizeof(T)) return fallback;
-  T value;
-  std::memcpy(&value, it->second.data(), sizeof value);
-  return value;
-}
-
 // A device as its daemon described it; sub-devices have a parent.
 cl_device_id device_from_desc(Connection &connection, wire::DeviceDesc::Reader desc, cl_device_id parent) {
   auto *device = new _cl_device_id(&connection, desc.getId());
@@ -71,10 +62,10 @@ cl_device_id device_from_desc(Connection &connection, wire::DeviceDesc::Reader d
   device->name = std::string(reinterpret_cast<const char *>(name.data()), name.size()).c_str();
   device->name += " @ " + connection.node();
   device->extensions = filter_extensions(device->info[CL_DEVICE_EXTENSIONS]);
-  device->type = scalar<cl_device_type>(*device, CL_DEVICE_TYPE, CL_DEVICE_TYPE_DEFAULT);
-  device->address_bits = scalar<cl_uint>(*device, CL_DEVICE_ADDRESS_BITS, 64);
-  device->max_work_group_size = scalar<size_t>(*device, CL_DEVICE_MAX_WORK_GROUP_SIZE, 0);
-  device->mem_base_addr_align = scalar<cl_uint>(*device, CL_DEVICE_MEM_BASE_ADDR_ALIGN, 0);
+  device->type = device_scalar<cl_device_type>(device, CL_DEVICE_TYPE, CL_DEVICE_TYPE_DEFAULT);
+  device->address_bits = device_scalar<cl_uint>(device, CL_DEVICE_ADDRESS_BITS, 64);
+  device->max_work_group_size = device_scalar<size_t>(device, CL_DEVICE_MAX_WORK_GROUP_SIZE);
+  device->mem_base_addr_align = device_scalar<cl_uint>(device, CL_DEVICE_MEM_BASE_ADDR_ALIGN);
   auto sizes = device->info.find(CL_DEVICE_MAX_WORK_ITEM_SIZES);
   if (sizes != device->info.end())
     std::memcpy(device->max_work_item_sizes, sizes->second.data(),
@@ -159,5 +150,7 @@ cl_int device_info(cl_device_id device, cl_device_info param, size_t size, void 
   if (it == device->info.end()) return CL_INVALID_VALUE;
   return info_bytes(size, value, size_ret, it->second.data(), it->second.size());
 }
+
+bool device_supports_images(cl_device_id device) { return device_scalar<cl_bool>(device, CL_DEVICE_IMAGE_SUPPORT); }
 
 }  // namespace fedcl

@@ -3,7 +3,18 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "device.h"
+
 namespace fedcl {
+
+cl_int check_queue_mem(cl_command_queue queue, cl_mem mem, MemKind kind) {
+  if (!as<_cl_command_queue>(queue)) return CL_INVALID_COMMAND_QUEUE;
+  if (!as<_cl_mem>(mem) || (kind != MemKind::any && mem->is_image() != (kind == MemKind::image)))
+    return CL_INVALID_MEM_OBJECT;
+  if (mem->context != queue->context) return CL_INVALID_CONTEXT;
+  if (kind == MemKind::image && !device_supports_images(queue->device)) return CL_INVALID_OPERATION;
+  return CL_SUCCESS;
+}
 
 namespace {
 bool multi_daemon(cl_command_queue queue) { return queue->context->parts.size() > 1; }
@@ -29,6 +40,8 @@ cl_int host_read(cl_command_queue queue, cl_mem mem, bool blocking, const HostRe
                  cl_uint num_events, const cl_event *wait_list, cl_event *event, cl_command_type type) {
   Command command(queue, type);
   cl_int err = command.begin(num_events, wait_list, event);
+  if (err == CL_SUCCESS && blocking && wait_list_failed(num_events, wait_list))
+    err = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
   if (err == CL_SUCCESS) err = mem_prepare(mem, queue->connection, false);
   if (err != CL_SUCCESS) return err;
   RequestMessage request;

@@ -8,6 +8,11 @@
 
 namespace fedcl {
 
+// The checks every command on a memory object starts with: a valid queue, a memory object of the
+// kind the entry point takes, in the queue's context (and a device that takes images, for images).
+enum class MemKind { buffer, image, any };
+cl_int check_queue_mem(cl_command_queue queue, cl_mem mem, MemKind kind);
+
 // Host memory a transfer reads from or writes to: slices of rows of row_bytes each, rows row_pitch
 // bytes apart and slices slice_pitch bytes apart.
 struct HostRegion {
