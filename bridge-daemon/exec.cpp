@@ -156,8 +156,17 @@ void exec_hello(Call &call, wire::Hello::Reader hello) {
     session.close_after_writes("wrong or missing key");
     return;
   }
+  const auto &platforms = session.server().platforms();
+  size_t p = hello.getPlatform();
+  if (p >= platforms.size()) {
+    std::string why = "fedcld exports " + std::to_string(platforms.size()) + " platform(s), not platform " + std::to_string(p);
+    session.send_status(call.seq, CL_INVALID_PLATFORM, why);
+    session.close_after_writes(why);
+    return;
+  }
   session.greeted = true;
-  FEDCLD_LOG(info, "session %llu: client %s", (unsigned long long)session.number(), hello.getClient().cStr());
+  FEDCLD_LOG(info, "session %llu: client %s, platform %zu", (unsigned long long)session.number(),
+             hello.getClient().cStr(), p);
 
   capnp::MallocMessageBuilder message;
   auto reply = message.initRoot<wire::Reply>();
@@ -165,19 +174,16 @@ void exec_hello(Call &call, wire::Hello::Reader hello) {
   auto out = reply.initHello();
   out.setProtocolVersion(wire::PROTOCOL_VERSION);
   out.setNode(options.node);
-  const auto &platforms = session.server().platforms();
-  auto list = out.initPlatforms(platforms.size());
-  uint64_t next_device_id = 1;
-  for (size_t p = 0; p < platforms.size(); p++) {
-    fill_info(list[p].initInfo(platforms[p].info.size()), platforms[p].info);
-    auto devices = list[p].initDevices(platforms[p].devices.size());
-    for (size_t d = 0; d < platforms[p].devices.size(); d++) {
-      const BackendDevice &device = platforms[p].devices[d];
-      uint64_t id = next_device_id++;
-      session.objects().add_device(id, device.handle);
-      devices[d].setId(id);
-      fill_info(devices[d].initInfo(device.info.size()), device.info);
-    }
+  out.setPlatformCount(platforms.size());
+  auto platform = out.initPlatforms(1)[0];
+  fill_info(platform.initInfo(platforms[p].info.size()), platforms[p].info);
+  auto devices = platform.initDevices(platforms[p].devices.size());
+  for (size_t d = 0; d < platforms[p].devices.size(); d++) {
+    const BackendDevice &device = platforms[p].devices[d];
+    uint64_t id = d + 1;
+    session.objects().add_device(id, device.handle);
+    devices[d].setId(id);
+    fill_info(devices[d].initInfo(device.info.size()), device.info);
   }
   session.send_reply(message);
 }

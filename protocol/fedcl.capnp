@@ -34,6 +34,8 @@ struct Hello {
   protocolVersion @0 :UInt32;
   key @1 :Text;           # pre-shared key; empty when the daemon runs without one
   client @2 :Text;        # "host:pid program", for the daemon's log
+  platform @3 :UInt32;    # which of the daemon's backend platforms this session serves: a context
+                          # never mixes backend platforms, so a client opens one session per platform
 }
 
 struct InfoEntry {
@@ -54,7 +56,8 @@ struct PlatformDesc {
 struct HelloReply {
   protocolVersion @0 :UInt32;
   node @1 :Text;                  # the daemon's node name, shown in device names
-  platforms @2 :List(PlatformDesc);
+  platforms @2 :List(PlatformDesc);  # the session's platform alone
+  platformCount @3 :UInt32;       # how many backend platforms the daemon exports
 }
 
 # ---------------------------------------------------------------------------------------------------

@@ -102,8 +102,12 @@ bool sync_mode() {
   return on;
 }
 
-Connection::Connection(size_t index, std::string endpoint, ConnectionListener *listener)
-    : index_(index), endpoint_(std::move(endpoint)), listener_(listener), in_(new uint8_t[kReceiveBufferBytes]) {}
+Connection::Connection(size_t index, std::string endpoint, uint32_t platform, ConnectionListener *listener)
+    : index_(index),
+      endpoint_(std::move(endpoint)),
+      platform_(platform),
+      listener_(listener),
+      in_(new uint8_t[kReceiveBufferBytes]) {}
 
 Connection::~Connection() {
   {
@@ -133,6 +137,7 @@ std::string Connection::open(int timeout_ms, const std::string &key) {
   gethostname(host, sizeof host - 1);
   std::string me = std::string(host) + ":" + std::to_string(getpid());
   hello.setClient(me);
+  hello.setPlatform(platform_);
   hello_ = send_call(request);
   flush();
   // A peer that accepts but never answers Hello must not hang the application. (A socket receive

@@ -63,7 +63,8 @@ struct ConnectionListener {
 
 class Connection {
  public:
-  Connection(size_t index, std::string endpoint, ConnectionListener *listener);
+  // One session serves one backend platform of the daemon (platform: its index there).
+  Connection(size_t index, std::string endpoint, uint32_t platform, ConnectionListener *listener);
   ~Connection();
   Connection(const Connection &) = delete;
 
@@ -87,6 +88,8 @@ class Connection {
   bool alive() const { return alive_.load(std::memory_order_acquire); }
   const std::string &lost_reason() const { return lost_reason_; }
   size_t index() const { return index_; }
+  // The connection's position among the runtime's, fixed once all are open (bit masks use it).
+  void set_index(size_t index) { index_ = index; }
   const std::string &endpoint() const { return endpoint_; }
   const std::string &node() const { return node_; }
   // The daemon's HelloReply, kept for the runtime to build devices from.
@@ -107,6 +110,7 @@ class Connection {
 
   size_t index_;
   std::string endpoint_;
+  uint32_t platform_;
   std::string node_;
   ConnectionListener *listener_;
   int fd_ = -1;

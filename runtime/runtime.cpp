@@ -30,26 +30,47 @@ const std::vector<cl_device_id> &Runtime::devices() {
 void Runtime::connect_all() {
   HostList hosts = hosts_from_environment();
   for (const std::string &problem : hosts.problems) std::fprintf(stderr, "fedcl: warning: %s\n", problem.c_str());
-  if (hosts.endpoints.size() > 64) {
-    std::fprintf(stderr, "fedcl: warning: %s names %zu daemons; using the first 64\n", hosts.source.c_str(),
-                 hosts.endpoints.size());
-    hosts.endpoints.resize(64);
-  }
-  // All daemons at once, so that one slow or dead host costs one timeout, not one each.
-  std::vector<std::string> errors(hosts.endpoints.size());
-  std::vector<std::thread> threads;
-  for (size_t i = 0; i < hosts.endpoints.size(); i++) {
-    connections_.push_back(std::make_unique<Connection>(i, hosts.endpoints[i], this));
-    threads.emplace_back([this, i, &errors, &hosts] { errors[i] = connections_[i]->open(connect_timeout_ms(), hosts.key); });
-  }
-  for (auto &thread : threads) thread.join();
-  for (size_t i = 0; i < connections_.size(); i++) {
+  // All daemons at once, so that one slow or dead host costs one timeout, not one each. A daemon
+  // that exports several backend platforms gets one session per platform: a context never mixes
+  // backend platforms, so each session is a separate part of fedcl's contexts.
+  std::vector<std::unique_ptr<Connection>> first;
+  for (size_t i = 0; i < hosts.endpoints.size(); i++)
+    first.push_back(std::make_unique<Connection>(0, hosts.endpoints[i], 0, this));
+  std::vector<std::string> errors = open_all(first, hosts.key);
+  for (size_t i = 0; i < first.size(); i++) {
     if (!errors[i].empty()) {
       std::fprintf(stderr, "fedcl: warning: skipping daemon %s: %s\n", hosts.endpoints[i].c_str(), errors[i].c_str());
       continue;
     }
+    std::vector<std::unique_ptr<Connection>> more;
+    for (uint32_t p = 1; p < first[i]->hello().getPlatformCount(); p++)
+      more.push_back(std::make_unique<Connection>(0, hosts.endpoints[i], p, this));
+    std::vector<std::string> more_errors = open_all(more, hosts.key);
+    connections_.push_back(std::move(first[i]));
+    for (size_t m = 0; m < more.size(); m++) {
+      if (more_errors[m].empty()) connections_.push_back(std::move(more[m]));
+      else std::fprintf(stderr, "fedcl: warning: skipping a platform of daemon %s: %s\n", hosts.endpoints[i].c_str(),
+                        more_errors[m].c_str());
+    }
+  }
+  if (connections_.size() > 64) {
+    std::fprintf(stderr, "fedcl: warning: %zu daemon sessions; using the first 64\n", connections_.size());
+    connections_.resize(64);
+  }
+  for (size_t i = 0; i < connections_.size(); i++) {
+    connections_[i]->set_index(i);
     devices_from_hello(*connections_[i], &devices_);
   }
+}
+
+std::vector<std::string> Runtime::open_all(std::vector<std::unique_ptr<Connection>> &connections,
+                                           const std::string &key) {
+  std::vector<std::string> errors(connections.size());
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < connections.size(); i++)
+    threads.emplace_back([&, i] { errors[i] = connections[i]->open(connect_timeout_ms(), key); });
+  for (auto &thread : threads) thread.join();
+  return errors;
 }
 
 void Runtime::track(_cl_event *event) {

@@ -41,6 +41,8 @@ class Runtime final : public ConnectionListener {
  private:
   Runtime() = default;
   void connect_all();
+  // Opens connections in parallel; returns each one's error ("" if it opened).
+  std::vector<std::string> open_all(std::vector<std::unique_ptr<Connection>> &connections, const std::string &key);
   void complete_by_id(uint64_t id, cl_int status, const uint64_t *profiling);
   void callback_main();
 

@@ -5,6 +5,7 @@ fedcl implements, icd/dispatch.cpp's FEDCL_UNSUPPORTED lines the ones it refuses
     api_table.py REPO_DIR [CL_ICD_H]                 prints the table (Markdown)
     api_table.py --check DOC.md REPO_DIR [CL_ICD_H]  fails if DOC.md's table is not the printed one,
                                                      or an entry is neither implemented nor refused
+    api_table.py --update DOC.md REPO_DIR [CL_ICD_H] rewrites DOC.md's table
 
 The table in DOC.md sits between the lines BEGIN and END below, so that a new entry point, or one
 that changes sides, cannot leave docs/conformance.md behind."""
@@ -120,33 +121,46 @@ def table(repo, cl_icd_h):
     return "\n".join(rows), counts["missing"]
 
 
+def split_doc(doc):
+    """DOC's text before the table, the table, and the text after it."""
+    text = read(doc)
+    if BEGIN not in text or END not in text:
+        sys.exit(f"{doc} has no generated API table (markers {BEGIN!r} ... {END!r})")
+    start, end = text.index(BEGIN) + len(BEGIN), text.index(END)
+    return text[:start], text[start:end], text[end:]
+
+
 def check(doc, generated, missing):
     if missing:
         print(f"{missing} dispatch entries are neither implemented nor refused")
         return 1
-    text = read(doc)
-    if BEGIN not in text or END not in text:
-        print(f"{doc} has no generated API table (markers {BEGIN!r} ... {END!r})")
-        return 1
-    current = text[text.index(BEGIN) + len(BEGIN):text.index(END)].strip()
-    if current != generated.strip():
-        print(f"{doc}'s API table is out of date; regenerate it with tests/realprog/api_table.py")
+    if split_doc(doc)[1].strip() != generated.strip():
+        print(f"{doc}'s API table is out of date: run tests/realprog/api_table.py --update {doc} REPO_DIR")
         return 1
     print(f"{doc}'s API table matches the code")
     return 0
 
 
+def update(doc, generated):
+    before, _, after = split_doc(doc)
+    with open(doc, "w", encoding="utf-8") as text:
+        text.write(f"{before}\n{generated}\n{after}")
+    return 0
+
+
 def main(args):
-    doc = None
-    if args and args[0] == "--check":
-        doc, args = args[1], args[2:]
+    mode = doc = None
+    if args and args[0] in ("--check", "--update"):
+        mode, doc, args = args[0], args[1], args[2:]
     if not args:
         sys.exit(__doc__)
     repo = args[0]
     cl_icd_h = args[1] if len(args) > 1 else "/usr/include/CL/cl_icd.h"
     generated, missing = table(repo, cl_icd_h)
-    if doc:
+    if mode == "--check":
         return check(doc, generated, missing)
+    if mode == "--update":
+        return update(doc, generated)
     print(generated)
     return 0
 
