@@ -24,6 +24,7 @@ struct BackendPlatform {
   cl_platform_id handle;
   std::vector<InfoValue> info;
   std::vector<BackendDevice> devices;
+  bool late_callbacks = false;  // its event callbacks lag far behind clWaitForEvents (NVIDIA's do)
 };
 
 struct BackendSelection {

@@ -104,6 +104,12 @@ void watch_event(Session &session, uint64_t queue_id, cl_event event, Completion
     fail(err, "clSetEventCallback failed");
   }
   queue.queue->outstanding++;
+  if (session.waits_for_events()) {
+    if (!queue.queue->waiter) queue.queue->waiter = std::make_unique<EventWaiter>();
+    queue.queue->waiter->watch(event, [serial](cl_int status) {
+      if (Watch *watch = claim(serial)) deliver(watch, status);
+    });
+  }
   // A command behind an event that had already failed may fail at once, and silently.
   cl_int status = CL_COMPLETE;
   if (clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr) == CL_SUCCESS &&
@@ -165,6 +171,7 @@ void exec_hello(Call &call, wire::Hello::Reader hello) {
     return;
   }
   session.greeted = true;
+  session.set_platform(p);
   FEDCLD_LOG(info, "session %llu: client %s, platform %zu", (unsigned long long)session.number(),
              hello.getClient().cStr(), p);
 

@@ -28,6 +28,8 @@ const char kUsage[] =
     "  --key-file FILE       require clients to present the key in FILE\n"
     "  --max-sessions N      refuse sessions beyond N at once (default 256)\n"
     "  --max-memory SIZE     device memory one session may allocate, e.g. 4G or 512M (default: no limit)\n"
+    "  --completion MODE     how completion is learnt: callback, wait (a waiting thread per queue as\n"
+    "                        well) or auto (wait for backends with late callbacks, e.g. NVIDIA; default)\n"
     "  --log-level LEVEL     error, warn, info (default) or debug\n"
     "  --list                print the devices that would be exported and exit\n"
     "  --help                show this help\n";
@@ -122,6 +124,12 @@ int main(int argc, char **argv) {
     } else if (arg == "--max-memory") {
       std::string text = value();
       if (!parse_size(text, &options.max_session_memory)) return die("--max-memory wants a size like 4G, not '" + text + "'");
+    } else if (arg == "--completion") {
+      std::string text = value();
+      if (text == "auto") options.completion = fedcld::CompletionMode::automatic;
+      else if (text == "callback") options.completion = fedcld::CompletionMode::callback;
+      else if (text == "wait") options.completion = fedcld::CompletionMode::wait;
+      else return die("--completion wants callback, wait or auto, not '" + text + "'");
     } else if (arg == "--log-level") {
       std::string text = value();
       fedcld::LogLevel level;

@@ -9,6 +9,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "event_waiter.h"
+
 namespace fedcld {
 
 enum class ObjectKind : uint8_t { device, context, queue, mem, program, kernel, event, sampler };
@@ -26,6 +28,7 @@ struct QueueState {
   uint32_t outstanding = 0;             // commands whose completion the loop has not processed yet
   std::vector<uint64_t> finish_waiters; // seqs of clFinish calls answered once outstanding is 0
   cl_event last = nullptr;              // an in-order queue's latest command: clFinish watches it
+  std::unique_ptr<EventWaiter> waiter;  // for backends whose event callbacks come late
   QueueState() = default;
   QueueState(const QueueState &) = delete;
   ~QueueState() {

@@ -18,13 +18,18 @@ namespace fedcld {
 
 class Session;
 
+// How fedcld learns that a backend command completed: event callbacks, a waiting thread per queue
+// as well, or whichever suits the backend (waiting for backends whose callbacks come late).
+enum class CompletionMode { automatic, callback, wait };
+
 struct ServerOptions {
   std::string host = "127.0.0.1";
   int port = 7070;
   std::string node;          // shown in client device names; default host name:port
   std::string key;           // pre-shared key; empty accepts every client
   size_t max_sessions = 256;
-  uint64_t max_session_memory = 0;  // bytes of buffers and images one session may hold; 0: no limit
+  uint64_t max_session_memory = 0;
+  CompletionMode completion = CompletionMode::automatic;  // bytes of buffers and images one session may hold; 0: no limit
 };
 
 class Server {

@@ -211,6 +211,15 @@ void Session::flush_queues() {
   touched_queues_.clear();
 }
 
+void Session::set_platform(size_t platform) {
+  const BackendPlatform &backend = server_.platforms()[platform];
+  switch (server_.options().completion) {
+    case CompletionMode::callback: waits_for_events_ = false; break;
+    case CompletionMode::wait: waits_for_events_ = true; break;
+    case CompletionMode::automatic: waits_for_events_ = backend.late_callbacks; break;
+  }
+}
+
 void Session::pause() {
   paused_ = true;
   if (!closing_) uv_read_stop(reinterpret_cast<uv_stream_t *>(&tcp_));

@@ -57,6 +57,9 @@ class Session : public std::enable_shared_from_this<Session> {
   void touch_queue(uint64_t queue_id);
 
   Server &server() { return server_; }
+  // The backend platform this session serves (chosen by its Hello), and how completion is learnt.
+  void set_platform(size_t platform);
+  bool waits_for_events() const { return waits_for_events_; }
   ObjectTable &objects() { return objects_; }
   const std::string &peer() const { return peer_; }
   uint64_t number() const { return number_; }
@@ -94,6 +97,7 @@ class Session : public std::enable_shared_from_this<Session> {
   bool paused_ = false;
   bool running_ = false;
   bool dirty_ = false;
+  bool waits_for_events_ = false;
 
   // Framing.
   ReadState state_ = ReadState::header;

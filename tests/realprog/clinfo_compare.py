@@ -1,7 +1,7 @@
 """Compares `clinfo --raw` of the PoCL platform with `clinfo --raw` of the fedcl platform that serves
 the same device, property by property.
 
-    clinfo_compare.py REFERENCE.raw FEDCL.raw ALLOWED_DIFFERENCES.txt
+    clinfo_compare.py REFERENCE.raw FEDCL.raw ALLOWED_DIFFERENCES.txt [REFERENCE.txt FEDCL.txt]
 
 Platform fields are not compared (fedcl is its own platform). Every device property and every
 loader property must be equal, unless ALLOWED_DIFFERENCES.txt names the property with a rule:
@@ -12,6 +12,10 @@ loader property must be equal, unless ALLOWED_DIFFERENCES.txt names the property
     extends           fedcl's value starts with the reference value (device names gain " @ node")
     drops:A,B,...     a list property: fedcl's items are the reference items less A, B, ...
                       (items are words, or NAME:VERSION pairs matched by NAME)
+
+With clinfo's default output as well (REFERENCE.txt, FEDCL.txt), its "NULL platform behavior"
+section must match too, names aside: what the loader does with a NULL platform when the platform is
+alone (clGetDeviceIDs, clCreateContext, clCreateContextFromType of every device type).
 
 Exits 1 on a difference no rule allows, and lists rules that matched no difference (stale)."""
 import re
@@ -79,7 +83,37 @@ def allowed(rule, reference, actual):
     sys.exit(f"unknown rule {rule}")
 
 
-def main(reference_path, fedcl_path, rules_path):
+def null_platform_section(path):
+    """The NULL platform section of clinfo's default output, with platform and device names cut."""
+    with open(path, encoding="utf-8", errors="replace") as text:
+        lines = text.read().splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith("NULL platform behavior")), None)
+    if start is None:
+        return None
+    section = []
+    for line in lines[start + 1:]:
+        if line and not line.startswith(" "):
+            break  # the next section
+        line = re.sub(r"\[[^\]]+\]$", "[SUFFIX]", line.rstrip())
+        line = re.sub(r"^(\s*(?:Platform Name|Device Name|clGetPlatformInfo\(NULL, CL_PLATFORM_NAME, \.\.\.\))).*",
+                      r"\1 NAME", line)
+        section.append(line)
+    return section
+
+
+def compare_null_platform(reference_path, fedcl_path):
+    reference, fedcl = null_platform_section(reference_path), null_platform_section(fedcl_path)
+    if reference is None or fedcl is None:
+        return [f"no NULL platform section in {reference_path if reference is None else fedcl_path}"]
+    failures = [f"NULL platform: PoCL {a.strip()!r}, fedcl {b.strip()!r}"
+                for a, b in zip(reference, fedcl) if a != b]
+    if len(reference) != len(fedcl):
+        failures.append(f"NULL platform: PoCL has {len(reference)} lines, fedcl {len(fedcl)}")
+    print(f"{len(reference)} NULL platform lines compared")
+    return failures
+
+
+def main(reference_path, fedcl_path, rules_path, reference_text=None, fedcl_text=None):
     reference, fedcl, rules = parse_raw(reference_path), parse_raw(fedcl_path), parse_rules(rules_path)
     if not any(key[0] == "device" for key in fedcl):
         sys.exit("the fedcl run shows no device: is fedcld reachable?")
@@ -99,6 +133,8 @@ def main(reference_path, fedcl_path, rules_path):
             print(f"allowed  {where} ({rules[prop][0]}): {rules[prop][1]}")
             continue
         failures.append(f"{where}: PoCL {expected!r}, fedcl {actual!r}")
+    if reference_text:
+        failures += compare_null_platform(reference_text, fedcl_text)
     for prop in sorted(set(rules) - used):
         print(f"stale    {prop}: no difference seen, the rule may go")
     for failure in failures:
@@ -108,6 +144,6 @@ def main(reference_path, fedcl_path, rules_path):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 4:
+    if len(sys.argv) not in (4, 6):
         sys.exit(__doc__)
     sys.exit(main(*sys.argv[1:]))

@@ -5,7 +5,7 @@
 #   tests/realprog/clpeak_run.sh BUILD_DIR [CLPEAK_TEST_OPTION...]
 #
 # The default tests cover kernels (bandwidth, compute, launch latency) and every host transfer path
-# (read, write, blocking or not, map, unmap) in about four minutes on two cores; pass --all-tests for
+# (read, write, blocking or not, map, unmap) in about two minutes on two cores; pass --all-tests for
 # everything.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)

@@ -1,0 +1,32 @@
+// Learns that backend events completed by waiting for them on a thread of its own, in the order
+// they were given. Some backends deliver event callbacks late (NVIDIA's take up to ~20 ms for a
+// transfer that clWaitForEvents sees finish in 0.2 ms); for those, fedcld watches each queue's
+// commands with a waiter as well as with a callback, and whichever learns first reports.
+#pragma once
+
+#include <CL/cl.h>
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+
+namespace fedcld {
+
+class EventWaiter {
+ public:
+  EventWaiter();
+  // Lets the thread finish the waits it has and end by itself: it may be inside a long wait.
+  ~EventWaiter();
+  EventWaiter(const EventWaiter &) = delete;
+
+  // Calls done(status) on the waiter's thread once event completed (status < 0: it failed).
+  void watch(cl_event event, std::function<void(cl_int status)> done);
+
+ private:
+  struct Shared;
+  std::shared_ptr<Shared> shared_;
+};
+
+}  // namespace fedcld
