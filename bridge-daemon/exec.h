@@ -55,7 +55,7 @@ void track(Call &call, Resolved &resolved, CompletionHandler extra = nullptr, bo
 cl_event *event_out(Call &call, Resolved &resolved);
 // Reads: the host memory the backend reads into, and the reply that carries it back once the
 // backend's event completed (that reply also completes the client's event).
-std::shared_ptr<uint8_t[]> read_buffer_for(uint64_t size);
+std::shared_ptr<uint8_t[]> read_buffer_for(Session &session, uint64_t size);
 void track_read(Call &call, Resolved &resolved, std::shared_ptr<uint8_t[]> data, uint64_t size);
 
 // Copies a device's or platform's info into a DeviceDesc or PlatformDesc list of n = info.size() entries.

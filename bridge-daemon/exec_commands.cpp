@@ -61,8 +61,8 @@ cl_event *event_out(Call &call, Resolved &resolved) {
   return call.event || resolved.state->in_order ? &resolved.event : nullptr;
 }
 
-std::shared_ptr<uint8_t[]> read_buffer_for(uint64_t size) {
-  std::shared_ptr<uint8_t[]> data(new (std::nothrow) uint8_t[size ? size : 1]);
+std::shared_ptr<uint8_t[]> read_buffer_for(Session &session, uint64_t size) {
+  std::shared_ptr<uint8_t[]> data = session.stage(size);
   if (!data) fail(CL_OUT_OF_HOST_MEMORY, "fedcld cannot allocate " + std::to_string(size) + " bytes to read into");
   return data;
 }
@@ -109,7 +109,7 @@ void exec_read_buffer(Call &call, wire::Request::ReadBuffer::Reader request) {
   Resolved r = resolve(call, request.getCommand());
   auto mem = call.session.objects().handle<cl_mem>(request.getBuffer(), ObjectKind::mem);
   uint64_t size = request.getSize();
-  auto data = read_buffer_for(size);
+  auto data = read_buffer_for(call.session, size);
   check(clEnqueueReadBuffer(r.queue, mem, CL_FALSE, request.getOffset(), size, data.get(), r.wait_count(),
                             r.wait_ptr(), &r.event),
         "clEnqueueReadBuffer");

@@ -185,7 +185,7 @@ void Session::run() {
   if (running_) return;  // execute() may resume a session from inside run()
   running_ = true;
   auto keep = shared_from_this();
-  while (!paused_ && !closing_ && !pending_.empty()) {
+  while (!paused_ && !closing_ && !pending_.empty() && !throttled()) {
     Frame frame = std::move(pending_.front());
     pending_.pop_front();
     try {
@@ -218,6 +218,28 @@ void Session::set_platform(size_t platform) {
     case CompletionMode::wait: waits_for_events_ = true; break;
     case CompletionMode::automatic: waits_for_events_ = backend.late_callbacks; break;
   }
+}
+
+std::shared_ptr<uint8_t[]> Session::stage(uint64_t size) {
+  uint8_t *memory = new (std::nothrow) uint8_t[size ? size : 1];
+  if (!memory) return nullptr;
+  staged_bytes_ += size;
+  if (throttled()) uv_read_stop(reinterpret_cast<uv_stream_t *>(&tcp_));
+  // The last reference goes on the loop (a written reply or a dropped completion): give the bytes
+  // back and take requests again once under the limit.
+  return std::shared_ptr<uint8_t[]>(memory, [self = weak_from_this(), size](uint8_t *bytes) {
+    delete[] bytes;
+    auto session = self.lock();
+    if (!session) return;
+    bool was_throttled = session->throttled();
+    session->staged_bytes_ -= size;
+    if (was_throttled && !session->throttled() && !session->closing_ && !session->paused_) {
+      uv_read_start(reinterpret_cast<uv_stream_t *>(&session->tcp_), on_alloc, on_read);
+      session->server_.post([self] {
+        if (auto s = self.lock()) s->run();
+      });
+    }
+  });
 }
 
 void Session::pause() {

@@ -52,6 +52,10 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void pause();
   void resume();
+  // Memory for the bytes of a read until its reply is written. Past kMaxStagedBytes in use the
+  // session takes no new request until replies drain, so a client that queues many large reads
+  // without waiting cannot make fedcld hold them all at once. Null if the memory cannot be had.
+  std::shared_ptr<uint8_t[]> stage(uint64_t size);
   // Queues that received commands in this pass; they are flushed when the pass ends, so the
   // device starts work without waiting for the client to ask.
   void touch_queue(uint64_t queue_id);
@@ -98,6 +102,9 @@ class Session : public std::enable_shared_from_this<Session> {
   bool running_ = false;
   bool dirty_ = false;
   bool waits_for_events_ = false;
+  static constexpr uint64_t kMaxStagedBytes = uint64_t(1) << 30;
+  uint64_t staged_bytes_ = 0;  // changed on the loop only: stage() and the staging's deleter
+  bool throttled() const { return staged_bytes_ > kMaxStagedBytes; }
 
   // Framing.
   ReadState state_ = ReadState::header;
