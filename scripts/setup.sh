@@ -14,7 +14,7 @@ packages=(
   capnproto libcapnp-dev libuv1-dev
   pocl-opencl-icd
   googletest libgtest-dev
-  clinfo clpeak python3-pyopencl python3-numpy python3-pytest
+  clinfo clpeak python3-pyopencl python3-numpy python3-pytest python3-pip
 )
 
 step() { printf '==> %s\n' "$*"; }
