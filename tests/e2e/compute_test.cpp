@@ -7,19 +7,7 @@ using namespace fedcl_test;
 
 namespace {
 
-struct OneDevice : ::testing::Test {
-  Cluster cluster{1};
-  cl_device_id device = cluster.devices.at(0);
-  cl_context context = nullptr;
-  cl_command_queue queue = nullptr;
-
-  void SetUp() override {
-    cl_int err;
-    context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
-    ASSERT_CL_OK(err);
-    queue = create_queue(context, device);
-  }
-};
+struct OneDevice : OneDeviceFixture {};
 
 const char kReduceSource[] = R"(
 __kernel void partial_sums(__global const int *in, __global int *out, __local int *scratch) {

@@ -48,23 +48,7 @@ std::vector<uint8_t> pattern(size_t size, unsigned seed) {
   return bytes;
 }
 
-struct ImageTest : ::testing::Test {
-  Cluster cluster{1};
-  cl_device_id device = cluster.devices.at(0);
-  cl_context context = nullptr;
-  cl_command_queue queue = nullptr;
-
-  void SetUp() override {
-    cl_int err;
-    context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
-    ASSERT_CL_OK(err);
-    queue = create_queue(context, device);
-  }
-  void TearDown() override {
-    if (queue) clReleaseCommandQueue(queue);
-    if (context) clReleaseContext(context);
-  }
-
+struct ImageTest : OneDeviceFixture {
   cl_mem image(cl_mem_flags flags, cl_image_format format, const cl_image_desc &desc, void *host = nullptr) {
     cl_int err = CL_INVALID_VALUE;
     cl_mem mem = clCreateImage(context, flags, &format, &desc, host, &err);

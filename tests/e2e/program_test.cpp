@@ -90,23 +90,7 @@ struct BuildCallback {
   }
 };
 
-struct Programs : ::testing::Test {
-  Cluster cluster{1};
-  cl_device_id device = cluster.devices.at(0);
-  cl_context context = nullptr;
-  cl_command_queue queue = nullptr;
-
-  void SetUp() override {
-    cl_int err;
-    context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
-    ASSERT_CL_OK(err);
-    queue = create_queue(context, device);
-  }
-  void TearDown() override {
-    if (queue) clReleaseCommandQueue(queue);
-    if (context) clReleaseContext(context);
-  }
-};
+struct Programs : OneDeviceFixture {};
 
 }  // namespace
 

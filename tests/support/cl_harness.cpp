@@ -230,4 +230,16 @@ int run_command(const std::string &command, std::string *output) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+void OneDeviceFixture::SetUp() {
+  cl_int err;
+  context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
+  ASSERT_CL_OK(err);
+  queue = create_queue(context, device);
+}
+
+void OneDeviceFixture::TearDown() {
+  if (queue) clReleaseCommandQueue(queue);
+  if (context) clReleaseContext(context);
+}
+
 }  // namespace fedcl_test

@@ -53,6 +53,18 @@ cl_kernel create_kernel(cl_program program, const char *name);
 cl_mem create_buffer(cl_context context, cl_mem_flags flags, size_t size, void *host_ptr = nullptr);
 cl_command_queue create_queue(cl_context context, cl_device_id device, cl_command_queue_properties properties = 0);
 
+// One daemon, its first device, a context and an in-order queue on it: what most tests start from.
+// Each test file derives a fixture of its own name from it.
+struct OneDeviceFixture : ::testing::Test {
+  Cluster cluster{1};
+  cl_device_id device = cluster.devices.at(0);
+  cl_context context = nullptr;
+  cl_command_queue queue = nullptr;
+
+  void SetUp() override;
+  void TearDown() override;
+};
+
 template <typename T>
 void set_arg(cl_kernel kernel, cl_uint index, const T &value) {
   ASSERT_CL_OK(clSetKernelArg(kernel, index, sizeof value, &value));
