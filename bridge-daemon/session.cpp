@@ -44,6 +44,8 @@ int Session::start(uv_stream_t *listener) {
   int err = uv_accept(listener, reinterpret_cast<uv_stream_t *>(&tcp_));
   if (err == 0) {
     uv_tcp_nodelay(&tcp_, 1);
+    // A client whose node vanished without closing the connection still has its objects released.
+    uv_tcp_keepalive(&tcp_, 1, 10);
     sockaddr_storage addr{};
     int len = sizeof addr;
     char host[64] = "?";

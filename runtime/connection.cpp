@@ -88,6 +88,16 @@ int connect_with_timeout(const std::string &endpoint, int timeout_ms, std::strin
     fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    // A node that dies without closing the connection (power loss, a cut link) must still end up as a
+    // lost daemon rather than a wait without end: probe an idle connection after 10 s, give up after
+    // three unanswered probes, and after 30 s of unacknowledged data.
+    int idle = 10, interval = 5, probes = 3;
+    unsigned user_timeout_ms = 30000;
+    setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof interval);
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &probes, sizeof probes);
+    setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout_ms, sizeof user_timeout_ms);
   }
   return fd;
 }
