@@ -87,8 +87,11 @@ void Command::fill(wire::Command::Builder command) const {
 }
 
 cl_int Command::send(RequestMessage &request, const void *payload, uint64_t payload_bytes) {
+  // Tracked before the request leaves, so that its completion cannot arrive first.
   if (event_) Runtime::get().track(event_);
   cl_int err = queue_->connection->post(request, payload, payload_bytes);
+  // A failure the call returns (a lost daemon; any failure in FEDCL_SYNC mode) comes in no notice.
+  if (err != CL_SUCCESS && event_) Runtime::get().fail_tracked(event_, err < 0 ? err : CL_OUT_OF_RESOURCES);
   if (err != CL_SUCCESS && !sync_mode()) return err;
   sent_ = true;
   if (event_out_) *event_out_ = event_;

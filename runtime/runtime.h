@@ -24,6 +24,8 @@ class Runtime final : public ConnectionListener {
   // Event mirror: a tracked event is completed by the daemon's notice (or its read reply).
   void track(_cl_event *event);
   void complete(_cl_event *event, cl_int status, const uint64_t *profiling);
+  // Completes a tracked event now, with a failure found before the daemon could report one.
+  void fail_tracked(_cl_event *event, cl_int status) { complete_by_id(event->id, status, nullptr); }
 
   // Runs function on the callback thread: never on a runtime thread that a callback could block.
   void defer(std::function<void()> function);
