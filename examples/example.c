@@ -64,3 +64,14 @@ double example_now(void) {
   clock_gettime(CLOCK_MONOTONIC, &now);
   return (double)now.tv_sec + (double)now.tv_nsec * 1e-9;
 }
+
+void example_open(cl_device_id *device, cl_context *context, cl_command_queue *queue) {
+  cl_platform_id platform;
+  example_pick_device(&platform, device);
+  cl_context_properties properties[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)platform, 0};
+  cl_int status;
+  *context = clCreateContext(properties, 1, device, NULL, NULL, &status);
+  EXAMPLE_CHECK(status);
+  *queue = clCreateCommandQueue(*context, *device, 0, &status);
+  EXAMPLE_CHECK(status);
+}

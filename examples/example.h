@@ -12,6 +12,9 @@ void example_check(cl_int status, const char *what, const char *file, int line);
    Prints what was chosen. Exits when there is none. */
 void example_pick_device(cl_platform_id *platform, cl_device_id *device);
 
+/* example_pick_device, then a context on that device and an in-order queue; exits on failure. */
+void example_open(cl_device_id *device, cl_context *context, cl_command_queue *queue);
+
 /* Builds source for device; on a build failure prints the build log and exits. */
 cl_program example_build(cl_context context, cl_device_id device, const char *source);
 

@@ -163,15 +163,11 @@ int main(int argc, char **argv) {
   }
   initial_state(n, initial_pos, initial_vel);
 
-  cl_platform_id platform;
   cl_device_id device;
-  example_pick_device(&platform, &device);
-  cl_context_properties properties[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)platform, 0};
+  cl_context context;
+  cl_command_queue queue;
+  example_open(&device, &context, &queue);
   cl_int status;
-  cl_context context = clCreateContext(properties, 1, &device, NULL, NULL, &status);
-  EXAMPLE_CHECK(status);
-  cl_command_queue queue = clCreateCommandQueue(context, device, 0, &status);
-  EXAMPLE_CHECK(status);
   cl_program program = example_build(context, device, kSource);
   cl_kernel kernel = clCreateKernel(program, "integrate_bodies", &status);
   EXAMPLE_CHECK(status);
