@@ -21,8 +21,15 @@ realprog_cleanup() {
 }
 
 # The .icd file of the system's PoCL, the backend fedcld serves and the reference a suite compares with.
+# FEDCL_BACKEND_LIBRARY names another backend's library instead (NVIDIA's, on a GPU node).
 realprog_find_pocl_icd() {
   local icd
+  if [ -n "${FEDCL_BACKEND_LIBRARY:-}" ]; then
+    icd="$REALPROG_TMP/backend.icd"
+    echo "$FEDCL_BACKEND_LIBRARY" >"$icd"
+    echo "$icd"
+    return 0
+  fi
   for icd in /etc/OpenCL/vendors/*pocl*.icd; do
     [ -f "$icd" ] && { echo "$icd"; return 0; }
   done
@@ -31,7 +38,7 @@ realprog_find_pocl_icd() {
 
 realprog_start_daemon() {
   local port_file="$REALPROG_TMP/fedcld.port" waited=0
-  OCL_ICD_VENDORS="$REALPROG_TMP/vendors-pocl" "$REALPROG_FEDCLD" --listen 127.0.0.1:0 --port-file "$port_file" \
+  env -u OCL_ICD_FILENAMES OCL_ICD_VENDORS="$REALPROG_TMP/vendors-pocl" "$REALPROG_FEDCLD" --listen 127.0.0.1:0 --port-file "$port_file" \
     --log-level warn >"$REALPROG_TMP/fedcld.log" 2>&1 &
   REALPROG_DAEMON_PID=$!
   while [ ! -s "$port_file" ]; do
@@ -49,9 +56,9 @@ realprog_init() {
   REALPROG_FEDCLD="$build_dir/bridge-daemon/fedcld"
   [ -x "$REALPROG_FEDCLD" ] || realprog_fail "no fedcld at $REALPROG_FEDCLD (build first)"
   [ -f "$build_dir/vendors/fedcl.icd" ] || realprog_fail "no $build_dir/vendors/fedcl.icd (build first)"
-  pocl_icd=$(realprog_find_pocl_icd) || realprog_fail "no PoCL .icd under /etc/OpenCL/vendors"
   REALPROG_TMP=$(mktemp -d "${TMPDIR:-/tmp}/fedcl-realprog.XXXXXX")
   trap realprog_cleanup EXIT
+  pocl_icd=$(realprog_find_pocl_icd) || realprog_fail "no PoCL .icd under /etc/OpenCL/vendors"
   mkdir -p "$REALPROG_TMP/vendors-pocl" "$REALPROG_TMP/vendors-fedcl"
   cp "$pocl_icd" "$REALPROG_TMP/vendors-pocl/"
   cp "$build_dir/vendors/fedcl.icd" "$REALPROG_TMP/vendors-fedcl/"
@@ -59,11 +66,11 @@ realprog_init() {
 }
 
 realprog_pocl_env() {
-  env OCL_ICD_VENDORS="$REALPROG_TMP/vendors-pocl" "$@"
+  env -u OCL_ICD_FILENAMES OCL_ICD_VENDORS="$REALPROG_TMP/vendors-pocl" "$@"
 }
 
 realprog_fedcl_env() {
-  env OCL_ICD_VENDORS="$REALPROG_TMP/vendors-fedcl" FEDCL_HOSTS="127.0.0.1:$REALPROG_PORT" "$@"
+  env -u OCL_ICD_FILENAMES OCL_ICD_VENDORS="$REALPROG_TMP/vendors-fedcl" FEDCL_HOSTS="127.0.0.1:$REALPROG_PORT" "$@"
 }
 
 realprog_daemon_alive() {
