@@ -31,9 +31,9 @@ std::vector<InfoValue> read_info(Handle handle, Query query, const ParamRange *r
 }
 
 std::string platform_name(cl_platform_id platform) {
-  char name[256] = {};
-  clGetPlatformInfo(platform, CL_PLATFORM_NAME, sizeof name - 1, name, nullptr);
-  return name;
+  return backend_string([&](size_t size, void *value, size_t *size_ret) {
+    return clGetPlatformInfo(platform, CL_PLATFORM_NAME, size, value, size_ret);
+  });
 }
 
 bool platform_selected(const std::string &wanted, size_t index, cl_platform_id platform) {
@@ -43,6 +43,12 @@ bool platform_selected(const std::string &wanted, size_t index, cl_platform_id p
 }
 
 }  // namespace
+
+std::string device_name(cl_device_id device) {
+  return backend_string([&](size_t size, void *value, size_t *size_ret) {
+    return clGetDeviceInfo(device, CL_DEVICE_NAME, size, value, size_ret);
+  });
+}
 
 std::vector<InfoValue> backend_device_info(cl_device_id device) {
   return read_info(device, clGetDeviceInfo, kDeviceRanges, 2);

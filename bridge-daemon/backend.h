@@ -5,6 +5,7 @@
 #include <CL/cl.h>
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,21 @@ struct BackendSelection {
   std::string platform;            // index or a substring of the platform name; empty: all
   std::vector<unsigned> devices;   // device indices within each selected platform; empty: all
 };
+
+// Reads a string a clGet*Info call answers, asking its size first: no name, log, source or option
+// string is cut at a fixed size, and a spare byte holds a terminator a backend may leave out.
+// query(size, value, size_ret) makes the call; "" when the backend refuses.
+template <typename Query>
+std::string backend_string(Query query) {
+  size_t size = 0;
+  if (query(0, nullptr, &size) != CL_SUCCESS || size == 0) return {};
+  std::string text(size + 1, '\0');
+  if (query(size, text.data(), nullptr) != CL_SUCCESS) return {};
+  text.resize(strnlen(text.data(), size));
+  return text;
+}
+
+std::string device_name(cl_device_id device);
 
 // Fills platforms with the selected platforms and devices; returns an error message or "".
 std::string backend_discover(const BackendSelection &selection, std::vector<BackendPlatform> *platforms);

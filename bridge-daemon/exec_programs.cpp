@@ -18,11 +18,9 @@ namespace {
 // its kernels' names and argument metadata (so it checks clCreateKernel and clSetKernelArg alone).
 
 std::string build_text(cl_program program, cl_device_id device, cl_program_build_info param) {
-  size_t size = 0;
-  if (clGetProgramBuildInfo(program, device, param, 0, nullptr, &size) != CL_SUCCESS || size == 0) return {};
-  std::string text(size, '\0');
-  clGetProgramBuildInfo(program, device, param, size, text.data(), nullptr);
-  return text.c_str();
+  return backend_string([&](size_t size, void *value, size_t *size_ret) {
+    return clGetProgramBuildInfo(program, device, param, size, value, size_ret);
+  });
 }
 
 template <typename T>
@@ -33,11 +31,9 @@ T build_value(cl_program program, cl_device_id device, cl_program_build_info par
 }
 
 std::string arg_text(cl_kernel kernel, cl_uint index, cl_kernel_arg_info param) {
-  size_t size = 0;
-  if (clGetKernelArgInfo(kernel, index, param, 0, nullptr, &size) != CL_SUCCESS || size == 0) return {};
-  std::string text(size, '\0');
-  clGetKernelArgInfo(kernel, index, param, size, text.data(), nullptr);
-  return text.c_str();
+  return backend_string([&](size_t size, void *value, size_t *size_ret) {
+    return clGetKernelArgInfo(kernel, index, param, size, value, size_ret);
+  });
 }
 
 template <typename T>
@@ -47,33 +43,100 @@ T arg_value(cl_kernel kernel, cl_uint index, cl_kernel_arg_info param) {
   return value;
 }
 
-void describe_kernels(cl_program program, wire::BuildResult::Builder result) {
+std::string kernel_name(cl_kernel kernel) {
+  return backend_string([&](size_t size, void *value, size_t *size_ret) {
+    return clGetKernelInfo(kernel, CL_KERNEL_FUNCTION_NAME, size, value, size_ret);
+  });
+}
+
+bool has_arg_info(cl_kernel kernel, cl_uint nargs) {
+  cl_kernel_arg_address_qualifier address;
+  return nargs == 0 || clGetKernelArgInfo(kernel, 0, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof address, &address,
+                                          nullptr) == CL_SUCCESS;
+}
+
+// Without -cl-kernel-arg-info backends (PoCL, NVIDIA) keep kernel argument metadata to themselves,
+// and the client needs it to check clSetKernelArg alone. The application's own build must stay
+// exactly as it asked (NVIDIA cannot even build an argument-less kernel with that option), so the
+// metadata comes from a twin: the same source built again with the option, used for nothing else.
+// Null when the program has no source or the twin does not build.
+struct MetadataTwin {
+  cl_program program = nullptr;
+  ~MetadataTwin() {
+    if (program) clReleaseProgram(program);
+  }
+};
+
+void build_metadata_twin(cl_program program, const std::vector<cl_device_id> &devices, const std::string &options,
+                         MetadataTwin *twin) {
+  std::string source = backend_string([&](size_t size, void *value, size_t *size_ret) {
+    return clGetProgramInfo(program, CL_PROGRAM_SOURCE, size, value, size_ret);
+  });
+  cl_context context = nullptr;
+  if (source.empty() || clGetProgramInfo(program, CL_PROGRAM_CONTEXT, sizeof context, &context, nullptr) != CL_SUCCESS)
+    return;
+  const char *text = source.c_str();
+  size_t length = source.size();
+  cl_int err = CL_SUCCESS;
+  cl_program copy = clCreateProgramWithSource(context, 1, &text, &length, &err);
+  if (!copy) return;
+  std::string twin_options = options + " -cl-kernel-arg-info";
+  if (clBuildProgram(copy, devices.size(), devices.data(), twin_options.c_str(), nullptr, nullptr) != CL_SUCCESS) {
+    clReleaseProgram(copy);
+    return;
+  }
+  twin->program = copy;
+}
+
+void describe_args(cl_kernel kernel, capnp::List<wire::KernelDesc::ArgDesc>::Builder args) {
+  for (cl_uint a = 0; a < args.size(); a++) {
+    args[a].setAddressQualifier(arg_value<cl_kernel_arg_address_qualifier>(kernel, a, CL_KERNEL_ARG_ADDRESS_QUALIFIER));
+    args[a].setAccessQualifier(arg_value<cl_kernel_arg_access_qualifier>(kernel, a, CL_KERNEL_ARG_ACCESS_QUALIFIER));
+    args[a].setTypeQualifier(arg_value<cl_kernel_arg_type_qualifier>(kernel, a, CL_KERNEL_ARG_TYPE_QUALIFIER));
+    args[a].setTypeName(arg_text(kernel, a, CL_KERNEL_ARG_TYPE_NAME));
+    args[a].setName(arg_text(kernel, a, CL_KERNEL_ARG_NAME));
+  }
+}
+
+// twin_options, when given, allows building a metadata twin with them for kernels whose argument
+// metadata the backend withholds (on the thread pool only: a build must never run on the loop).
+void describe_kernels(cl_program program, const std::vector<cl_device_id> &devices, const std::string *twin_options,
+                      wire::BuildResult::Builder result) {
   cl_uint count = 0;
   if (clCreateKernelsInProgram(program, 0, nullptr, &count) != CL_SUCCESS || count == 0) return;
   std::vector<cl_kernel> kernels(count);
-  clCreateKernelsInProgram(program, count, kernels.data(), nullptr);
+  if (clCreateKernelsInProgram(program, count, kernels.data(), &count) != CL_SUCCESS) return;
+  MetadataTwin twin;
+  bool twin_tried = false;
   auto list = result.initKernels(count);
   for (cl_uint k = 0; k < count; k++) {
-    char name[1024] = {};
-    clGetKernelInfo(kernels[k], CL_KERNEL_FUNCTION_NAME, sizeof name - 1, name, nullptr);
+    std::string name = kernel_name(kernels[k]);
     cl_uint nargs = 0;
     clGetKernelInfo(kernels[k], CL_KERNEL_NUM_ARGS, sizeof nargs, &nargs, nullptr);
+    bool available = has_arg_info(kernels[k], nargs);
     list[k].setName(name);
-    auto args = list[k].initArgs(nargs);
-    for (cl_uint a = 0; a < nargs; a++) {
-      args[a].setAddressQualifier(arg_value<cl_kernel_arg_address_qualifier>(kernels[k], a, CL_KERNEL_ARG_ADDRESS_QUALIFIER));
-      args[a].setAccessQualifier(arg_value<cl_kernel_arg_access_qualifier>(kernels[k], a, CL_KERNEL_ARG_ACCESS_QUALIFIER));
-      args[a].setTypeQualifier(arg_value<cl_kernel_arg_type_qualifier>(kernels[k], a, CL_KERNEL_ARG_TYPE_QUALIFIER));
-      args[a].setTypeName(arg_text(kernels[k], a, CL_KERNEL_ARG_TYPE_NAME));
-      args[a].setName(arg_text(kernels[k], a, CL_KERNEL_ARG_NAME));
+    list[k].setArgInfoAvailable(available);
+    cl_kernel source_of_metadata = kernels[k];
+    cl_kernel twin_kernel = nullptr;
+    if (!available && twin_options) {
+      if (!twin_tried) build_metadata_twin(program, devices, *twin_options, &twin);
+      twin_tried = true;
+      cl_uint twin_args = 0;
+      if (twin.program) twin_kernel = clCreateKernel(twin.program, name.c_str(), nullptr);
+      if (twin_kernel && clGetKernelInfo(twin_kernel, CL_KERNEL_NUM_ARGS, sizeof twin_args, &twin_args, nullptr) ==
+                             CL_SUCCESS && twin_args == nargs)
+        source_of_metadata = twin_kernel;
     }
+    describe_args(source_of_metadata, list[k].initArgs(nargs));
+    if (twin_kernel) clReleaseKernel(twin_kernel);
     clReleaseKernel(kernels[k]);
   }
 }
 
 // Fills result for devices (ids in device_ids, 0 where the client did not name the device).
 void describe_program(cl_program program, const std::vector<cl_device_id> &devices,
-                      const std::vector<uint64_t> &device_ids, wire::BuildResult::Builder result) {
+                      const std::vector<uint64_t> &device_ids, wire::BuildResult::Builder result,
+                      const std::string *twin_options = nullptr) {
   auto list = result.initDevices(devices.size());
   bool executable = false;
   for (size_t d = 0; d < devices.size(); d++) {
@@ -82,10 +145,11 @@ void describe_program(cl_program program, const std::vector<cl_device_id> &devic
     list[d].setDevice(device_ids[d]);
     list[d].setStatus(status);
     list[d].setLog(build_text(program, devices[d], CL_PROGRAM_BUILD_LOG));
+    list[d].setOptions(build_text(program, devices[d], CL_PROGRAM_BUILD_OPTIONS));
     list[d].setBinaryType(static_cast<uint32_t>(type));
     executable |= status == CL_BUILD_SUCCESS && type == CL_PROGRAM_BINARY_TYPE_EXECUTABLE;
   }
-  if (executable) describe_kernels(program, result);
+  if (executable) describe_kernels(program, devices, twin_options, result);
 }
 
 // Every device of program, for requests that named none.
@@ -111,6 +175,7 @@ struct ProgramWork {
   std::vector<cl_device_id> devices;
   std::vector<uint64_t> device_ids;
   std::string options;
+  bool metadata_twin = false;          // a build: argument metadata may come from a twin
   std::vector<cl_program> inputs;      // headers or link inputs, retained
   std::vector<std::string> names;      // header include names
   std::function<cl_int(ProgramWork &)> run;  // the backend call
@@ -136,7 +201,7 @@ void program_work_on_pool(uv_work_t *work) {
     job.devices = program_devices(job.program);
     job.device_ids.assign(job.devices.size(), 0);
   }
-  describe_program(job.program, job.devices, job.device_ids, result);
+  describe_program(job.program, job.devices, job.device_ids, result, job.metadata_twin ? &job.options : nullptr);
 }
 
 void program_work_done(uv_work_t *work, int) {
@@ -171,10 +236,6 @@ void start_program_work(Call &call, std::unique_ptr<ProgramWork> job) {
   call.replied = true;
   call.session.pause();
 }
-
-// Without it some backends (PoCL) report no argument metadata, and the client could not check
-// clSetKernelArg's index, size and object kinds itself.
-const char kArgInfoOption[] = " -cl-kernel-arg-info";
 
 std::unique_ptr<ProgramWork> program_work(Call &call, const char *what, uint64_t program_id,
                                           capnp::List<uint64_t>::Reader device_ids, capnp::Text::Reader options) {
@@ -212,7 +273,7 @@ void reply_program(Call &call, cl_program program, const std::vector<cl_device_i
 void exec_build_program(Call &call, wire::Request::BuildProgram::Reader request) {
   call.object = request.getProgram();
   auto job = program_work(call, "clBuildProgram", request.getProgram(), request.getDevices(), request.getOptions());
-  job->options += kArgInfoOption;
+  job->metadata_twin = true;
   job->program = retained_program(call.session.objects(), request.getProgram());
   job->run = [](ProgramWork &job) {
     return clBuildProgram(job.program, job.devices.size(), device_list(job), job.options.c_str(), nullptr, nullptr);
@@ -224,7 +285,6 @@ void exec_compile_program(Call &call, wire::Request::CompileProgram::Reader requ
   call.object = request.getProgram();
   ObjectTable &objects = call.session.objects();
   auto job = program_work(call, "clCompileProgram", request.getProgram(), request.getDevices(), request.getOptions());
-  job->options += kArgInfoOption;
   job->program = retained_program(objects, request.getProgram());
   for (auto header : request.getHeaders()) {
     job->inputs.push_back(retained_program(objects, header.getProgram()));

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <string>
 
 namespace fedcld {
 
@@ -25,12 +26,16 @@ bool log_parse_level(const char *name, LogLevel *level) {
 bool log_enabled(LogLevel level) { return level <= g_level; }
 
 void log_write(LogLevel level, const char *format, ...) {
-  char line[2048];
-  va_list args;
+  // Measured first: a message may quote a kernel name or a build log of any length.
+  va_list args, again;
   va_start(args, format);
-  vsnprintf(line, sizeof line, format, args);
+  va_copy(again, args);
+  int length = vsnprintf(nullptr, 0, format, args);
   va_end(args);
-  std::fprintf(stderr, "fedcld %s: %s\n", kNames[static_cast<int>(level)], line);
+  std::string line(length > 0 ? length + 1 : 1, '\0');
+  vsnprintf(line.data(), line.size(), format, again);
+  va_end(again);
+  std::fprintf(stderr, "fedcld %s: %s\n", kNames[static_cast<int>(level)], line.c_str());
 }
 
 }  // namespace fedcld

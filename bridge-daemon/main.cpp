@@ -149,10 +149,9 @@ int main(int argc, char **argv) {
   size_t device_count = 0;
   for (const auto &platform : platforms) {
     for (const auto &device : platform.devices) {
-      char name[256] = {};
-      clGetDeviceInfo(device.handle, CL_DEVICE_NAME, sizeof name - 1, name, nullptr);
-      if (list_only) std::printf("%zu: %s\n", device_count, name);
-      else FEDCLD_LOG(info, "exporting device %zu: %s", device_count, name);
+      std::string name = fedcld::device_name(device.handle);
+      if (list_only) std::printf("%zu: %s\n", device_count, name.c_str());
+      else FEDCLD_LOG(info, "exporting device %zu: %s", device_count, name.c_str());
       device_count++;
     }
   }

@@ -204,7 +204,7 @@ cl_int fedcl::api::clGetKernelArgInfo(cl_kernel kernel, cl_uint index, cl_kernel
   if (!as<_cl_kernel>(kernel)) return CL_INVALID_KERNEL;
   if (index >= kernel->desc->args.size()) return CL_INVALID_ARG_INDEX;
   const KernelArgDesc &desc = kernel->desc->args[index];
-  if (desc.type_name.empty()) return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
+  if (!kernel->desc->arg_info_available || desc.type_name.empty()) return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
   switch (param) {
     case CL_KERNEL_ARG_ADDRESS_QUALIFIER: return info_value(size, value, size_ret, desc.address);
     case CL_KERNEL_ARG_ACCESS_QUALIFIER: return info_value(size, value, size_ret, desc.access);

@@ -84,7 +84,7 @@ cl_device_id device_of(cl_program program, const Connection *connection, uint64_
 std::vector<KernelDesc> kernels_from(wire::BuildResult::Reader result) {
   std::vector<KernelDesc> kernels;
   for (auto k : result.getKernels()) {
-    KernelDesc desc{k.getName(), {}};
+    KernelDesc desc{k.getName(), {}, k.getArgInfoAvailable()};
     for (auto a : k.getArgs())
       desc.args.push_back({a.getAddressQualifier(), a.getAccessQualifier(), a.getTypeQualifier(), a.getTypeName(), a.getName()});
     kernels.push_back(std::move(desc));
@@ -102,6 +102,7 @@ void apply_build_result(cl_program program, const Connection *connection, wire::
     build.status = d.getStatus();
     build.binary_type = d.getBinaryType();
     build.log = d.getLog();
+    build.options = d.getOptions();
     executable |= build.status == CL_BUILD_SUCCESS && build.binary_type == CL_PROGRAM_BINARY_TYPE_EXECUTABLE;
   }
   if (executable) program->kernels = kernels_from(result);

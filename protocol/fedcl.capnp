@@ -399,7 +399,8 @@ enum InfoKind {
 
 struct KernelDesc {
   name @0 :Text;
-  args @1 :List(ArgDesc);
+  args @1 :List(ArgDesc);         # metadata for the client's checks, from a twin build if need be
+  argInfoAvailable @2 :Bool;      # the backend answers clGetKernelArgInfo for this kernel
 
   struct ArgDesc {
     addressQualifier @0 :UInt32;  # CL_KERNEL_ARG_ADDRESS_*; 0 when the backend does not say
@@ -419,6 +420,7 @@ struct BuildResult {
     status @1 :Int32;             # cl_build_status
     log @2 :Text;
     binaryType @3 :UInt32;        # cl_program_binary_type
+    options @4 :Text;             # CL_PROGRAM_BUILD_OPTIONS as the backend answers it
   }
 }
 

@@ -46,7 +46,8 @@ struct KernelArgDesc {
 
 struct KernelDesc {
   std::string name;
-  std::vector<KernelArgDesc> args;
+  std::vector<KernelArgDesc> args;  // for the checks; may come from the daemon's metadata twin
+  bool arg_info_available = false;  // whether the backend answers clGetKernelArgInfo
 };
 
 // How clSetKernelArg checks one argument, worked out once per kernel from its KernelArgDesc.

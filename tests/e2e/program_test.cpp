@@ -516,3 +516,71 @@ TEST(ProgramsOnTwoDaemons, BinariesAndSeparateCompilationSpanDaemons) {
   for (cl_program p : {linked, definition, user, header, program, built}) clReleaseProgram(p);
   for (cl_context c : {second, first, both}) clReleaseContext(c);
 }
+
+// Kernel names of any length: the daemon reads every name, log and option string at the size the
+// backend reports (it used to cut names at 1024 bytes, and NVIDIA then wrote past its buffer).
+TEST_F(Programs, KernelNamesOfAnyLength) {
+  for (size_t length : {1023, 1024, 1025, 5000}) {
+    std::string name = "k" + std::string(length - 1, 'x');
+    std::string source = "kernel void " + name + "(global int *x) { x[0] = 1; }\nkernel void other() {}\n";
+    cl_program program = build_program(context, source);
+    cl_int err = CL_SUCCESS;
+    cl_kernel kernel = clCreateKernel(program, name.c_str(), &err);
+    ASSERT_CL_OK(err) << "name of " << length << " characters";
+    size_t size = 0;
+    ASSERT_CL_OK(clGetKernelInfo(kernel, CL_KERNEL_FUNCTION_NAME, 0, nullptr, &size));
+    EXPECT_EQ(length + 1, size);
+    std::string got(size, '\0');
+    ASSERT_CL_OK(clGetKernelInfo(kernel, CL_KERNEL_FUNCTION_NAME, size, got.data(), nullptr));
+    EXPECT_EQ(name, got.c_str());
+    size_t names_size = 0;
+    ASSERT_CL_OK(clGetProgramInfo(program, CL_PROGRAM_KERNEL_NAMES, 0, nullptr, &names_size));
+    EXPECT_EQ(length + 1 + 6, names_size);  // "NAME;other" and its terminator
+    clReleaseKernel(kernel);
+    clReleaseProgram(program);
+  }
+}
+
+// The application's build is exactly what it asked for: fedcl adds no option (NVIDIA cannot build an
+// argument-less kernel with -cl-kernel-arg-info), CL_PROGRAM_BUILD_OPTIONS is the backend's answer,
+// and argument info is available exactly when the backend offers it.
+TEST_F(Programs, BuildsAreTheApplicationsOwn) {
+  cl_program program = build_program(context, "void kernel test(){}\nkernel void store(global int *x, int v) { x[0] = v; }\n");
+  size_t size = 0;
+  ASSERT_CL_OK(clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_OPTIONS, 0, nullptr, &size));
+  std::string options(size, '\0');
+  ASSERT_CL_OK(clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_OPTIONS, size, options.data(), nullptr));
+  EXPECT_EQ("", std::string(options.c_str()));
+  cl_kernel test = create_kernel(program, "test");
+  size_t one = 1;
+  EXPECT_CL(CL_SUCCESS, clEnqueueNDRangeKernel(queue, test, 1, nullptr, &one, nullptr, 0, nullptr, nullptr));
+  EXPECT_CL(CL_SUCCESS, clFinish(queue));
+  cl_kernel store = create_kernel(program, "store");
+  cl_kernel_arg_address_qualifier address = 0;
+  // PoCL without -cl-kernel-arg-info keeps the info to itself, and so does fedcl...
+  EXPECT_CL(CL_KERNEL_ARG_INFO_NOT_AVAILABLE,
+            clGetKernelArgInfo(store, 0, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof address, &address, nullptr));
+  // ... while still checking arguments itself, from the daemon's metadata twin.
+  int v = 3;
+  EXPECT_CL(CL_INVALID_ARG_SIZE, clSetKernelArg(store, 1, 2, &v));
+  EXPECT_CL(CL_INVALID_MEM_OBJECT, clSetKernelArg(store, 0, sizeof(cl_mem), &queue));
+  cl_mem out = create_buffer(context, CL_MEM_READ_WRITE, sizeof(int));
+  set_arg(store, 0, out);
+  set_arg(store, 1, v);
+  EXPECT_CL(CL_SUCCESS, clEnqueueNDRangeKernel(queue, store, 1, nullptr, &one, nullptr, 0, nullptr, nullptr));
+  int back = 0;
+  ASSERT_CL_OK(clEnqueueReadBuffer(queue, out, CL_TRUE, 0, sizeof back, &back, 0, nullptr, nullptr));
+  EXPECT_EQ(3, back);
+  clReleaseMemObject(out);
+  clReleaseKernel(store);
+  clReleaseKernel(test);
+  clReleaseProgram(program);
+
+  // A failed option: the backend's status and its (empty) record of the options.
+  const char *source = "kernel void f(global int *x) { }";
+  program = clCreateProgramWithSource(context, 1, &source, nullptr, nullptr);
+  EXPECT_CL(CL_INVALID_BUILD_OPTIONS, clBuildProgram(program, 1, &device, "-cl-no-such-option", nullptr, nullptr));
+  ASSERT_CL_OK(clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_OPTIONS, 0, nullptr, &size));
+  EXPECT_EQ(1u, size);
+  clReleaseProgram(program);
+}

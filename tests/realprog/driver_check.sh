@@ -18,6 +18,10 @@ backend_status=$?
 realprog_fedcl_env timeout 300 "$check" fedcl >"$REALPROG_TMP/fedcl.out" 2>"$REALPROG_TMP/fedcl.err"
 fedcl_status=$?
 realprog_daemon_alive || realprog_fail "fedcld died during driver_check"
+# The daemon still serves a new program afterwards.
+DRIVER_CHECK_ONLY=rect realprog_fedcl_env timeout 60 "$check" fedcl >"$REALPROG_TMP/after.out" 2>&1 &&
+  grep -q '^end: all sections ran$' "$REALPROG_TMP/after.out" ||
+  { cat "$REALPROG_TMP/after.out"; realprog_fail "fedcld serves no new program after driver_check"; }
 grep -q '^end: all sections ran$' "$REALPROG_TMP/backend.out" ||
   { cat "$REALPROG_TMP/backend.err"; tail -5 "$REALPROG_TMP/backend.out"; realprog_fail "driver_check on the backend did not finish ($backend_status)"; }
 if ! diff -u "$REALPROG_TMP/backend.out" "$REALPROG_TMP/fedcl.out" >"$REALPROG_TMP/diff"; then
