@@ -6,6 +6,8 @@
 // outcome goes back in one reply, a BuildResult.
 #include <uv.h>
 
+#include <future>
+
 #include "exec.h"
 #include "server.h"
 
@@ -58,34 +60,28 @@ bool has_arg_info(cl_kernel kernel, cl_uint nargs) {
 // Without -cl-kernel-arg-info backends (PoCL, NVIDIA) keep kernel argument metadata to themselves,
 // and the client needs it to check clSetKernelArg alone. The application's own build must stay
 // exactly as it asked (NVIDIA cannot even build an argument-less kernel with that option), so the
-// metadata comes from a twin: the same source built again with the option, used for nothing else.
-// Null when the program has no source or the twin does not build.
-struct MetadataTwin {
-  cl_program program = nullptr;
-  ~MetadataTwin() {
-    if (program) clReleaseProgram(program);
-  }
-};
-
-void build_metadata_twin(cl_program program, const std::vector<cl_device_id> &devices, const std::string &options,
-                         MetadataTwin *twin) {
+// metadata comes from a twin: the same source built with the option, used for nothing else. It is
+// built beside the application's build, on a thread of its own, so that a build takes little longer.
+// Null when the program has no source, the options already ask for the info, or the twin fails.
+cl_program build_metadata_twin(cl_program program, std::vector<cl_device_id> devices, std::string options) {
+  if (options.find("-cl-kernel-arg-info") != std::string::npos) return nullptr;
   std::string source = backend_string([&](size_t size, void *value, size_t *size_ret) {
     return clGetProgramInfo(program, CL_PROGRAM_SOURCE, size, value, size_ret);
   });
   cl_context context = nullptr;
   if (source.empty() || clGetProgramInfo(program, CL_PROGRAM_CONTEXT, sizeof context, &context, nullptr) != CL_SUCCESS)
-    return;
+    return nullptr;
   const char *text = source.c_str();
   size_t length = source.size();
-  cl_int err = CL_SUCCESS;
-  cl_program copy = clCreateProgramWithSource(context, 1, &text, &length, &err);
-  if (!copy) return;
-  std::string twin_options = options + " -cl-kernel-arg-info";
-  if (clBuildProgram(copy, devices.size(), devices.data(), twin_options.c_str(), nullptr, nullptr) != CL_SUCCESS) {
-    clReleaseProgram(copy);
-    return;
+  cl_program twin = clCreateProgramWithSource(context, 1, &text, &length, nullptr);
+  if (!twin) return nullptr;
+  options += " -cl-kernel-arg-info";
+  if (clBuildProgram(twin, devices.size(), devices.empty() ? nullptr : devices.data(), options.c_str(), nullptr,
+                     nullptr) != CL_SUCCESS) {
+    clReleaseProgram(twin);
+    return nullptr;
   }
-  twin->program = copy;
+  return twin;
 }
 
 void describe_args(cl_kernel kernel, capnp::List<wire::KernelDesc::ArgDesc>::Builder args) {
@@ -98,16 +94,12 @@ void describe_args(cl_kernel kernel, capnp::List<wire::KernelDesc::ArgDesc>::Bui
   }
 }
 
-// twin_options, when given, allows building a metadata twin with them for kernels whose argument
-// metadata the backend withholds (on the thread pool only: a build must never run on the loop).
-void describe_kernels(cl_program program, const std::vector<cl_device_id> &devices, const std::string *twin_options,
-                      wire::BuildResult::Builder result) {
+// twin, when not null, holds the argument metadata the backend withholds for program's kernels.
+void describe_kernels(cl_program program, cl_program twin, wire::BuildResult::Builder result) {
   cl_uint count = 0;
   if (clCreateKernelsInProgram(program, 0, nullptr, &count) != CL_SUCCESS || count == 0) return;
   std::vector<cl_kernel> kernels(count);
   if (clCreateKernelsInProgram(program, count, kernels.data(), &count) != CL_SUCCESS) return;
-  MetadataTwin twin;
-  bool twin_tried = false;
   auto list = result.initKernels(count);
   for (cl_uint k = 0; k < count; k++) {
     std::string name = kernel_name(kernels[k]);
@@ -116,18 +108,13 @@ void describe_kernels(cl_program program, const std::vector<cl_device_id> &devic
     bool available = has_arg_info(kernels[k], nargs);
     list[k].setName(name);
     list[k].setArgInfoAvailable(available);
-    cl_kernel source_of_metadata = kernels[k];
-    cl_kernel twin_kernel = nullptr;
-    if (!available && twin_options) {
-      if (!twin_tried) build_metadata_twin(program, devices, *twin_options, &twin);
-      twin_tried = true;
-      cl_uint twin_args = 0;
-      if (twin.program) twin_kernel = clCreateKernel(twin.program, name.c_str(), nullptr);
-      if (twin_kernel && clGetKernelInfo(twin_kernel, CL_KERNEL_NUM_ARGS, sizeof twin_args, &twin_args, nullptr) ==
-                             CL_SUCCESS && twin_args == nargs)
-        source_of_metadata = twin_kernel;
-    }
-    describe_args(source_of_metadata, list[k].initArgs(nargs));
+    cl_kernel metadata = kernels[k], twin_kernel = nullptr;
+    cl_uint twin_args = 0;
+    if (!available && twin) twin_kernel = clCreateKernel(twin, name.c_str(), nullptr);
+    if (twin_kernel && clGetKernelInfo(twin_kernel, CL_KERNEL_NUM_ARGS, sizeof twin_args, &twin_args, nullptr) ==
+                           CL_SUCCESS && twin_args == nargs)
+      metadata = twin_kernel;
+    describe_args(metadata, list[k].initArgs(nargs));
     if (twin_kernel) clReleaseKernel(twin_kernel);
     clReleaseKernel(kernels[k]);
   }
@@ -136,7 +123,7 @@ void describe_kernels(cl_program program, const std::vector<cl_device_id> &devic
 // Fills result for devices (ids in device_ids, 0 where the client did not name the device).
 void describe_program(cl_program program, const std::vector<cl_device_id> &devices,
                       const std::vector<uint64_t> &device_ids, wire::BuildResult::Builder result,
-                      const std::string *twin_options = nullptr) {
+                      cl_program twin = nullptr) {
   auto list = result.initDevices(devices.size());
   bool executable = false;
   for (size_t d = 0; d < devices.size(); d++) {
@@ -149,7 +136,7 @@ void describe_program(cl_program program, const std::vector<cl_device_id> &devic
     list[d].setBinaryType(static_cast<uint32_t>(type));
     executable |= status == CL_BUILD_SUCCESS && type == CL_PROGRAM_BINARY_TYPE_EXECUTABLE;
   }
-  if (executable) describe_kernels(program, devices, twin_options, result);
+  if (executable) describe_kernels(program, twin, result);
 }
 
 // Every device of program, for requests that named none.
@@ -175,7 +162,7 @@ struct ProgramWork {
   std::vector<cl_device_id> devices;
   std::vector<uint64_t> device_ids;
   std::string options;
-  bool metadata_twin = false;          // a build: argument metadata may come from a twin
+  cl_program twin = nullptr;           // a build's metadata twin, if one was made
   std::vector<cl_program> inputs;      // headers or link inputs, retained
   std::vector<std::string> names;      // header include names
   std::function<cl_int(ProgramWork &)> run;  // the backend call
@@ -185,6 +172,7 @@ struct ProgramWork {
   ~ProgramWork() {
     for (cl_program input : inputs) clReleaseProgram(input);
     if (program) clReleaseProgram(program);
+    if (twin) clReleaseProgram(twin);
   }
 };
 
@@ -201,7 +189,7 @@ void program_work_on_pool(uv_work_t *work) {
     job.devices = program_devices(job.program);
     job.device_ids.assign(job.devices.size(), 0);
   }
-  describe_program(job.program, job.devices, job.device_ids, result, job.metadata_twin ? &job.options : nullptr);
+  describe_program(job.program, job.devices, job.device_ids, result, job.twin);
 }
 
 void program_work_done(uv_work_t *work, int) {
@@ -273,10 +261,12 @@ void reply_program(Call &call, cl_program program, const std::vector<cl_device_i
 void exec_build_program(Call &call, wire::Request::BuildProgram::Reader request) {
   call.object = request.getProgram();
   auto job = program_work(call, "clBuildProgram", request.getProgram(), request.getDevices(), request.getOptions());
-  job->metadata_twin = true;
   job->program = retained_program(call.session.objects(), request.getProgram());
   job->run = [](ProgramWork &job) {
-    return clBuildProgram(job.program, job.devices.size(), device_list(job), job.options.c_str(), nullptr, nullptr);
+    auto twin = std::async(std::launch::async, build_metadata_twin, job.program, job.devices, job.options);
+    cl_int status = clBuildProgram(job.program, job.devices.size(), device_list(job), job.options.c_str(), nullptr, nullptr);
+    job.twin = twin.get();
+    return status;
   };
   start_program_work(call, std::move(job));
 }
