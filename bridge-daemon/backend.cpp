@@ -72,7 +72,9 @@ std::string backend_discover(const BackendSelection &selection, std::vector<Back
     clGetDeviceIDs(ids[p], CL_DEVICE_TYPE_ALL, ndev, devices.data(), nullptr);
 
     BackendPlatform platform{ids[p], read_info(ids[p], clGetPlatformInfo, kPlatformRanges, 2), {}};
-    platform.late_callbacks = platform_name(ids[p]).find("NVIDIA") != std::string::npos;
+    bool nvidia = platform_name(ids[p]).find("NVIDIA") != std::string::npos;
+    platform.late_callbacks = nvidia;
+    platform.safe_kernel_name_length = nvidia ? 256 : 0;
     for (unsigned d = 0; d < ndev; d++) {
       if (!selection.devices.empty() &&
           std::find(selection.devices.begin(), selection.devices.end(), d) == selection.devices.end())

@@ -26,6 +26,9 @@ struct BackendPlatform {
   std::vector<InfoValue> info;
   std::vector<BackendDevice> devices;
   bool late_callbacks = false;  // its event callbacks lag far behind clWaitForEvents (NVIDIA's do)
+  // Kernel names longer than this are not listed through the backend, which corrupts its own heap
+  // doing so (NVIDIA: clCreateKernelsInProgram from about 260 characters on); 0: no limit.
+  size_t safe_kernel_name_length = 0;
 };
 
 struct BackendSelection {

@@ -6,9 +6,9 @@
 // outcome goes back in one reply, a BuildResult.
 #include <uv.h>
 
-#include <future>
-
 #include "exec.h"
+#include "kernel_names.h"
+#include "log.h"
 #include "server.h"
 
 namespace fedcld {
@@ -61,8 +61,8 @@ bool has_arg_info(cl_kernel kernel, cl_uint nargs) {
 // and the client needs it to check clSetKernelArg alone. The application's own build must stay
 // exactly as it asked (NVIDIA cannot even build an argument-less kernel with that option), so the
 // metadata comes from a twin: the same source built with the option, used for nothing else. It is
-// built beside the application's build, on a thread of its own, so that a build takes little longer.
-// Null when the program has no source, the options already ask for the info, or the twin fails.
+// built after the application's build, never beside it: NVIDIA's build log goes astray when two
+// programs build at once. Null when the program has no source, the options already ask for the info, or the twin fails.
 cl_program build_metadata_twin(cl_program program, std::vector<cl_device_id> devices, std::string options) {
   if (options.find("-cl-kernel-arg-info") != std::string::npos) return nullptr;
   std::string source = backend_string([&](size_t size, void *value, size_t *size_ret) {
@@ -94,12 +94,35 @@ void describe_args(cl_kernel kernel, capnp::List<wire::KernelDesc::ArgDesc>::Bui
   }
 }
 
-// twin, when not null, holds the argument metadata the backend withholds for program's kernels.
-void describe_kernels(cl_program program, cl_program twin, wire::BuildResult::Builder result) {
+// Every kernel of program. Where the backend cannot list long names safely and the source has
+// such a name, the kernels are found by name in the source instead.
+std::vector<cl_kernel> program_kernels(cl_program program, const BackendPlatform &backend) {
+  std::vector<cl_kernel> kernels;
+  if (backend.safe_kernel_name_length) {
+    std::string source = backend_string([&](size_t size, void *value, size_t *size_ret) {
+      return clGetProgramInfo(program, CL_PROGRAM_SOURCE, size, value, size_ret);
+    });
+    if (longest_identifier(source) > backend.safe_kernel_name_length) {
+      for (const std::string &name : scan_kernel_names(source))
+        if (cl_kernel kernel = clCreateKernel(program, name.c_str(), nullptr)) kernels.push_back(kernel);
+      FEDCLD_LOG(info, "listed %zu kernels of a program with names over %zu characters from its source",
+                 kernels.size(), backend.safe_kernel_name_length);
+      return kernels;
+    }
+  }
   cl_uint count = 0;
-  if (clCreateKernelsInProgram(program, 0, nullptr, &count) != CL_SUCCESS || count == 0) return;
-  std::vector<cl_kernel> kernels(count);
-  if (clCreateKernelsInProgram(program, count, kernels.data(), &count) != CL_SUCCESS) return;
+  if (clCreateKernelsInProgram(program, 0, nullptr, &count) != CL_SUCCESS || count == 0) return kernels;
+  kernels.resize(count);
+  if (clCreateKernelsInProgram(program, count, kernels.data(), &count) != CL_SUCCESS) kernels.clear();
+  return kernels;
+}
+
+// twin, when not null, holds the argument metadata the backend withholds for program's kernels.
+void describe_kernels(cl_program program, const BackendPlatform &backend, cl_program twin,
+                      wire::BuildResult::Builder result) {
+  std::vector<cl_kernel> kernels = program_kernels(program, backend);
+  cl_uint count = kernels.size();
+  if (count == 0) return;
   auto list = result.initKernels(count);
   for (cl_uint k = 0; k < count; k++) {
     std::string name = kernel_name(kernels[k]);
@@ -122,8 +145,8 @@ void describe_kernels(cl_program program, cl_program twin, wire::BuildResult::Bu
 
 // Fills result for devices (ids in device_ids, 0 where the client did not name the device).
 void describe_program(cl_program program, const std::vector<cl_device_id> &devices,
-                      const std::vector<uint64_t> &device_ids, wire::BuildResult::Builder result,
-                      cl_program twin = nullptr) {
+                      const std::vector<uint64_t> &device_ids, const BackendPlatform &backend,
+                      wire::BuildResult::Builder result, cl_program twin = nullptr) {
   auto list = result.initDevices(devices.size());
   bool executable = false;
   for (size_t d = 0; d < devices.size(); d++) {
@@ -136,7 +159,7 @@ void describe_program(cl_program program, const std::vector<cl_device_id> &devic
     list[d].setBinaryType(static_cast<uint32_t>(type));
     executable |= status == CL_BUILD_SUCCESS && type == CL_PROGRAM_BINARY_TYPE_EXECUTABLE;
   }
-  if (executable) describe_kernels(program, twin, result);
+  if (executable) describe_kernels(program, backend, twin, result);
 }
 
 // Every device of program, for requests that named none.
@@ -189,7 +212,7 @@ void program_work_on_pool(uv_work_t *work) {
     job.devices = program_devices(job.program);
     job.device_ids.assign(job.devices.size(), 0);
   }
-  describe_program(job.program, job.devices, job.device_ids, result, job.twin);
+  describe_program(job.program, job.devices, job.device_ids, job.session->backend(), result, job.twin);
 }
 
 void program_work_done(uv_work_t *work, int) {
@@ -251,7 +274,7 @@ void reply_program(Call &call, cl_program program, const std::vector<cl_device_i
   capnp::MallocMessageBuilder message;
   auto reply = message.initRoot<wire::Reply>();
   reply.setSeq(call.seq);
-  describe_program(program, devices, device_ids, reply.initBuild());
+  describe_program(program, devices, device_ids, call.session.backend(), reply.initBuild());
   call.session.send_reply(message);
   call.replied = true;
 }
@@ -263,9 +286,8 @@ void exec_build_program(Call &call, wire::Request::BuildProgram::Reader request)
   auto job = program_work(call, "clBuildProgram", request.getProgram(), request.getDevices(), request.getOptions());
   job->program = retained_program(call.session.objects(), request.getProgram());
   job->run = [](ProgramWork &job) {
-    auto twin = std::async(std::launch::async, build_metadata_twin, job.program, job.devices, job.options);
     cl_int status = clBuildProgram(job.program, job.devices.size(), device_list(job), job.options.c_str(), nullptr, nullptr);
-    job.twin = twin.get();
+    if (status == CL_SUCCESS) job.twin = build_metadata_twin(job.program, job.devices, job.options);
     return status;
   };
   start_program_work(call, std::move(job));

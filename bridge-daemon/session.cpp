@@ -215,6 +215,7 @@ void Session::flush_queues() {
 
 void Session::set_platform(size_t platform) {
   const BackendPlatform &backend = server_.platforms()[platform];
+  backend_ = &backend;
   switch (server_.options().completion) {
     case CompletionMode::callback: waits_for_events_ = false; break;
     case CompletionMode::wait: waits_for_events_ = true; break;

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "backend.h"
 #include "frame.h"
 #include "objects.h"
 
@@ -63,6 +64,7 @@ class Session : public std::enable_shared_from_this<Session> {
   Server &server() { return server_; }
   // The backend platform this session serves (chosen by its Hello), and how completion is learnt.
   void set_platform(size_t platform);
+  const BackendPlatform &backend() const { return *backend_; }
   bool waits_for_events() const { return waits_for_events_; }
   ObjectTable &objects() { return objects_; }
   const std::string &peer() const { return peer_; }
@@ -102,6 +104,7 @@ class Session : public std::enable_shared_from_this<Session> {
   bool running_ = false;
   bool dirty_ = false;
   bool waits_for_events_ = false;
+  const BackendPlatform *backend_ = nullptr;
   static constexpr uint64_t kMaxStagedBytes = uint64_t(1) << 30;
   uint64_t staged_bytes_ = 0;  // changed on the loop only: stage() and the staging's deleter
   bool throttled() const { return staged_bytes_ > kMaxStagedBytes; }
