@@ -61,9 +61,10 @@ bool has_arg_info(cl_kernel kernel, cl_uint nargs) {
 // and the client needs it to check clSetKernelArg alone. The application's own build must stay
 // exactly as it asked (NVIDIA cannot even build an argument-less kernel with that option), so the
 // metadata comes from a twin: the same source built with the option, used for nothing else. It is
-// built after the application's build, never beside it: NVIDIA's build log goes astray when two
-// programs build at once. Null when the program has no source, the options already ask for the info, or the twin fails.
-cl_program build_metadata_twin(cl_program program, std::vector<cl_device_id> devices, std::string options) {
+// built after the application's build and after its log was read: NVIDIA keeps one build log for
+// both (a log read after the twin's build comes back empty). Null when the program has no source,
+// the options already ask for the info, or the twin fails.
+cl_program build_metadata_twin(cl_program program, const std::vector<cl_device_id> &devices, std::string options) {
   if (options.find("-cl-kernel-arg-info") != std::string::npos) return nullptr;
   std::string source = backend_string([&](size_t size, void *value, size_t *size_ret) {
     return clGetProgramInfo(program, CL_PROGRAM_SOURCE, size, value, size_ret);
@@ -117,12 +118,15 @@ std::vector<cl_kernel> program_kernels(cl_program program, const BackendPlatform
   return kernels;
 }
 
-// twin, when not null, holds the argument metadata the backend withholds for program's kernels.
-void describe_kernels(cl_program program, const BackendPlatform &backend, cl_program twin,
-                      wire::BuildResult::Builder result) {
+// twin_options, when given, allows building a metadata twin with them for the kernels whose
+// argument metadata the backend withholds (builds run on the thread pool only, never on the loop).
+void describe_kernels(cl_program program, const std::vector<cl_device_id> &devices, const BackendPlatform &backend,
+                      const std::string *twin_options, wire::BuildResult::Builder result) {
   std::vector<cl_kernel> kernels = program_kernels(program, backend);
   cl_uint count = kernels.size();
   if (count == 0) return;
+  cl_program twin = nullptr;
+  bool twin_tried = false;
   auto list = result.initKernels(count);
   for (cl_uint k = 0; k < count; k++) {
     std::string name = kernel_name(kernels[k]);
@@ -133,6 +137,10 @@ void describe_kernels(cl_program program, const BackendPlatform &backend, cl_pro
     list[k].setArgInfoAvailable(available);
     cl_kernel metadata = kernels[k], twin_kernel = nullptr;
     cl_uint twin_args = 0;
+    if (!available && twin_options && !twin_tried) {
+      twin = build_metadata_twin(program, devices, *twin_options);
+      twin_tried = true;
+    }
     if (!available && twin) twin_kernel = clCreateKernel(twin, name.c_str(), nullptr);
     if (twin_kernel && clGetKernelInfo(twin_kernel, CL_KERNEL_NUM_ARGS, sizeof twin_args, &twin_args, nullptr) ==
                            CL_SUCCESS && twin_args == nargs)
@@ -141,12 +149,13 @@ void describe_kernels(cl_program program, const BackendPlatform &backend, cl_pro
     if (twin_kernel) clReleaseKernel(twin_kernel);
     clReleaseKernel(kernels[k]);
   }
+  if (twin) clReleaseProgram(twin);
 }
 
 // Fills result for devices (ids in device_ids, 0 where the client did not name the device).
 void describe_program(cl_program program, const std::vector<cl_device_id> &devices,
                       const std::vector<uint64_t> &device_ids, const BackendPlatform &backend,
-                      wire::BuildResult::Builder result, cl_program twin = nullptr) {
+                      wire::BuildResult::Builder result, const std::string *twin_options = nullptr) {
   auto list = result.initDevices(devices.size());
   bool executable = false;
   for (size_t d = 0; d < devices.size(); d++) {
@@ -159,7 +168,7 @@ void describe_program(cl_program program, const std::vector<cl_device_id> &devic
     list[d].setBinaryType(static_cast<uint32_t>(type));
     executable |= status == CL_BUILD_SUCCESS && type == CL_PROGRAM_BINARY_TYPE_EXECUTABLE;
   }
-  if (executable) describe_kernels(program, backend, twin, result);
+  if (executable) describe_kernels(program, devices, backend, twin_options, result);
 }
 
 // Every device of program, for requests that named none.
@@ -185,7 +194,7 @@ struct ProgramWork {
   std::vector<cl_device_id> devices;
   std::vector<uint64_t> device_ids;
   std::string options;
-  cl_program twin = nullptr;           // a build's metadata twin, if one was made
+  bool metadata_twin = false;          // a build: argument metadata may come from a twin
   std::vector<cl_program> inputs;      // headers or link inputs, retained
   std::vector<std::string> names;      // header include names
   std::function<cl_int(ProgramWork &)> run;  // the backend call
@@ -195,7 +204,6 @@ struct ProgramWork {
   ~ProgramWork() {
     for (cl_program input : inputs) clReleaseProgram(input);
     if (program) clReleaseProgram(program);
-    if (twin) clReleaseProgram(twin);
   }
 };
 
@@ -212,7 +220,8 @@ void program_work_on_pool(uv_work_t *work) {
     job.devices = program_devices(job.program);
     job.device_ids.assign(job.devices.size(), 0);
   }
-  describe_program(job.program, job.devices, job.device_ids, job.session->backend(), result, job.twin);
+  describe_program(job.program, job.devices, job.device_ids, job.session->backend(), result,
+                   job.metadata_twin ? &job.options : nullptr);
 }
 
 void program_work_done(uv_work_t *work, int) {
@@ -285,10 +294,9 @@ void exec_build_program(Call &call, wire::Request::BuildProgram::Reader request)
   call.object = request.getProgram();
   auto job = program_work(call, "clBuildProgram", request.getProgram(), request.getDevices(), request.getOptions());
   job->program = retained_program(call.session.objects(), request.getProgram());
+  job->metadata_twin = true;
   job->run = [](ProgramWork &job) {
-    cl_int status = clBuildProgram(job.program, job.devices.size(), device_list(job), job.options.c_str(), nullptr, nullptr);
-    if (status == CL_SUCCESS) job.twin = build_metadata_twin(job.program, job.devices, job.options);
-    return status;
+    return clBuildProgram(job.program, job.devices.size(), device_list(job), job.options.c_str(), nullptr, nullptr);
   };
   start_program_work(call, std::move(job));
 }
