@@ -324,6 +324,47 @@ void out_of_order_web(cl_command_queue queue, cl_program program, const char *pr
   clReleaseKernel(kernel);
 }
 
+// The first command of a fresh out-of-order queue waits for a user event that is set only after
+// many more commands, a marker and a barrier were enqueued behind it.
+void gated_first() {
+  cl_int err;
+  cl_command_queue queue = clCreateCommandQueue(g_context, g_device, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, &err);
+  cl_program program = build("kernel void inc(global int *x) { atomic_inc(&x[get_global_id(0)]); }", "", &err);
+  cl_kernel kernel = clCreateKernel(program, "inc", &err);
+  cl_mem x = buffer(CL_MEM_READ_WRITE, 16 * sizeof(int));
+  int zero = 0;
+  clEnqueueFillBuffer(queue, x, &zero, sizeof zero, 0, 16 * sizeof(int), 0, nullptr, nullptr);
+  clFinish(queue);
+  clSetKernelArg(kernel, 0, sizeof x, &x);
+  cl_event user = clCreateUserEvent(g_context, &err), first, previous;
+  size_t n = 16;
+  cl_int failures = clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &n, nullptr, 1, &user, &first);
+  clFlush(queue);
+  previous = first;
+  for (int i = 0; i < 20; i++) {
+    cl_event next;
+    failures |= clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &n, nullptr, i % 2 ? 1 : 0, &previous, &next);
+    if (previous != first) clReleaseEvent(previous);
+    previous = next;
+  }
+  cl_event marker, barrier;
+  failures |= clEnqueueMarkerWithWaitList(queue, 1, &first, &marker);
+  failures |= clEnqueueBarrierWithWaitList(queue, 0, nullptr, &barrier);
+  clFlush(queue);
+  result("gated_first.enqueues", failures);
+  result("gated_first.set_user", clSetUserEventStatus(user, CL_COMPLETE));
+  result("gated_first.wait", clWaitForEvents(1, &barrier));
+  result("gated_first.finish", clFinish(queue));
+  int out[16];
+  clEnqueueReadBuffer(queue, x, CL_TRUE, 0, sizeof out, out, 0, nullptr, nullptr);
+  line("gated_first.value", std::to_string(out[0]) + " " + std::to_string(out[15]));
+  for (cl_event e : {user, first, previous, marker, barrier}) clReleaseEvent(e);
+  clReleaseMemObject(x);
+  clReleaseKernel(kernel);
+  clReleaseProgram(program);
+  clReleaseCommandQueue(queue);
+}
+
 // One out-of-order queue whose commands wait on each other: wait lists, markers, barriers, user events.
 void check_out_of_order() {
   section("ooo");
@@ -341,6 +382,7 @@ void check_out_of_order() {
     clReleaseProgram(program);
     clReleaseCommandQueue(queue);
   }
+  gated_first();
   cl_command_queue queue = clCreateCommandQueue(g_context, g_device, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE | CL_QUEUE_PROFILING_ENABLE, &err);
   result("create", err);
   const char *source =
