@@ -79,7 +79,14 @@ void deliver(Watch *watch, cl_int status) {
   });
 }
 
-void CL_CALLBACK on_event(cl_event, cl_int status, void *user_data) {
+void CL_CALLBACK on_event(cl_event event, cl_int status, void *user_data) {
+  // NVIDIA calls back with CL_COMPLETE for a command that failed because an event it waited for
+  // failed; the event's execution status tells the truth.
+  cl_int execution = status;
+  if (status >= 0 &&
+      clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof execution, &execution, nullptr) == CL_SUCCESS &&
+      execution < 0)
+    status = execution;
   if (Watch *watch = claim(reinterpret_cast<uintptr_t>(user_data))) deliver(watch, status);
 }
 

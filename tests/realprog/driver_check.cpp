@@ -93,6 +93,20 @@ cl_program build(const std::string &source, const char *options, cl_int *build_s
   return program;
 }
 
+// text with line breaks and other control characters escaped, to fit on one line.
+std::string printable(const std::string &text) {
+  std::string out;
+  for (unsigned char c : text) {
+    if (c >= 32 && c < 127) out += static_cast<char>(c);
+    else {
+      char escaped[8];
+      snprintf(escaped, sizeof escaped, "\\x%02x", c);
+      out += escaped;
+    }
+  }
+  return out;
+}
+
 std::string build_log(cl_program program) {
   size_t size = 0;
   clGetProgramBuildInfo(program, g_device, CL_PROGRAM_BUILD_LOG, 0, nullptr, &size);
@@ -198,6 +212,7 @@ void check_builds() {
     line((prefix + ".status").c_str(), std::to_string(build_status));
     std::string log = build_log(program);
     line((prefix + ".log_empty").c_str(), log.find_first_not_of(" \n\t") == std::string::npos ? "yes" : "no");
+    if (err == CL_SUCCESS) line((prefix + ".log").c_str(), printable(log.substr(0, 120)));
     size_t options_size = 0;
     clGetProgramBuildInfo(program, g_device, CL_PROGRAM_BUILD_OPTIONS, 0, nullptr, &options_size);
     std::string options(options_size, '\0');
@@ -343,7 +358,7 @@ void gated_first() {
   previous = first;
   for (int i = 0; i < 20; i++) {
     cl_event next;
-    failures |= clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &n, nullptr, i % 2 ? 1 : 0, &previous, &next);
+    failures |= clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &n, nullptr, i % 2, i % 2 ? &previous : nullptr, &next);
     if (previous != first) clReleaseEvent(previous);
     previous = next;
   }
