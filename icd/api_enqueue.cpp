@@ -86,6 +86,79 @@ cl_int write_from(cl_command_queue queue, cl_mem mem, size_t offset, size_t size
   return CL_SUCCESS;
 }
 
+// ---------------------------------------------------------------------------------------------
+// Launch geometry, checked as the local drivers check it (PoCL and NVIDIA agree on each rule).
+
+// The largest size_t of the device (its address bits), which global ids must not pass.
+size_t device_size_max(cl_device_id device) { return device->address_bits == 32 ? UINT32_MAX : SIZE_MAX; }
+
+// Ids that would wrap around: the specification's CL_INVALID_GLOBAL_OFFSET. (PoCL runs such a
+// launch inside fedcld's process, NVIDIA answers CL_OUT_OF_RESOURCES.)
+cl_int check_global_offset(cl_device_id device, cl_uint work_dim, const size_t *offset, const size_t *global) {
+  if (!offset || !global) return CL_SUCCESS;
+  size_t max = device_size_max(device);
+  for (cl_uint d = 0; d < work_dim; d++)
+    if (offset[d] > max || global[d] > max - offset[d]) return CL_INVALID_GLOBAL_OFFSET;
+  return CL_SUCCESS;
+}
+
+bool empty_range(cl_uint work_dim, const size_t *global) {
+  return !global || std::any_of(global, global + work_dim, [](size_t size) { return size == 0; });
+}
+
+// Local sizes against the device: the total comes first (both backends answer
+// CL_INVALID_WORK_GROUP_SIZE when it is too large, even if one dimension is too).
+cl_int check_local_size(cl_device_id device, cl_uint work_dim, const size_t *local) {
+  size_t total = 1;
+  for (cl_uint d = 0; d < work_dim; d++) {
+    if (local[d] == 0) return CL_INVALID_WORK_GROUP_SIZE;
+    total = __builtin_mul_overflow(total, local[d], &total) ? SIZE_MAX : total;
+  }
+  if (device->max_work_group_size && total > device->max_work_group_size) return CL_INVALID_WORK_GROUP_SIZE;
+  for (cl_uint d = 0; d < work_dim; d++)
+    if (device->max_work_item_sizes[d] && local[d] > device->max_work_item_sizes[d]) return CL_INVALID_WORK_ITEM_SIZE;
+  return CL_SUCCESS;
+}
+
+// reqd_work_group_size: the launch must name exactly that local size (dimensions past work_dim count as 1).
+cl_int check_required_size(const KernelDesc &desc, cl_uint work_dim, const size_t *local) {
+  const size_t *required = desc.compile_work_group_size;
+  if (required[0] == 0) return CL_SUCCESS;
+  if (!local) return CL_INVALID_WORK_GROUP_SIZE;
+  for (cl_uint d = 0; d < 3; d++)
+    if (required[d] != (d < work_dim ? local[d] : 1)) return CL_INVALID_WORK_GROUP_SIZE;
+  return CL_SUCCESS;
+}
+
+// Without non-uniform work-groups (OpenCL C before 2.0, -cl-uniform-work-group-size, or a device
+// without them) the global size must be a multiple of the local size.
+bool uniform_only(cl_kernel kernel, cl_device_id device) {
+  const auto &devices = kernel->uniform_only;
+  return !device->non_uniform_work_groups || std::find(devices.begin(), devices.end(), device) != devices.end();
+}
+
+cl_int check_uniform(cl_kernel kernel, cl_device_id device, cl_uint work_dim, const size_t *global, const size_t *local) {
+  if (!local || !uniform_only(kernel, device)) return CL_SUCCESS;
+  for (cl_uint d = 0; d < work_dim; d++)
+    if (global[d] % local[d]) return CL_INVALID_WORK_GROUP_SIZE;
+  return CL_SUCCESS;
+}
+
+// Everything clEnqueueNDRangeKernel refuses about the sizes. *empty: nothing to run (a zero or NULL
+// global size, allowed from OpenCL 2.1 on); the kernel's own rules do not apply to an empty range.
+cl_int check_geometry(cl_kernel kernel, cl_device_id device, cl_uint work_dim, const size_t *offset,
+                      const size_t *global, const size_t *local, bool *empty) {
+  if (work_dim < 1 || work_dim > 3) return CL_INVALID_WORK_DIMENSION;
+  *empty = empty_range(work_dim, global);
+  if (*empty && device->version < 21) return CL_INVALID_GLOBAL_WORK_SIZE;
+  cl_int err = check_global_offset(device, work_dim, offset, global);
+  if (err == CL_SUCCESS && local) err = check_local_size(device, work_dim, local);
+  if (err != CL_SUCCESS || *empty) return err;
+  err = check_required_size(*kernel->desc, work_dim, local);
+  if (err == CL_SUCCESS) err = check_uniform(kernel, device, work_dim, global, local);
+  return err;
+}
+
 }  // namespace
 
 cl_int fedcl::api::clEnqueueReadBuffer(cl_command_queue queue, cl_mem mem, cl_bool blocking, size_t offset,
@@ -226,26 +299,18 @@ cl_int fedcl::api::clEnqueueNDRangeKernel(cl_command_queue queue, cl_kernel kern
   if (kernel->program->context != queue->context) return CL_INVALID_CONTEXT;
   Connection *connection = queue->connection;
   if (!(kernel->present & bit(connection))) return CL_INVALID_PROGRAM_EXECUTABLE;
-  if (work_dim < 1 || work_dim > 3) return CL_INVALID_WORK_DIMENSION;
-  if (!global_size) return CL_INVALID_GLOBAL_WORK_SIZE;
-  cl_device_id device = queue->device;
-  if (local_size) {
-    size_t total = 1;
-    for (cl_uint d = 0; d < work_dim; d++) {
-      if (local_size[d] == 0) return CL_INVALID_WORK_GROUP_SIZE;
-      if (device->max_work_item_sizes[d] && local_size[d] > device->max_work_item_sizes[d]) return CL_INVALID_WORK_ITEM_SIZE;
-      total *= local_size[d];
-    }
-    if (device->max_work_group_size && total > device->max_work_group_size) return CL_INVALID_WORK_GROUP_SIZE;
-  }
-
+  bool empty = false;
+  cl_int err = check_geometry(kernel, queue->device, work_dim, global_offset, global_size, local_size, &empty);
+  if (err != CL_SUCCESS) return err;
   {
     std::lock_guard<std::mutex> lock(kernel->mutex);
     for (const auto &arg : kernel->args)
       if (arg.kind == _cl_kernel::Arg::unset) return CL_INVALID_KERNEL_ARGS;
   }
+  // Nothing to run: the command only orders and completes, as a marker does.
+  if (empty) return enqueue_marker(queue, CL_COMMAND_NDRANGE_KERNEL, false, num_events, wait_list, event);
   Command command(queue, CL_COMMAND_NDRANGE_KERNEL);
-  cl_int err = command.begin(num_events, wait_list, event, multi_daemon(queue));
+  err = command.begin(num_events, wait_list, event, multi_daemon(queue));
   if (err != CL_SUCCESS) return err;
   RequestMessage request;
   auto launch = request.root.initNdRange();

@@ -5,8 +5,10 @@
 // daemon's BuildResult updates the program's per-device state and, once there is an executable,
 // the kernel metadata that clCreateKernel and clSetKernelArg check against.
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <sstream>
 
 #include "api.h"
 #include "device.h"
@@ -85,11 +87,28 @@ std::vector<KernelDesc> kernels_from(wire::BuildResult::Reader result) {
   std::vector<KernelDesc> kernels;
   for (auto k : result.getKernels()) {
     KernelDesc desc{k.getName(), {}, k.getArgInfoAvailable()};
+    auto compile_size = k.getCompileWorkGroupSize();
+    for (unsigned d = 0; d < 3 && d < compile_size.size(); d++) desc.compile_work_group_size[d] = compile_size[d];
     for (auto a : k.getArgs())
       desc.args.push_back({a.getAddressQualifier(), a.getAccessQualifier(), a.getTypeQualifier(), a.getTypeName(), a.getName()});
     kernels.push_back(std::move(desc));
   }
   return kernels;
+}
+
+// Whether a program built with options needs uniform work-groups: OpenCL C before 2.0 (the
+// default without -cl-std) has none, and -cl-uniform-work-group-size asks for them. C++ for
+// OpenCL (-cl-std=CLC++...) follows OpenCL C 2.0 and later. The last -cl-std counts.
+bool needs_uniform_work_groups(const char *options) {
+  std::istringstream words(options ? options : "");
+  std::string word;
+  bool uniform = true, asked = false;
+  while (words >> word) {
+    if (word == "-cl-uniform-work-group-size") asked = true;
+    if (word.compare(0, 11, "-cl-std=CLC") == 0) uniform = false;
+    else if (word.compare(0, 10, "-cl-std=CL") == 0) uniform = std::atoi(word.c_str() + 10) < 2;
+  }
+  return uniform || asked;
 }
 
 // Takes in what one daemon reported about program; the caller holds program->mutex.
@@ -125,6 +144,7 @@ cl_int run_program_operation(cl_program program, const std::vector<cl_device_id>
       auto &build = program->builds[device];
       build.status = CL_BUILD_IN_PROGRESS;
       build.options = options ? options : "";
+      build.uniform_work_groups = needs_uniform_work_groups(options);
       build.log.clear();
     }
   }
@@ -152,6 +172,21 @@ cl_int run_program_operation(cl_program program, const std::vector<cl_device_id>
   }
   if (unreported) *unreported = missing;
   return result;
+}
+
+// A linked program needs uniform work-groups on a device where any input was compiled needing them
+// (link options cannot change the language version).
+void link_work_group_rules(cl_program program, const std::vector<cl_device_id> &devices, const cl_program *inputs,
+                           cl_uint count) {
+  for (cl_device_id device : devices) {
+    bool uniform = std::any_of(inputs, inputs + count, [&](cl_program input) {
+      std::lock_guard<std::mutex> lock(input->mutex);
+      auto it = input->builds.find(device);
+      return it == input->builds.end() || it->second.uniform_work_groups;
+    });
+    std::lock_guard<std::mutex> lock(program->mutex);
+    program->builds[device].uniform_work_groups = uniform;
+  }
 }
 
 // Build callbacks run on the runtime's callback thread, after the call returned its status.
@@ -442,6 +477,7 @@ cl_program fedcl::api::clLinkProgram(cl_context context, cl_uint num_devices, co
     auto inputs = link.initInputs(num_input_programs);
     for (cl_uint i = 0; i < num_input_programs; i++) inputs.set(i, input_programs[i]->id);
   }, &unreported);
+  link_work_group_rules(program, devices, input_programs, num_input_programs);
   // A link that failed may still make a program, whose build log says why: the application gets it
   // when every backend made one.
   if (err != CL_SUCCESS && (err != CL_LINK_PROGRAM_FAILURE || unreported > 0)) {
