@@ -238,15 +238,12 @@ void *fedcl::api::clEnqueueMapBuffer(cl_command_queue queue, cl_mem mem, cl_bool
                                      cl_event *event, cl_int *errcode_ret) {
   cl_int err = check_queue_mem(queue, mem, MemKind::buffer);
   if (err != CL_SUCCESS) return set_error(errcode_ret, err), nullptr;
-  const cl_map_flags known = CL_MAP_READ | CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION;
-  bool invalidate = flags & CL_MAP_WRITE_INVALIDATE_REGION;
-  if (size == 0 || !in_bounds(mem, offset, size) || (flags & ~known) ||
-      (invalidate && (flags & (CL_MAP_READ | CL_MAP_WRITE))))
-    return set_error(errcode_ret, CL_INVALID_VALUE), nullptr;
-  bool reads = !invalidate, writes = flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION);
-  if ((reads && (mem->flags & (CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_NO_ACCESS))) ||
-      (writes && (mem->flags & (CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS))))
-    return set_error(errcode_ret, CL_INVALID_OPERATION), nullptr;
+  if (size == 0 || !in_bounds(mem, offset, size)) return set_error(errcode_ret, CL_INVALID_VALUE), nullptr;
+  err = check_map_flags(mem, flags);
+  if (err != CL_SUCCESS) return set_error(errcode_ret, err), nullptr;
+  // A write map shows the region's contents too (fedcl reads them, whatever the host-access flags:
+  // the daemon's object has none); only an invalidating map starts from nothing.
+  bool reads = !(flags & CL_MAP_WRITE_INVALIDATE_REGION);
 
   cl_mem root = mem->parent ? mem->parent : mem;
   uint8_t *pointer;

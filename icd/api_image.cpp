@@ -672,15 +672,10 @@ void *fedcl::api::clEnqueueMapImage(cl_command_queue queue, cl_mem image, cl_boo
                                     cl_event *event, cl_int *errcode_ret) {
   cl_int err = check_queue_mem(queue, image, MemKind::image);
   if (err == CL_SUCCESS) err = check_region(image, origin, region);
-  const cl_map_flags known = CL_MAP_READ | CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION;
-  bool invalidate = flags & CL_MAP_WRITE_INVALIDATE_REGION;
-  if (err == CL_SUCCESS && (!row_pitch_ret || (has_slices(image->type) && !slice_pitch_ret) || (flags & ~known) ||
-                            (invalidate && (flags & (CL_MAP_READ | CL_MAP_WRITE)))))
-    err = CL_INVALID_VALUE;
+  if (err == CL_SUCCESS && (!row_pitch_ret || (has_slices(image->type) && !slice_pitch_ret))) err = CL_INVALID_VALUE;
+  if (err == CL_SUCCESS) err = check_map_flags(image, flags);
   if (err != CL_SUCCESS) return set_error(errcode_ret, err), nullptr;
-  bool reads = !invalidate, writes = flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION);
-  if ((reads && !host_may_read(image)) || (writes && !host_may_write(image)))
-    return set_error(errcode_ret, CL_INVALID_OPERATION), nullptr;
+  bool reads = !(flags & CL_MAP_WRITE_INVALIDATE_REGION);  // as for buffers
 
   size_t row_pitch = image->image_desc.image_row_pitch, slice_pitch = image->image_desc.image_slice_pitch;
   cl_mem root = image->parent ? image->parent : image;

@@ -1,5 +1,6 @@
 // Memory objects.
 #include "api.h"
+#include "command.h"
 #include "device.h"
 #include "info.h"
 #include "mem_flags.h"
@@ -42,7 +43,7 @@ cl_mem fedcl::api::clCreateBuffer(cl_context context, cl_mem_flags flags, size_t
   auto create = request.root.initCreateBuffer();
   create.setId(mem->id);
   create.setContext(context->id);
-  create.setFlags(mem->flags & ~(kHostPtrFlags & ~CL_MEM_ALLOC_HOST_PTR));
+  create.setFlags(backend_flags(mem));
   create.setSize(size);
   create.setInitialContents(wants_ptr);
   err = home.connection->post(request, wants_ptr ? host_ptr : nullptr, wants_ptr ? size : 0);
@@ -96,7 +97,7 @@ cl_mem fedcl::api::clCreateSubBuffer(cl_mem parent, cl_mem_flags flags, cl_buffe
     auto create = request.root.initCreateSubBuffer();
     create.setId(mem->id);
     create.setParent(parent->id);
-    create.setFlags(mem->flags & ~kHostPtrFlags);
+    create.setFlags(backend_flags(mem));
     create.setOrigin(region->origin);
     create.setSize(region->size);
     part.connection->post(request);

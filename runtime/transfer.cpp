@@ -16,6 +16,17 @@ cl_int check_queue_mem(cl_command_queue queue, cl_mem mem, MemKind kind) {
   return CL_SUCCESS;
 }
 
+cl_int check_map_flags(cl_mem mem, cl_map_flags flags) {
+  const cl_map_flags known = CL_MAP_READ | CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION;
+  bool invalidate = flags & CL_MAP_WRITE_INVALIDATE_REGION;
+  if ((flags & ~known) || (invalidate && (flags & (CL_MAP_READ | CL_MAP_WRITE)))) return CL_INVALID_VALUE;
+  bool reads = flags & CL_MAP_READ, writes = flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION);
+  if ((reads && (mem->flags & (CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_NO_ACCESS))) ||
+      (writes && (mem->flags & (CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS))))
+    return CL_INVALID_OPERATION;
+  return CL_SUCCESS;
+}
+
 namespace {
 bool multi_daemon(cl_command_queue queue) { return queue->context->parts.size() > 1; }
 }  // namespace

@@ -13,6 +13,11 @@ namespace fedcl {
 enum class MemKind { buffer, image, any };
 cl_int check_queue_mem(cl_command_queue queue, cl_mem mem, MemKind kind);
 
+// The map flags of clEnqueueMapBuffer and clEnqueueMapImage: CL_INVALID_VALUE for unknown bits or
+// CL_MAP_WRITE_INVALIDATE_REGION with another flag, CL_INVALID_OPERATION for an access the object's
+// host-access flags forbid (reading: CL_MAP_READ; writing: CL_MAP_WRITE or CL_MAP_WRITE_INVALIDATE_REGION).
+cl_int check_map_flags(cl_mem mem, cl_map_flags flags);
+
 // Host memory a transfer reads from or writes to: slices of rows of row_bytes each, rows row_pitch
 // bytes apart and slices slice_pitch bytes apart.
 struct HostRegion {
