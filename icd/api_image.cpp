@@ -484,7 +484,9 @@ cl_mem fedcl::api::clCreateImageWithProperties(cl_context context, const cl_mem_
                                                const cl_image_desc *desc, void *host_ptr, cl_int *errcode_ret) {
   if (!as<_cl_context>(context)) return set_error(errcode_ret, CL_INVALID_CONTEXT), nullptr;
   if (properties && properties[0] != 0) return set_error(errcode_ret, CL_INVALID_PROPERTY), nullptr;
-  return create_image(context, flags, format, desc, host_ptr, errcode_ret);
+  cl_mem image = create_image(context, flags, format, desc, host_ptr, errcode_ret);
+  keep_properties(image, properties);
+  return image;
 }
 
 cl_mem fedcl::api::clCreateImage2D(cl_context context, cl_mem_flags flags, const cl_image_format *format, size_t width,

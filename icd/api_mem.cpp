@@ -21,6 +21,13 @@ cl_ulong max_alloc(cl_context context) {
 
 }  // namespace
 
+void fedcl::keep_properties(cl_mem mem, const cl_mem_properties *properties) {
+  if (!mem || !properties) return;
+  const cl_mem_properties *end = properties;
+  while (*end) end += 2;
+  mem->properties.assign(properties, end + 1);
+}
+
 cl_mem fedcl::api::clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size, void *host_ptr,
                                   cl_int *errcode_ret) {
   if (!as<_cl_context>(context)) return set_error(errcode_ret, CL_INVALID_CONTEXT), nullptr;
@@ -61,7 +68,9 @@ cl_mem fedcl::api::clCreateBufferWithProperties(cl_context context, const cl_mem
                                                 cl_mem_flags flags, size_t size, void *host_ptr,
                                                 cl_int *errcode_ret) {
   if (properties && properties[0] != 0) return set_error(errcode_ret, CL_INVALID_PROPERTY), nullptr;
-  return api::clCreateBuffer(context, flags, size, host_ptr, errcode_ret);
+  cl_mem mem = api::clCreateBuffer(context, flags, size, host_ptr, errcode_ret);
+  keep_properties(mem, properties);
+  return mem;
 }
 
 cl_mem fedcl::api::clCreateSubBuffer(cl_mem parent, cl_mem_flags flags, cl_buffer_create_type type,
@@ -126,7 +135,7 @@ cl_int fedcl::api::clGetMemObjectInfo(cl_mem mem, cl_mem_info param, size_t size
     case CL_MEM_ASSOCIATED_MEMOBJECT: return info_value(size, value, size_ret, mem->parent);
     case CL_MEM_OFFSET: return info_value(size, value, size_ret, mem->origin);
     case CL_MEM_USES_SVM_POINTER: return info_value(size, value, size_ret, cl_bool(CL_FALSE));
-    case CL_MEM_PROPERTIES: return info_bytes(size, value, size_ret, nullptr, 0);
+    case CL_MEM_PROPERTIES: return info_vector(size, value, size_ret, mem->properties);
     default: return CL_INVALID_VALUE;
   }
 }

@@ -131,6 +131,7 @@ struct _cl_mem : fedcl::Object {
   cl_image_format image_format{};
   cl_image_desc image_desc{};
   size_t element_size = 0;
+  std::vector<cl_mem_properties> properties;              // as given to clCreate*WithProperties, 0-terminated, or empty
   std::mutex mutex;
   fedcl::ConnectionMask present = 0;                      // daemons that hold the object
   fedcl::ConnectionMask valid = 0;                        // daemons whose copy is current
