@@ -94,7 +94,7 @@ struct _cl_context : fedcl::Object {
   void *notify_data = nullptr;
   std::mutex mutex;
   std::vector<fedcl::Callback> destructor_callbacks;
-  // What each daemon answered to clGetSupportedImageFormats, by (connection index, access flags, image type).
+  // What each daemon answered to clGetSupportedImageFormats, by (connection index, flags as asked, image type).
   std::map<std::tuple<size_t, cl_mem_flags, cl_mem_object_type>, std::vector<cl_image_format>> image_formats;
   _cl_context() : Object(kMagic) {}
   ~_cl_context();
