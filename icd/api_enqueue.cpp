@@ -159,6 +159,19 @@ cl_int check_geometry(cl_kernel kernel, cl_device_id device, cl_uint work_dim, c
   return err;
 }
 
+// A read or write of no bytes (OpenCL 3.0 names no error for it; PoCL and NVIDIA accept it): nothing
+// moves, but the command still orders and completes like any other, and a blocking one waits for that.
+cl_int empty_transfer(cl_command_queue queue, bool blocking, cl_uint num_events, const cl_event *wait_list,
+                      cl_event *event, cl_command_type type) {
+  cl_event own = nullptr;
+  cl_event *out = (blocking && !event) ? &own : event;
+  cl_int err = enqueue_marker(queue, type, false, num_events, wait_list, out);
+  if (err != CL_SUCCESS || !blocking) return err;
+  err = api::clWaitForEvents(1, out);
+  if (own) api::clReleaseEvent(own);
+  return err;
+}
+
 }  // namespace
 
 cl_int fedcl::api::clEnqueueReadBuffer(cl_command_queue queue, cl_mem mem, cl_bool blocking, size_t offset,
@@ -166,8 +179,9 @@ cl_int fedcl::api::clEnqueueReadBuffer(cl_command_queue queue, cl_mem mem, cl_bo
                                        cl_event *event) {
   cl_int err = check_queue_mem(queue, mem, MemKind::buffer);
   if (err != CL_SUCCESS) return err;
-  if (!ptr || size == 0 || !in_bounds(mem, offset, size)) return CL_INVALID_VALUE;
+  if (!ptr || !in_bounds(mem, offset, size)) return CL_INVALID_VALUE;
   if (mem->flags & (CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_NO_ACCESS)) return CL_INVALID_OPERATION;
+  if (size == 0) return empty_transfer(queue, blocking, num_events, wait_list, event, CL_COMMAND_READ_BUFFER);
   return read_into(queue, mem, blocking, offset, size, ptr, num_events, wait_list, event, CL_COMMAND_READ_BUFFER);
 }
 
@@ -176,8 +190,9 @@ cl_int fedcl::api::clEnqueueWriteBuffer(cl_command_queue queue, cl_mem mem, cl_b
                                         const cl_event *wait_list, cl_event *event) {
   cl_int err = check_queue_mem(queue, mem, MemKind::buffer);
   if (err != CL_SUCCESS) return err;
-  if (!ptr || size == 0 || !in_bounds(mem, offset, size)) return CL_INVALID_VALUE;
+  if (!ptr || !in_bounds(mem, offset, size)) return CL_INVALID_VALUE;
   if (mem->flags & (CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS)) return CL_INVALID_OPERATION;
+  if (size == 0) return empty_transfer(queue, blocking, num_events, wait_list, event, CL_COMMAND_WRITE_BUFFER);
   // The bytes leave this process before the call returns, so even a non-blocking write may reuse ptr.
   return write_from(queue, mem, offset, size, ptr, num_events, wait_list, event, CL_COMMAND_WRITE_BUFFER);
 }
@@ -188,23 +203,21 @@ cl_int fedcl::api::clEnqueueCopyBuffer(cl_command_queue queue, cl_mem src, cl_me
   cl_int err = check_queue_mem(queue, src, MemKind::buffer);
   if (err == CL_SUCCESS) err = check_queue_mem(queue, dst, MemKind::buffer);
   if (err != CL_SUCCESS) return err;
-  if (size == 0 || !in_bounds(src, src_offset, size) || !in_bounds(dst, dst_offset, size)) return CL_INVALID_VALUE;
+  if (!in_bounds(src, src_offset, size) || !in_bounds(dst, dst_offset, size)) return CL_INVALID_VALUE;
   if (src == dst && src_offset < dst_offset + size && dst_offset < src_offset + size) return CL_MEM_COPY_OVERLAP;
-  Command command(queue, CL_COMMAND_COPY_BUFFER);
-  err = command.begin(num_events, wait_list, event, multi_daemon(queue));
-  if (err == CL_SUCCESS) err = mem_prepare(src, queue->connection, false);
-  if (err == CL_SUCCESS) err = mem_prepare(dst, queue->connection, dst_offset == 0 && size == dst->size);
-  if (err != CL_SUCCESS) return err;
-  RequestMessage request;
-  auto copy = request.root.initCopyBuffer();
-  command.fill(copy.initCommand());
-  copy.setSrc(src->id);
-  copy.setDst(dst->id);
-  copy.setSrcOffset(src_offset);
-  copy.setDstOffset(dst_offset);
-  copy.setSize(size);
-  if (multi_daemon(queue)) mem_written(dst, queue->connection, command.event());
-  return command.send(request);
+  BuildRequest build = [&](wire::Request::Builder request) {
+    auto copy = request.initCopyBuffer();
+    copy.setSrc(src->id);
+    copy.setDst(dst->id);
+    copy.setSrcOffset(src_offset);
+    copy.setDstOffset(dst_offset);
+    copy.setSize(size);
+    return copy.getCommand();
+  };
+  // A copy of no bytes: OpenCL 3.0 names no error for it; NVIDIA accepts it, PoCL answers CL_INVALID_VALUE.
+  if (size == 0) return backend_decides(queue, src, dst, build, num_events, wait_list, event, CL_COMMAND_COPY_BUFFER);
+  return device_command(queue, src, dst, dst_offset == 0 && size == dst->size, build, num_events, wait_list, event,
+                        CL_COMMAND_COPY_BUFFER);
 }
 
 cl_int fedcl::api::clEnqueueFillBuffer(cl_command_queue queue, cl_mem mem, const void *pattern, size_t pattern_size,

@@ -19,6 +19,35 @@ cl_ulong max_alloc(cl_context context) {
   return limit;
 }
 
+// Sends a creation request. Where fedcl's checks and a backend may differ on a request the program
+// can rely on (NVIDIA creates buffers past CL_DEVICE_MAX_MEM_ALLOC_SIZE and misaligned sub-buffers,
+// PoCL refuses them as the specification says), the backend decides: the call waits for its verdict.
+cl_int send_create(Connection *connection, RequestMessage &request, bool backend_decides,
+                   const void *payload = nullptr, uint64_t payload_bytes = 0) {
+  if (!backend_decides) return connection->post(request, payload, payload_bytes);
+  return connection->call(request, payload, payload_bytes)->status;
+}
+
+// Creates sub-buffer mem on each daemon that holds its parent.
+cl_int post_sub_buffer(cl_mem mem, bool backend_decides) {
+  cl_mem parent = mem->parent;
+  std::lock_guard<std::mutex> lock(parent->mutex);
+  for (auto &part : mem->context->parts) {
+    if (!(parent->present & bit(part.connection))) continue;
+    RequestMessage request;
+    auto create = request.root.initCreateSubBuffer();
+    create.setId(mem->id);
+    create.setParent(parent->id);
+    create.setFlags(backend_flags(mem));
+    create.setOrigin(mem->origin);
+    create.setSize(mem->size);
+    cl_int err = send_create(part.connection, request, backend_decides);
+    if (err != CL_SUCCESS) return err;
+    mem->present |= bit(part.connection);
+  }
+  return CL_SUCCESS;
+}
+
 }  // namespace
 
 void fedcl::keep_properties(cl_mem mem, const cl_mem_properties *properties) {
@@ -33,7 +62,8 @@ cl_mem fedcl::api::clCreateBuffer(cl_context context, cl_mem_flags flags, size_t
   if (!as<_cl_context>(context)) return set_error(errcode_ret, CL_INVALID_CONTEXT), nullptr;
   cl_int err = check_flags(flags);
   if (err != CL_SUCCESS) return set_error(errcode_ret, err), nullptr;
-  if (size == 0 || size > max_alloc(context)) return set_error(errcode_ret, CL_INVALID_BUFFER_SIZE), nullptr;
+  if (size == 0) return set_error(errcode_ret, CL_INVALID_BUFFER_SIZE), nullptr;
+  bool beyond_limit = size > max_alloc(context);
   bool wants_ptr = flags & (CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR);
   if (wants_ptr != (host_ptr != nullptr)) return set_error(errcode_ret, CL_INVALID_HOST_PTR), nullptr;
 
@@ -53,7 +83,7 @@ cl_mem fedcl::api::clCreateBuffer(cl_context context, cl_mem_flags flags, size_t
   create.setFlags(backend_flags(mem));
   create.setSize(size);
   create.setInitialContents(wants_ptr);
-  err = home.connection->post(request, wants_ptr ? host_ptr : nullptr, wants_ptr ? size : 0);
+  err = send_create(home.connection, request, beyond_limit, wants_ptr ? host_ptr : nullptr, wants_ptr ? size : 0);
   if (err != CL_SUCCESS) {
     release(mem);
     return set_error(errcode_ret, err), nullptr;
@@ -88,7 +118,6 @@ cl_mem fedcl::api::clCreateSubBuffer(cl_mem parent, cl_mem_flags flags, cl_buffe
   bool aligned = false;
   for (cl_device_id device : parent->context->devices)
     if (device->mem_base_addr_align == 0 || region->origin % (device->mem_base_addr_align / 8) == 0) aligned = true;
-  if (!aligned) return set_error(errcode_ret, CL_MISALIGNED_SUB_BUFFER_OFFSET), nullptr;
 
   auto *mem = new _cl_mem();
   mem->context = parent->context;
@@ -99,18 +128,12 @@ cl_mem fedcl::api::clCreateSubBuffer(cl_mem parent, cl_mem_flags flags, cl_buffe
   if (parent->host_ptr) mem->host_ptr = static_cast<uint8_t *>(parent->host_ptr) + region->origin;
   hold(parent);
   hold(mem->context);
-  std::lock_guard<std::mutex> lock(parent->mutex);
-  for (auto &part : mem->context->parts) {
-    if (!(parent->present & bit(part.connection))) continue;
-    RequestMessage request;
-    auto create = request.root.initCreateSubBuffer();
-    create.setId(mem->id);
-    create.setParent(parent->id);
-    create.setFlags(backend_flags(mem));
-    create.setOrigin(region->origin);
-    create.setSize(region->size);
-    part.connection->post(request);
-    mem->present |= bit(part.connection);
+  // Misaligned for every device: CL_MISALIGNED_SUB_BUFFER_OFFSET by the specification, which the
+  // backends decide (see send_create).
+  err = post_sub_buffer(mem, !aligned);
+  if (err != CL_SUCCESS) {
+    release(mem);
+    return set_error(errcode_ret, err), nullptr;
   }
   set_error(errcode_ret, CL_SUCCESS);
   return mem;

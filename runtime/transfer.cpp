@@ -109,6 +109,21 @@ cl_int device_command(cl_command_queue queue, cl_mem source, cl_mem dest, bool o
   return command.send(request);
 }
 
+cl_int backend_decides(cl_command_queue queue, cl_mem source, cl_mem dest, const BuildRequest &build,
+                       cl_uint num_events, const cl_event *wait_list, cl_event *event, cl_command_type type) {
+  Command command(queue, type);
+  cl_int err = command.begin(num_events, wait_list, nullptr);
+  if (err == CL_SUCCESS) err = mem_prepare(source, queue->connection, false);
+  if (err == CL_SUCCESS) err = mem_prepare(dest, queue->connection, false);
+  if (err != CL_SUCCESS) return err;
+  RequestMessage request;
+  command.fill(build(request.root));
+  err = queue->connection->wait(*command.send_call(request, nullptr, 0));
+  if (err != CL_SUCCESS || !event) return err;
+  // A refused command has no event; an accepted one gets a marker's, which completes after it.
+  return enqueue_marker(queue, type, false, 0, nullptr, event);
+}
+
 cl_int enqueue_marker(cl_command_queue queue, cl_command_type type, bool barrier, cl_uint num_events,
                       const cl_event *wait_list, cl_event *event) {
   Command command(queue, type);

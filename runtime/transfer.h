@@ -52,6 +52,12 @@ cl_int device_command(cl_command_queue queue, cl_mem source, cl_mem dest, bool o
                       const BuildRequest &build, cl_uint num_events, const cl_event *wait_list, cl_event *event,
                       cl_command_type type);
 
+// A device command whose validity the backends disagree on, where the specification leaves it open
+// and a program may rely on its backend's answer: it waits for the backend's verdict (a round trip,
+// for rare cases only) and returns it; the event, if asked for, completes after the command.
+cl_int backend_decides(cl_command_queue queue, cl_mem source, cl_mem dest, const BuildRequest &build,
+                       cl_uint num_events, const cl_event *wait_list, cl_event *event, cl_command_type type);
+
 // A command with nothing to do on the daemon but to order and to complete (markers, maps that
 // need no data).
 cl_int enqueue_marker(cl_command_queue queue, cl_command_type type, bool barrier, cl_uint num_events,
