@@ -354,7 +354,7 @@ void gated_first() {
   previous = first;
   for (int i = 0; i < 20; i++) {
     cl_event next;
-    failures |= clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &n, nullptr, i % 2 ? 1 : 0, &previous, &next);
+    failures |= clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &n, nullptr, i % 2 ? 1 : 0, i % 2 ? &previous : nullptr, &next);
     if (previous != first) clReleaseEvent(previous);
     previous = next;
   }
