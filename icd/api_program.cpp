@@ -5,12 +5,11 @@
 // daemon's BuildResult updates the program's per-device state and, once there is an executable,
 // the kernel metadata that clCreateKernel and clSetKernelArg check against.
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <functional>
-#include <sstream>
 
 #include "api.h"
+#include "build_options.h"
 #include "device.h"
 #include "info.h"
 #include "query.h"
@@ -96,21 +95,6 @@ std::vector<KernelDesc> kernels_from(wire::BuildResult::Reader result) {
   return kernels;
 }
 
-// Whether a program built with options needs uniform work-groups: OpenCL C before 2.0 (the
-// default without -cl-std) has none, and -cl-uniform-work-group-size asks for them. C++ for
-// OpenCL (-cl-std=CLC++...) follows OpenCL C 2.0 and later. The last -cl-std counts.
-bool needs_uniform_work_groups(const char *options) {
-  std::istringstream words(options ? options : "");
-  std::string word;
-  bool uniform = true, asked = false;
-  while (words >> word) {
-    if (word == "-cl-uniform-work-group-size") asked = true;
-    if (word.compare(0, 11, "-cl-std=CLC") == 0) uniform = false;
-    else if (word.compare(0, 10, "-cl-std=CL") == 0) uniform = std::atoi(word.c_str() + 10) < 2;
-  }
-  return uniform || asked;
-}
-
 // Takes in what one daemon reported about program; the caller holds program->mutex.
 void apply_build_result(cl_program program, const Connection *connection, wire::BuildResult::Reader result) {
   bool executable = false;
@@ -144,7 +128,7 @@ cl_int run_program_operation(cl_program program, const std::vector<cl_device_id>
       auto &build = program->builds[device];
       build.status = CL_BUILD_IN_PROGRESS;
       build.options = options ? options : "";
-      build.uniform_work_groups = needs_uniform_work_groups(options);
+      build.uniform_work_groups = build_needs_uniform_work_groups(options);
       build.log.clear();
     }
   }
