@@ -46,6 +46,17 @@ struct DriverBehaviour : OneDeviceFixture {
     clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr);
     return status;
   }
+
+  // event's command waits for the user event gate like any command: it completes once gate does.
+  void expect_gated(cl_event gate, cl_event event) {
+    ASSERT_CL_OK(clFlush(queue));
+    EXPECT_NE(CL_COMPLETE, event_status(event));
+    ASSERT_CL_OK(clSetUserEventStatus(gate, CL_COMPLETE));
+    EXPECT_CL(CL_SUCCESS, clWaitForEvents(1, &event));
+    EXPECT_CL(CL_SUCCESS, clFinish(queue));
+    clReleaseEvent(event);
+    clReleaseEvent(gate);
+  }
 };
 
 const char kFixedSource[] = R"(
@@ -109,16 +120,10 @@ TEST_F(DriverBehaviour, EmptyRangeCompletesInOrderOnOpenCL21Devices) {
   ASSERT_NE(nullptr, done);
   EXPECT_CL(CL_SUCCESS, launch(k, 1, nullptr, nullptr));  // no global size at all
   EXPECT_CL(CL_SUCCESS, launch(k, 1, &zero, &four));
-  ASSERT_CL_OK(clFlush(queue));
-  EXPECT_NE(CL_COMPLETE, event_status(done));  // it waits for its wait list like any command
-  ASSERT_CL_OK(clSetUserEventStatus(gate, CL_COMPLETE));
-  EXPECT_CL(CL_SUCCESS, clWaitForEvents(1, &done));
   cl_command_type type = 0;
   clGetEventInfo(done, CL_EVENT_COMMAND_TYPE, sizeof type, &type, nullptr);
   EXPECT_EQ(cl_command_type(CL_COMMAND_NDRANGE_KERNEL), type);
-  EXPECT_CL(CL_SUCCESS, clFinish(queue));
-  clReleaseEvent(done);
-  clReleaseEvent(gate);
+  expect_gated(gate, done);
   clReleaseKernel(k);
 }
 
@@ -294,13 +299,7 @@ TEST_F(DriverBehaviour, ReadsAndWritesOfNoBytesCompleteInOrder) {
   EXPECT_CL(CL_INVALID_VALUE, clEnqueueReadBuffer(queue, out, CL_TRUE, 4097, 0, &data, 0, nullptr, nullptr));
   EXPECT_CL(CL_INVALID_VALUE, clEnqueueReadBuffer(queue, out, CL_TRUE, 0, 0, nullptr, 0, nullptr, nullptr));
   ASSERT_CL_OK(clEnqueueWriteBuffer(queue, out, CL_FALSE, 0, 0, &data, 1, &gate, &wrote));
-  ASSERT_CL_OK(clFlush(queue));
-  EXPECT_NE(CL_COMPLETE, event_status(wrote));
-  ASSERT_CL_OK(clSetUserEventStatus(gate, CL_COMPLETE));
-  EXPECT_CL(CL_SUCCESS, clWaitForEvents(1, &wrote));
-  EXPECT_CL(CL_SUCCESS, clFinish(queue));
-  clReleaseEvent(wrote);
-  clReleaseEvent(gate);
+  expect_gated(gate, wrote);
 }
 
 // Where the backends disagree (NVIDIA accepts these, PoCL refuses them as the specification says),
