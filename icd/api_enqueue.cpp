@@ -87,7 +87,7 @@ cl_int write_from(cl_command_queue queue, cl_mem mem, size_t offset, size_t size
 }
 
 // ---------------------------------------------------------------------------------------------
-// Launch geometry, checked as the local drivers check it (PoCL and NVIDIA agree on each rule).
+// Launch geometry, checked in the order the local drivers (PoCL, NVIDIA) check it.
 
 // The largest size_t of the device (its address bits), which global ids must not pass.
 size_t device_size_max(cl_device_id device) { return device->address_bits == 32 ? UINT32_MAX : SIZE_MAX; }
