@@ -95,6 +95,19 @@ void describe_args(cl_kernel kernel, capnp::List<wire::KernelDesc::ArgDesc>::Bui
   }
 }
 
+// The kernel's reqd_work_group_size for the first device that answers (see KernelDesc in the schema).
+void describe_compile_work_group_size(cl_kernel kernel, const std::vector<cl_device_id> &devices,
+                                      capnp::List<uint64_t>::Builder out) {
+  for (cl_device_id device : devices) {
+    size_t size[3] = {};
+    if (clGetKernelWorkGroupInfo(kernel, device, CL_KERNEL_COMPILE_WORK_GROUP_SIZE, sizeof size, size, nullptr) !=
+        CL_SUCCESS)
+      continue;
+    for (unsigned d = 0; d < 3; d++) out.set(d, size[d]);
+    return;
+  }
+}
+
 // Every kernel of program. Where the backend cannot list long names safely and the source has
 // such a name, the kernels are found by name in the source instead.
 std::vector<cl_kernel> program_kernels(cl_program program, const BackendPlatform &backend) {
@@ -135,6 +148,7 @@ void describe_kernels(cl_program program, const std::vector<cl_device_id> &devic
     bool available = has_arg_info(kernels[k], nargs);
     list[k].setName(name);
     list[k].setArgInfoAvailable(available);
+    describe_compile_work_group_size(kernels[k], devices, list[k].initCompileWorkGroupSize(3));
     cl_kernel metadata = kernels[k], twin_kernel = nullptr;
     cl_uint twin_args = 0;
     if (!available && twin_options && !twin_tried) {

@@ -53,6 +53,12 @@ FEDCL_IMPLEMENTED(FEDCL_DECLARE)
 #undef FEDCL_DECLARE
 }  // namespace fedcl::api
 
+namespace fedcl {
+// CL_MEM_PROPERTIES answers the list given to clCreateBufferWithProperties or
+// clCreateImageWithProperties, terminator included (an empty list is {0}); none without a list.
+void keep_properties(cl_mem mem, const cl_mem_properties *properties);
+}  // namespace fedcl
+
 // Sets *errcode_ret when the application passed one.
 inline void set_error(cl_int *errcode_ret, cl_int err) {
   if (errcode_ret) *errcode_ret = err;

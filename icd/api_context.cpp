@@ -133,15 +133,26 @@ cl_int fedcl::api::clSetContextDestructorCallback(cl_context context,
 
 namespace {
 
+const cl_command_queue_properties kHostQueueProperties = CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE | CL_QUEUE_PROFILING_ENABLE;
+
+// Device-side queues (CL_QUEUE_ON_DEVICE) are not offered: fedcl's devices report no device-side
+// enqueue. The combinations the specification calls not valid, which are all that driver_check
+// tries, are CL_INVALID_VALUE as NVIDIA answers: ON_DEVICE without OUT_OF_ORDER, ON_DEVICE_DEFAULT
+// without ON_DEVICE, CL_QUEUE_SIZE without ON_DEVICE; a valid device-side request is
+// CL_INVALID_QUEUE_PROPERTIES (valid, not supported).
+cl_int check_device_queue(cl_command_queue_properties properties, bool has_size) {
+  bool on_device = properties & CL_QUEUE_ON_DEVICE;
+  if (!on_device)
+    return (has_size || (properties & CL_QUEUE_ON_DEVICE_DEFAULT)) ? CL_INVALID_VALUE : CL_SUCCESS;
+  if (!(properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE)) return CL_INVALID_VALUE;
+  return CL_INVALID_QUEUE_PROPERTIES;
+}
+
 cl_command_queue create_queue(cl_context context, cl_device_id device, cl_command_queue_properties properties,
                               std::vector<cl_queue_properties> properties_array, cl_int *errcode_ret) {
   if (!as<_cl_context>(context)) return set_error(errcode_ret, CL_INVALID_CONTEXT), nullptr;
   if (!as<_cl_device_id>(device) || !context->has_device(device)) return set_error(errcode_ret, CL_INVALID_DEVICE), nullptr;
-  const cl_command_queue_properties known = CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE | CL_QUEUE_PROFILING_ENABLE;
-  if (properties & ~known) {
-    bool device_side = properties & (CL_QUEUE_ON_DEVICE | CL_QUEUE_ON_DEVICE_DEFAULT);
-    return set_error(errcode_ret, device_side ? CL_INVALID_QUEUE_PROPERTIES : CL_INVALID_VALUE), nullptr;
-  }
+  if (properties & ~kHostQueueProperties) return set_error(errcode_ret, CL_INVALID_VALUE), nullptr;
   cl_command_queue_properties supported = 0;
   device_info(device, CL_DEVICE_QUEUE_PROPERTIES, sizeof supported, &supported, nullptr);
   if (properties & ~supported) return set_error(errcode_ret, CL_INVALID_QUEUE_PROPERTIES), nullptr;
@@ -171,6 +182,7 @@ cl_command_queue create_queue(cl_context context, cl_device_id device, cl_comman
 
 }  // namespace
 
+// The legacy call takes the host-queue bits alone: any other bit is not valid (CL_INVALID_VALUE).
 cl_command_queue fedcl::api::clCreateCommandQueue(cl_context context, cl_device_id device,
                                                   cl_command_queue_properties properties, cl_int *errcode_ret) {
   return create_queue(context, device, properties, {}, errcode_ret);
@@ -180,19 +192,18 @@ cl_command_queue fedcl::api::clCreateCommandQueueWithProperties(cl_context conte
                                                                 const cl_queue_properties *properties,
                                                                 cl_int *errcode_ret) {
   cl_command_queue_properties bits = 0;
+  bool has_size = false;
   std::vector<cl_queue_properties> array;
   for (const cl_queue_properties *p = properties; p && *p; p += 2) {
-    if (p[0] == CL_QUEUE_PROPERTIES) {
-      bits = p[1];
-    } else if (p[0] == CL_QUEUE_SIZE) {
-      return set_error(errcode_ret, CL_INVALID_QUEUE_PROPERTIES), nullptr;  // only for device-side queues
-    } else {
-      return set_error(errcode_ret, CL_INVALID_VALUE), nullptr;
-    }
+    if (p[0] == CL_QUEUE_PROPERTIES) bits = p[1];
+    else if (p[0] == CL_QUEUE_SIZE) has_size = true;
+    else return set_error(errcode_ret, CL_INVALID_VALUE), nullptr;
     array.push_back(p[0]);
     array.push_back(p[1]);
   }
   if (properties) array.push_back(0);
+  cl_int err = check_device_queue(bits, has_size);
+  if (err != CL_SUCCESS) return set_error(errcode_ret, err), nullptr;
   return create_queue(context, device, bits, std::move(array), errcode_ret);
 }
 

@@ -86,6 +86,92 @@ cl_int write_from(cl_command_queue queue, cl_mem mem, size_t offset, size_t size
   return CL_SUCCESS;
 }
 
+// ---------------------------------------------------------------------------------------------
+// Launch geometry, checked in the order the local drivers (PoCL, NVIDIA) check it.
+
+// The largest size_t of the device (its address bits), which global ids must not pass.
+size_t device_size_max(cl_device_id device) { return device->address_bits == 32 ? UINT32_MAX : SIZE_MAX; }
+
+// Ids that would wrap around: the specification's CL_INVALID_GLOBAL_OFFSET. (PoCL runs such a
+// launch inside fedcld's process, NVIDIA answers CL_OUT_OF_RESOURCES.)
+cl_int check_global_offset(cl_device_id device, cl_uint work_dim, const size_t *offset, const size_t *global) {
+  if (!offset || !global) return CL_SUCCESS;
+  size_t max = device_size_max(device);
+  for (cl_uint d = 0; d < work_dim; d++)
+    if (offset[d] > max || global[d] > max - offset[d]) return CL_INVALID_GLOBAL_OFFSET;
+  return CL_SUCCESS;
+}
+
+bool empty_range(cl_uint work_dim, const size_t *global) {
+  return !global || std::any_of(global, global + work_dim, [](size_t size) { return size == 0; });
+}
+
+// Local sizes against the device: the total comes first (both backends answer
+// CL_INVALID_WORK_GROUP_SIZE when it is too large, even if one dimension is too).
+cl_int check_local_size(cl_device_id device, cl_uint work_dim, const size_t *local) {
+  size_t total = 1;
+  for (cl_uint d = 0; d < work_dim; d++) {
+    if (local[d] == 0) return CL_INVALID_WORK_GROUP_SIZE;
+    total = __builtin_mul_overflow(total, local[d], &total) ? SIZE_MAX : total;
+  }
+  if (device->max_work_group_size && total > device->max_work_group_size) return CL_INVALID_WORK_GROUP_SIZE;
+  for (cl_uint d = 0; d < work_dim; d++)
+    if (device->max_work_item_sizes[d] && local[d] > device->max_work_item_sizes[d]) return CL_INVALID_WORK_ITEM_SIZE;
+  return CL_SUCCESS;
+}
+
+// reqd_work_group_size: the launch must name exactly that local size (dimensions past work_dim count as 1).
+cl_int check_required_size(const KernelDesc &desc, cl_uint work_dim, const size_t *local) {
+  const size_t *required = desc.compile_work_group_size;
+  if (required[0] == 0) return CL_SUCCESS;
+  if (!local) return CL_INVALID_WORK_GROUP_SIZE;
+  for (cl_uint d = 0; d < 3; d++)
+    if (required[d] != (d < work_dim ? local[d] : 1)) return CL_INVALID_WORK_GROUP_SIZE;
+  return CL_SUCCESS;
+}
+
+// Without non-uniform work-groups (OpenCL C before 2.0, -cl-uniform-work-group-size, or a device
+// without them) the global size must be a multiple of the local size.
+bool uniform_only(cl_kernel kernel, cl_device_id device) {
+  const auto &devices = kernel->uniform_only;
+  return !device->non_uniform_work_groups || std::find(devices.begin(), devices.end(), device) != devices.end();
+}
+
+cl_int check_uniform(cl_kernel kernel, cl_device_id device, cl_uint work_dim, const size_t *global, const size_t *local) {
+  if (!local || !uniform_only(kernel, device)) return CL_SUCCESS;
+  for (cl_uint d = 0; d < work_dim; d++)
+    if (global[d] % local[d]) return CL_INVALID_WORK_GROUP_SIZE;
+  return CL_SUCCESS;
+}
+
+// Everything clEnqueueNDRangeKernel refuses about the sizes. *empty: nothing to run (a zero or NULL
+// global size, allowed from OpenCL 2.1 on); the kernel's own rules do not apply to an empty range.
+cl_int check_geometry(cl_kernel kernel, cl_device_id device, cl_uint work_dim, const size_t *offset,
+                      const size_t *global, const size_t *local, bool *empty) {
+  if (work_dim < 1 || work_dim > 3) return CL_INVALID_WORK_DIMENSION;
+  *empty = empty_range(work_dim, global);
+  if (*empty && device->version < 21) return CL_INVALID_GLOBAL_WORK_SIZE;
+  cl_int err = check_global_offset(device, work_dim, offset, global);
+  if (err == CL_SUCCESS && local) err = check_local_size(device, work_dim, local);
+  if (err != CL_SUCCESS || *empty) return err;
+  err = check_required_size(*kernel->desc, work_dim, local);
+  if (err == CL_SUCCESS) err = check_uniform(kernel, device, work_dim, global, local);
+  return err;
+}
+
+// A read or write of no bytes (OpenCL 3.0 names no error for it; PoCL and NVIDIA accept it): nothing
+// moves, but the command still orders and completes like any other, and a blocking one waits for that.
+cl_int empty_transfer(cl_command_queue queue, bool blocking, cl_uint num_events, const cl_event *wait_list,
+                      cl_event *event, cl_command_type type) {
+  cl_event own = nullptr;
+  cl_event *out = (blocking && !event) ? &own : event;
+  cl_int err = enqueue_marker(queue, type, false, num_events, wait_list, out);
+  if (err != CL_SUCCESS || !blocking) return err;
+  err = api::clWaitForEvents(1, out);
+  if (own) api::clReleaseEvent(own);
+  return err;
+}
+
 }  // namespace
 
 cl_int fedcl::api::clEnqueueReadBuffer(cl_command_queue queue, cl_mem mem, cl_bool blocking, size_t offset,
@@ -93,8 +179,9 @@ cl_int fedcl::api::clEnqueueReadBuffer(cl_command_queue queue, cl_mem mem, cl_bo
                                        cl_event *event) {
   cl_int err = check_queue_mem(queue, mem, MemKind::buffer);
   if (err != CL_SUCCESS) return err;
-  if (!ptr || size == 0 || !in_bounds(mem, offset, size)) return CL_INVALID_VALUE;
+  if (!ptr || !in_bounds(mem, offset, size)) return CL_INVALID_VALUE;
   if (mem->flags & (CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_NO_ACCESS)) return CL_INVALID_OPERATION;
+  if (size == 0) return empty_transfer(queue, blocking, num_events, wait_list, event, CL_COMMAND_READ_BUFFER);
   return read_into(queue, mem, blocking, offset, size, ptr, num_events, wait_list, event, CL_COMMAND_READ_BUFFER);
 }
 
@@ -103,8 +190,9 @@ cl_int fedcl::api::clEnqueueWriteBuffer(cl_command_queue queue, cl_mem mem, cl_b
                                         const cl_event *wait_list, cl_event *event) {
   cl_int err = check_queue_mem(queue, mem, MemKind::buffer);
   if (err != CL_SUCCESS) return err;
-  if (!ptr || size == 0 || !in_bounds(mem, offset, size)) return CL_INVALID_VALUE;
+  if (!ptr || !in_bounds(mem, offset, size)) return CL_INVALID_VALUE;
   if (mem->flags & (CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS)) return CL_INVALID_OPERATION;
+  if (size == 0) return empty_transfer(queue, blocking, num_events, wait_list, event, CL_COMMAND_WRITE_BUFFER);
   // The bytes leave this process before the call returns, so even a non-blocking write may reuse ptr.
   return write_from(queue, mem, offset, size, ptr, num_events, wait_list, event, CL_COMMAND_WRITE_BUFFER);
 }
@@ -115,23 +203,21 @@ cl_int fedcl::api::clEnqueueCopyBuffer(cl_command_queue queue, cl_mem src, cl_me
   cl_int err = check_queue_mem(queue, src, MemKind::buffer);
   if (err == CL_SUCCESS) err = check_queue_mem(queue, dst, MemKind::buffer);
   if (err != CL_SUCCESS) return err;
-  if (size == 0 || !in_bounds(src, src_offset, size) || !in_bounds(dst, dst_offset, size)) return CL_INVALID_VALUE;
+  if (!in_bounds(src, src_offset, size) || !in_bounds(dst, dst_offset, size)) return CL_INVALID_VALUE;
   if (src == dst && src_offset < dst_offset + size && dst_offset < src_offset + size) return CL_MEM_COPY_OVERLAP;
-  Command command(queue, CL_COMMAND_COPY_BUFFER);
-  err = command.begin(num_events, wait_list, event, multi_daemon(queue));
-  if (err == CL_SUCCESS) err = mem_prepare(src, queue->connection, false);
-  if (err == CL_SUCCESS) err = mem_prepare(dst, queue->connection, dst_offset == 0 && size == dst->size);
-  if (err != CL_SUCCESS) return err;
-  RequestMessage request;
-  auto copy = request.root.initCopyBuffer();
-  command.fill(copy.initCommand());
-  copy.setSrc(src->id);
-  copy.setDst(dst->id);
-  copy.setSrcOffset(src_offset);
-  copy.setDstOffset(dst_offset);
-  copy.setSize(size);
-  if (multi_daemon(queue)) mem_written(dst, queue->connection, command.event());
-  return command.send(request);
+  BuildRequest build = [&](wire::Request::Builder request) {
+    auto copy = request.initCopyBuffer();
+    copy.setSrc(src->id);
+    copy.setDst(dst->id);
+    copy.setSrcOffset(src_offset);
+    copy.setDstOffset(dst_offset);
+    copy.setSize(size);
+    return copy.getCommand();
+  };
+  // A copy of no bytes: OpenCL 3.0 names no error for it; NVIDIA accepts it, PoCL answers CL_INVALID_VALUE.
+  if (size == 0) return backend_decides(queue, src, dst, build, num_events, wait_list, event, CL_COMMAND_COPY_BUFFER);
+  return device_command(queue, src, dst, dst_offset == 0 && size == dst->size, build, num_events, wait_list, event,
+                        CL_COMMAND_COPY_BUFFER);
 }
 
 cl_int fedcl::api::clEnqueueFillBuffer(cl_command_queue queue, cl_mem mem, const void *pattern, size_t pattern_size,
@@ -165,15 +251,12 @@ void *fedcl::api::clEnqueueMapBuffer(cl_command_queue queue, cl_mem mem, cl_bool
                                      cl_event *event, cl_int *errcode_ret) {
   cl_int err = check_queue_mem(queue, mem, MemKind::buffer);
   if (err != CL_SUCCESS) return set_error(errcode_ret, err), nullptr;
-  const cl_map_flags known = CL_MAP_READ | CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION;
-  bool invalidate = flags & CL_MAP_WRITE_INVALIDATE_REGION;
-  if (size == 0 || !in_bounds(mem, offset, size) || (flags & ~known) ||
-      (invalidate && (flags & (CL_MAP_READ | CL_MAP_WRITE))))
-    return set_error(errcode_ret, CL_INVALID_VALUE), nullptr;
-  bool reads = !invalidate, writes = flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION);
-  if ((reads && (mem->flags & (CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_NO_ACCESS))) ||
-      (writes && (mem->flags & (CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS))))
-    return set_error(errcode_ret, CL_INVALID_OPERATION), nullptr;
+  if (size == 0 || !in_bounds(mem, offset, size)) return set_error(errcode_ret, CL_INVALID_VALUE), nullptr;
+  err = check_map_flags(mem, flags);
+  if (err != CL_SUCCESS) return set_error(errcode_ret, err), nullptr;
+  // A write map shows the region's contents too (fedcl reads them, whatever the host-access flags:
+  // the daemon's object has none); only an invalidating map starts from nothing.
+  bool reads = !(flags & CL_MAP_WRITE_INVALIDATE_REGION);
 
   cl_mem root = mem->parent ? mem->parent : mem;
   uint8_t *pointer;
@@ -226,26 +309,18 @@ cl_int fedcl::api::clEnqueueNDRangeKernel(cl_command_queue queue, cl_kernel kern
   if (kernel->program->context != queue->context) return CL_INVALID_CONTEXT;
   Connection *connection = queue->connection;
   if (!(kernel->present & bit(connection))) return CL_INVALID_PROGRAM_EXECUTABLE;
-  if (work_dim < 1 || work_dim > 3) return CL_INVALID_WORK_DIMENSION;
-  if (!global_size) return CL_INVALID_GLOBAL_WORK_SIZE;
-  cl_device_id device = queue->device;
-  if (local_size) {
-    size_t total = 1;
-    for (cl_uint d = 0; d < work_dim; d++) {
-      if (local_size[d] == 0) return CL_INVALID_WORK_GROUP_SIZE;
-      if (device->max_work_item_sizes[d] && local_size[d] > device->max_work_item_sizes[d]) return CL_INVALID_WORK_ITEM_SIZE;
-      total *= local_size[d];
-    }
-    if (device->max_work_group_size && total > device->max_work_group_size) return CL_INVALID_WORK_GROUP_SIZE;
-  }
-
+  bool empty = false;
+  cl_int err = check_geometry(kernel, queue->device, work_dim, global_offset, global_size, local_size, &empty);
+  if (err != CL_SUCCESS) return err;
   {
     std::lock_guard<std::mutex> lock(kernel->mutex);
     for (const auto &arg : kernel->args)
       if (arg.kind == _cl_kernel::Arg::unset) return CL_INVALID_KERNEL_ARGS;
   }
+  // Nothing to run: the command only orders and completes, as a marker does.
+  if (empty) return enqueue_marker(queue, CL_COMMAND_NDRANGE_KERNEL, false, num_events, wait_list, event);
   Command command(queue, CL_COMMAND_NDRANGE_KERNEL);
-  cl_int err = command.begin(num_events, wait_list, event, multi_daemon(queue));
+  err = command.begin(num_events, wait_list, event, multi_daemon(queue));
   if (err != CL_SUCCESS) return err;
   RequestMessage request;
   auto launch = request.root.initNdRange();

@@ -60,7 +60,10 @@ bool is_array(cl_mem_object_type type) {
 bool has_slices(cl_mem_object_type type) { return type == CL_MEM_OBJECT_IMAGE3D || is_array(type); }
 
 // ---------------------------------------------------------------------------------------------
-// Supported formats: asked of each daemon once per context, flags and type.
+// Supported formats: asked of each daemon once per context, flags and type. The application's
+// question travels with its flags as given, so that it gets the backend's answer (NVIDIA refuses
+// host-access and host-pointer flags there: CL_INVALID_VALUE); fedcl's own question, where to
+// create an image, asks with the access flags alone, which every backend takes.
 
 const cl_mem_flags kFormatFlags = kAccessFlags | CL_MEM_KERNEL_READ_AND_WRITE;
 
@@ -71,7 +74,7 @@ cl_mem_flags format_flags(cl_mem_flags flags) {
 
 cl_int part_formats(cl_context context, const ContextPart &part, cl_mem_flags flags, cl_mem_object_type type,
                     std::vector<cl_image_format> *formats) {
-  auto key = std::make_tuple(part.connection->index(), format_flags(flags), type);
+  auto key = std::make_tuple(part.connection->index(), flags, type);
   {
     std::lock_guard<std::mutex> lock(context->mutex);
     auto it = context->image_formats.find(key);
@@ -83,7 +86,7 @@ cl_int part_formats(cl_context context, const ContextPart &part, cl_mem_flags fl
   RequestMessage request;
   auto get = request.root.initGetSupportedImageFormats();
   get.setContext(context->id);
-  get.setFlags(format_flags(flags));
+  get.setFlags(flags);
   get.setType(type);
   auto pending = part.connection->call(request);
   if (pending->status != CL_SUCCESS) return pending->status;
@@ -119,7 +122,7 @@ const ContextPart *home_for(cl_context context, cl_mem_flags flags, cl_mem_objec
                             const cl_image_format &format, cl_int *err) {
   for (const ContextPart &part : context->parts) {
     std::vector<cl_image_format> formats;
-    *err = part_formats(context, part, flags, type, &formats);
+    *err = part_formats(context, part, format_flags(flags), type, &formats);
     if (*err != CL_SUCCESS) return nullptr;
     if (std::any_of(formats.begin(), formats.end(), [&](const auto &f) { return same_format(f, format); }))
       return &part;
@@ -391,23 +394,20 @@ bool overwrites_buffer(cl_mem buffer, const Rect &rect, const size_t *region) {
          region[0] * region[1] * region[2] == buffer->size;
 }
 
-// Whether two rectangles with the same pitches in one buffer share a byte. Rows that wrap past
-// their pitch make it compare the byte spans instead, which may report an overlap that is not one.
+// Whether two rectangles with the same pitches in one buffer overlap, as the specification defines
+// it (check_copy_overlap, in the appendix on rectangle copies): their byte spans meet, and neither
+// the rows of one fit in the gaps between the rows of the other, nor its slices in the gaps between
+// the other's slices.
 bool rects_overlap(const Rect &a, const Rect &b, const size_t *region) {
-  auto coordinates = [&](size_t offset) {
-    return std::array<size_t, 3>{offset % a.slice_pitch % a.row_pitch, offset % a.slice_pitch / a.row_pitch,
-                                 offset / a.slice_pitch};
+  size_t slice_bytes = (region[1] - 1) * a.row_pitch + region[0];
+  size_t span = (region[2] - 1) * a.slice_pitch + slice_bytes;
+  if (a.offset + span <= b.offset || b.offset + span <= a.offset) return false;
+  // One block of extent bytes, repeating every pitch, fits beside the other: at offset x and y within the period.
+  auto beside = [](size_t x, size_t y, size_t extent, size_t pitch) {
+    return (y >= x + extent && y + extent <= x + pitch) || (x >= y + extent && x + extent <= y + pitch);
   };
-  auto p = coordinates(a.offset), q = coordinates(b.offset);
-  bool fits = p[0] + region[0] <= a.row_pitch && q[0] + region[0] <= a.row_pitch &&
-              (p[1] + region[1]) * a.row_pitch <= a.slice_pitch && (q[1] + region[1]) * a.row_pitch <= a.slice_pitch;
-  if (!fits) {
-    size_t span = (region[2] - 1) * a.slice_pitch + (region[1] - 1) * a.row_pitch + region[0];
-    return a.offset < b.offset + span && b.offset < a.offset + span;
-  }
-  for (int i = 0; i < 3; i++)
-    if (p[i] >= q[i] + region[i] || q[i] >= p[i] + region[i]) return false;
-  return true;
+  if (beside(a.offset % a.row_pitch, b.offset % a.row_pitch, region[0], a.row_pitch)) return false;
+  return !beside(a.offset % a.slice_pitch, b.offset % a.slice_pitch, slice_bytes, a.slice_pitch);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -484,7 +484,9 @@ cl_mem fedcl::api::clCreateImageWithProperties(cl_context context, const cl_mem_
                                                const cl_image_desc *desc, void *host_ptr, cl_int *errcode_ret) {
   if (!as<_cl_context>(context)) return set_error(errcode_ret, CL_INVALID_CONTEXT), nullptr;
   if (properties && properties[0] != 0) return set_error(errcode_ret, CL_INVALID_PROPERTY), nullptr;
-  return create_image(context, flags, format, desc, host_ptr, errcode_ret);
+  cl_mem image = create_image(context, flags, format, desc, host_ptr, errcode_ret);
+  keep_properties(image, properties);
+  return image;
 }
 
 cl_mem fedcl::api::clCreateImage2D(cl_context context, cl_mem_flags flags, const cl_image_format *format, size_t width,
@@ -672,15 +674,10 @@ void *fedcl::api::clEnqueueMapImage(cl_command_queue queue, cl_mem image, cl_boo
                                     cl_event *event, cl_int *errcode_ret) {
   cl_int err = check_queue_mem(queue, image, MemKind::image);
   if (err == CL_SUCCESS) err = check_region(image, origin, region);
-  const cl_map_flags known = CL_MAP_READ | CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION;
-  bool invalidate = flags & CL_MAP_WRITE_INVALIDATE_REGION;
-  if (err == CL_SUCCESS && (!row_pitch_ret || (has_slices(image->type) && !slice_pitch_ret) || (flags & ~known) ||
-                            (invalidate && (flags & (CL_MAP_READ | CL_MAP_WRITE)))))
-    err = CL_INVALID_VALUE;
+  if (err == CL_SUCCESS && (!row_pitch_ret || (has_slices(image->type) && !slice_pitch_ret))) err = CL_INVALID_VALUE;
+  if (err == CL_SUCCESS) err = check_map_flags(image, flags);
   if (err != CL_SUCCESS) return set_error(errcode_ret, err), nullptr;
-  bool reads = !invalidate, writes = flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION);
-  if ((reads && !host_may_read(image)) || (writes && !host_may_write(image)))
-    return set_error(errcode_ret, CL_INVALID_OPERATION), nullptr;
+  bool reads = !(flags & CL_MAP_WRITE_INVALIDATE_REGION);  // as for buffers
 
   size_t row_pitch = image->image_desc.image_row_pitch, slice_pitch = image->image_desc.image_slice_pitch;
   cl_mem root = image->parent ? image->parent : image;

@@ -21,6 +21,8 @@ cl_kernel create_kernel(cl_program program, const KernelDesc *desc) {
   hold(program);
   program->attached_kernels++;
   std::lock_guard<std::mutex> lock(program->mutex);
+  for (const auto &entry : program->builds)
+    if (entry.second.uniform_work_groups) kernel->uniform_only.push_back(entry.first);
   for (const ContextPart &part : program->context->parts) {
     bool built_here = false;
     for (const auto &entry : program->builds)

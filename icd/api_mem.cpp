@@ -1,5 +1,6 @@
 // Memory objects.
 #include "api.h"
+#include "command.h"
 #include "device.h"
 #include "info.h"
 #include "mem_flags.h"
@@ -18,14 +19,51 @@ cl_ulong max_alloc(cl_context context) {
   return limit;
 }
 
+// Sends a creation request. Where fedcl's checks and a backend may differ on a request the program
+// can rely on (NVIDIA creates buffers past CL_DEVICE_MAX_MEM_ALLOC_SIZE and misaligned sub-buffers,
+// PoCL refuses them as the specification says), the backend decides: the call waits for its verdict.
+cl_int send_create(Connection *connection, RequestMessage &request, bool backend_decides,
+                   const void *payload = nullptr, uint64_t payload_bytes = 0) {
+  if (!backend_decides) return connection->post(request, payload, payload_bytes);
+  return connection->call(request, payload, payload_bytes)->status;
+}
+
+// Creates sub-buffer mem on each daemon that holds its parent.
+cl_int post_sub_buffer(cl_mem mem, bool backend_decides) {
+  cl_mem parent = mem->parent;
+  std::lock_guard<std::mutex> lock(parent->mutex);
+  for (auto &part : mem->context->parts) {
+    if (!(parent->present & bit(part.connection))) continue;
+    RequestMessage request;
+    auto create = request.root.initCreateSubBuffer();
+    create.setId(mem->id);
+    create.setParent(parent->id);
+    create.setFlags(backend_flags(mem));
+    create.setOrigin(mem->origin);
+    create.setSize(mem->size);
+    cl_int err = send_create(part.connection, request, backend_decides);
+    if (err != CL_SUCCESS) return err;
+    mem->present |= bit(part.connection);
+  }
+  return CL_SUCCESS;
+}
+
 }  // namespace
+
+void fedcl::keep_properties(cl_mem mem, const cl_mem_properties *properties) {
+  if (!mem || !properties) return;
+  const cl_mem_properties *end = properties;
+  while (*end) end += 2;
+  mem->properties.assign(properties, end + 1);
+}
 
 cl_mem fedcl::api::clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size, void *host_ptr,
                                   cl_int *errcode_ret) {
   if (!as<_cl_context>(context)) return set_error(errcode_ret, CL_INVALID_CONTEXT), nullptr;
   cl_int err = check_flags(flags);
   if (err != CL_SUCCESS) return set_error(errcode_ret, err), nullptr;
-  if (size == 0 || size > max_alloc(context)) return set_error(errcode_ret, CL_INVALID_BUFFER_SIZE), nullptr;
+  if (size == 0) return set_error(errcode_ret, CL_INVALID_BUFFER_SIZE), nullptr;
+  bool beyond_limit = size > max_alloc(context);
   bool wants_ptr = flags & (CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR);
   if (wants_ptr != (host_ptr != nullptr)) return set_error(errcode_ret, CL_INVALID_HOST_PTR), nullptr;
 
@@ -42,10 +80,10 @@ cl_mem fedcl::api::clCreateBuffer(cl_context context, cl_mem_flags flags, size_t
   auto create = request.root.initCreateBuffer();
   create.setId(mem->id);
   create.setContext(context->id);
-  create.setFlags(mem->flags & ~(kHostPtrFlags & ~CL_MEM_ALLOC_HOST_PTR));
+  create.setFlags(backend_flags(mem));
   create.setSize(size);
   create.setInitialContents(wants_ptr);
-  err = home.connection->post(request, wants_ptr ? host_ptr : nullptr, wants_ptr ? size : 0);
+  err = send_create(home.connection, request, beyond_limit, wants_ptr ? host_ptr : nullptr, wants_ptr ? size : 0);
   if (err != CL_SUCCESS) {
     release(mem);
     return set_error(errcode_ret, err), nullptr;
@@ -60,7 +98,9 @@ cl_mem fedcl::api::clCreateBufferWithProperties(cl_context context, const cl_mem
                                                 cl_mem_flags flags, size_t size, void *host_ptr,
                                                 cl_int *errcode_ret) {
   if (properties && properties[0] != 0) return set_error(errcode_ret, CL_INVALID_PROPERTY), nullptr;
-  return api::clCreateBuffer(context, flags, size, host_ptr, errcode_ret);
+  cl_mem mem = api::clCreateBuffer(context, flags, size, host_ptr, errcode_ret);
+  keep_properties(mem, properties);
+  return mem;
 }
 
 cl_mem fedcl::api::clCreateSubBuffer(cl_mem parent, cl_mem_flags flags, cl_buffer_create_type type,
@@ -78,7 +118,6 @@ cl_mem fedcl::api::clCreateSubBuffer(cl_mem parent, cl_mem_flags flags, cl_buffe
   bool aligned = false;
   for (cl_device_id device : parent->context->devices)
     if (device->mem_base_addr_align == 0 || region->origin % (device->mem_base_addr_align / 8) == 0) aligned = true;
-  if (!aligned) return set_error(errcode_ret, CL_MISALIGNED_SUB_BUFFER_OFFSET), nullptr;
 
   auto *mem = new _cl_mem();
   mem->context = parent->context;
@@ -89,18 +128,12 @@ cl_mem fedcl::api::clCreateSubBuffer(cl_mem parent, cl_mem_flags flags, cl_buffe
   if (parent->host_ptr) mem->host_ptr = static_cast<uint8_t *>(parent->host_ptr) + region->origin;
   hold(parent);
   hold(mem->context);
-  std::lock_guard<std::mutex> lock(parent->mutex);
-  for (auto &part : mem->context->parts) {
-    if (!(parent->present & bit(part.connection))) continue;
-    RequestMessage request;
-    auto create = request.root.initCreateSubBuffer();
-    create.setId(mem->id);
-    create.setParent(parent->id);
-    create.setFlags(mem->flags & ~kHostPtrFlags);
-    create.setOrigin(region->origin);
-    create.setSize(region->size);
-    part.connection->post(request);
-    mem->present |= bit(part.connection);
+  // Misaligned for every device: CL_MISALIGNED_SUB_BUFFER_OFFSET by the specification, which the
+  // backends decide (see send_create).
+  err = post_sub_buffer(mem, !aligned);
+  if (err != CL_SUCCESS) {
+    release(mem);
+    return set_error(errcode_ret, err), nullptr;
   }
   set_error(errcode_ret, CL_SUCCESS);
   return mem;
@@ -125,7 +158,7 @@ cl_int fedcl::api::clGetMemObjectInfo(cl_mem mem, cl_mem_info param, size_t size
     case CL_MEM_ASSOCIATED_MEMOBJECT: return info_value(size, value, size_ret, mem->parent);
     case CL_MEM_OFFSET: return info_value(size, value, size_ret, mem->origin);
     case CL_MEM_USES_SVM_POINTER: return info_value(size, value, size_ret, cl_bool(CL_FALSE));
-    case CL_MEM_PROPERTIES: return info_bytes(size, value, size_ret, nullptr, 0);
+    case CL_MEM_PROPERTIES: return info_vector(size, value, size_ret, mem->properties);
     default: return CL_INVALID_VALUE;
   }
 }

@@ -9,6 +9,7 @@
 #include <functional>
 
 #include "api.h"
+#include "build_options.h"
 #include "device.h"
 #include "info.h"
 #include "query.h"
@@ -85,6 +86,8 @@ std::vector<KernelDesc> kernels_from(wire::BuildResult::Reader result) {
   std::vector<KernelDesc> kernels;
   for (auto k : result.getKernels()) {
     KernelDesc desc{k.getName(), {}, k.getArgInfoAvailable()};
+    auto compile_size = k.getCompileWorkGroupSize();
+    for (unsigned d = 0; d < 3 && d < compile_size.size(); d++) desc.compile_work_group_size[d] = compile_size[d];
     for (auto a : k.getArgs())
       desc.args.push_back({a.getAddressQualifier(), a.getAccessQualifier(), a.getTypeQualifier(), a.getTypeName(), a.getName()});
     kernels.push_back(std::move(desc));
@@ -125,6 +128,7 @@ cl_int run_program_operation(cl_program program, const std::vector<cl_device_id>
       auto &build = program->builds[device];
       build.status = CL_BUILD_IN_PROGRESS;
       build.options = options ? options : "";
+      build.uniform_work_groups = build_needs_uniform_work_groups(options);
       build.log.clear();
     }
   }
@@ -152,6 +156,21 @@ cl_int run_program_operation(cl_program program, const std::vector<cl_device_id>
   }
   if (unreported) *unreported = missing;
   return result;
+}
+
+// A linked program needs uniform work-groups on a device where any input was compiled needing them
+// (link options cannot change the language version).
+void link_work_group_rules(cl_program program, const std::vector<cl_device_id> &devices, const cl_program *inputs,
+                           cl_uint count) {
+  for (cl_device_id device : devices) {
+    bool uniform = std::any_of(inputs, inputs + count, [&](cl_program input) {
+      std::lock_guard<std::mutex> lock(input->mutex);
+      auto it = input->builds.find(device);
+      return it == input->builds.end() || it->second.uniform_work_groups;
+    });
+    std::lock_guard<std::mutex> lock(program->mutex);
+    program->builds[device].uniform_work_groups = uniform;
+  }
 }
 
 // Build callbacks run on the runtime's callback thread, after the call returned its status.
@@ -442,6 +461,7 @@ cl_program fedcl::api::clLinkProgram(cl_context context, cl_uint num_devices, co
     auto inputs = link.initInputs(num_input_programs);
     for (cl_uint i = 0; i < num_input_programs; i++) inputs.set(i, input_programs[i]->id);
   }, &unreported);
+  link_work_group_rules(program, devices, input_programs, num_input_programs);
   // A link that failed may still make a program, whose build log says why: the application gets it
   // when every backend made one.
   if (err != CL_SUCCESS && (err != CL_LINK_PROGRAM_FAILURE || unreported > 0)) {

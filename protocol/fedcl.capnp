@@ -401,6 +401,13 @@ struct KernelDesc {
   name @0 :Text;
   args @1 :List(ArgDesc);         # metadata for the client's checks, from a twin build if need be
   argInfoAvailable @2 :Bool;      # the backend answers clGetKernelArgInfo for this kernel
+  compileWorkGroupSize @3 :List(UInt64);
+                                  # CL_KERNEL_COMPILE_WORK_GROUP_SIZE (reqd_work_group_size), three
+                                  # values, 0,0,0 without the attribute; the client refuses launches
+                                  # that contradict it. The kernel list is per program while the query
+                                  # is per device: the attribute is in the source, so it is the same on
+                                  # every device unless the source picks it with a per-device macro;
+                                  # fedcld reports the first device of the build that answers.
 
   struct ArgDesc {
     addressQualifier @0 :UInt32;  # CL_KERNEL_ARG_ADDRESS_*; 0 when the backend does not say

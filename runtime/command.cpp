@@ -17,6 +17,13 @@ _cl_event *event_create(cl_context context, cl_command_queue queue, cl_command_t
   return event;
 }
 
+cl_mem_flags backend_flags(cl_mem mem) {
+  cl_mem_flags kept = ~cl_mem_flags(CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR | CL_MEM_HOST_WRITE_ONLY |
+                                    CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS);
+  if (mem->parent) kept &= ~cl_mem_flags(CL_MEM_ALLOC_HOST_PTR);
+  return mem->flags & kept;
+}
+
 cl_int check_wait_list(cl_context context, cl_uint num_events, const cl_event *wait_list) {
   if ((num_events == 0) != (wait_list == nullptr)) return CL_INVALID_EVENT_WAIT_LIST;
   for (cl_uint i = 0; i < num_events; i++) {
@@ -133,14 +140,14 @@ void post_create(cl_mem mem, Connection *connection) {
     auto create = request.root.initCreateSubBuffer();
     create.setId(mem->id);
     create.setParent(mem->parent->id);
-    create.setFlags(mem->flags);
+    create.setFlags(backend_flags(mem));
     create.setOrigin(mem->origin);
     create.setSize(mem->size);
   } else {
     auto create = request.root.initCreateBuffer();
     create.setId(mem->id);
     create.setContext(mem->context->id);
-    create.setFlags(mem->flags & ~cl_mem_flags(CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR));
+    create.setFlags(backend_flags(mem));
     create.setSize(mem->size);
   }
   connection->post(request);

@@ -49,6 +49,12 @@ bool wait_list_failed(cl_uint num_events, const cl_event *wait_list);
 cl_int mem_prepare(cl_mem mem, Connection *connection, bool overwrites_all);
 void mem_written(cl_mem mem, Connection *connection, cl_event event);
 
+// The flags a memory object is created with on a daemon. Host pointers stay in this process (initial
+// contents travel as payload; objects made from another inherit them there), and host-access flags
+// are enforced here alone, so that fedcl may read and write any object itself: the region a write
+// map shows, copies between daemons.
+cl_mem_flags backend_flags(cl_mem mem);
+
 // Creates a new event object for a command of queue (or a user event when queue is null).
 _cl_event *event_create(cl_context context, cl_command_queue queue, cl_command_type type, cl_int status);
 

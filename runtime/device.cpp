@@ -2,6 +2,7 @@
 
 #include <CL/cl_ext.h>
 
+#include <cstdio>
 #include <cstring>
 #include <sstream>
 
@@ -51,6 +52,14 @@ std::vector<cl_name_version> filter_extensions_with_version(const std::vector<ui
   return kept;
 }
 
+// CL_DEVICE_VERSION ("OpenCL 3.0 <vendor text>") as major * 10 + minor; 0 if it does not parse.
+unsigned device_version(const std::vector<uint8_t> &raw) {
+  std::string text(raw.begin(), raw.end());
+  unsigned major = 0, minor = 0;
+  if (sscanf(text.c_str(), "OpenCL %u.%u", &major, &minor) != 2) return 0;
+  return major * 10 + minor;
+}
+
 // A device as its daemon described it; sub-devices have a parent.
 cl_device_id device_from_desc(Connection &connection, wire::DeviceDesc::Reader desc, cl_device_id parent) {
   auto *device = new _cl_device_id(&connection, desc.getId());
@@ -66,6 +75,9 @@ cl_device_id device_from_desc(Connection &connection, wire::DeviceDesc::Reader d
   device->address_bits = device_scalar<cl_uint>(device, CL_DEVICE_ADDRESS_BITS, 64);
   device->max_work_group_size = device_scalar<size_t>(device, CL_DEVICE_MAX_WORK_GROUP_SIZE);
   device->mem_base_addr_align = device_scalar<cl_uint>(device, CL_DEVICE_MEM_BASE_ADDR_ALIGN);
+  device->version = device_version(device->info[CL_DEVICE_VERSION]);
+  // Devices before OpenCL 2.0 have no such query and no non-uniform work-groups.
+  device->non_uniform_work_groups = device_scalar<cl_bool>(device, CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT);
   auto sizes = device->info.find(CL_DEVICE_MAX_WORK_ITEM_SIZES);
   if (sizes != device->info.end())
     std::memcpy(device->max_work_item_sizes, sizes->second.data(),

@@ -48,6 +48,7 @@ struct KernelDesc {
   std::string name;
   std::vector<KernelArgDesc> args;  // for the checks; may come from the daemon's metadata twin
   bool arg_info_available = false;  // whether the backend answers clGetKernelArgInfo
+  size_t compile_work_group_size[3] = {};  // reqd_work_group_size; 0,0,0 without one
 };
 
 // How clSetKernelArg checks one argument, worked out once per kernel from its KernelArgDesc.
@@ -77,6 +78,8 @@ struct _cl_device_id : fedcl::Object {
   size_t max_work_group_size = 0;
   size_t max_work_item_sizes[3] = {};
   cl_uint mem_base_addr_align = 0;                        // bits
+  unsigned version = 0;                                   // CL_DEVICE_VERSION as major * 10 + minor
+  bool non_uniform_work_groups = false;                   // CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT
   explicit _cl_device_id(fedcl::Connection *c, uint64_t id) : Object(kMagic, 0), connection(c), remote_id(id) {}
   ~_cl_device_id();
   void last_release();
@@ -91,7 +94,7 @@ struct _cl_context : fedcl::Object {
   void *notify_data = nullptr;
   std::mutex mutex;
   std::vector<fedcl::Callback> destructor_callbacks;
-  // What each daemon answered to clGetSupportedImageFormats, by (connection index, access flags, image type).
+  // What each daemon answered to clGetSupportedImageFormats, by (connection index, flags as asked, image type).
   std::map<std::tuple<size_t, cl_mem_flags, cl_mem_object_type>, std::vector<cl_image_format>> image_formats;
   _cl_context() : Object(kMagic) {}
   ~_cl_context();
@@ -128,6 +131,7 @@ struct _cl_mem : fedcl::Object {
   cl_image_format image_format{};
   cl_image_desc image_desc{};
   size_t element_size = 0;
+  std::vector<cl_mem_properties> properties;              // as given to clCreate*WithProperties, 0-terminated, or empty
   std::mutex mutex;
   fedcl::ConnectionMask present = 0;                      // daemons that hold the object
   fedcl::ConnectionMask valid = 0;                        // daemons whose copy is current
@@ -159,6 +163,9 @@ struct _cl_program : fedcl::Object {
     cl_build_status status = CL_BUILD_NONE;
     cl_program_binary_type binary_type = CL_PROGRAM_BINARY_TYPE_NONE;
     std::string log, options;
+    // Whether launches need uniform work-groups, from the options the application gave (OpenCL C
+    // before 2.0, or -cl-uniform-work-group-size); the backend reports no such thing.
+    bool uniform_work_groups = true;
   };
   std::unordered_map<cl_device_id, DeviceBuild> builds;
   std::vector<fedcl::KernelDesc> kernels;                 // once there is an executable
@@ -187,6 +194,7 @@ struct _cl_kernel : fedcl::Object {
   fedcl::ConnectionMask present = 0;                      // daemons that hold the kernel
   std::vector<Arg> args;
   std::vector<fedcl::ArgCheck> checks;                    // one per argument
+  std::vector<cl_device_id> uniform_only;                 // devices whose build needs uniform work-groups
   uint32_t generation = 0;
   std::unordered_map<size_t, std::vector<uint32_t>> sent;  // per connection: generation of each arg sent
   std::unordered_map<cl_device_id, std::unordered_map<cl_uint, std::vector<uint8_t>>> work_group_info;

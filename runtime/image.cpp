@@ -16,7 +16,7 @@ void image_fill_create(wire::Request::CreateImage::Builder create, cl_mem image)
   const cl_image_desc &desc = image->image_desc;
   create.setId(image->id);
   create.setContext(image->context->id);
-  create.setFlags(image->flags & ~cl_mem_flags(CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR));
+  create.setFlags(backend_flags(image));
   auto format = create.initFormat();
   format.setChannelOrder(image->image_format.image_channel_order);
   format.setChannelType(image->image_format.image_channel_data_type);

@@ -16,6 +16,17 @@ cl_int check_queue_mem(cl_command_queue queue, cl_mem mem, MemKind kind) {
   return CL_SUCCESS;
 }
 
+cl_int check_map_flags(cl_mem mem, cl_map_flags flags) {
+  const cl_map_flags known = CL_MAP_READ | CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION;
+  bool invalidate = flags & CL_MAP_WRITE_INVALIDATE_REGION;
+  if ((flags & ~known) || (invalidate && (flags & (CL_MAP_READ | CL_MAP_WRITE)))) return CL_INVALID_VALUE;
+  bool reads = flags & CL_MAP_READ, writes = flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION);
+  if ((reads && (mem->flags & (CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_NO_ACCESS))) ||
+      (writes && (mem->flags & (CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS))))
+    return CL_INVALID_OPERATION;
+  return CL_SUCCESS;
+}
+
 namespace {
 bool multi_daemon(cl_command_queue queue) { return queue->context->parts.size() > 1; }
 }  // namespace
@@ -96,6 +107,21 @@ cl_int device_command(cl_command_queue queue, cl_mem source, cl_mem dest, bool o
   command.fill(build(request.root));
   if (multi_daemon(queue)) mem_written(dest, queue->connection, command.event());
   return command.send(request);
+}
+
+cl_int backend_decides(cl_command_queue queue, cl_mem source, cl_mem dest, const BuildRequest &build,
+                       cl_uint num_events, const cl_event *wait_list, cl_event *event, cl_command_type type) {
+  Command command(queue, type);
+  cl_int err = command.begin(num_events, wait_list, nullptr);
+  if (err == CL_SUCCESS) err = mem_prepare(source, queue->connection, false);
+  if (err == CL_SUCCESS) err = mem_prepare(dest, queue->connection, false);
+  if (err != CL_SUCCESS) return err;
+  RequestMessage request;
+  command.fill(build(request.root));
+  err = queue->connection->wait(*command.send_call(request, nullptr, 0));
+  if (err != CL_SUCCESS || !event) return err;
+  // A refused command has no event; an accepted one gets a marker's, which completes after it.
+  return enqueue_marker(queue, type, false, 0, nullptr, event);
 }
 
 cl_int enqueue_marker(cl_command_queue queue, cl_command_type type, bool barrier, cl_uint num_events,

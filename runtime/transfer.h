@@ -13,6 +13,11 @@ namespace fedcl {
 enum class MemKind { buffer, image, any };
 cl_int check_queue_mem(cl_command_queue queue, cl_mem mem, MemKind kind);
 
+// The map flags of clEnqueueMapBuffer and clEnqueueMapImage: CL_INVALID_VALUE for unknown bits or
+// CL_MAP_WRITE_INVALIDATE_REGION with another flag, CL_INVALID_OPERATION for an access the object's
+// host-access flags forbid (reading: CL_MAP_READ; writing: CL_MAP_WRITE or CL_MAP_WRITE_INVALIDATE_REGION).
+cl_int check_map_flags(cl_mem mem, cl_map_flags flags);
+
 // Host memory a transfer reads from or writes to: slices of rows of row_bytes each, rows row_pitch
 // bytes apart and slices slice_pitch bytes apart.
 struct HostRegion {
@@ -46,6 +51,12 @@ cl_int host_write(cl_command_queue queue, cl_mem mem, bool overwrites_all, const
 cl_int device_command(cl_command_queue queue, cl_mem source, cl_mem dest, bool overwrites_all,
                       const BuildRequest &build, cl_uint num_events, const cl_event *wait_list, cl_event *event,
                       cl_command_type type);
+
+// A device command whose validity the backends disagree on, where the specification leaves it open
+// and a program may rely on its backend's answer: it waits for the backend's verdict (a round trip,
+// for rare cases only) and returns it; the event, if asked for, completes after the command.
+cl_int backend_decides(cl_command_queue queue, cl_mem source, cl_mem dest, const BuildRequest &build,
+                       cl_uint num_events, const cl_event *wait_list, cl_event *event, cl_command_type type);
 
 // A command with nothing to do on the daemon but to order and to complete (markers, maps that
 // need no data).

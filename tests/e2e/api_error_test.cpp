@@ -74,7 +74,7 @@ TEST_F(ApiErrors, OutOfRangeTransfers) {
   EXPECT_CL(CL_INVALID_VALUE, clEnqueueReadBuffer(queue, mem, CL_TRUE, 0, size + 1, host.data(), 0, nullptr, nullptr));
   EXPECT_CL(CL_INVALID_VALUE, clEnqueueReadBuffer(queue, mem, CL_TRUE, size, 1, host.data(), 0, nullptr, nullptr));
   EXPECT_CL(CL_INVALID_VALUE, clEnqueueReadBuffer(queue, mem, CL_TRUE, 1, size, host.data(), 0, nullptr, nullptr));
-  EXPECT_CL(CL_INVALID_VALUE, clEnqueueReadBuffer(queue, mem, CL_TRUE, 0, 0, host.data(), 0, nullptr, nullptr));
+  EXPECT_CL(CL_INVALID_VALUE, clEnqueueReadBuffer(queue, mem, CL_TRUE, size + 1, 0, host.data(), 0, nullptr, nullptr));
   EXPECT_CL(CL_INVALID_VALUE, clEnqueueReadBuffer(queue, mem, CL_TRUE, 0, 8, nullptr, 0, nullptr, nullptr));
   EXPECT_CL(CL_INVALID_VALUE, clEnqueueWriteBuffer(queue, mem, CL_TRUE, size - 3, 4, host.data(), 0, nullptr, nullptr));
   EXPECT_CL(CL_INVALID_VALUE, clEnqueueWriteBuffer(queue, mem, CL_FALSE, SIZE_MAX, 2, host.data(), 0, nullptr, nullptr));

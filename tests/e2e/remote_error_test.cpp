@@ -9,10 +9,10 @@ using namespace fedcl_test;
 
 namespace {
 
-// The backend requires work-groups of 16: a launch with 8 passes fedcl's own checks but not PoCL's.
-const char kFixedGroupSource[] = R"(
-__kernel __attribute__((reqd_work_group_size(16, 1, 1))) void fixed(__global int *x) { x[get_global_id(0)] = 1; }
-)";
+// A by-value argument of the wrong size that only the backend sees: a compiled-and-linked program
+// has no source for fedcld's metadata twin, so fedcl checks its arguments without metadata and the
+// backend's clSetKernelArg refuses the value when the launch brings it.
+const char kStoreSource[] = "__kernel void store(__global int *x, int v) { x[get_global_id(0)] = v; }";
 
 struct Messages {
   std::mutex mutex;
@@ -47,48 +47,59 @@ struct RemoteError : ::testing::Test {
     ASSERT_CL_OK(err);
     queue = create_queue(context, device);
     mem = create_buffer(context, CL_MEM_READ_WRITE, n * sizeof(int));
-    kernel = create_kernel(build_program(context, kFixedGroupSource), "fixed");
+    const char *source = kStoreSource;
+    cl_program object = clCreateProgramWithSource(context, 1, &source, nullptr, &err);
+    ASSERT_CL_OK(clCompileProgram(object, 1, &device, "", 0, nullptr, nullptr, nullptr, nullptr));
+    cl_program linked = clLinkProgram(context, 1, &device, "", 1, &object, nullptr, nullptr, &err);
+    ASSERT_CL_OK(err);
+    kernel = create_kernel(linked, "store");
     set_arg(kernel, 0, mem);
+    const short too_short = 1;  // the kernel takes an int
+    set_arg(kernel, 1, too_short);
+  }
+
+  // A launch that passes fedcl's checks and fails on the daemon.
+  cl_int refused_launch(cl_event *event) {
+    const size_t global = n;
+    return clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &global, nullptr, 0, nullptr, event);
   }
 };
 
 }  // namespace
 
 TEST_F(RemoteError, RefusedLaunchSurfacesAsynchronously) {
-  const size_t global = n, local = 8;
   cl_event event = nullptr;
-  // fedcl cannot know the kernel's required size: the call itself succeeds.
-  ASSERT_CL_OK(clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &global, &local, 0, nullptr, &event));
-  EXPECT_CL(CL_INVALID_WORK_GROUP_SIZE, clFinish(queue));
+  // fedcl cannot know the argument's type: the call itself succeeds.
+  ASSERT_CL_OK(refused_launch(&event));
+  EXPECT_CL(CL_INVALID_ARG_SIZE, clFinish(queue));
   cl_int status = 0;
   ASSERT_CL_OK(clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr));
-  EXPECT_CL(CL_INVALID_WORK_GROUP_SIZE, status);
+  EXPECT_CL(CL_INVALID_ARG_SIZE, status);
   EXPECT_CL(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST, clWaitForEvents(1, &event));
   ASSERT_TRUE(messages.wait_any()) << "the context callback never heard of the failure";
   {
     std::lock_guard<std::mutex> lock(messages.mutex);
-    EXPECT_NE(std::string::npos, messages.received[0].find("clEnqueueNDRangeKernel")) << messages.received[0];
+    EXPECT_NE(std::string::npos, messages.received[0].find("clSetKernelArg")) << messages.received[0];
   }
   // The error is reported once; the queue goes on working.
   EXPECT_CL(CL_SUCCESS, clFinish(queue));
-  const size_t good = 16;
-  ASSERT_CL_OK(clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &global, &good, 0, nullptr, nullptr));
+  set_arg(kernel, 1, 1);
+  const size_t global = n;
+  ASSERT_CL_OK(clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &global, nullptr, 0, nullptr, nullptr));
   std::vector<int> out(n, 0);
   ASSERT_CL_OK(clEnqueueReadBuffer(queue, mem, CL_TRUE, 0, n * sizeof(int), out.data(), 0, nullptr, nullptr));
   for (int value : out) ASSERT_EQ(1, value);
 }
 
 TEST_F(RemoteError, RefusedLaunchWithoutAnEventStillFailsTheNextFinish) {
-  const size_t global = n, local = 8;
-  ASSERT_CL_OK(clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &global, &local, 0, nullptr, nullptr));
-  EXPECT_CL(CL_INVALID_WORK_GROUP_SIZE, clFinish(queue));
+  ASSERT_CL_OK(refused_launch(nullptr));
+  EXPECT_CL(CL_INVALID_ARG_SIZE, clFinish(queue));
   EXPECT_TRUE(messages.wait_any());
 }
 
 TEST_F(RemoteError, CommandWaitingOnTheFailedOneFails) {
-  const size_t global = n, local = 8;
   cl_event failed = nullptr, after = nullptr;
-  ASSERT_CL_OK(clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &global, &local, 0, nullptr, &failed));
+  ASSERT_CL_OK(refused_launch(&failed));
   ASSERT_CL_OK(clEnqueueMarkerWithWaitList(queue, 1, &failed, &after));
   EXPECT_CL(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST, clWaitForEvents(1, &after));
   cl_int status = 0;
@@ -97,9 +108,8 @@ TEST_F(RemoteError, CommandWaitingOnTheFailedOneFails) {
 }
 
 TEST_F(RemoteError, ReadsBehindTheFailedCommandFail) {
-  const size_t global = n, local = 8;
   cl_event failed = nullptr, read = nullptr;
-  ASSERT_CL_OK(clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &global, &local, 0, nullptr, &failed));
+  ASSERT_CL_OK(refused_launch(&failed));
   std::vector<int> out(n);
   ASSERT_CL_OK(clEnqueueReadBuffer(queue, mem, CL_FALSE, 0, n * sizeof(int), out.data(), 1, &failed, &read));
   EXPECT_CL(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST, clWaitForEvents(1, &read));

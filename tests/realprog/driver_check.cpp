@@ -122,6 +122,17 @@ cl_mem buffer(cl_mem_flags flags, size_t size, void *host = nullptr) {
   return mem;
 }
 
+// Checks a backend is known to crash on (it aborts the whole run) are skipped on that backend, and
+// through fedcl on the same device, so that both print the same line. The device's version string
+// names the backend ("OpenCL 3.0 PoCL 3.1 ...") and reads the same through fedcl.
+bool backend_crashes(const char *backend) {
+  char version[256] = {};
+  clGetDeviceInfo(g_device, CL_DEVICE_VERSION, sizeof version - 1, version, nullptr);
+  return strstr(version, backend) != nullptr;
+}
+
+void skipped(const char *check, const char *why) { line(check, std::string("skipped: ") + why); }
+
 bool device_version_at_least(int major, int minor) {
   char version[256] = {};
   clGetDeviceInfo(g_device, CL_DEVICE_VERSION, sizeof version - 1, version, nullptr);
@@ -811,9 +822,14 @@ void check_queues() {
     cl_command_queue queue = clCreateCommandQueue(g_context, g_device, c.props, &err);
     result((std::string(c.name) + ".legacy").c_str(), err);
     if (queue) clReleaseCommandQueue(queue);
+    std::string check = std::string(c.name) + ".with_properties";
+    if ((c.props & CL_QUEUE_ON_DEVICE) && backend_crashes("PoCL")) {
+      skipped(check.c_str(), "PoCL 3.1 aborts (device-side queues unimplemented)");
+      continue;
+    }
     cl_queue_properties props[] = {CL_QUEUE_PROPERTIES, c.props, 0};
     queue = clCreateCommandQueueWithProperties(g_context, g_device, props, &err);
-    result((std::string(c.name) + ".with_properties").c_str(), err);
+    result(check.c_str(), err);
     if (queue) clReleaseCommandQueue(queue);
   }
   cl_queue_properties unknown_name[] = {0x7777, 1, 0};
@@ -926,7 +942,10 @@ void check_sweep() {
   cl_kernel kernel = clCreateKernel(program, "k", &err);
   result("kernel.before_build", err);
   if (kernel) clReleaseKernel(kernel);
-  result("program.bad_device", clBuildProgram(program, 1, reinterpret_cast<cl_device_id *>(&a), "", nullptr, nullptr));
+  if (backend_crashes("PoCL"))
+    skipped("program.bad_device", "PoCL 3.1 crashes on a handle that is not a device");
+  else
+    result("program.bad_device", clBuildProgram(program, 1, reinterpret_cast<cl_device_id *>(&a), "", nullptr, nullptr));
   result("program.devices_count_without_list", clBuildProgram(program, 1, nullptr, "", nullptr, nullptr));
   result("program.build", clBuildProgram(program, 1, &g_device, "", nullptr, nullptr));
   kernel = clCreateKernel(program, "nope", &err);
