@@ -52,6 +52,7 @@ void PrintGate::enter(Ticket &ticket) {
   if (holder_ == 0) {
     capture_->begin();
     holder_ = ticket.session;
+    FEDCLD_LOG(debug, "print gate: session %llu takes it", (unsigned long long)holder_);
   }
   running_++;
   ticket.state = State::running;
@@ -89,6 +90,8 @@ void PrintGate::ready(uint64_t id, Ticket &ticket) {
   } else {
     ticket.state = State::ready;
     queue_.push_back(id);
+    FEDCLD_LOG(debug, "print gate: session %llu waits, session %llu holds it", (unsigned long long)ticket.session,
+               (unsigned long long)holder_);
   }
 }
 
@@ -124,6 +127,8 @@ std::string PrintGate::command_done(uint64_t id) {
   }
   bool last = --running_ == 0;
   std::string output = capture_->collect(last);
+  FEDCLD_LOG(debug, "print gate: a command of session %llu completed with %zu bytes of output%s",
+             (unsigned long long)ticket.session, output.size(), last ? "; the gate is free" : "");
   forget(id);
   if (last) {
     holder_ = 0;
@@ -153,6 +158,7 @@ void PrintGate::orphan(uint64_t id) {
     return;
   }
   // It runs and may print: the gate stays taken until it completed.
+  FEDCLD_LOG(debug, "print gate: session %llu closed while it prints; the gate waits for that", (unsigned long long)ticket.session);
   auto *watch = new OrphanWatch{this, &server_, id};
   cl_int err = clSetEventCallback(ticket.command, CL_COMPLETE, on_orphan_complete, watch);
   if (err != CL_SUCCESS) {
