@@ -25,28 +25,50 @@ void write_all(int fd, const char *bytes, size_t size) {
   }
 }
 
+// The largest pipe an unprivileged process may ask for (1 MiB unless the administrator changed it).
+int pipe_max_size() {
+  FILE *file = std::fopen("/proc/sys/fs/pipe-max-size", "r");
+  long size = 0;
+  if (file) {
+    if (std::fscanf(file, "%ld", &size) != 1) size = 0;
+    std::fclose(file);
+  }
+  return size > 0 && size < (1l << 30) ? int(size) : 1 << 20;
+}
+
 }  // namespace
 
 std::string PrintfCapture::start() {
   if (started()) return {};
-  int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0) return std::string("pipe: ") + std::strerror(errno);
+  if (fcntl(STDOUT_FILENO, F_GETFD) < 0) {
+    // Started without a stdout: make fd 1 /dev/null first, so that the pipe cannot land on it, and
+    // drop what nobody captures.
+    int null = open("/dev/null", O_WRONLY);
+    if (null >= 0 && null != STDOUT_FILENO) {
+      dup2(null, STDOUT_FILENO);
+      close(null);
+    }
+  }
   int original = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
-  if (original < 0) {
-    // No stdout at all (closed by whoever started us): keep the pipe's write end as fd 1 anyway,
-    // and drop what nobody captures.
-    original = open("/dev/null", O_WRONLY | O_CLOEXEC);
+  if (original < 0) return std::string("dup of stdout: ") + std::strerror(errno);
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) {
+    close(original);
+    return std::string("pipe: ") + std::strerror(errno);
   }
   std::fflush(stdout);
-  if (original < 0 || fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK) != 0 ||
-      dup2(fds[1], STDOUT_FILENO) < 0) {
+  if (fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK) != 0 || dup2(fds[1], STDOUT_FILENO) < 0) {
     std::string why = std::string("redirecting stdout: ") + std::strerror(errno);
     close(fds[0]);
     close(fds[1]);
-    if (original >= 0) close(original);
+    close(original);
     return why;
   }
   close(fds[1]);  // fd 1 is the write end now
+  // PoCL writes a kernel's output with one write() per worker thread, hundreds of KiB at once. A
+  // write to a pipe is split where the pipe is full, and concurrent writers then interleave mid-line,
+  // which they never do on a file or terminal: a large pipe keeps such writes whole.
+  fcntl(fds[0], F_SETPIPE_SZ, pipe_max_size());  // best effort: a smaller pipe works, less well
   read_fd_ = fds[0];
   original_fd_ = original;
   // Lives as long as the process: fd 1 stays a pipe until exit, so someone must drain it.

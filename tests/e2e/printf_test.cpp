@@ -41,6 +41,12 @@ class StdoutCapture {
     std::fflush(stdout);
     dup2(saved_, STDOUT_FILENO);
     close(saved_);
+    // gtest reports failures on stdout: show what was captured (its end) when the test failed.
+    if (::testing::Test::HasFailure()) {
+      std::string text = read_file(path_);
+      if (text.size() > 8192) text = "...\n" + text.substr(text.size() - 8192);
+      std::fprintf(stderr, "--- the test's stdout while captured:\n%s--- end of captured stdout\n", text.c_str());
+    }
     unlink(path_.c_str());
   }
   std::string text() {
@@ -73,8 +79,9 @@ kernel void text(int which) {
 kernel void silent_here(int which) {
   if (which == 42) printf("only when asked\n");
 }
-kernel void many(int unused) {
-  printf("line %06d of a kernel that prints far more than a pipe holds..................\n", (int)get_global_id(0));
+kernel void many(int lines) {
+  for (int i = 0; i < lines; i++)
+    printf("line %06d of a kernel that prints far more than a pipe holds..................\n", (int)get_global_id(0) * lines + i);
 }
 )";
 
@@ -305,24 +312,32 @@ TEST_F(Printf, OutOfOrderQueueAndBarrier) {
   clReleaseCommandQueue(ooo);
 }
 
-TEST_F(Printf, MoreThanAPipeHoldsArrivesWhole) {
-  cl_kernel kernel = create_kernel(program, "many");
-  int unused = 0;
-  set_arg(kernel, 0, unused);
-  const size_t items = 4096;  // 90 bytes a line: 360 KiB, more than a pipe's 64 KiB
+// Runs many() on items work-items printing lines lines each, and checks every line arrived whole.
+void expect_many_lines(cl_command_queue queue, cl_kernel kernel, size_t items, int lines) {
+  set_arg(kernel, 0, lines);
   StdoutCapture capture;
   ASSERT_CL_OK(clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &items, nullptr, 0, nullptr, nullptr));
   ASSERT_CL_OK(clFinish(queue));
   std::string text = capture.text();
-  std::vector<std::string> lines = lines_with(text, "line ");
-  ASSERT_EQ(items, lines.size());
-  std::sort(lines.begin(), lines.end());
-  for (size_t i = 0; i < items; i++) {
+  std::vector<std::string> found = lines_with(text, "line ");
+  const size_t total = items * lines;
+  ASSERT_EQ(total, found.size());
+  std::sort(found.begin(), found.end());
+  for (size_t i = 0; i < total; i++) {
     char expected[128];
     std::snprintf(expected, sizeof expected, "line %06d of a kernel that prints far more than a pipe holds..................", int(i));
-    ASSERT_EQ(expected, lines[i]);
+    ASSERT_EQ(expected, found[i]);
   }
-  EXPECT_GT(text.size(), size_t(64 * 1024));
+  EXPECT_EQ(total * 81, text.size());
+}
+
+TEST_F(Printf, MoreThanAPipeHoldsArrivesWhole) {
+  cl_kernel kernel = create_kernel(program, "many");
+  // 4096 work-items, 81 bytes each: 324 KiB, more than a default pipe's 64 KiB, written by several
+  // of PoCL's threads at once.
+  expect_many_lines(queue, kernel, 4096, 1);
+  // One work-item printing 1.6 MiB: more than fedcld's pipe holds (1 MiB by default), in one write.
+  expect_many_lines(queue, kernel, 1, 20000);
   clReleaseKernel(kernel);
 }
 
