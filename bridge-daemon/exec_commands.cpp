@@ -180,13 +180,15 @@ namespace {
 void enqueue_printing(Call &call, Resolved &r, const std::function<cl_int(cl_event *)> &enqueue) {
   Session &session = call.session;
   PrintGate &gate = session.server().print_gate();
-  // Its dependencies: the wait list and, on an in-order queue, the command before it.
+  // Its dependencies: the wait list, on an in-order queue the command before it, on an out-of-order
+  // one its latest barrier. A printing command of the session that runs under the gate counts as
+  // complete: it finishes without anyone's help, so back-to-back printing kernels go straight on.
   std::vector<cl_event> pending;
   bool dependency_failed = false;
   auto consider = [&](cl_event event) {
     cl_int status = CL_COMPLETE;
     clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr);
-    if (status > CL_COMPLETE) pending.push_back(event);
+    if (status > CL_COMPLETE && !gate.runs(session.number(), event)) pending.push_back(event);
     if (status < 0) dependency_failed = true;
   };
   for (cl_event event : r.wait) consider(event);

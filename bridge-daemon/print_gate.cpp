@@ -38,6 +38,13 @@ bool PrintGate::entered(uint64_t id) const {
   return it != tickets_.end() && it->second.state == State::running;
 }
 
+bool PrintGate::runs(uint64_t session, cl_event event) const {
+  if (holder_ != session) return false;
+  for (const auto &entry : tickets_)
+    if (entry.second.state == State::running && entry.second.command == event) return true;
+  return false;
+}
+
 bool PrintGate::may_enter(uint64_t session) const {
   if (holder_ == 0) return true;  // a free gate has nobody queued: pass_on() empties the queue first
   if (holder_ != session) return false;

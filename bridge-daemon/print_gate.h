@@ -49,6 +49,9 @@ class PrintGate {
   // the command needs no release event.
   uint64_t open(uint64_t session, bool ready);
   bool entered(uint64_t ticket) const;
+  // Whether event is a command of session that runs under the gate: a command waiting only for
+  // such commands may join them at once (they finish, so it will start).
+  bool runs(uint64_t session, cl_event event) const;
   // The backend accepted the command: its event, and the release event in its wait list (null when
   // it entered at once), both retained here. It waits until pending more dependencies completed.
   void attach(uint64_t ticket, cl_event command, cl_event release, size_t pending);
