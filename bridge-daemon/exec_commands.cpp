@@ -171,10 +171,6 @@ void copy_sizes(capnp::List<uint64_t>::Reader list, size_t *out) {
   for (unsigned i = 0; i < list.size() && i < 3; i++) out[i] = list[i];
 }
 
-}  // namespace
-
-namespace {
-
 // A launch of a kernel that may print: it runs only while its session holds the print gate
 // (print_gate.h), and its completion carries what it printed.
 void enqueue_printing(Call &call, Resolved &r, const std::function<cl_int(cl_event *)> &enqueue) {

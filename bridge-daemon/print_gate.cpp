@@ -165,7 +165,8 @@ void PrintGate::orphan(uint64_t id) {
     return;
   }
   // It runs and may print: the gate stays taken until it completed.
-  FEDCLD_LOG(debug, "print gate: session %llu closed while it prints; the gate waits for that", (unsigned long long)ticket.session);
+  FEDCLD_LOG(debug, "print gate: a running command of session %llu has nobody to report to; the gate waits for it",
+             (unsigned long long)ticket.session);
   auto *watch = new OrphanWatch{this, &server_, id};
   cl_int err = clSetEventCallback(ticket.command, CL_COMPLETE, on_orphan_complete, watch);
   if (err != CL_SUCCESS) {
