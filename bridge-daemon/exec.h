@@ -6,6 +6,7 @@
 #include <functional>
 
 #include "backend.h"
+#include "print_gate.h"
 #include "session.h"
 
 namespace fedcld {

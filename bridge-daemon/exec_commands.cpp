@@ -171,12 +171,74 @@ void copy_sizes(capnp::List<uint64_t>::Reader list, size_t *out) {
   for (unsigned i = 0; i < list.size() && i < 3; i++) out[i] = list[i];
 }
 
+// A launch of a kernel that may print: it runs only while its session holds the print gate
+// (print_gate.h), and its completion carries what it printed.
+void enqueue_printing(Call &call, Resolved &r, const std::function<cl_int(cl_event *)> &enqueue) {
+  Session &session = call.session;
+  PrintGate &gate = session.server().print_gate();
+  // Its dependencies: the wait list, on an in-order queue the command before it, on an out-of-order
+  // one its latest barrier. A printing command of the session that runs under the gate counts as
+  // complete: it finishes without anyone's help, so back-to-back printing kernels go straight on.
+  std::vector<cl_event> pending;
+  bool dependency_failed = false;
+  auto consider = [&](cl_event event) {
+    cl_int status = CL_COMPLETE;
+    clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr);
+    if (status > CL_COMPLETE && !gate.runs(session.number(), event)) pending.push_back(event);
+    if (status < 0) dependency_failed = true;
+  };
+  for (cl_event event : r.wait) consider(event);
+  if (r.state->in_order && r.state->last) consider(r.state->last);
+  if (!r.state->in_order && r.state->barrier) consider(r.state->barrier);
+  uint64_t ticket = gate.open(session.number(), pending.empty());
+  cl_event release = nullptr;
+  if (!gate.entered(ticket)) {
+    cl_int err = CL_SUCCESS;
+    release = clCreateUserEvent(call.context, &err);
+    if (err != CL_SUCCESS) {
+      gate.cancel(ticket);
+      fail(err, "clCreateUserEvent for the print gate failed with " + std::to_string(err));
+    }
+    r.wait.push_back(release);
+  }
+  cl_int err = enqueue(&r.event);
+  if (err != CL_SUCCESS) {
+    gate.cancel(ticket);
+    if (release) clReleaseEvent(release);
+    check(err, "clEnqueueNDRangeKernel");
+  }
+  gate.attach(ticket, r.event, release, pending.size());
+  if (release) clReleaseEvent(release);  // the gate holds it
+  for (cl_event event : pending) {
+    try {
+      watch_event(session, call.object, event, [ticket](Session &s, cl_int status, const uint64_t *) {
+        s.server().print_gate().dependency_done(ticket, status);
+      });
+    } catch (const RequestError &) {
+      gate.dependency_done(ticket, CL_COMPLETE);  // cannot be watched: do not hold the command for ever
+    }
+  }
+  try {
+    // The output goes out before the completion, so the client has written it before the
+    // application can see the command complete.
+    track(call, r, [ticket](Session &s, cl_int, const uint64_t *) {
+      s.notify_printf(s.server().print_gate().command_done(ticket));
+    });
+  } catch (...) {
+    gate.orphan(ticket);
+    throw;
+  }
+  // PoCL may fail a command behind a failed one at once and without calling back.
+  if (dependency_failed) sweep_failed_watches();
+}
+
 }  // namespace
 
 void exec_nd_range(Call &call, wire::Request::NDRange::Reader request) {
   Resolved r = resolve(call, request.getCommand());
   ObjectTable &objects = call.session.objects();
-  auto kernel = objects.handle<cl_kernel>(request.getKernel(), ObjectKind::kernel);
+  Object &kernel_object = objects.get(request.getKernel(), ObjectKind::kernel);
+  auto kernel = static_cast<cl_kernel>(kernel_object.handle);
   set_args(objects, kernel, request.getArgs());
   auto global = request.getGlobal();
   cl_uint dims = global.size();
@@ -188,6 +250,13 @@ void exec_nd_range(Call &call, wire::Request::NDRange::Reader request) {
   copy_sizes(request.getOffset(), offset);
   copy_sizes(global, global_size);
   copy_sizes(request.getLocal(), local);
+  if (kernel_object.may_print && call.session.server().print_gate().enabled()) {
+    enqueue_printing(call, r, [&](cl_event *event) {
+      return clEnqueueNDRangeKernel(r.queue, kernel, dims, request.getOffset().size() ? offset : nullptr, global_size,
+                                    request.getLocal().size() ? local : nullptr, r.wait_count(), r.wait_ptr(), event);
+    });
+    return;
+  }
   check(clEnqueueNDRangeKernel(r.queue, kernel, dims, request.getOffset().size() ? offset : nullptr, global_size,
                                request.getLocal().size() ? local : nullptr, r.wait_count(), r.wait_ptr(),
                                event_out(call, r)),
@@ -197,12 +266,21 @@ void exec_nd_range(Call &call, wire::Request::NDRange::Reader request) {
 
 void exec_marker(Call &call, wire::Command::Reader command, bool barrier) {
   Resolved r = resolve(call, command);
-  if (barrier)
-    check(clEnqueueBarrierWithWaitList(r.queue, r.wait_count(), r.wait_ptr(), event_out(call, r)),
+  if (barrier) {
+    // Later commands of an out-of-order queue wait for its latest barrier: a printing one counts it
+    // among its dependencies.
+    bool keep = !r.state->in_order;
+    check(clEnqueueBarrierWithWaitList(r.queue, r.wait_count(), r.wait_ptr(), keep ? &r.event : event_out(call, r)),
           "clEnqueueBarrierWithWaitList");
-  else
+    if (keep) {
+      if (r.state->barrier) clReleaseEvent(r.state->barrier);
+      clRetainEvent(r.event);
+      r.state->barrier = r.event;
+    }
+  } else {
     check(clEnqueueMarkerWithWaitList(r.queue, r.wait_count(), r.wait_ptr(), event_out(call, r)),
           "clEnqueueMarkerWithWaitList");
+  }
   track(call, r);
 }
 

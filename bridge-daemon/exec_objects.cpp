@@ -78,6 +78,7 @@ void exec_create_program(Call &call, wire::Request::CreateProgramWithSource::Rea
   cl_program program = clCreateProgramWithSource(context, 1, &source, &length, &err);
   check(err, "clCreateProgramWithSource");
   objects.add(request.getId(), ObjectKind::program, program, context);
+  objects.get(request.getId(), ObjectKind::program).may_print = source_may_print(source, length);
 }
 
 void exec_create_kernel(Call &call, wire::Request::CreateKernel::Reader request) {
@@ -87,7 +88,9 @@ void exec_create_kernel(Call &call, wire::Request::CreateKernel::Reader request)
   cl_int err = CL_SUCCESS;
   cl_kernel kernel = clCreateKernel(static_cast<cl_program>(program.handle), request.getName().cStr(), &err);
   check(err, "clCreateKernel");
+  bool may_print = program.may_print;
   objects.add(request.getId(), ObjectKind::kernel, kernel, program.context);
+  objects.get(request.getId(), ObjectKind::kernel).may_print = may_print;
 }
 
 void exec_create_user_event(Call &call, wire::Request::CreateUserEvent::Reader request) {

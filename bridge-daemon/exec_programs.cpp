@@ -211,6 +211,7 @@ struct ProgramWork {
   bool metadata_twin = false;          // a build: argument metadata may come from a twin
   std::vector<cl_program> inputs;      // headers or link inputs, retained
   std::vector<std::string> names;      // header include names
+  bool may_print = false;              // the program link makes may call printf (print_gate.h)
   std::function<cl_int(ProgramWork &)> run;  // the backend call
   cl_int status = CL_SUCCESS;
   capnp::MallocMessageBuilder reply;
@@ -248,6 +249,7 @@ void program_work_done(uv_work_t *work, int) {
     if (job->context && job->program) {
       clRetainProgram(job->program);
       session.objects().add(job->program_id, ObjectKind::program, job->program, job->context);
+      session.objects().get(job->program_id, ObjectKind::program).may_print = job->may_print;
     }
     if (job->seq != 0) session.send_reply(job->reply);
     else if (job->status != CL_SUCCESS)
@@ -309,6 +311,8 @@ void exec_build_program(Call &call, wire::Request::BuildProgram::Reader request)
   auto job = program_work(call, "clBuildProgram", request.getProgram(), request.getDevices(), request.getOptions());
   job->program = retained_program(call.session.objects(), request.getProgram());
   job->metadata_twin = true;
+  if (source_may_print(job->options.data(), job->options.size()))  // -D macros may name printf
+    call.session.objects().get(request.getProgram(), ObjectKind::program).may_print = true;
   job->run = [](ProgramWork &job) {
     return clBuildProgram(job.program, job.devices.size(), device_list(job), job.options.c_str(), nullptr, nullptr);
   };
@@ -320,10 +324,13 @@ void exec_compile_program(Call &call, wire::Request::CompileProgram::Reader requ
   ObjectTable &objects = call.session.objects();
   auto job = program_work(call, "clCompileProgram", request.getProgram(), request.getDevices(), request.getOptions());
   job->program = retained_program(objects, request.getProgram());
+  bool may_print = source_may_print(job->options.data(), job->options.size());
   for (auto header : request.getHeaders()) {
     job->inputs.push_back(retained_program(objects, header.getProgram()));
     job->names.push_back(header.getName());
+    may_print = may_print || objects.get(header.getProgram(), ObjectKind::program).may_print;
   }
+  if (may_print) objects.get(request.getProgram(), ObjectKind::program).may_print = true;
   job->run = [](ProgramWork &job) {
     std::vector<const char *> names;
     for (const std::string &name : job.names) names.push_back(name.c_str());
@@ -341,7 +348,10 @@ void exec_link_program(Call &call, wire::Request::LinkProgram::Reader request) {
     fail(CL_INVALID_VALUE, "object id " + std::to_string(request.getId()) + " is reserved or already in use");
   auto job = program_work(call, "clLinkProgram", request.getId(), request.getDevices(), request.getOptions());
   job->context = objects.handle<cl_context>(request.getContext(), ObjectKind::context);
-  for (uint64_t input : request.getInputs()) job->inputs.push_back(retained_program(objects, input));
+  for (uint64_t input : request.getInputs()) {
+    job->inputs.push_back(retained_program(objects, input));
+    job->may_print = job->may_print || objects.get(input, ObjectKind::program).may_print;
+  }
   job->run = [](ProgramWork &job) {
     cl_int err = CL_SUCCESS;
     job.program = clLinkProgram(job.context, job.devices.size(), device_list(job), job.options.c_str(),
@@ -382,6 +392,8 @@ void exec_create_program_with_binary(Call &call, wire::Request::CreateProgramWit
     return;
   }
   objects.add(request.getId(), ObjectKind::program, program, context);
+  for (auto binary : binaries)
+    if (binary_may_print(binary.begin(), binary.size())) objects.get(request.getId(), ObjectKind::program).may_print = true;
   std::vector<uint64_t> ids;
   for (uint64_t id : request.getDevices()) ids.push_back(id);
   reply_program(call, program, devices, ids);
@@ -396,6 +408,7 @@ void exec_create_program_with_il(Call &call, wire::Request::CreateProgramWithIL:
   cl_program program = clCreateProgramWithIL(context, il.begin(), il.size(), &err);
   check(err, "clCreateProgramWithIL");
   objects.add(request.getId(), ObjectKind::program, program, context);
+  objects.get(request.getId(), ObjectKind::program).may_print = true;  // SPIR-V names printf by number
 }
 
 void exec_create_program_with_built_in_kernels(Call &call,

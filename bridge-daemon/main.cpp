@@ -12,6 +12,7 @@
 
 #include "backend.h"
 #include "log.h"
+#include "printf_capture.h"
 #include "server.h"
 
 namespace {
@@ -158,12 +159,19 @@ int main(int argc, char **argv) {
   if (list_only) return 0;
 
   std::signal(SIGPIPE, SIG_IGN);
+  // Kernel printf output goes to this process's stdout: catch it there for the sessions it belongs to.
+  // Never destroyed: its reader thread drains fd 1 until the process exits.
+  auto *printf_capture = new fedcld::PrintfCapture;
+  std::string no_capture = printf_capture->start();
+  if (!no_capture.empty())
+    FEDCLD_LOG(warn, "kernel printf output stays in fedcld's stdout: %s", no_capture.c_str());
   // Transfer staging buffers come and go by the megabyte: keep them in the heap for reuse instead of
   // mapping fresh pages (and taking a page fault per 4 KiB) for every chunk.
   mallopt(M_MMAP_THRESHOLD, 64 << 20);
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
   uv_loop_t *loop = uv_default_loop();
   fedcld::Server server(loop, options, std::move(platforms));
+  if (printf_capture->started()) server.print_gate().set_capture(printf_capture);
   int err = server.listen();
   if (err != 0)
     return die("cannot listen on " + options.host + ":" + std::to_string(options.port) + ": " + uv_strerror(err));

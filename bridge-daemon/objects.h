@@ -28,11 +28,13 @@ struct QueueState {
   uint32_t outstanding = 0;             // commands whose completion the loop has not processed yet
   std::vector<uint64_t> finish_waiters; // seqs of clFinish calls answered once outstanding is 0
   cl_event last = nullptr;              // an in-order queue's latest command: clFinish watches it
+  cl_event barrier = nullptr;           // an out-of-order queue's latest barrier (print_gate.h)
   std::unique_ptr<EventWaiter> waiter;  // for backends whose event callbacks come late
   QueueState() = default;
   QueueState(const QueueState &) = delete;
   ~QueueState() {
     if (last) clReleaseEvent(last);
+    if (barrier) clReleaseEvent(barrier);
   }
 };
 
@@ -42,6 +44,7 @@ struct Object {
   std::unique_ptr<QueueState> queue;    // queues only
   cl_context context = nullptr;         // the context a queue or program belongs to
   uint64_t bytes = 0;                   // device memory a buffer or image counts against the limit
+  bool may_print = false;               // programs and their kernels: may call printf (print_gate.h)
 };
 
 class ObjectTable {

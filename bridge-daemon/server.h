@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "backend.h"
+#include "print_gate.h"
 
 namespace fedcld {
 
@@ -50,6 +51,8 @@ class Server {
   const ServerOptions &options() const { return options_; }
   const std::vector<BackendPlatform> &platforms() const { return platforms_; }
   void session_closed(uint64_t number);
+  // Kernel printf: which session's printing commands may run (print_gate.h).
+  PrintGate &print_gate() { return print_gate_; }
 
  private:
   static void on_connection(uv_stream_t *server, int status);
@@ -66,6 +69,7 @@ class Server {
   std::vector<std::function<void()>> posted_;
   uint64_t next_session_ = 1;
   std::unordered_map<uint64_t, std::shared_ptr<Session>> sessions_;
+  PrintGate print_gate_{*this};
 };
 
 }  // namespace fedcld

@@ -66,6 +66,7 @@ void Session::close(const std::string &reason) {
   if (closing_) return;
   closing_ = true;
   FEDCLD_LOG(info, "session %llu (%s) closed: %s", (unsigned long long)number_, peer_.c_str(), reason.c_str());
+  server_.print_gate().session_closed(number_);
   uv_close(reinterpret_cast<uv_handle_t *>(&tcp_), on_closed);
 }
 
@@ -333,9 +334,15 @@ void Session::notify_error(uint64_t object, uint64_t event, cl_int status, const
   mark_dirty();
 }
 
+void Session::notify_printf(std::string bytes) {
+  if (bytes.empty()) return;
+  printf_ += bytes;
+  mark_dirty();
+}
+
 void Session::flush_notices() {
   dirty_ = false;
-  if (completions_.empty() && errors_.empty()) return;
+  if (completions_.empty() && errors_.empty() && printf_.empty()) return;
   capnp::MallocMessageBuilder message;
   auto notice = message.initRoot<fedcl::wire::Notice>();
   auto completions = notice.initCompletions(completions_.size());
@@ -358,9 +365,18 @@ void Session::flush_notices() {
   }
   completions_.clear();
   errors_.clear();
+  // Kernel printf output travels as the payload, straight from the string that collected it.
+  std::shared_ptr<uint8_t[]> payload;
+  uint64_t payload_bytes = printf_.size();
+  if (payload_bytes) {
+    notice.setPrintfBytes(payload_bytes);
+    auto text = std::make_shared<std::string>(std::move(printf_));
+    payload = std::shared_ptr<uint8_t[]>(text, reinterpret_cast<uint8_t *>(text->data()));
+    printf_.clear();
+  }
   std::vector<uint8_t> bytes;
-  fedcl::frame_append(bytes, fedcl::wire::FrameKind::NOTICE, message, 0);
-  write_bytes(std::move(bytes), nullptr, 0);
+  fedcl::frame_append(bytes, fedcl::wire::FrameKind::NOTICE, message, payload_bytes);
+  write_bytes(std::move(bytes), std::move(payload), payload_bytes);
 }
 
 }  // namespace fedcld

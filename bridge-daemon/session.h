@@ -49,6 +49,8 @@ class Session : public std::enable_shared_from_this<Session> {
   void notify_completion(uint64_t event, cl_int status, const uint64_t *profiling);
   void notify_error(uint64_t object, uint64_t event, cl_int status, const std::string &message,
                     cl_context context = nullptr);
+  // Kernel printf output, sent with the next notice, before its completions.
+  void notify_printf(std::string bytes);
   void flush_notices();
 
   void pause();
@@ -123,6 +125,7 @@ class Session : public std::enable_shared_from_this<Session> {
   ObjectTable objects_;
   std::vector<PendingCompletion> completions_;
   std::vector<PendingError> errors_;
+  std::string printf_;
 };
 
 // Executes one request frame of session; defined in exec.cpp.

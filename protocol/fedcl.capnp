@@ -6,7 +6,8 @@
 #   u32 messageWords   length of the Cap'n Proto message that follows (segment table included), in words
 #   u16 kind           FrameKind below
 #   u16 flags          reserved, zero
-#   u64 payloadBytes   raw bytes that follow the message (buffer contents), padded to 8 bytes on the wire
+#   u64 payloadBytes   raw bytes that follow the message (buffer contents, kernel printf output),
+#                      padded to 8 bytes on the wire
 # Bulk data never enters a Cap'n Proto segment: it travels as the frame's payload.
 #
 # Sessions: the client opens one connection per daemon and sends Hello first. Requests are executed in
@@ -463,4 +464,9 @@ struct AsyncError {
 struct Notice {
   completions @0 :List(Completion);
   errors @1 :List(AsyncError);
+  printfBytes @2 :UInt64;         # kernel printf output: the frame's payload holds this many bytes
+                                  # that the session's printing commands wrote to fedcld's stdout
+                                  # (the backend's own formatting, untouched). The client writes them
+                                  # to the application's stdout, and flushes it, before it processes
+                                  # this notice's completions. 0: no payload.
 }

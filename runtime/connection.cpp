@@ -13,6 +13,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -352,6 +353,18 @@ bool Connection::discard(uint64_t size) {
   return true;
 }
 
+bool Connection::write_printf(uint64_t size) {
+  uint8_t chunk[16 * 1024];
+  while (size > 0) {
+    size_t take = std::min<uint64_t>(size, sizeof chunk);
+    if (!read_exact(chunk, take)) return false;
+    std::fwrite(chunk, 1, take, stdout);
+    size -= take;
+  }
+  std::fflush(stdout);
+  return true;
+}
+
 void Connection::receiver_main() {
   for (;;) {
     FrameHeader header;
@@ -364,12 +377,19 @@ void Connection::receiver_main() {
     }
     auto words = kj::heapArray<capnp::word>(header.message_words);
     if (!read_exact(words.begin(), words.size() * sizeof(capnp::word))) return;
-    uint64_t wire_payload = header.payload_bytes + frame_padding(header.payload_bytes);
     try {
       auto reader = std::make_unique<capnp::FlatArrayMessageReader>(words.asPtr());
       if (header.kind == uint16_t(wire::FrameKind::NOTICE)) {
-        listener_->on_notice(*this, reader->getRoot<wire::Notice>());
-        if (!discard(wire_payload)) return;
+        auto notice = reader->getRoot<wire::Notice>();
+        if (header.payload_bytes != notice.getPrintfBytes()) {
+          lose("the daemon sent a notice whose payload is not its printf output");
+          return;
+        }
+        // Kernel printf output is the application's stdout's before any completion of this notice
+        // is processed: once the application sees the command complete, its output is written.
+        if (header.payload_bytes && (!write_printf(header.payload_bytes) || !discard(frame_padding(header.payload_bytes))))
+          return;
+        listener_->on_notice(*this, notice);
         continue;
       }
       auto reply = reader->getRoot<wire::Reply>();

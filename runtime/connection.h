@@ -106,6 +106,8 @@ class Connection {
   void receiver_main();
   bool read_exact(void *dst, size_t size);
   bool discard(uint64_t size);
+  // Moves size bytes of kernel printf output from the socket to the application's stdout.
+  bool write_printf(uint64_t size);
   void lose(const std::string &reason);
 
   size_t index_;

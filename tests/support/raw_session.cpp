@@ -74,8 +74,9 @@ bool RawSession::read_frame(ReceivedFrame *frame) {
   frame->words = kj::heapArray<capnp::word>(frame->header.message_words);
   if (!read_exact(frame->words.begin(), frame->words.size() * sizeof(capnp::word))) return false;
   uint64_t payload = frame->header.payload_bytes + fedcl::frame_padding(frame->header.payload_bytes);
-  std::vector<uint8_t> sink(static_cast<size_t>(payload));
-  if (payload && !read_exact(sink.data(), sink.size())) return false;
+  frame->payload.resize(static_cast<size_t>(payload));
+  if (payload && !read_exact(frame->payload.data(), frame->payload.size())) return false;
+  frame->payload.resize(static_cast<size_t>(frame->header.payload_bytes));
   frame->reader = std::make_unique<capnp::FlatArrayMessageReader>(frame->words.asPtr());
   return true;
 }

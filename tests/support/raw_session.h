@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "frame.h"
 
@@ -16,6 +17,7 @@ struct ReceivedFrame {
   fedcl::FrameHeader header{};
   kj::Array<capnp::word> words;
   std::unique_ptr<capnp::FlatArrayMessageReader> reader;
+  std::vector<uint8_t> payload;  // header.payload_bytes bytes, without the padding
 };
 
 class RawSession {
@@ -31,7 +33,7 @@ class RawSession {
   bool send_request(capnp::MessageBuilder &message);
   bool send_hello(uint32_t protocol_version, uint64_t seq = 1);
 
-  // Reads one whole frame (payload skipped). False on EOF, timeout or a truncated frame.
+  // Reads one whole frame. False on EOF, timeout or a truncated frame.
   bool read_frame(ReceivedFrame *frame);
   // True once the daemon closed the connection: every byte up to EOF is read and dropped.
   // False if the connection is still open when the timeout ends.
