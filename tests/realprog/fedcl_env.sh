@@ -38,7 +38,7 @@ realprog_find_pocl_icd() {
 
 realprog_start_daemon() {
   local port_file="$REALPROG_TMP/fedcld.port" waited=0
-  env -u OCL_ICD_FILENAMES OCL_ICD_VENDORS="$REALPROG_TMP/vendors-pocl" "$REALPROG_FEDCLD" --listen 127.0.0.1:0 --port-file "$port_file" \
+  realprog_pocl_env "$REALPROG_FEDCLD" --listen 127.0.0.1:0 --port-file "$port_file" \
     --log-level warn >"$REALPROG_TMP/fedcld.log" 2>&1 &
   REALPROG_DAEMON_PID=$!
   while [ ! -s "$port_file" ]; do
@@ -65,12 +65,24 @@ realprog_init() {
   realprog_start_daemon
 }
 
+# Which drivers the loader sees. Where FEDCL_BACKEND_LIBRARY names the backend, the loader may be the
+# Khronos one shipped with CUDA, which reads no OCL_ICD_VENDORS: the libraries are named directly.
+realprog_loader_env() {
+  local vendors="$1" library
+  if [ -n "${FEDCL_BACKEND_LIBRARY:-}" ]; then
+    library=$(cat "$vendors"/*.icd)
+    echo env -u OCL_ICD_VENDORS OCL_ICD_FILENAMES="$library"
+  else
+    echo env -u OCL_ICD_FILENAMES OCL_ICD_VENDORS="$vendors"
+  fi
+}
+
 realprog_pocl_env() {
-  env -u OCL_ICD_FILENAMES OCL_ICD_VENDORS="$REALPROG_TMP/vendors-pocl" "$@"
+  $(realprog_loader_env "$REALPROG_TMP/vendors-pocl") "$@"
 }
 
 realprog_fedcl_env() {
-  env -u OCL_ICD_FILENAMES OCL_ICD_VENDORS="$REALPROG_TMP/vendors-fedcl" FEDCL_HOSTS="127.0.0.1:$REALPROG_PORT" "$@"
+  $(realprog_loader_env "$REALPROG_TMP/vendors-fedcl") FEDCL_HOSTS="127.0.0.1:$REALPROG_PORT" "$@"
 }
 
 realprog_daemon_alive() {
