@@ -39,6 +39,7 @@ struct RemoteError : ::testing::Test {
   cl_command_queue queue = nullptr;
   cl_kernel kernel = nullptr;
   cl_mem mem = nullptr;
+  cl_program object = nullptr, linked = nullptr;
   static constexpr size_t n = 64;
 
   void SetUp() override {
@@ -48,14 +49,25 @@ struct RemoteError : ::testing::Test {
     queue = create_queue(context, device);
     mem = create_buffer(context, CL_MEM_READ_WRITE, n * sizeof(int));
     const char *source = kStoreSource;
-    cl_program object = clCreateProgramWithSource(context, 1, &source, nullptr, &err);
+    object = clCreateProgramWithSource(context, 1, &source, nullptr, &err);
     ASSERT_CL_OK(clCompileProgram(object, 1, &device, "", 0, nullptr, nullptr, nullptr, nullptr));
-    cl_program linked = clLinkProgram(context, 1, &device, "", 1, &object, nullptr, nullptr, &err);
+    linked = clLinkProgram(context, 1, &device, "", 1, &object, nullptr, nullptr, &err);
     ASSERT_CL_OK(err);
     kernel = create_kernel(linked, "store");
     set_arg(kernel, 0, mem);
     const short too_short = 1;  // the kernel takes an int
     set_arg(kernel, 1, too_short);
+  }
+
+  // The context goes before the daemon does: otherwise losing the daemon at the end calls the
+  // context's callback into a Messages already destroyed.
+  void TearDown() override {
+    if (kernel) clReleaseKernel(kernel);
+    if (linked) clReleaseProgram(linked);
+    if (object) clReleaseProgram(object);
+    if (mem) clReleaseMemObject(mem);
+    if (queue) clReleaseCommandQueue(queue);
+    if (context) clReleaseContext(context);
   }
 
   // A launch that passes fedcl's checks and fails on the daemon.
