@@ -38,7 +38,8 @@ realprog_find_pocl_icd() {
 
 realprog_start_daemon() {
   local port_file="$REALPROG_TMP/fedcld.port" waited=0
-  realprog_pocl_env "$REALPROG_FEDCLD" --listen 127.0.0.1:0 --port-file "$port_file" \
+  # A simple command, not a function, in the background: $! must be the daemon itself (env execs it).
+  $(realprog_loader_env "$REALPROG_TMP/vendors-pocl") "$REALPROG_FEDCLD" --listen 127.0.0.1:0 --port-file "$port_file" \
     --log-level warn >"$REALPROG_TMP/fedcld.log" 2>&1 &
   REALPROG_DAEMON_PID=$!
   while [ ! -s "$port_file" ]; do
