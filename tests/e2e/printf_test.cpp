@@ -24,45 +24,17 @@ using namespace fedcl_test;
 
 namespace {
 
-// Everything written to fd 1 from construction on lands in a file: text() reads it so far.
-class StdoutCapture {
+// The test's stdout, captured; gtest reports failures on stdout, so a failed test shows (the end of)
+// what was captured on stderr.
+class StdoutCapture : public OutputCapture {
  public:
-  StdoutCapture() {
-    char pattern[] = "/tmp/fedcl-stdout-XXXXXX";
-    int fd = mkstemp(pattern);
-    if (fd < 0) throw std::runtime_error("mkstemp failed");
-    path_ = pattern;
-    std::fflush(stdout);
-    saved_ = dup(STDOUT_FILENO);
-    dup2(fd, STDOUT_FILENO);
-    close(fd);
-  }
+  StdoutCapture() : OutputCapture(stdout) {}
   ~StdoutCapture() {
-    std::fflush(stdout);
-    dup2(saved_, STDOUT_FILENO);
-    close(saved_);
-    // gtest reports failures on stdout: show what was captured (its end) when the test failed.
-    if (::testing::Test::HasFailure()) {
-      std::string text = read_file(path_);
-      if (text.size() > 8192) text = "...\n" + text.substr(text.size() - 8192);
-      std::fprintf(stderr, "--- the test's stdout while captured:\n%s--- end of captured stdout\n", text.c_str());
-    }
-    unlink(path_.c_str());
+    if (!::testing::Test::HasFailure()) return;
+    std::string text = so_far();
+    if (text.size() > 8192) text = "...\n" + text.substr(text.size() - 8192);
+    std::fprintf(stderr, "--- the test's stdout while captured:\n%s--- end of captured stdout\n", text.c_str());
   }
-  std::string text() {
-    std::fflush(stdout);
-    return read_file(path_);
-  }
-  static std::string read_file(const std::string &path) {
-    std::ifstream in(path);
-    std::stringstream content;
-    content << in.rdbuf();
-    return content.str();
-  }
-
- private:
-  int saved_ = -1;
-  std::string path_;
 };
 
 const char kPrintSource[] = R"(
@@ -211,7 +183,7 @@ class Child {
     if (pid_ > 0 && waitpid(pid_, &status, WNOHANG) == pid_) pid_ = -1;
     return pid_ <= 0;
   }
-  std::string output() const { return StdoutCapture::read_file(path_); }
+  std::string output() const { return read_file(path_); }
 
  private:
   pid_t pid_ = -1;
@@ -258,7 +230,7 @@ TEST_F(Printf, OutputIsOnStdoutWhenFinishReturns) {
   size_t one = 1;
   ASSERT_CL_OK(clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &one, nullptr, 0, nullptr, nullptr));
   ASSERT_CL_OK(clFinish(queue));
-  EXPECT_EQ("application before\nfirst kernel line\n", capture.text());
+  EXPECT_EQ("application before\nfirst kernel line\n", capture.so_far());
   std::printf("application between\n");
   // Waiting for the event is enough too.
   which = 2;
@@ -266,7 +238,7 @@ TEST_F(Printf, OutputIsOnStdoutWhenFinishReturns) {
   cl_event event;
   ASSERT_CL_OK(clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &one, nullptr, 0, nullptr, &event));
   ASSERT_CL_OK(clWaitForEvents(1, &event));
-  EXPECT_EQ("application before\nfirst kernel line\napplication between\nkernel number 2\n", capture.text());
+  EXPECT_EQ("application before\nfirst kernel line\napplication between\nkernel number 2\n", capture.so_far());
   clReleaseEvent(event);
   clReleaseKernel(kernel);
 }
@@ -284,10 +256,10 @@ TEST_F(Printf, SeveralKernelsPrintInQueueOrder) {
   // A blocking read after them: its completion also comes after their output.
   int value = 0;
   ASSERT_CL_OK(clEnqueueReadBuffer(queue, sink, CL_TRUE, 0, sizeof value, &value, 0, nullptr, nullptr));
-  EXPECT_EQ(expected, capture.text());
+  EXPECT_EQ(expected, capture.so_far());
   std::printf("application after\n");
   ASSERT_CL_OK(clFinish(queue));
-  EXPECT_EQ(expected + "application after\n", capture.text());
+  EXPECT_EQ(expected + "application after\n", capture.so_far());
   clReleaseKernel(kernel);
 }
 
@@ -303,10 +275,10 @@ TEST_F(Printf, OutOfOrderQueueAndBarrier) {
   ASSERT_CL_OK(enqueue_say(ooo, kernel, sink, 'O', 1, 3, 0));
   ASSERT_CL_OK(clFlush(ooo));
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  EXPECT_EQ("", capture.text());
+  EXPECT_EQ("", capture.so_far());
   ASSERT_CL_OK(clSetUserEventStatus(gate, CL_COMPLETE));
   ASSERT_CL_OK(clFinish(ooo));
-  expect_tagged_lines(capture.text(), 'O', 1, 3);
+  expect_tagged_lines(capture.so_far(), 'O', 1, 3);
   clReleaseEvent(gate);
   clReleaseKernel(kernel);
   clReleaseCommandQueue(ooo);
@@ -318,7 +290,7 @@ void expect_many_lines(cl_command_queue queue, cl_kernel kernel, size_t items, i
   StdoutCapture capture;
   ASSERT_CL_OK(clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &items, nullptr, 0, nullptr, nullptr));
   ASSERT_CL_OK(clFinish(queue));
-  std::string text = capture.text();
+  std::string text = capture.so_far();
   std::vector<std::string> found = lines_with(text, "line ");
   const size_t total = items * lines;
   ASSERT_EQ(total, found.size());
@@ -360,7 +332,7 @@ TEST_F(Printf, ProgramFromBinaryPrints) {
   size_t one = 1;
   ASSERT_CL_OK(clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &one, nullptr, 0, nullptr, nullptr));
   ASSERT_CL_OK(clFinish(queue));
-  EXPECT_EQ("kernel number 7\n", capture.text());
+  EXPECT_EQ("kernel number 7\n", capture.so_far());
   clReleaseKernel(kernel);
   clReleaseProgram(from_binary);
 }
@@ -381,8 +353,8 @@ TEST_F(Printf, FailedDependencyLeavesTheGateFree) {
   cl_kernel again = create_kernel(program, "say");
   ASSERT_CL_OK(enqueue_say(other, again, sink, 'G', 1, 2, 0));
   ASSERT_CL_OK(clFinish(other));
-  expect_tagged_lines(capture.text(), 'G', 1, 2);
-  EXPECT_EQ(0u, lines_with(capture.text(), "session-F").size());
+  expect_tagged_lines(capture.so_far(), 'G', 1, 2);
+  EXPECT_EQ(0u, lines_with(capture.so_far(), "session-F").size());
   clReleaseEvent(doomed);
   clReleaseEvent(failing);
   clReleaseKernel(again);
@@ -417,7 +389,7 @@ TEST(PrintfSessions, ConcurrentSessionsGetOnlyTheirOwnOutput) {
   ASSERT_CL_OK(clFinish(queue));
   ASSERT_EQ(0, child.wait(std::chrono::seconds(40))) << child.output();
 
-  std::string mine = capture.text(), theirs = child.output();
+  std::string mine = capture.so_far(), theirs = child.output();
   expect_tagged_lines(mine, 'A', launches, items);
   expect_tagged_lines(theirs, 'B', launches, items);
   EXPECT_EQ(0u, lines_with(mine, "session-B").size()) << mine;
@@ -453,10 +425,10 @@ TEST(PrintfSessions, WaitingPrintingCommandDoesNotBlockOtherSessions) {
   child.go();
   EXPECT_EQ(0, child.wait(std::chrono::seconds(20))) << "the other session's printing was held up";
   expect_tagged_lines(child.output(), 'B', 3, 2);
-  EXPECT_EQ("", capture.text());
+  EXPECT_EQ("", capture.so_far());
   ASSERT_CL_OK(clSetUserEventStatus(later, CL_COMPLETE));
   ASSERT_CL_OK(clFinish(queue));
-  expect_tagged_lines(capture.text(), 'A', 1, 2);
+  expect_tagged_lines(capture.so_far(), 'A', 1, 2);
   clReleaseEvent(later);
   clReleaseMemObject(sink);
   clReleaseKernel(kernel);
@@ -494,7 +466,7 @@ TEST(PrintfSessions, SessionThatVanishesWhilePrintingReleasesTheGate) {
   StdoutCapture capture;
   ASSERT_CL_OK(enqueue_say(queue, kernel, sink, 'A', 1, 2, 0));
   ASSERT_CL_OK(clFinish(queue));
-  std::string mine = capture.text();
+  std::string mine = capture.so_far();
   expect_tagged_lines(mine, 'A', 1, 2);
   EXPECT_EQ(0u, lines_with(mine, "session-V").size()) << mine;
   clReleaseMemObject(sink);

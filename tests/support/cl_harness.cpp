@@ -185,32 +185,42 @@ void expect_vector_add(cl_context context, cl_command_queue queue, size_t n) {
   clReleaseProgram(program);
 }
 
-StderrCapture::StderrCapture() {
-  char pattern[] = "/tmp/fedcl-stderr-XXXXXX";
+OutputCapture::OutputCapture(FILE *stream) : stream_(stream), fd_(fileno(stream)) {
+  char pattern[] = "/tmp/fedcl-capture-XXXXXX";
   int fd = mkstemp(pattern);
   if (fd < 0) throw std::runtime_error("mkstemp failed");
   path_ = pattern;
-  std::fflush(stderr);
-  saved_ = dup(STDERR_FILENO);
-  dup2(fd, STDERR_FILENO);
+  std::fflush(stream_);
+  saved_ = dup(fd_);
+  dup2(fd, fd_);
   close(fd);
 }
 
-StderrCapture::~StderrCapture() { text(); }
+OutputCapture::~OutputCapture() { text(); }
 
-std::string StderrCapture::text() {
+std::string OutputCapture::so_far() {
+  std::fflush(stream_);
+  return read_file(path_);
+}
+
+std::string OutputCapture::text() {
   if (saved_ >= 0) {
-    std::fflush(stderr);
-    dup2(saved_, STDERR_FILENO);
+    std::fflush(stream_);
+    dup2(saved_, fd_);
     close(saved_);
     saved_ = -1;
   }
-  std::ifstream in(path_);
-  std::stringstream content;
-  content << in.rdbuf();
+  std::string content = path_.empty() ? std::string() : read_file(path_);
   if (!path_.empty()) unlink(path_.c_str());
   path_.clear();
-  std::fputs(content.str().c_str(), stderr);  // still shown in the test's output
+  if (stream_ == stderr) std::fputs(content.c_str(), stderr);
+  return content;
+}
+
+std::string read_file(const std::string &path) {
+  std::ifstream in(path);
+  std::stringstream content;
+  content << in.rdbuf();
   return content.str();
 }
 

@@ -78,16 +78,30 @@ extern const char kVectorAddSource[];  // add(a, b, c, n): c = a + b
 extern const char kScaleSource[];      // scale(x, factor): x *= factor, and offset(x, add): x += add
 
 // Everything printed on stderr between construction and text(): the runtime's warnings.
-class StderrCapture {
+// Everything written to stream's file descriptor (stdout or stderr, by this process and the
+// children it starts) from construction on lands in a file. so_far() reads it while capturing;
+// text() stops and returns it all. A capture of stderr echoes what it caught when it stops, so that
+// it still shows in the test's output.
+class OutputCapture {
  public:
-  StderrCapture();
-  ~StderrCapture();
-  std::string text();  // stops capturing
+  explicit OutputCapture(FILE *stream);
+  ~OutputCapture();
+  std::string so_far();
+  std::string text();
 
  private:
+  FILE *stream_;
+  int fd_;
   int saved_ = -1;
   std::string path_;
 };
+
+// The runtime's warnings.
+struct StderrCapture : OutputCapture {
+  StderrCapture() : OutputCapture(stderr) {}
+};
+
+std::string read_file(const std::string &path);
 
 size_t count_occurrences(const std::string &text, const std::string &needle);
 
