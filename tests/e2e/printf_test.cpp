@@ -191,8 +191,9 @@ class Child {
   std::string path_;
 };
 
-// What a child session sets up: the fedcl device, a context, an in-order queue and say().
-struct ChildSession {
+// What a session of a two-session test sets up (in the child, and in the test itself): the fedcl
+// device, a context, an in-order queue and say(); released at the end.
+struct SayingSession {
   cl_context context = nullptr;
   cl_command_queue queue = nullptr;
   cl_kernel kernel = nullptr;
@@ -216,6 +217,12 @@ struct ChildSession {
     for (int launch = 1; launch <= launches; launch++)
       if (enqueue_say(queue, kernel, sink, tag, launch, items, spin) != CL_SUCCESS) return 5;
     return clFinish(queue) == CL_SUCCESS ? 0 : 6;
+  }
+  ~SayingSession() {
+    if (sink) clReleaseMemObject(sink);
+    if (kernel) clReleaseKernel(kernel);
+    if (queue) clReleaseCommandQueue(queue);
+    if (context) clReleaseContext(context);
   }
 };
 
@@ -362,26 +369,21 @@ TEST_F(Printf, FailedDependencyLeavesTheGateFree) {
   clReleaseCommandQueue(other);
 }
 
-// Two sessions of one daemon print at the same time: each gets its own lines, all of them, and none
-// of the other's.
 TEST(PrintfSessions, ConcurrentSessionsGetOnlyTheirOwnOutput) {
   DaemonProcess daemon;
   set_hosts(daemon.endpoint());
   const int launches = 12;
   const size_t items = 4;
   const int spin = 200000;
-  ChildSession child_session;
+  SayingSession child_session;
   Child child([&] { return child_session.setup(); }, [&] { return child_session.print('B', launches, items, spin); });
   ASSERT_EQ(0, child.ready());
 
-  std::vector<cl_device_id> devices = fedcl_devices(fedcl_platform());
-  ASSERT_FALSE(devices.empty());
-  cl_int err;
-  cl_context context = clCreateContext(nullptr, 1, devices.data(), nullptr, nullptr, &err);
-  ASSERT_CL_OK(err);
-  cl_command_queue queue = create_queue(context, devices[0]);
-  cl_kernel kernel = create_kernel(build_program(context, kPrintSource), "say");
-  cl_mem sink = create_buffer(context, CL_MEM_READ_WRITE, sizeof(int));
+  SayingSession app;
+  ASSERT_EQ(0, app.setup());
+  cl_command_queue queue = app.queue;
+  cl_kernel kernel = app.kernel;
+  cl_mem sink = app.sink;
   StdoutCapture capture;
   child.go();
   for (int launch = 1; launch <= launches; launch++)
@@ -394,10 +396,6 @@ TEST(PrintfSessions, ConcurrentSessionsGetOnlyTheirOwnOutput) {
   expect_tagged_lines(theirs, 'B', launches, items);
   EXPECT_EQ(0u, lines_with(mine, "session-B").size()) << mine;
   EXPECT_EQ(0u, lines_with(theirs, "session-A").size()) << theirs;
-  clReleaseMemObject(sink);
-  clReleaseKernel(kernel);
-  clReleaseCommandQueue(queue);
-  clReleaseContext(context);
 }
 
 // A printing command that waits for something takes the gate only once it could run: a session
@@ -405,18 +403,17 @@ TEST(PrintfSessions, ConcurrentSessionsGetOnlyTheirOwnOutput) {
 TEST(PrintfSessions, WaitingPrintingCommandDoesNotBlockOtherSessions) {
   DaemonProcess daemon;
   set_hosts(daemon.endpoint());
-  ChildSession child_session;
+  SayingSession child_session;
   Child child([&] { return child_session.setup(); }, [&] { return child_session.print('B', 3, 2, 0); });
   ASSERT_EQ(0, child.ready());
 
-  std::vector<cl_device_id> devices = fedcl_devices(fedcl_platform());
-  ASSERT_FALSE(devices.empty());
+  SayingSession app;
+  ASSERT_EQ(0, app.setup());
   cl_int err;
-  cl_context context = clCreateContext(nullptr, 1, devices.data(), nullptr, nullptr, &err);
-  ASSERT_CL_OK(err);
-  cl_command_queue queue = create_queue(context, devices[0]);
-  cl_kernel kernel = create_kernel(build_program(context, kPrintSource), "say");
-  cl_mem sink = create_buffer(context, CL_MEM_READ_WRITE, sizeof(int));
+  cl_context context = app.context;
+  cl_command_queue queue = app.queue;
+  cl_kernel kernel = app.kernel;
+  cl_mem sink = app.sink;
   cl_event later = clCreateUserEvent(context, &err);
   ASSERT_CL_OK(err);
   StdoutCapture capture;
@@ -430,10 +427,6 @@ TEST(PrintfSessions, WaitingPrintingCommandDoesNotBlockOtherSessions) {
   ASSERT_CL_OK(clFinish(queue));
   expect_tagged_lines(capture.so_far(), 'A', 1, 2);
   clReleaseEvent(later);
-  clReleaseMemObject(sink);
-  clReleaseKernel(kernel);
-  clReleaseCommandQueue(queue);
-  clReleaseContext(context);
 }
 
 // A session that goes away while its printing command runs hands the gate on once that command is
@@ -441,7 +434,7 @@ TEST(PrintfSessions, WaitingPrintingCommandDoesNotBlockOtherSessions) {
 TEST(PrintfSessions, SessionThatVanishesWhilePrintingReleasesTheGate) {
   DaemonProcess daemon;
   set_hosts(daemon.endpoint());
-  ChildSession child_session;
+  SayingSession child_session;
   Child child([&] { return child_session.setup(); }, [&] {
     // A long printing kernel, then exit without waiting: the daemon sees the session close while
     // the kernel runs.
@@ -455,24 +448,17 @@ TEST(PrintfSessions, SessionThatVanishesWhilePrintingReleasesTheGate) {
   child.go();
   ASSERT_EQ(0, child.wait(std::chrono::seconds(20)));
 
-  std::vector<cl_device_id> devices = fedcl_devices(fedcl_platform());
-  ASSERT_FALSE(devices.empty());
-  cl_int err;
-  cl_context context = clCreateContext(nullptr, 1, devices.data(), nullptr, nullptr, &err);
-  ASSERT_CL_OK(err);
-  cl_command_queue queue = create_queue(context, devices[0]);
-  cl_kernel kernel = create_kernel(build_program(context, kPrintSource), "say");
-  cl_mem sink = create_buffer(context, CL_MEM_READ_WRITE, sizeof(int));
+  SayingSession app;
+  ASSERT_EQ(0, app.setup());
+  cl_command_queue queue = app.queue;
+  cl_kernel kernel = app.kernel;
+  cl_mem sink = app.sink;
   StdoutCapture capture;
   ASSERT_CL_OK(enqueue_say(queue, kernel, sink, 'A', 1, 2, 0));
   ASSERT_CL_OK(clFinish(queue));
   std::string mine = capture.so_far();
   expect_tagged_lines(mine, 'A', 1, 2);
   EXPECT_EQ(0u, lines_with(mine, "session-V").size()) << mine;
-  clReleaseMemObject(sink);
-  clReleaseKernel(kernel);
-  clReleaseCommandQueue(queue);
-  clReleaseContext(context);
 }
 
 // On the wire: a kernel that cannot print (its program never names printf) and one that could but
