@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "log.h"
+#include "peer_transfer.h"
 #include "server.h"
 
 namespace fedcld {
@@ -93,9 +94,9 @@ void CL_CALLBACK on_event(cl_event event, cl_int status, void *user_data) {
 }  // namespace
 
 void watch_event(Session &session, uint64_t queue_id, cl_event event, CompletionHandler handler) {
-  Object &queue = session.objects().get(queue_id, ObjectKind::queue);
+  QueueState *queue = queue_id ? session.objects().get(queue_id, ObjectKind::queue).queue.get() : nullptr;
   clRetainEvent(event);
-  auto *watch = new Watch{session.weak_from_this(), &session.server(), queue_id, queue.queue->profiling,
+  auto *watch = new Watch{session.weak_from_this(), &session.server(), queue_id, queue && queue->profiling,
                           std::move(handler), event};
   uintptr_t serial;
   {
@@ -110,10 +111,11 @@ void watch_event(Session &session, uint64_t queue_id, cl_event event, Completion
     delete watch;
     fail(err, "clSetEventCallback failed");
   }
-  queue.queue->outstanding++;
+  if (queue) queue->outstanding++;
   if (session.waits_for_events()) {
-    if (!queue.queue->waiter) queue.queue->waiter = std::make_unique<EventWaiter>();
-    queue.queue->waiter->watch(event, [serial](cl_int status) {
+    std::unique_ptr<EventWaiter> &waiter = queue ? queue->waiter : session.event_waiter;
+    if (!waiter) waiter = std::make_unique<EventWaiter>();
+    waiter->watch(event, [serial](cl_int status) {
       if (Watch *watch = claim(serial)) deliver(watch, status);
     });
   }
@@ -178,6 +180,8 @@ void exec_hello(Call &call, wire::Hello::Reader hello) {
     return;
   }
   session.greeted = true;
+  session.role = Session::Role::client;
+  session.token = session.server().register_token(session);
   session.set_platform(p);
   FEDCLD_LOG(info, "session %llu: client %s, platform %zu", (unsigned long long)session.number(),
              hello.getClient().cStr(), p);
@@ -189,6 +193,9 @@ void exec_hello(Call &call, wire::Hello::Reader hello) {
   out.setProtocolVersion(wire::PROTOCOL_VERSION);
   out.setNode(options.node);
   out.setPlatformCount(platforms.size());
+  out.setInstance(session.server().peers().instance());
+  out.setPeerAddress(options.peer_address);
+  out.setSessionToken(session.token);
   auto platform = out.initPlatforms(1)[0];
   fill_info(platform.initInfo(platforms[p].info.size()), platforms[p].info);
   auto devices = platform.initDevices(platforms[p].devices.size());
@@ -324,6 +331,7 @@ void fail_event(Call &call, cl_int status) {
 }  // namespace
 
 void execute(Session &session, Frame &frame) {
+  if (frame.header.kind == uint16_t(wire::FrameKind::PEER)) return session.server().peers().receive(session, frame);
   capnp::FlatArrayMessageReader reader(frame.message.asPtr());
   auto request = reader.getRoot<wire::Request>();
   Call call{session, request.getSeq()};
@@ -381,6 +389,10 @@ void execute(Session &session, Frame &frame) {
       case W::LINK_PROGRAM: exec_link_program(call, request.getLinkProgram()); break;
       case W::SET_SPECIALIZATION_CONSTANT: exec_set_specialization_constant(call, request.getSetSpecializationConstant()); break;
       case W::CREATE_SUB_DEVICES: exec_create_sub_devices(call, request.getCreateSubDevices()); break;
+      case W::PEER_CONNECT: exec_peer_connect(call, request.getPeerConnect()); break;
+      case W::SEND_TO_PEER: exec_send_to_peer(call, request.getSendToPeer()); break;
+      case W::RECEIVE_FROM_PEER: exec_receive_from_peer(call, request.getReceiveFromPeer()); break;
+      case W::SIGNAL_PEER: exec_signal_peer(call, request.getSignalPeer()); break;
       default: fail(CL_INVALID_OPERATION, "request kind " + std::to_string(unsigned(which)) + " is not known to this fedcld");
     }
     if (call.seq != 0 && !call.replied) session.send_status(call.seq, CL_SUCCESS, "");

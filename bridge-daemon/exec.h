@@ -29,7 +29,8 @@ void check(cl_int status, const char *what);
 
 // Called on the loop once a backend event completed; status is CL_COMPLETE or negative.
 using CompletionHandler = std::function<void(Session &, cl_int status, const uint64_t *profiling)>;
-// Watches event (which must already be flushed towards the device) on behalf of queue queue_id.
+// Watches event (which must already be flushed towards the device) on behalf of queue queue_id
+// (0: of no queue; clFinish does not wait for it).
 void watch_event(Session &session, uint64_t queue_id, cl_event event, CompletionHandler handler);
 // Delivers the watches whose events failed without calling back (PoCL does that to commands that
 // wait for a failed event). On the loop.

@@ -98,7 +98,7 @@ void exec_write_buffer(Call &call, wire::Request::WriteBuffer::Reader request, F
   auto mem = call.session.objects().handle<cl_mem>(request.getBuffer(), ObjectKind::mem);
   if (frame.header.payload_bytes != request.getSize()) fail(CL_INVALID_VALUE, "write payload does not match its size");
   // The payload stays alive until the backend has copied it.
-  std::shared_ptr<uint8_t[]> data(frame.payload.release());
+  std::shared_ptr<uint8_t[]> data = std::move(frame.payload);
   check(clEnqueueWriteBuffer(r.queue, mem, CL_FALSE, request.getOffset(), request.getSize(), data.get(),
                              r.wait_count(), r.wait_ptr(), &r.event),
         "clEnqueueWriteBuffer");

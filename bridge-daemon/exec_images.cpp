@@ -65,7 +65,7 @@ cl_mem mem(Call &call, uint64_t id) { return call.session.objects().handle<cl_me
 // A write's payload, kept alive until the backend has copied it.
 std::shared_ptr<uint8_t[]> write_payload(Frame &frame, uint64_t expected) {
   if (frame.header.payload_bytes != expected) fail(CL_INVALID_VALUE, "the payload does not match the region");
-  return std::shared_ptr<uint8_t[]>(frame.payload.release());
+  return std::move(frame.payload);
 }
 
 }  // namespace

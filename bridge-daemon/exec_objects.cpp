@@ -1,5 +1,6 @@
 // Requests that create, change or release objects.
 #include "exec.h"
+#include "peer_transfer.h"
 
 namespace fedcld {
 
@@ -101,11 +102,19 @@ void exec_create_user_event(Call &call, wire::Request::CreateUserEvent::Reader r
   cl_event event = clCreateUserEvent(context, &err);
   check(err, "clCreateUserEvent");
   objects.add(request.getId(), ObjectKind::event, event, context);
+  if (request.getSignalledBy() != 0) stand_in_created(call.session, request.getId(), event, request.getSignalledBy());
 }
 
 void exec_set_user_event_status(Call &call, wire::Request::SetUserEventStatus::Reader request) {
   call.object = request.getEvent();
   auto event = call.session.objects().handle<cl_event>(request.getEvent(), ObjectKind::event);
+  // The client relays failures of other daemons' events even where a peer signals them, and the
+  // failure of a transfer's sending side to its receiving side: whichever comes first decides.
+  cl_int status = CL_QUEUED;
+  if (clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr) == CL_SUCCESS &&
+      status <= CL_COMPLETE)
+    return;
+  if (cl_event stand_in = call.session.inbox().take_stand_in(request.getEvent())) clReleaseEvent(stand_in);
   set_user_event_status(event, request.getStatus());
 }
 

@@ -26,7 +26,12 @@ const char kUsage[] =
     "  --platform P          export only platform P: an index or a substring of its name\n"
     "  --devices LIST        export only these device indices of each platform, e.g. 0,2\n"
     "  --name NAME           node name shown in client device names (default: hostname:port)\n"
-    "  --key-file FILE       require clients to present the key in FILE\n"
+    "  --key-file FILE       require clients to present the key in FILE (peer daemons present it too)\n"
+    "  --peer-address HOST:PORT\n"
+    "                        where other fedcld daemons reach this one for daemon-to-daemon data and\n"
+    "                        event signals (e.g. a faster data network); listened on as well as --listen.\n"
+    "                        Default: the address each client reached it by\n"
+    "  --peer-timeout SECONDS  a peer link silent this long is dead; what waits on it fails (default 10)\n"
     "  --max-sessions N      refuse sessions beyond N at once (default 256)\n"
     "  --max-memory SIZE     device memory one session may allocate, e.g. 4G or 512M (default: no limit)\n"
     "  --completion MODE     how completion is learnt: callback, wait (a waiting thread per queue as\n"
@@ -119,6 +124,17 @@ int main(int argc, char **argv) {
       std::ifstream file(path);
       if (!file || !std::getline(file, options.key) || options.key.empty())
         return die("cannot read a key from " + path);
+    } else if (arg == "--peer-address") {
+      std::string text = value();
+      fedcld::ServerOptions probe;
+      if (!parse_listen(text, &probe) || probe.port == 0) return die("--peer-address wants HOST:PORT, not '" + text + "'");
+      options.peer_address = text;
+    } else if (arg == "--peer-timeout") {
+      std::string text = value();
+      char *end = nullptr;
+      double seconds = std::strtod(text.c_str(), &end);
+      if (end == text.c_str() || *end != '\0' || seconds <= 0) return die("--peer-timeout wants seconds, not '" + text + "'");
+      options.peer_timeout_ms = static_cast<uint64_t>(seconds * 1000);
     } else if (arg == "--max-sessions") {
       options.max_sessions = std::strtoul(value().c_str(), nullptr, 10);
       if (options.max_sessions == 0) return die("--max-sessions wants a positive number");

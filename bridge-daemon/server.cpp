@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
+
 #include "log.h"
 #include "session.h"
 
@@ -20,14 +22,33 @@ Server::Server(uv_loop_t *loop, ServerOptions options, std::vector<BackendPlatfo
 
 Server::~Server() = default;
 
-int Server::listen() {
+namespace {
+int listen_on(uv_tcp_t *listener, const std::string &host, int port, uv_connection_cb on_connection) {
   sockaddr_storage addr{};
-  int err = uv_ip4_addr(options_.host.c_str(), options_.port, reinterpret_cast<sockaddr_in *>(&addr));
-  if (err != 0) err = uv_ip6_addr(options_.host.c_str(), options_.port, reinterpret_cast<sockaddr_in6 *>(&addr));
+  int err = uv_ip4_addr(host.c_str(), port, reinterpret_cast<sockaddr_in *>(&addr));
+  if (err != 0) err = uv_ip6_addr(host.c_str(), port, reinterpret_cast<sockaddr_in6 *>(&addr));
   if (err != 0) return err;
-  err = uv_tcp_bind(&listener_, reinterpret_cast<sockaddr *>(&addr), 0);
-  if (err == 0) err = uv_listen(reinterpret_cast<uv_stream_t *>(&listener_), 128, on_connection);
+  err = uv_tcp_bind(listener, reinterpret_cast<sockaddr *>(&addr), 0);
+  if (err == 0) err = uv_listen(reinterpret_cast<uv_stream_t *>(listener), 128, on_connection);
+  return err;
+}
+}  // namespace
+
+int Server::listen() {
+  int err = listen_on(&listener_, options_.host, options_.port, on_connection);
+  if (err == 0 && !options_.peer_address.empty()) {
+    // Peers may use a network of their own (a cluster's data network): listen there as well.
+    size_t colon = options_.peer_address.rfind(':');
+    std::string host = options_.peer_address.substr(0, colon);
+    if (host.size() > 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
+    int port = std::atoi(options_.peer_address.c_str() + colon + 1);
+    uv_tcp_init(loop_, &peer_listener_);
+    peer_listener_.data = this;
+    peer_listening_ = true;
+    err = listen_on(&peer_listener_, host, port, on_connection);
+  }
   if (err == 0) {
+    peers_.start();
     if (options_.node.empty()) {
       char host[256] = {};
       gethostname(host, sizeof host - 1);
@@ -50,6 +71,8 @@ void Server::close() {
   for (auto &entry : std::unordered_map<uint64_t, std::shared_ptr<Session>>(sessions_))
     entry.second->close("daemon shutting down");
   uv_close(reinterpret_cast<uv_handle_t *>(&listener_), nullptr);
+  if (peer_listening_) uv_close(reinterpret_cast<uv_handle_t *>(&peer_listener_), nullptr);
+  peers_.close();
   uv_close(reinterpret_cast<uv_handle_t *>(&wakeup_), nullptr);
   uv_close(reinterpret_cast<uv_handle_t *>(&sigint_), nullptr);
   uv_close(reinterpret_cast<uv_handle_t *>(&sigterm_), nullptr);
@@ -67,9 +90,8 @@ void Server::on_connection(uv_stream_t *listener, int status) {
     FEDCLD_LOG(warn, "accept: %s", uv_strerror(status));
     return;
   }
-  uint64_t number = self->next_session_++;
-  auto session = std::make_shared<Session>(*self, number);
-  self->sessions_.emplace(number, session);
+  auto session = self->add_session();
+  uint64_t number = session->number();
   if (session->start(listener) != 0) return;
   if (self->sessions_.size() > self->options_.max_sessions) {
     session->close("too many sessions (limit " + std::to_string(self->options_.max_sessions) + ")");
@@ -78,7 +100,39 @@ void Server::on_connection(uv_stream_t *listener, int status) {
   FEDCLD_LOG(info, "session %llu: connection from %s", (unsigned long long)number, session->peer().c_str());
 }
 
-void Server::session_closed(uint64_t number) { sessions_.erase(number); }
+std::shared_ptr<Session> Server::add_session() {
+  uint64_t number = next_session_++;
+  auto session = std::make_shared<Session>(*this, number);
+  sessions_.emplace(number, session);
+  return session;
+}
+
+void Server::session_closed(uint64_t number) {
+  auto it = sessions_.find(number);
+  if (it == sessions_.end()) return;
+  if (it->second->token) tokens_.erase(it->second->token);
+  sessions_.erase(it);
+}
+
+uint64_t Server::register_token(Session &session) {
+  uint64_t token;
+  do token = random_id();
+  while (tokens_.count(token));
+  tokens_.emplace(token, session.weak_from_this());
+  return token;
+}
+
+std::shared_ptr<Session> Server::session_by_token(uint64_t token) const {
+  auto it = tokens_.find(token);
+  return it == tokens_.end() ? nullptr : it->second.lock();
+}
+
+std::vector<std::shared_ptr<Session>> Server::client_sessions() const {
+  std::vector<std::shared_ptr<Session>> found;
+  for (const auto &entry : sessions_)
+    if (entry.second->role == Session::Role::client && !entry.second->closed()) found.push_back(entry.second);
+  return found;
+}
 
 void Server::post(std::function<void()> task) {
   {

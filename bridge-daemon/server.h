@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "backend.h"
+#include "peer_link.h"
 #include "print_gate.h"
 
 namespace fedcld {
@@ -29,8 +30,10 @@ struct ServerOptions {
   std::string node;          // shown in client device names; default host name:port
   std::string key;           // pre-shared key; empty accepts every client
   size_t max_sessions = 256;
-  uint64_t max_session_memory = 0;
-  CompletionMode completion = CompletionMode::automatic;  // bytes of buffers and images one session may hold; 0: no limit
+  uint64_t max_session_memory = 0;  // bytes of buffers and images one session may hold; 0: no limit
+  CompletionMode completion = CompletionMode::automatic;
+  std::string peer_address;  // host:port advertised to peers (and listened on); empty: the client's
+  uint64_t peer_timeout_ms = 10000;  // a peer link silent this long is dead
 };
 
 class Server {
@@ -38,7 +41,7 @@ class Server {
   Server(uv_loop_t *loop, ServerOptions options, std::vector<BackendPlatform> platforms);
   ~Server();
 
-  // Binds and listens; returns a libuv error code.
+  // Binds and listens (on the peer address too, if one is set); returns a libuv error code.
   int listen();
   void close();
   // The port actually bound (differs from options().port when that was 0).
@@ -51,6 +54,13 @@ class Server {
   const ServerOptions &options() const { return options_; }
   const std::vector<BackendPlatform> &platforms() const { return platforms_; }
   void session_closed(uint64_t number);
+  // A new connection's session, kept until it closes (accepted ones, and peer links dialled).
+  std::shared_ptr<Session> add_session();
+  // Client sessions by the token peers address them with.
+  uint64_t register_token(Session &session);
+  std::shared_ptr<Session> session_by_token(uint64_t token) const;
+  std::vector<std::shared_ptr<Session>> client_sessions() const;
+  PeerRegistry &peers() { return peers_; }
   // Kernel printf: which session's printing commands may run (print_gate.h).
   PrintGate &print_gate() { return print_gate_; }
 
@@ -63,13 +73,17 @@ class Server {
   ServerOptions options_;
   std::vector<BackendPlatform> platforms_;
   uv_tcp_t listener_;
+  uv_tcp_t peer_listener_;
+  bool peer_listening_ = false;
   uv_async_t wakeup_;
   uv_signal_t sigint_, sigterm_;
   std::mutex posted_mutex_;
   std::vector<std::function<void()>> posted_;
   uint64_t next_session_ = 1;
   std::unordered_map<uint64_t, std::shared_ptr<Session>> sessions_;
+  std::unordered_map<uint64_t, std::weak_ptr<Session>> tokens_;
   PrintGate print_gate_{*this};
+  PeerRegistry peers_{*this};
 };
 
 }  // namespace fedcld

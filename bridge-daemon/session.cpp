@@ -17,6 +17,7 @@ struct WriteRequest {
   std::vector<uint8_t> bytes;
   std::shared_ptr<uint8_t[]> payload;
   std::weak_ptr<Session> session;
+  std::function<void(int status)> written;
 };
 
 struct ShutdownRequest {
@@ -35,6 +36,7 @@ Session::Session(Server &server, uint64_t number)
     : server_(server), number_(number), read_buffer_(new uint8_t[kReadBufferBytes]) {
   tcp_.data = this;
   objects_.set_memory_limit(server.options().max_session_memory);
+  last_heard = last_sent = uv_now(server.loop());
 }
 
 Session::~Session() = default;
@@ -62,11 +64,46 @@ int Session::start(uv_stream_t *listener) {
   return err;
 }
 
+void Session::connect(const sockaddr *address, std::string name, std::function<void(int status)> done) {
+  peer_ = std::move(name);
+  role = Role::peer;
+  dialled = true;
+  connected_ = std::move(done);
+  uv_tcp_init(server_.loop(), &tcp_);
+  auto *request = new uv_connect_t;
+  request->data = new std::weak_ptr<Session>(weak_from_this());
+  int err = uv_tcp_connect(request, &tcp_, address, [](uv_connect_t *req, int status) {
+    std::unique_ptr<std::weak_ptr<Session>> self(static_cast<std::weak_ptr<Session> *>(req->data));
+    delete req;
+    auto session = self->lock();
+    if (!session || session->closing_) return;
+    if (status == 0) {
+      uv_tcp_nodelay(&session->tcp_, 1);
+      status = uv_read_start(reinterpret_cast<uv_stream_t *>(&session->tcp_), on_alloc, on_read);
+    }
+    auto done = std::move(session->connected_);
+    if (done) done(status);
+  });
+  if (err != 0) {
+    delete static_cast<std::weak_ptr<Session> *>(request->data);
+    delete request;
+    server_.post([self = weak_from_this(), err] {
+      auto session = self.lock();
+      if (!session) return;
+      auto done = std::move(session->connected_);
+      if (done) done(err);
+    });
+  }
+}
+
 void Session::close(const std::string &reason) {
   if (closing_) return;
   closing_ = true;
-  FEDCLD_LOG(info, "session %llu (%s) closed: %s", (unsigned long long)number_, peer_.c_str(), reason.c_str());
+  FEDCLD_LOG(info, "%s %llu (%s) closed: %s", role == Role::peer ? "peer link" : "session",
+             (unsigned long long)number_, peer_.c_str(), reason.c_str());
   server_.print_gate().session_closed(number_);
+  if (auto done = std::move(connected_)) done(UV_ECANCELED);
+  if (role == Role::peer) server_.peers().link_closed(*this, reason);
   uv_close(reinterpret_cast<uv_handle_t *>(&tcp_), on_closed);
 }
 
@@ -89,6 +126,7 @@ void Session::close_after_writes(const std::string &reason) {
 void Session::on_closed(uv_handle_t *handle) {
   auto *self = static_cast<Session *>(handle->data);
   size_t count = self->objects_.size();
+  self->inbox_.clear();
   self->objects_.release_all();
   self->pending_.clear();
   FEDCLD_LOG(debug, "session %llu released %zu objects", (unsigned long long)self->number_, count);
@@ -114,6 +152,7 @@ void Session::on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
     return;
   }
   auto keep = self->shared_from_this();
+  self->last_heard = uv_now(self->server_.loop());
   if (reinterpret_cast<uint8_t *>(buf->base) == self->read_buffer_.get()) {
     self->consume(reinterpret_cast<uint8_t *>(buf->base), nread);
   } else {
@@ -134,8 +173,11 @@ void Session::consume(const uint8_t *bytes, size_t size) {
         if (have_ < sizeof header_bytes_) break;
         std::memcpy(&frame_.header, header_bytes_, sizeof frame_.header);
         std::string problem = fedcl::frame_check(frame_.header);
-        if (!problem.empty() || frame_.header.kind != uint16_t(fedcl::wire::FrameKind::REQUEST)) {
-          close("malformed frame: " + (problem.empty() ? std::string("not a request") : problem));
+        // A connection carries requests (a client session) or peer messages (a peer link), never both.
+        uint16_t expected = uint16_t(role == Role::peer ? fedcl::wire::FrameKind::PEER : fedcl::wire::FrameKind::REQUEST);
+        if (role == Role::undecided && frame_.header.kind == uint16_t(fedcl::wire::FrameKind::PEER)) expected = frame_.header.kind;
+        if (!problem.empty() || frame_.header.kind != expected) {
+          close("malformed frame: " + (problem.empty() ? std::string("unexpected frame kind ") + std::to_string(frame_.header.kind) : problem));
           return;
         }
         frame_.message = kj::heapArray<capnp::word>(frame_.header.message_words);
@@ -154,7 +196,8 @@ void Session::consume(const uint8_t *bytes, size_t size) {
         if (payload_wire_bytes_ == 0) {
           frame_complete();
         } else {
-          frame_.payload.reset(new (std::nothrow) uint8_t[payload_wire_bytes_]);
+          if (role == Role::peer) frame_.payload = server_.peers().payload_destination(*this, frame_);
+          if (!frame_.payload) frame_.payload.reset(new (std::nothrow) uint8_t[payload_wire_bytes_]);
           if (!frame_.payload) {
             close("cannot allocate a payload of " + std::to_string(payload_wire_bytes_) + " bytes");
             return;
@@ -258,9 +301,14 @@ void Session::resume() {
   run();
 }
 
-void Session::write_bytes(std::vector<uint8_t> bytes, std::shared_ptr<uint8_t[]> payload, uint64_t payload_bytes) {
-  if (closing_) return;
-  auto *request = new WriteRequest{{}, std::move(bytes), std::move(payload), weak_from_this()};
+void Session::write_bytes(std::vector<uint8_t> bytes, std::shared_ptr<uint8_t[]> payload, uint64_t payload_bytes,
+                          std::function<void(int status)> written) {
+  if (closing_) {
+    if (written) written(UV_ECANCELED);
+    return;
+  }
+  last_sent = uv_now(server_.loop());
+  auto *request = new WriteRequest{{}, std::move(bytes), std::move(payload), weak_from_this(), std::move(written)};
   uv_buf_t bufs[3];
   unsigned count = 0;
   bufs[count++] = uv_buf_init(reinterpret_cast<char *>(request->bytes.data()), request->bytes.size());
@@ -286,11 +334,14 @@ void Session::write_bytes(std::vector<uint8_t> bytes, std::shared_ptr<uint8_t[]>
     if (status < 0 && status != UV_ECANCELED) {
       if (auto session = request->session.lock()) session->close(std::string("write failed: ") + uv_strerror(status));
     }
+    if (request->written) request->written(status);
     delete request;
   });
   if (err != 0) {
+    auto done = std::move(request->written);
     delete request;
     close(std::string("write failed: ") + uv_strerror(err));
+    if (done) done(err);
   }
 }
 
@@ -309,6 +360,13 @@ void Session::send_status(uint64_t seq, cl_int status, const std::string &text) 
   if (!text.empty()) reply.setMessage(text);
   reply.setNone();
   send_reply(message.builder());
+}
+
+void Session::send_peer(capnp::MessageBuilder &message, std::shared_ptr<uint8_t[]> payload, uint64_t payload_bytes,
+                        std::function<void(int status)> written) {
+  std::vector<uint8_t> bytes;
+  fedcl::frame_append(bytes, fedcl::wire::FrameKind::PEER, message, payload_bytes);
+  write_bytes(std::move(bytes), std::move(payload), payload_bytes, std::move(written));
 }
 
 void Session::mark_dirty() {

@@ -1,4 +1,5 @@
-// One client session: its connection, its framing, its object table and the order of its requests.
+// One connection to fedcld: a client session (its framing, its object table and the order of its
+// requests), or a peer link to another daemon (peer_link.h), which shares the framing and writing.
 //
 // Requests run on the loop thread in the order they arrive. A request that would block (a program
 // build) pauses the session: its work runs on libuv's thread pool and later requests wait, while
@@ -9,6 +10,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <kj/array.h>
 #include <memory>
 #include <string>
@@ -17,6 +19,7 @@
 #include "backend.h"
 #include "frame.h"
 #include "objects.h"
+#include "peer_inbox.h"
 
 namespace fedcld {
 
@@ -25,7 +28,9 @@ class Server;
 struct Frame {
   fedcl::FrameHeader header;
   kj::Array<capnp::word> message;
-  std::unique_ptr<uint8_t[]> payload;   // header.payload_bytes bytes (and the padding after them)
+  // header.payload_bytes bytes (and the padding after them); shared, so that a peer's data can land
+  // straight in the memory its transfer set aside (PeerRegistry::payload_destination).
+  std::shared_ptr<uint8_t[]> payload;
 };
 
 class Session : public std::enable_shared_from_this<Session> {
@@ -35,6 +40,9 @@ class Session : public std::enable_shared_from_this<Session> {
 
   // Accepts the pending connection on listener and starts reading.
   int start(uv_stream_t *listener);
+  // Dials a peer daemon; done(status) runs on the loop once connected (status 0, reading started)
+  // or not (a libuv error).
+  void connect(const sockaddr *address, std::string name, std::function<void(int status)> done);
   // Closes at once (pending writes are dropped) and logs why.
   void close(const std::string &reason);
   // Sends what is queued, then closes.
@@ -45,6 +53,10 @@ class Session : public std::enable_shared_from_this<Session> {
   void send_reply(capnp::MessageBuilder &message, std::shared_ptr<uint8_t[]> payload = nullptr,
                   uint64_t payload_bytes = 0);
   void send_status(uint64_t seq, cl_int status, const std::string &message);
+  // On a peer link: a PeerMessage, optionally followed by payload_bytes of payload.
+  // written(status) runs once the bytes have gone to the socket (status 0) or could not (negative).
+  void send_peer(capnp::MessageBuilder &message, std::shared_ptr<uint8_t[]> payload = nullptr,
+                 uint64_t payload_bytes = 0, std::function<void(int status)> written = nullptr);
   // Notices are batched and sent at the end of the current loop pass, or before the next reply.
   void notify_completion(uint64_t event, cl_int status, const uint64_t *profiling);
   void notify_error(uint64_t object, uint64_t event, cl_int status, const std::string &message,
@@ -73,6 +85,20 @@ class Session : public std::enable_shared_from_this<Session> {
   uint64_t number() const { return number_; }
   bool greeted = false;
 
+  // What the connection is, decided by its first frame.
+  enum class Role { undecided, client, peer };
+  Role role = Role::undecided;
+  // Client sessions: how peer daemons address this session, and what they delivered to it.
+  uint64_t token = 0;
+  PeerInbox &inbox() { return inbox_; }
+  // Peer links: the other daemon's instance once the handshake is done, and when the link last
+  // carried something each way (uv_now), for the heartbeat.
+  uint64_t peer_instance = 0;
+  bool dialled = false;
+  uint64_t last_heard = 0, last_sent = 0;
+  // Watches events of no queue (signals to peers) for backends whose callbacks come late.
+  std::unique_ptr<EventWaiter> event_waiter;
+
  private:
   enum class ReadState { header, message, payload };
   struct PendingCompletion {
@@ -94,7 +120,8 @@ class Session : public std::enable_shared_from_this<Session> {
   void frame_complete();
   void run();
   void flush_queues();
-  void write_bytes(std::vector<uint8_t> bytes, std::shared_ptr<uint8_t[]> payload, uint64_t payload_bytes);
+  void write_bytes(std::vector<uint8_t> bytes, std::shared_ptr<uint8_t[]> payload, uint64_t payload_bytes,
+                   std::function<void(int status)> written = nullptr);
   void mark_dirty();
 
   Server &server_;
@@ -126,6 +153,8 @@ class Session : public std::enable_shared_from_this<Session> {
   std::vector<PendingCompletion> completions_;
   std::vector<PendingError> errors_;
   std::string printf_;
+  PeerInbox inbox_;
+  std::function<void(int)> connected_;
 };
 
 // Executes one request frame of session; defined in exec.cpp.

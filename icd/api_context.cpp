@@ -62,6 +62,11 @@ cl_context create_context(const cl_context_properties *properties, std::vector<c
       return nullptr;
     }
   }
+  if (context->parts.size() > 1) {
+    std::vector<Connection *> connections;
+    for (const ContextPart &part : context->parts) connections.push_back(part.connection);
+    Runtime::get().link_peers(connections);
+  }
   set_error(errcode_ret, CL_SUCCESS);
   return context;
 }

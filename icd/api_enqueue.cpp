@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "api.h"
+#include "coherence.h"
 #include "command.h"
 #include "image.h"
 #include "kernel_args.h"
@@ -33,7 +34,6 @@ cl_int read_into(cl_command_queue queue, cl_mem mem, bool blocking, size_t offse
   cl_int err = check_wait_list(queue->context, num_events, wait_list);
   if (err == CL_SUCCESS && blocking && wait_list_failed(num_events, wait_list))
     err = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
-  if (err == CL_SUCCESS) err = mem_prepare(mem, queue->connection, false);
   if (err != CL_SUCCESS) return err;
   size_t chunk = chunk_size(queue, size);
   std::vector<std::shared_ptr<PendingReply>> pending;
@@ -42,6 +42,7 @@ cl_int read_into(cl_command_queue queue, cl_mem mem, bool blocking, size_t offse
     bool first = done == 0, last = done + piece == size;
     Command command(queue, type);
     err = command.begin(first ? num_events : 0, first ? wait_list : nullptr, last ? event : nullptr);
+    if (err == CL_SUCCESS && first) err = mem_prepare(mem, command, false);
     if (err != CL_SUCCESS) return err;
     RequestMessage request;
     auto read = request.root.initReadBuffer();
@@ -63,15 +64,14 @@ cl_int read_into(cl_command_queue queue, cl_mem mem, bool blocking, size_t offse
 
 cl_int write_from(cl_command_queue queue, cl_mem mem, size_t offset, size_t size, const void *ptr,
                   cl_uint num_events, const cl_event *wait_list, cl_event *event, cl_command_type type) {
-  cl_int err = mem_prepare(mem, queue->connection, offset == 0 && size == mem->size);
-  if (err != CL_SUCCESS) return err;
   size_t chunk = chunk_size(queue, size);
   for (size_t done = 0; done < size; done += chunk) {
     size_t piece = std::min(chunk, size - done);
     bool first = done == 0, last = done + piece == size;
     Command command(queue, type);
-    err = command.begin(first ? num_events : 0, first ? wait_list : nullptr, last ? event : nullptr,
-                        last && multi_daemon(queue));
+    cl_int err = command.begin(first ? num_events : 0, first ? wait_list : nullptr, last ? event : nullptr,
+                               last && multi_daemon(queue));
+    if (err == CL_SUCCESS && first) err = mem_prepare(mem, command, offset == 0 && size == mem->size);
     if (err != CL_SUCCESS) return err;
     RequestMessage request;
     auto write = request.root.initWriteBuffer();
@@ -79,9 +79,9 @@ cl_int write_from(cl_command_queue queue, cl_mem mem, size_t offset, size_t size
     write.setBuffer(mem->id);
     write.setOffset(offset + done);
     write.setSize(piece);
-    if (last && multi_daemon(queue)) mem_written(mem, queue->connection, command.event());
     err = command.send(request, static_cast<const uint8_t *>(ptr) + done, piece);
     if (err != CL_SUCCESS) return err;
+    if (last && multi_daemon(queue)) mem_written(mem, queue->connection, command.event());
   }
   return CL_SUCCESS;
 }
@@ -231,7 +231,7 @@ cl_int fedcl::api::clEnqueueFillBuffer(cl_command_queue queue, cl_mem mem, const
     return CL_INVALID_VALUE;
   Command command(queue, CL_COMMAND_FILL_BUFFER);
   err = command.begin(num_events, wait_list, event, multi_daemon(queue));
-  if (err == CL_SUCCESS) err = mem_prepare(mem, queue->connection, offset == 0 && size == mem->size);
+  if (err == CL_SUCCESS) err = mem_prepare(mem, command, offset == 0 && size == mem->size);
   if (err != CL_SUCCESS) return err;
   RequestMessage request;
   auto fill = request.root.initFillBuffer();
@@ -240,8 +240,9 @@ cl_int fedcl::api::clEnqueueFillBuffer(cl_command_queue queue, cl_mem mem, const
   fill.setPattern(kj::arrayPtr(static_cast<const kj::byte *>(pattern), pattern_size));
   fill.setOffset(offset);
   fill.setSize(size);
-  if (multi_daemon(queue)) mem_written(mem, queue->connection, command.event());
-  return command.send(request);
+  err = command.send(request);
+  if (err == CL_SUCCESS && multi_daemon(queue)) mem_written(mem, queue->connection, command.event());
+  return err;
 }
 
 // Maps point into host memory fedcl owns (or the application's, for CL_MEM_USE_HOST_PTR): a map
@@ -324,7 +325,6 @@ cl_int fedcl::api::clEnqueueNDRangeKernel(cl_command_queue queue, cl_kernel kern
   if (err != CL_SUCCESS) return err;
   RequestMessage request;
   auto launch = request.root.initNdRange();
-  command.fill(launch.initCommand());
   launch.setKernel(kernel->id);
   auto sizes = [&](auto list, const size_t *values) {
     for (cl_uint d = 0; d < work_dim; d++) list.set(d, values[d]);
@@ -332,41 +332,49 @@ cl_int fedcl::api::clEnqueueNDRangeKernel(cl_command_queue queue, cl_kernel kern
   sizes(launch.initGlobal(work_dim), global_size);
   if (global_offset) sizes(launch.initOffset(work_dim), global_offset);
   if (local_size) sizes(launch.initLocal(work_dim), local_size);
-  {
-    std::lock_guard<std::mutex> lock(kernel->mutex);
-    // Only what changed since this kernel last ran on this daemon travels.
-    std::vector<uint32_t> &sent = kernel->sent[connection->index()];
-    sent.resize(kernel->args.size(), 0);
-    size_t changed = 0;
-    for (size_t i = 0; i < kernel->args.size(); i++)
-      if (kernel->args[i].generation != sent[i]) changed++;
-    auto args = launch.initArgs(changed);
-    size_t n = 0;
+  // A launch leaves whole or changes nothing: the buffers are made ready first (which may fail),
+  // and only a launch that left marks its arguments sent and its buffers written.
+  std::lock_guard<std::mutex> lock(kernel->mutex);
+  std::vector<cl_mem> written;
+  if (multi_daemon(queue)) {
     for (size_t i = 0; i < kernel->args.size(); i++) {
       const _cl_kernel::Arg &arg = kernel->args[i];
-      if (multi_daemon(queue) && arg.buffer) {
-        err = mem_prepare(arg.buffer, connection, false);
-        if (err != CL_SUCCESS) return err;
-        const KernelArgDesc &desc = kernel->desc->args[i];
-        bool read_only = (desc.type_qualifier & CL_KERNEL_ARG_TYPE_CONST) ||
-                         desc.access == CL_KERNEL_ARG_ACCESS_READ_ONLY || (arg.buffer->flags & CL_MEM_READ_ONLY);
-        if (!read_only)
-          mem_written(arg.buffer, connection, command.event());
-      }
-      if (arg.generation == sent[i]) continue;
-      auto out = args[n++];
-      out.setIndex(i);
-      switch (arg.kind) {
-        case _cl_kernel::Arg::value: out.setValue(kj::arrayPtr(arg.bytes.data(), arg.bytes.size())); break;
-        case _cl_kernel::Arg::memory: out.setMemObject(arg.object); break;
-        case _cl_kernel::Arg::local: out.setLocalSize(arg.local_size); break;
-        case _cl_kernel::Arg::sampler: out.setSampler(arg.object); break;
-        case _cl_kernel::Arg::unset: break;
-      }
-      sent[i] = arg.generation;
+      if (!arg.buffer) continue;
+      err = mem_prepare(arg.buffer, command, false);
+      if (err != CL_SUCCESS) return err;
+      const KernelArgDesc &desc = kernel->desc->args[i];
+      bool read_only = (desc.type_qualifier & CL_KERNEL_ARG_TYPE_CONST) ||
+                       desc.access == CL_KERNEL_ARG_ACCESS_READ_ONLY || (arg.buffer->flags & CL_MEM_READ_ONLY);
+      if (!read_only) written.push_back(arg.buffer);
     }
   }
-  return command.send(request);
+  command.fill(launch.initCommand());  // with the copies it waits for
+  // Only what changed since this kernel last ran on this daemon travels.
+  std::vector<uint32_t> &sent = kernel->sent[connection->index()];
+  sent.resize(kernel->args.size(), 0);
+  size_t changed = 0;
+  for (size_t i = 0; i < kernel->args.size(); i++)
+    if (kernel->args[i].generation != sent[i]) changed++;
+  auto args = launch.initArgs(changed);
+  size_t n = 0;
+  for (size_t i = 0; i < kernel->args.size(); i++) {
+    const _cl_kernel::Arg &arg = kernel->args[i];
+    if (arg.generation == sent[i]) continue;
+    auto out = args[n++];
+    out.setIndex(i);
+    switch (arg.kind) {
+      case _cl_kernel::Arg::value: out.setValue(kj::arrayPtr(arg.bytes.data(), arg.bytes.size())); break;
+      case _cl_kernel::Arg::memory: out.setMemObject(arg.object); break;
+      case _cl_kernel::Arg::local: out.setLocalSize(arg.local_size); break;
+      case _cl_kernel::Arg::sampler: out.setSampler(arg.object); break;
+      case _cl_kernel::Arg::unset: break;
+    }
+  }
+  err = command.send(request);
+  if (err != CL_SUCCESS) return err;
+  for (size_t i = 0; i < kernel->args.size(); i++) sent[i] = kernel->args[i].generation;
+  for (cl_mem mem : written) mem_written(mem, connection, command.event());
+  return CL_SUCCESS;
 }
 
 cl_int fedcl::api::clEnqueueTask(cl_command_queue queue, cl_kernel kernel, cl_uint num_events,
@@ -417,12 +425,14 @@ cl_int fedcl::api::clEnqueueMigrateMemObjects(cl_command_queue queue, cl_uint nu
     if (err != CL_SUCCESS) return err;
   }
   // Moving to the host means nothing for fedcl's placement; moving to the queue's daemon brings a
-  // current copy there ahead of the commands that will use it.
-  if (!(flags & CL_MIGRATE_MEM_OBJECT_HOST)) {
-    for (cl_uint i = 0; i < num_mems; i++) {
-      cl_int err = mem_prepare(mems[i], queue->connection, flags & CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED);
-      if (err != CL_SUCCESS) return err;
-    }
-  }
-  return enqueue_marker(queue, CL_COMMAND_MIGRATE_MEM_OBJECTS, false, num_events, wait_list, event);
+  // current copy there ahead of the commands that will use it, and the command completes when it
+  // has landed. Undefined contents need no copy.
+  Command command(queue, CL_COMMAND_MIGRATE_MEM_OBJECTS);
+  cl_int err = command.begin(num_events, wait_list, event);
+  for (cl_uint i = 0; i < num_mems && err == CL_SUCCESS && !(flags & CL_MIGRATE_MEM_OBJECT_HOST); i++)
+    err = mem_prepare(mems[i], command, flags & CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED);
+  if (err != CL_SUCCESS) return err;
+  RequestMessage request;
+  command.fill(request.root.initMarker());
+  return command.send(request);
 }

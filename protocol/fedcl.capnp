@@ -15,6 +15,12 @@
 # firstClientId are the daemon's devices, numbered in the order HelloReply lists them. Creating an
 # object therefore needs no reply. A request with seq != 0 is answered by a Reply with that seq; a
 # request with seq == 0 is answered only if it fails, by an AsyncError inside a Notice.
+#
+# Peer links: daemons of one program also talk to each other, one connection per pair of daemons
+# shared by all sessions, carrying bulk data and event signals only (PeerMessage, frame kind peer).
+# The client alone decides what moves where: it asks one daemon to send (SendToPeer), the other to
+# receive (ReceiveFromPeer), or one to signal an event to the other (SignalPeer). A peer addresses a
+# session of the other daemon by the session's token, which HelloReply gave the client.
 
 using Cxx = import "/capnp/c++.capnp";
 $Cxx.namespace("fedcl::wire");
@@ -26,6 +32,7 @@ enum FrameKind {
   request @0;
   reply @1;
   notice @2;
+  peer @3;                # daemon to daemon: a PeerMessage
 }
 
 # ---------------------------------------------------------------------------------------------------
@@ -59,6 +66,16 @@ struct HelloReply {
   node @1 :Text;                  # the daemon's node name, shown in device names
   platforms @2 :List(PlatformDesc);  # the session's platform alone
   platformCount @3 :UInt32;       # how many backend platforms the daemon exports
+  instance @4 :UInt64;            # names this run of the daemon to its peers (random, never 0)
+  peerAddress @5 :Text;           # host:port where peers reach it; empty: the address the client used
+  sessionToken @6 :UInt64;        # random: how a peer daemon addresses this session (PeerRef)
+}
+
+struct PeerRef {
+  # Another daemon, and the session there that belongs to the same client.
+  instance @0 :UInt64;            # its HelloReply.instance: a link that answers otherwise is refused
+  address @1 :Text;               # host:port of its peer listener
+  session @2 :UInt64;             # the session's token there
 }
 
 # ---------------------------------------------------------------------------------------------------
@@ -136,6 +153,12 @@ struct Request {
     linkProgram @38 :LinkProgram;             # reply: build
     setSpecializationConstant @39 :SetSpecializationConstant;
     createSubDevices @40 :CreateSubDevices;   # reply: subDevices; info = cl_uint count if maxDevices is 0
+
+    # Daemon to daemon (see PeerMessage).
+    peerConnect @41 :PeerRef;                 # reply: whether a peer link to it can be had, now
+    sendToPeer @42 :SendToPeer;
+    receiveFromPeer @43 :ReceiveFromPeer;
+    signalPeer @44 :SignalPeer;
   }
 
   struct CreateContext {
@@ -180,6 +203,9 @@ struct Request {
   struct CreateUserEvent {
     id @0 :UInt64;
     context @1 :UInt64;
+    signalledBy @2 :UInt64;       # a stand-in for an event of that peer daemon (instance), which sets
+                                  # it with a PeerSignal; it fails if the link to that peer is lost.
+                                  # 0: an application's user event or a stand-in the client sets
   }
   struct SetUserEventStatus {
     event @0 :UInt64;
@@ -373,6 +399,33 @@ struct Request {
     specId @1 :UInt32;
     value @2 :Data;
   }
+  struct SendToPeer {
+    # A command: reads the memory object's bytes (chunked, pipelined) once the wait list is complete
+    # and sends them to the peer session, where a ReceiveFromPeer of the same transfer takes them.
+    # Its event completes when every byte has left; on failure the peer's receive fails too.
+    command @0 :Command;
+    memObject @1 :UInt64;         # a buffer (offset and size apply) or an image (whole, one chunk)
+    offset @2 :UInt64;
+    size @3 :UInt64;
+    peer @4 :PeerRef;
+    transfer @5 :UInt64;          # chosen by the client, unique in the client
+  }
+  struct ReceiveFromPeer {
+    # A command: writes what the peer sends for this transfer into the memory object. Its event
+    # completes when every byte has landed on the device; commands that need the data wait for it.
+    command @0 :Command;
+    memObject @1 :UInt64;
+    offset @2 :UInt64;
+    size @3 :UInt64;
+    sender @4 :UInt64;            # the sending daemon's instance: losing it fails the receive
+    transfer @5 :UInt64;
+  }
+  struct SignalPeer {
+    # When the event completes (or fails), set the stand-in user event of the same id in the peer
+    # session (CreateUserEvent.signalledBy).
+    event @0 :UInt64;
+    peer @1 :PeerRef;
+  }
   struct CreateSubDevices {
     device @0 :UInt64;
     properties @1 :List(Int64);   # cl_device_partition_property, without the terminating 0
@@ -469,4 +522,50 @@ struct Notice {
                                   # (the backend's own formatting, untouched). The client writes them
                                   # to the application's stdout, and flushes it, before it processes
                                   # this notice's completions. 0: no payload.
+}
+
+# ---------------------------------------------------------------------------------------------------
+# Daemon to daemon
+
+struct PeerMessage {
+  union {
+    hello @0 :PeerHello;          # first message of the daemon that dialled
+    welcome @1 :PeerWelcome;      # the answer; a status other than CL_SUCCESS closes the link
+    data @2 :PeerData;            # payload: the bytes
+    abort @3 :PeerAbort;
+    signal @4 :PeerSignal;
+    heartbeat @5 :Void;           # sent on a link idle for a second: silence means a dead peer
+  }
+}
+
+struct PeerHello {
+  protocolVersion @0 :UInt32;
+  key @1 :Text;                   # the daemons of a cluster share the clients' key
+  instance @2 :UInt64;            # the dialling daemon
+  expect @3 :UInt64;              # the instance it means to reach
+}
+
+struct PeerWelcome {
+  instance @0 :UInt64;
+  status @1 :Int32;
+  message @2 :Text;
+}
+
+struct PeerData {
+  session @0 :UInt64;             # the receiving session's token
+  transfer @1 :UInt64;
+  offset @2 :UInt64;              # where the payload goes, from the transfer's offset
+}
+
+struct PeerAbort {
+  session @0 :UInt64;
+  transfer @1 :UInt64;
+  status @2 :Int32;
+  message @3 :Text;
+}
+
+struct PeerSignal {
+  session @0 :UInt64;
+  event @1 :UInt64;
+  status @2 :Int32;               # CL_COMPLETE or the event's negative status
 }

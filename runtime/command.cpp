@@ -1,6 +1,6 @@
 #include "command.h"
 
-#include "image.h"
+#include "coherence.h"
 #include "runtime.h"
 
 namespace fedcl {
@@ -43,8 +43,9 @@ bool wait_list_failed(cl_uint num_events, const cl_event *wait_list) {
 }
 
 Command::~Command() {
-  // A command that failed before it was sent leaves no event behind.
-  if (event_ && !sent_) release(event_);
+  // The command's own reference: a command that failed before it was sent leaves no event behind,
+  // and one the application did not ask for lives on only while the runtime needs it.
+  if (event_) release(event_);
 }
 
 cl_int Command::begin(cl_uint num_events, const cl_event *wait_list, cl_event *event_out, bool internal) {
@@ -58,17 +59,29 @@ cl_int Command::begin(cl_uint num_events, const cl_event *wait_list, cl_event *e
       wait_ids_.push_back(event->id);
       continue;
     }
-    // An event of another daemon, or a user event: this daemon waits on a stand-in user event
-    // that the runtime completes when the real one does.
+    // An event of another daemon, or a user event: this daemon waits on a stand-in user event.
+    // The other daemon sets it over their peer link the moment its event completes; where there is
+    // no link (and for user events, which live here) the runtime sets it when the real one completes.
     std::lock_guard<std::mutex> lock(event->mutex);
     if (event->status == CL_COMPLETE) continue;
     if (!(event->proxies & bit(here))) {
       event->proxies |= bit(here);
+      bool signalled = event->connection && Runtime::get().peer_linked(event->connection, here);
       RequestMessage request;
       auto create = request.root.initCreateUserEvent();
       create.setId(event->id);
       create.setContext(queue_->context->id);
+      if (signalled) create.setSignalledBy(event->connection->hello().getInstance());
       here->post(request);
+      if (signalled) {
+        event->signalled |= bit(here);
+        RequestMessage signal;
+        auto peer = signal.root.initSignalPeer();
+        peer.setEvent(event->id);
+        fill_peer_ref(peer.initPeer(), *here);
+        event->connection->post(signal);
+        event->connection->flush();  // the command it waits for starts now, not at the flush timer
+      }
       if (event->status < 0) {
         RequestMessage fail;
         auto set = fail.root.initSetUserEventStatus();
@@ -100,9 +113,10 @@ cl_int Command::send(RequestMessage &request, const void *payload, uint64_t payl
   // A failure the call returns (a lost daemon; any failure in FEDCL_SYNC mode) comes in no notice.
   if (err != CL_SUCCESS && event_) Runtime::get().fail_tracked(event_, err < 0 ? err : CL_OUT_OF_RESOURCES);
   if (err != CL_SUCCESS && !sync_mode()) return err;
-  sent_ = true;
-  if (event_out_) *event_out_ = event_;
-  else if (event_) release(event_);
+  if (event_out_) {
+    retain(event_);  // the application's reference
+    *event_out_ = event_;
+  }
   return err;
 }
 
@@ -110,12 +124,9 @@ std::shared_ptr<PendingReply> Command::send_call(RequestMessage &request, void *
                                                  std::function<void()> landed) {
   if (event_) Runtime::get().track(event_);
   auto pending = queue_->connection->send_call(request, nullptr, 0, read_dest, read_size, std::move(landed));
-  sent_ = true;
   if (event_out_) {
+    retain(event_);  // the application's reference
     *event_out_ = event_;
-  } else if (event_) {
-    hold(event_);  // wait() may still look at it
-    release(event_);
   }
   return pending;
 }
@@ -125,103 +136,6 @@ cl_int Command::wait() {
   std::unique_lock<std::mutex> lock(event_->mutex);
   event_->cv.wait(lock, [&] { return event_->status <= CL_COMPLETE; });
   return event_->status < 0 ? CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST : CL_SUCCESS;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Buffers across daemons
-
-namespace {
-
-void post_create(cl_mem mem, Connection *connection) {
-  RequestMessage request;
-  if (mem->is_image()) {
-    image_fill_create(request.root.initCreateImage(), mem);
-  } else if (mem->parent) {
-    auto create = request.root.initCreateSubBuffer();
-    create.setId(mem->id);
-    create.setParent(mem->parent->id);
-    create.setFlags(backend_flags(mem));
-    create.setOrigin(mem->origin);
-    create.setSize(mem->size);
-  } else {
-    auto create = request.root.initCreateBuffer();
-    create.setId(mem->id);
-    create.setContext(mem->context->id);
-    create.setFlags(backend_flags(mem));
-    create.setSize(mem->size);
-  }
-  connection->post(request);
-  mem->present |= bit(connection);
-}
-
-// The request that reads (write false) or writes all of root, and the bytes that travel with it.
-std::pair<wire::Command::Builder, size_t> whole_transfer(wire::Request::Builder request, cl_mem root, bool write) {
-  if (root->is_image()) return image_whole_transfer(request, root, write);
-  if (write) {
-    auto w = request.initWriteBuffer();
-    w.setBuffer(root->id);
-    w.setSize(root->size);
-    return {w.getCommand(), root->size};
-  }
-  auto r = request.initReadBuffer();
-  r.setBuffer(root->id);
-  r.setSize(root->size);
-  return {r.getCommand(), root->size};
-}
-
-// Brings root's contents from a daemon that has them to connection, through this process.
-cl_int migrate(cl_mem root, Connection *to) {
-  cl_context context = root->context;
-  ContextPart *source = nullptr;
-  for (auto &part : context->parts)
-    if (root->valid & bit(part.connection)) source = &part;
-  ContextPart *target = context->part(to);
-  if (!source || !target) return CL_SUCCESS;
-  RequestMessage read;
-  auto [r, bytes] = whole_transfer(read.root, root, false);
-  std::vector<uint8_t> staging(bytes);
-  r.setQueue(context->transfer_queue(*source));
-  if (root->last_writer && root->last_writer->connection == source->connection)
-    r.initWaitFor(1).set(0, root->last_writer->id);
-  auto pending = source->connection->send_call(read, nullptr, 0, staging.data(), staging.size());
-  cl_int err = source->connection->wait(*pending);
-  if (err != CL_SUCCESS) return err;
-
-  RequestMessage write;
-  uint64_t queue = context->transfer_queue(*target);
-  whole_transfer(write.root, root, true).first.setQueue(queue);
-  to->post(write, staging.data(), staging.size());
-  // The command about to use the buffer runs on another queue: let the copy land first.
-  RequestMessage finish;
-  finish.root.setFinish(queue);
-  return to->wait(*to->send_call(finish));
-}
-
-}  // namespace
-
-cl_int mem_prepare(cl_mem mem, Connection *connection, bool overwrites_all) {
-  cl_mem root = mem->parent ? mem->parent : mem;
-  std::lock_guard<std::mutex> lock(root->mutex);
-  ConnectionMask here = bit(connection);
-  if (!(root->present & here)) post_create(root, connection);
-  if (mem != root && !(mem->present & here)) post_create(mem, connection);
-  if (root->valid & here) return CL_SUCCESS;
-  if (root->valid != 0 && !overwrites_all) {
-    cl_int err = migrate(root, connection);
-    if (err != CL_SUCCESS) return err;
-  }
-  root->valid |= here;
-  return CL_SUCCESS;
-}
-
-void mem_written(cl_mem mem, Connection *connection, cl_event event) {
-  cl_mem root = mem->parent ? mem->parent : mem;
-  if (root->context->parts.size() < 2) return;  // one daemon: always current
-  std::lock_guard<std::mutex> lock(root->mutex);
-  root->valid = bit(connection);
-  if (event) retain(event);
-  if (root->last_writer) release(root->last_writer);
-  root->last_writer = event;
 }
 
 }  // namespace fedcl

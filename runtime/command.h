@@ -24,7 +24,10 @@ class Command {
                                           std::function<void()> landed = nullptr);
 
   _cl_event *event() const { return event_; }
+  cl_command_queue queue() const { return queue_; }
   Connection *connection() const { return queue_->connection; }
+  // One more event (of the queue's daemon) to wait for: a copy of a buffer on its way there.
+  void wait_also(uint64_t event_id) { wait_ids_.push_back(event_id); }
   // Waits for the command's event; for blocking commands.
   cl_int wait();
 
@@ -34,7 +37,6 @@ class Command {
   std::vector<uint64_t> wait_ids_;
   _cl_event *event_ = nullptr;
   cl_event *event_out_ = nullptr;
-  bool sent_ = false;
 };
 
 // Validates a wait list without enqueueing anything (clWaitForEvents and friends).
@@ -43,11 +45,6 @@ cl_int check_wait_list(cl_context context, cl_uint num_events, const cl_event *w
 // Whether an event of a (valid) wait list has already failed: a blocking call then returns
 // CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST instead of waiting for a command that cannot run.
 bool wait_list_failed(cl_uint num_events, const cl_event *wait_list);
-
-// Buffers across daemons: before a command on connection uses mem, make sure the daemon has it
-// and that its copy is current; after a command may have written it, that daemon alone is current.
-cl_int mem_prepare(cl_mem mem, Connection *connection, bool overwrites_all);
-void mem_written(cl_mem mem, Connection *connection, cl_event event);
 
 // The flags a memory object is created with on a daemon. Host pointers stay in this process (initial
 // contents travel as payload; objects made from another inherit them there), and host-access flags

@@ -370,7 +370,8 @@ void Connection::receiver_main() {
     FrameHeader header;
     if (!read_exact(&header, sizeof header)) return;
     std::string problem = frame_check(header);
-    if (problem.empty() && header.kind == uint16_t(wire::FrameKind::REQUEST)) problem = "the daemon sent a request";
+    if (problem.empty() && header.kind != uint16_t(wire::FrameKind::REPLY) && header.kind != uint16_t(wire::FrameKind::NOTICE))
+      problem = "the daemon sent a frame of kind " + std::to_string(header.kind) + ", neither a reply nor a notice";
     if (!problem.empty()) {
       lose("malformed frame from the daemon: " + problem);
       return;

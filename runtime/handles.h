@@ -136,6 +136,7 @@ struct _cl_mem : fedcl::Object {
   fedcl::ConnectionMask present = 0;                      // daemons that hold the object
   fedcl::ConnectionMask valid = 0;                        // daemons whose copy is current
   cl_event last_writer = nullptr;                         // the last command that may have written it
+  std::map<size_t, cl_event> arrivals;                    // by connection index: a copy on its way there
   uint8_t *mirror = nullptr;                              // host copy that maps point into
   struct Mapping {
     void *pointer;
@@ -215,6 +216,11 @@ struct _cl_event : fedcl::Object {
   bool has_profiling = false;
   cl_ulong profiling[4] = {};
   fedcl::ConnectionMask proxies = 0;                      // daemons holding a user-event stand-in
+  fedcl::ConnectionMask signalled = 0;                    // of those, the ones this event's daemon signals
+                                                          // over a peer link (this process relays failures only)
+  // A transfer's sending side: its failure fails the receiving side's event (daemon, event id) too.
+  fedcl::Connection *fails_too_on = nullptr;
+  uint64_t fails_too = 0;
   struct StatusCallback {
     cl_int status;
     void(CL_CALLBACK *function)(cl_event, cl_int, void *);
@@ -224,6 +230,7 @@ struct _cl_event : fedcl::Object {
   _cl_event() : Object(kMagic) {}
   ~_cl_event();
   void last_release();
+  void release_proxies();
 };
 
 struct _cl_sampler : fedcl::Object {

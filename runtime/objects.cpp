@@ -110,6 +110,7 @@ _cl_mem::~_cl_mem() {
   handle_unregister(this);
   run_destructor_callbacks(destructor_callbacks, this);
   if (last_writer) release(last_writer);
+  for (auto &entry : arrivals) release(entry.second);
   std::free(mirror);
   if (parent) unhold(parent);
   unhold(context);
@@ -142,6 +143,12 @@ _cl_kernel::~_cl_kernel() { unhold(program); }
 
 void _cl_event::last_release() {
   if (connection) post_release(connection, id);
+  // A stand-in still waiting for its status is released once it has it (Runtime::complete).
+  std::lock_guard<std::mutex> lock(mutex);
+  if (status <= CL_COMPLETE) release_proxies();
+}
+
+void _cl_event::release_proxies() {
   for (auto &part : context->parts)
     if (proxies & bit(part.connection)) post_release(part.connection, id);
 }

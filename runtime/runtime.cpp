@@ -2,7 +2,9 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 
+#include "coherence.h"
 #include "device.h"
 #include "hosts.h"
 
@@ -81,7 +83,8 @@ void Runtime::track(_cl_event *event) {
 
 void Runtime::complete(_cl_event *event, cl_int status, const uint64_t *profiling) {
   std::vector<_cl_event::StatusCallback> due;
-  ConnectionMask proxies;
+  Connection *fails_too_on;
+  uint64_t fails_too;
   {
     std::lock_guard<std::mutex> lock(event->mutex);
     if (event->status <= CL_COMPLETE) return;
@@ -91,20 +94,26 @@ void Runtime::complete(_cl_event *event, cl_int status, const uint64_t *profilin
       event->has_profiling = true;
     }
     due.swap(event->callbacks);
-    proxies = event->proxies;
+    // Commands on other daemons that wait for this event wait on a stand-in user event there. A
+    // peer signals its stand-ins; failures are relayed from here as well, in case no signal can
+    // come. Under the lock, so that a release cannot overtake the status (last_release).
+    ConnectionMask proxies = status < 0 ? event->proxies : event->proxies & ~event->signalled;
+    if (proxies) {
+      for (const auto &part : event->context->parts)
+        if (proxies & bit(part.connection)) set_remote_status(part.connection, event->id, status);
+    }
+    // The application let go of the event before it completed: its stand-ins go now.
+    if (event->refcount.load() == 0) event->release_proxies();
+    fails_too_on = status < 0 ? event->fails_too_on : nullptr;
+    fails_too = event->fails_too;
     event->cv.notify_all();
   }
-  // Commands on other daemons that wait for this event wait on a stand-in user event there.
-  if (proxies) {
-    for (const auto &part : event->context->parts) {
-      if (!(proxies & bit(part.connection))) continue;
-      RequestMessage request;
-      auto set = request.root.initSetUserEventStatus();
-      set.setEvent(event->id);
-      set.setStatus(status);
-      part.connection->post(request);
-      part.connection->flush();
-    }
+  // A transfer whose sending side failed: its receiving side will get no bytes. A lost peer link
+  // (the daemons lost each other, not this process) sends later data through this process.
+  if (fails_too_on) {
+    set_remote_status(fails_too_on, fails_too, status);
+    complete_by_id(fails_too, status, nullptr);
+    if (status == CL_DEVICE_NOT_AVAILABLE && event->connection->alive() && fails_too_on->alive()) unlink_peers(event->connection, fails_too_on);
   }
   for (const auto &callback : due) {
     hold(event);
@@ -112,6 +121,70 @@ void Runtime::complete(_cl_event *event, cl_int status, const uint64_t *profilin
       callback.function(event, status < 0 ? status : callback.status, callback.user_data);
       unhold(event);
     });
+  }
+}
+
+void Runtime::set_remote_status(Connection *connection, uint64_t event_id, cl_int status) {
+  RequestMessage request;
+  auto set = request.root.initSetUserEventStatus();
+  set.setEvent(event_id);
+  set.setStatus(status);
+  connection->post(request);
+  connection->flush();
+}
+
+bool Runtime::peer_linked(Connection *a, Connection *b) {
+  std::lock_guard<std::mutex> lock(links_mutex_);
+  auto it = links_.find(std::minmax(a->index(), b->index()));
+  return it != links_.end() && it->second;
+}
+
+void Runtime::unlink_peers(Connection *a, Connection *b) {
+  {
+    std::lock_guard<std::mutex> lock(links_mutex_);
+    bool &linked = links_[std::minmax(a->index(), b->index())];
+    if (!linked) return;
+    linked = false;
+  }
+  std::fprintf(stderr, "fedcl: warning: the peer link between daemons %s and %s failed: data and events between them "
+               "go through this process from now on\n", a->endpoint().c_str(), b->endpoint().c_str());
+}
+
+void Runtime::link_peers(const std::vector<Connection *> &connections) {
+  static const bool enabled = [] {
+    const char *text = std::getenv("FEDCL_PEER_LINKS");
+    return !text || std::string(text) != "0";
+  }();
+  struct Probe {
+    Connection *from, *to;
+    std::shared_ptr<PendingReply> reply;
+  };
+  std::vector<Probe> probes;
+  {
+    std::lock_guard<std::mutex> lock(links_mutex_);
+    for (size_t i = 0; i < connections.size(); i++) {
+      for (size_t j = i + 1; j < connections.size(); j++) {
+        auto key = std::minmax(connections[i]->index(), connections[j]->index());
+        if (links_.count(key)) continue;
+        links_[key] = false;  // until the probe says otherwise
+        if (enabled && connections[i]->alive() && connections[j]->alive()) probes.push_back({connections[i], connections[j], nullptr});
+      }
+    }
+  }
+  // All pairs at once: one peer timeout at worst, not one per pair.
+  for (Probe &probe : probes) {
+    RequestMessage request;
+    fill_peer_ref(request.root.initPeerConnect(), *probe.to);
+    probe.reply = probe.from->send_call(request);
+  }
+  for (Probe &probe : probes) {
+    cl_int status = probe.from->wait(*probe.reply);
+    if (status != CL_SUCCESS)
+      std::fprintf(stderr, "fedcl: warning: daemons %s and %s have no peer link (%s): data and events between them go "
+                   "through this process\n", probe.from->endpoint().c_str(), probe.to->endpoint().c_str(),
+                   probe.reply->message.c_str());
+    std::lock_guard<std::mutex> lock(links_mutex_);
+    links_[std::minmax(probe.from->index(), probe.to->index())] = status == CL_SUCCESS;
   }
 }
 

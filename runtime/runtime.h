@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -27,6 +28,13 @@ class Runtime final : public ConnectionListener {
   // Completes a tracked event now, with a failure found before the daemon could report one.
   void fail_tracked(_cl_event *event, cl_int status) { complete_by_id(event->id, status, nullptr); }
 
+  // Daemons of a new context find each other: every pair gets a peer link now if it can (a round
+  // trip the first time a pair meets). Pairs that cannot stay on the path through this process.
+  void link_peers(const std::vector<Connection *> &connections);
+  // Whether daemons a and b move data and signal events to each other directly.
+  bool peer_linked(Connection *a, Connection *b);
+  void unlink_peers(Connection *a, Connection *b);
+
   // Runs function on the callback thread: never on a runtime thread that a callback could block.
   void defer(std::function<void()> function);
 
@@ -46,6 +54,8 @@ class Runtime final : public ConnectionListener {
   // Opens connections in parallel; returns each one's error ("" if it opened).
   std::vector<std::string> open_all(std::vector<std::unique_ptr<Connection>> &connections, const std::string &key);
   void complete_by_id(uint64_t id, cl_int status, const uint64_t *profiling);
+  // Sets the stand-in (or receive) event event_id on connection's daemon.
+  void set_remote_status(Connection *connection, uint64_t event_id, cl_int status);
   void callback_main();
 
   _cl_platform_id platform_;
@@ -55,6 +65,9 @@ class Runtime final : public ConnectionListener {
 
   std::mutex events_mutex_;
   std::unordered_map<uint64_t, _cl_event *> events_;
+
+  std::mutex links_mutex_;
+  std::map<std::pair<size_t, size_t>, bool> links_;  // by connection indices, lower first
 
   std::mutex contexts_mutex_;
   std::unordered_map<uint64_t, _cl_context *> contexts_;

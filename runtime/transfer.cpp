@@ -1,5 +1,7 @@
 #include "transfer.h"
 
+#include "coherence.h"
+
 #include <cstdlib>
 #include <cstring>
 
@@ -53,7 +55,7 @@ cl_int host_read(cl_command_queue queue, cl_mem mem, bool blocking, const HostRe
   cl_int err = command.begin(num_events, wait_list, event);
   if (err == CL_SUCCESS && blocking && wait_list_failed(num_events, wait_list))
     err = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
-  if (err == CL_SUCCESS) err = mem_prepare(mem, queue->connection, false);
+  if (err == CL_SUCCESS) err = mem_prepare(mem, command, false);
   if (err != CL_SUCCESS) return err;
   RequestMessage request;
   command.fill(build(request.root));
@@ -79,7 +81,7 @@ cl_int host_write(cl_command_queue queue, cl_mem mem, bool overwrites_all, const
                   cl_command_type type) {
   Command command(queue, type);
   cl_int err = command.begin(num_events, wait_list, event, multi_daemon(queue));
-  if (err == CL_SUCCESS) err = mem_prepare(mem, queue->connection, overwrites_all);
+  if (err == CL_SUCCESS) err = mem_prepare(mem, command, overwrites_all);
   if (err != CL_SUCCESS) return err;
   std::unique_ptr<uint8_t[]> staging;
   const uint8_t *payload = host.base;
@@ -91,8 +93,9 @@ cl_int host_write(cl_command_queue queue, cl_mem mem, bool overwrites_all, const
   }
   RequestMessage request;
   command.fill(build(request.root));
-  if (multi_daemon(queue)) mem_written(mem, queue->connection, command.event());
-  return command.send(request, payload, host.packed_size());
+  err = command.send(request, payload, host.packed_size());
+  if (err == CL_SUCCESS && multi_daemon(queue)) mem_written(mem, queue->connection, command.event());
+  return err;
 }
 
 cl_int device_command(cl_command_queue queue, cl_mem source, cl_mem dest, bool overwrites_all,
@@ -100,21 +103,22 @@ cl_int device_command(cl_command_queue queue, cl_mem source, cl_mem dest, bool o
                       cl_command_type type) {
   Command command(queue, type);
   cl_int err = command.begin(num_events, wait_list, event, multi_daemon(queue));
-  if (err == CL_SUCCESS && source) err = mem_prepare(source, queue->connection, false);
-  if (err == CL_SUCCESS) err = mem_prepare(dest, queue->connection, overwrites_all);
+  if (err == CL_SUCCESS && source) err = mem_prepare(source, command, false);
+  if (err == CL_SUCCESS) err = mem_prepare(dest, command, overwrites_all);
   if (err != CL_SUCCESS) return err;
   RequestMessage request;
   command.fill(build(request.root));
-  if (multi_daemon(queue)) mem_written(dest, queue->connection, command.event());
-  return command.send(request);
+  err = command.send(request);
+  if (err == CL_SUCCESS && multi_daemon(queue)) mem_written(dest, queue->connection, command.event());
+  return err;
 }
 
 cl_int backend_decides(cl_command_queue queue, cl_mem source, cl_mem dest, const BuildRequest &build,
                        cl_uint num_events, const cl_event *wait_list, cl_event *event, cl_command_type type) {
   Command command(queue, type);
   cl_int err = command.begin(num_events, wait_list, nullptr);
-  if (err == CL_SUCCESS) err = mem_prepare(source, queue->connection, false);
-  if (err == CL_SUCCESS) err = mem_prepare(dest, queue->connection, false);
+  if (err == CL_SUCCESS) err = mem_prepare(source, command, false);
+  if (err == CL_SUCCESS) err = mem_prepare(dest, command, false);
   if (err != CL_SUCCESS) return err;
   RequestMessage request;
   command.fill(build(request.root));

@@ -1,0 +1,92 @@
+#include "peer_inbox.h"
+
+namespace fedcld {
+
+bool PeerInbox::hold(uint64_t transfer, uint64_t sender, PeerChunk chunk) {
+  if (held_bytes_ + chunk.size > kMaxHeldBytes) return false;
+  held_bytes_ += chunk.size;
+  Held &held = held_[transfer];
+  held.sender = sender;
+  held.early.chunks.push_back(std::move(chunk));
+  return true;
+}
+
+void PeerInbox::hold_failure(uint64_t transfer, cl_int status, std::string message) {
+  Held &held = held_[transfer];
+  held.early.status = status;
+  held.early.message = std::move(message);
+}
+
+PeerInbox::Early PeerInbox::take_early(uint64_t transfer, uint64_t sender) {
+  auto it = held_.find(transfer);
+  if (it == held_.end()) return {};
+  Early early = std::move(it->second.early);
+  for (const PeerChunk &chunk : early.chunks) held_bytes_ -= chunk.size;
+  // Bytes from another daemon than the one the client named are not this receive's.
+  if (it->second.sender != sender) early.chunks.clear();
+  held_.erase(it);
+  return early;
+}
+
+std::shared_ptr<PeerReceive> PeerInbox::receive(uint64_t transfer, uint64_t sender) const {
+  auto it = receives_.find(transfer);
+  return it == receives_.end() || it->second.sender != sender ? nullptr : it->second.receive;
+}
+
+std::vector<std::shared_ptr<PeerReceive>> PeerInbox::receives_from(uint64_t sender) const {
+  std::vector<std::shared_ptr<PeerReceive>> found;
+  for (const auto &entry : receives_)
+    if (entry.second.sender == sender) found.push_back(entry.second.receive);
+  return found;
+}
+
+bool PeerInbox::take_signal(uint64_t event, cl_int *status) {
+  auto it = signals_.find(event);
+  if (it == signals_.end()) return false;
+  *status = it->second;
+  signals_.erase(it);
+  return true;
+}
+
+void PeerInbox::add_stand_in(uint64_t event_id, uint64_t instance, cl_event event) {
+  clRetainEvent(event);
+  auto [it, added] = stand_ins_.try_emplace(event_id, StandIn{instance, event});
+  if (!added) clReleaseEvent(event);
+}
+
+cl_event PeerInbox::take_stand_in(uint64_t event_id, uint64_t instance) {
+  auto it = stand_ins_.find(event_id);
+  if (it == stand_ins_.end() || it->second.instance != instance) return nullptr;
+  cl_event event = it->second.event;
+  stand_ins_.erase(it);
+  return event;
+}
+
+cl_event PeerInbox::take_stand_in(uint64_t event_id) {
+  auto it = stand_ins_.find(event_id);
+  return it == stand_ins_.end() ? nullptr : take_stand_in(event_id, it->second.instance);
+}
+
+std::vector<std::pair<uint64_t, cl_event>> PeerInbox::take_stand_ins_of(uint64_t instance) {
+  std::vector<std::pair<uint64_t, cl_event>> taken;
+  for (auto it = stand_ins_.begin(); it != stand_ins_.end();) {
+    if (it->second.instance == instance) {
+      taken.emplace_back(it->first, it->second.event);
+      it = stand_ins_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  return taken;
+}
+
+void PeerInbox::clear() {
+  held_.clear();
+  held_bytes_ = 0;
+  receives_.clear();
+  signals_.clear();
+  for (auto &entry : stand_ins_) clReleaseEvent(entry.second.event);
+  stand_ins_.clear();
+}
+
+}  // namespace fedcld

@@ -1,0 +1,86 @@
+// What peer daemons deliver to one client session: the bytes of its receives (ReceiveFromPeer) and
+// the signals of its stand-in events (CreateUserEvent.signalledBy). The client's requests and the
+// peer's messages travel on different connections, so either may come first: what a peer delivers
+// before the client's request that expects it waits here.
+#pragma once
+
+#include <CL/cl.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace fedcld {
+
+struct PeerChunk {
+  uint64_t offset;                      // from the transfer's start
+  uint64_t size;
+  std::shared_ptr<uint8_t[]> bytes;
+};
+
+struct PeerReceive;  // peer_transfer.h
+
+class PeerInbox {
+ public:
+  // Bytes a peer sent before the session's receive was known; false past kMaxHeldBytes (the link
+  // is then misbehaving).
+  bool hold(uint64_t transfer, uint64_t sender, PeerChunk chunk);
+  // A failure a peer reported for a transfer whose receive is not known yet.
+  void hold_failure(uint64_t transfer, cl_int status, std::string message);
+
+  // The receive's early arrivals: chunks from its sender, and a failure if one came.
+  struct Early {
+    std::vector<PeerChunk> chunks;
+    cl_int status = CL_SUCCESS;
+    std::string message;
+  };
+  Early take_early(uint64_t transfer, uint64_t sender);
+
+  void add_receive(uint64_t transfer, uint64_t sender, std::shared_ptr<PeerReceive> receive) {
+    receives_[transfer] = {sender, std::move(receive)};
+  }
+  // The receive of transfer if sender is the daemon it expects bytes from.
+  std::shared_ptr<PeerReceive> receive(uint64_t transfer, uint64_t sender) const;
+  void remove_receive(uint64_t transfer) { receives_.erase(transfer); }
+  std::vector<std::shared_ptr<PeerReceive>> receives_from(uint64_t sender) const;
+
+  // Signals for stand-in events: an early one waits for the stand-in's creation.
+  void hold_signal(uint64_t event, cl_int status) { signals_[event] = status; }
+  bool take_signal(uint64_t event, cl_int *status);
+  // Stand-ins set by a peer's signal, kept (retained) until the signal comes even if the client
+  // releases them first; losing that peer fails them instead of leaving the commands behind them
+  // waiting forever.
+  void add_stand_in(uint64_t event_id, uint64_t instance, cl_event event);
+  // The stand-in event_id of instance, handed over with its reference; null if there is none.
+  cl_event take_stand_in(uint64_t event_id, uint64_t instance);
+  // Any instance's (the client settles it itself).
+  cl_event take_stand_in(uint64_t event_id);
+  std::vector<std::pair<uint64_t, cl_event>> take_stand_ins_of(uint64_t instance);
+
+  void clear();
+  ~PeerInbox() { clear(); }
+
+ private:
+  static constexpr uint64_t kMaxHeldBytes = uint64_t(1) << 30;
+  struct Held {
+    uint64_t sender = 0;
+    Early early;
+  };
+  std::unordered_map<uint64_t, Held> held_;
+  uint64_t held_bytes_ = 0;
+  struct Expected {
+    uint64_t sender;
+    std::shared_ptr<PeerReceive> receive;
+  };
+  std::unordered_map<uint64_t, Expected> receives_;
+  std::unordered_map<uint64_t, cl_int> signals_;
+  struct StandIn {
+    uint64_t instance;
+    cl_event event;
+  };
+  std::unordered_map<uint64_t, StandIn> stand_ins_;
+};
+
+}  // namespace fedcld

@@ -1,0 +1,218 @@
+#include "coherence.h"
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "image.h"
+#include "runtime.h"
+
+namespace fedcl {
+
+void fill_peer_ref(wire::PeerRef::Builder ref, Connection &connection) {
+  auto hello = connection.hello();
+  ref.setInstance(hello.getInstance());
+  ref.setAddress(hello.getPeerAddress().size() ? hello.getPeerAddress() : kj::StringPtr(connection.endpoint().c_str()));
+  ref.setSession(hello.getSessionToken());
+}
+
+namespace {
+
+bool pending(cl_event event) {
+  std::lock_guard<std::mutex> lock(event->mutex);
+  return event->status > CL_COMPLETE;
+}
+
+// Call with root->mutex held (as everything below).
+void drop_arrivals(cl_mem root) {
+  for (auto &entry : root->arrivals) release(entry.second);
+  root->arrivals.clear();
+}
+
+void post_create(cl_mem mem, Connection *connection) {
+  RequestMessage request;
+  if (mem->is_image()) {
+    image_fill_create(request.root.initCreateImage(), mem);
+  } else if (mem->parent) {
+    auto create = request.root.initCreateSubBuffer();
+    create.setId(mem->id);
+    create.setParent(mem->parent->id);
+    create.setFlags(backend_flags(mem));
+    create.setOrigin(mem->origin);
+    create.setSize(mem->size);
+  } else {
+    auto create = request.root.initCreateBuffer();
+    create.setId(mem->id);
+    create.setContext(mem->context->id);
+    create.setFlags(backend_flags(mem));
+    create.setSize(mem->size);
+  }
+  connection->post(request);
+  mem->present |= bit(connection);
+}
+
+// What a transfer of the whole of root moves.
+size_t whole_bytes(cl_mem root) {
+  if (!root->is_image()) return root->size;
+  auto region = image_full_region(root);
+  return root->element_size * region[0] * region[1] * region[2];
+}
+
+// The events after which part's copy of root is current: its last writer, if it ran there, and
+// the copy on its way there, if any.
+std::vector<uint64_t> current_after(cl_mem root, Connection *connection) {
+  std::vector<uint64_t> events;
+  if (root->last_writer && root->last_writer->connection == connection) events.push_back(root->last_writer->id);
+  auto it = root->arrivals.find(connection->index());
+  if (it != root->arrivals.end() && pending(it->second)) events.push_back(it->second->id);
+  return events;
+}
+
+// An event of fedcl's own, for a command on connection's transfer queue.
+_cl_event *transfer_event(cl_context context, Connection *connection) {
+  _cl_event *event = event_create(context, nullptr, CL_COMMAND_MIGRATE_MEM_OBJECTS, CL_QUEUED);
+  event->connection = connection;
+  Runtime::get().track(event);
+  return event;
+}
+
+// Has source send root's bytes to target over their peer link; returns the receive's event there.
+_cl_event *migrate_direct(cl_mem root, ContextPart &source, ContextPart &target) {
+  cl_context context = root->context;
+  uint64_t transfer = new_object_id();
+  size_t bytes = whole_bytes(root);
+  _cl_event *sent = transfer_event(context, source.connection);
+  _cl_event *arrived = transfer_event(context, target.connection);
+  {
+    std::lock_guard<std::mutex> lock(sent->mutex);
+    sent->fails_too_on = target.connection;
+    sent->fails_too = arrived->id;
+  }
+
+  RequestMessage receive;
+  auto r = receive.root.initReceiveFromPeer();
+  r.getCommand().setQueue(context->transfer_queue(target));
+  r.getCommand().setEvent(arrived->id);
+  r.setMemObject(root->id);
+  r.setSize(bytes);
+  r.setSender(source.connection->hello().getInstance());
+  r.setTransfer(transfer);
+  target.connection->post(receive);
+
+  RequestMessage send;
+  auto s = send.root.initSendToPeer();
+  s.getCommand().setQueue(context->transfer_queue(source));
+  s.getCommand().setEvent(sent->id);
+  std::vector<uint64_t> after = current_after(root, source.connection);
+  auto wait = s.getCommand().initWaitFor(after.size());
+  for (size_t i = 0; i < after.size(); i++) wait.set(i, after[i]);
+  s.setMemObject(root->id);
+  s.setSize(bytes);
+  fill_peer_ref(s.initPeer(), *target.connection);
+  s.setTransfer(transfer);
+  source.connection->post(send);
+  // The sender starts reading at once; the receiver's request leaves with the command that needs it.
+  source.connection->flush();
+  release(sent);  // the event mirror holds it until the daemon reports
+  return arrived;
+}
+
+// The request that reads (write false) or writes all of root, and the bytes that travel with it.
+std::pair<wire::Command::Builder, size_t> whole_transfer(wire::Request::Builder request, cl_mem root, bool write) {
+  if (root->is_image()) return image_whole_transfer(request, root, write);
+  if (write) {
+    auto w = request.initWriteBuffer();
+    w.setBuffer(root->id);
+    w.setSize(root->size);
+    return {w.getCommand(), root->size};
+  }
+  auto r = request.initReadBuffer();
+  r.setBuffer(root->id);
+  r.setSize(root->size);
+  return {r.getCommand(), root->size};
+}
+
+// Brings root's contents from source to target through this process: the fallback for daemons
+// without a peer link. Blocks until the copy has landed.
+cl_int migrate_through_client(cl_mem root, ContextPart &source, ContextPart &target) {
+  cl_context context = root->context;
+  RequestMessage read;
+  auto [r, bytes] = whole_transfer(read.root, root, false);
+  std::vector<uint8_t> staging(bytes);
+  r.setQueue(context->transfer_queue(source));
+  std::vector<uint64_t> after = current_after(root, source.connection);
+  auto wait = r.initWaitFor(after.size());
+  for (size_t i = 0; i < after.size(); i++) wait.set(i, after[i]);
+  auto pending_read = source.connection->send_call(read, nullptr, 0, staging.data(), staging.size());
+  cl_int err = source.connection->wait(*pending_read);
+  if (err != CL_SUCCESS) return err;
+
+  RequestMessage write;
+  uint64_t queue = context->transfer_queue(target);
+  whole_transfer(write.root, root, true).first.setQueue(queue);
+  target.connection->post(write, staging.data(), staging.size());
+  // The command about to use the buffer runs on another queue: let the copy land first.
+  RequestMessage finish;
+  finish.root.setFinish(queue);
+  return target.connection->wait(*target.connection->send_call(finish));
+}
+
+cl_int lost(cl_mem root, ConnectionMask valid) {
+  std::string where;
+  for (const auto &part : root->context->parts)
+    if (valid & bit(part.connection)) where += (where.empty() ? "" : ", ") + part.connection->endpoint();
+  std::string message = "fedcl: " + std::string(root->is_image() ? "image " : "buffer ") + std::to_string(root->id) +
+                        " (" + std::to_string(root->size) + " bytes) is lost: its only current copy was on daemon " +
+                        where + ", which is gone; commands that need its contents fail";
+  std::fprintf(stderr, "%s\n", message.c_str());
+  Runtime::get().notify(root->context, message);
+  return CL_MEM_OBJECT_ALLOCATION_FAILURE;
+}
+
+}  // namespace
+
+cl_int mem_prepare(cl_mem mem, Command &command, bool overwrites_all) {
+  Connection *here = command.connection();
+  cl_mem root = mem->parent ? mem->parent : mem;
+  std::lock_guard<std::mutex> lock(root->mutex);
+  ConnectionMask bit_here = bit(here);
+  if (!(root->present & bit_here)) post_create(root, here);
+  if (mem != root && !(mem->present & bit_here)) post_create(mem, here);
+  if (root->valid & bit_here) {
+    auto it = root->arrivals.find(here->index());
+    if (it != root->arrivals.end() && pending(it->second)) command.wait_also(it->second->id);
+    return CL_SUCCESS;
+  }
+  if (root->valid != 0 && !overwrites_all) {
+    cl_context context = root->context;
+    ContextPart *source = nullptr;
+    for (auto &part : context->parts)
+      if ((root->valid & bit(part.connection)) && part.connection->alive()) source = &part;
+    ContextPart *target = context->part(here);
+    if (!source) return lost(root, root->valid);
+    if (target) {
+      if (Runtime::get().peer_linked(source->connection, here)) {
+        _cl_event *arrived = migrate_direct(root, *source, *target);
+        root->arrivals[here->index()] = arrived;  // takes over the reference
+        command.wait_also(arrived->id);
+      } else {
+        cl_int err = migrate_through_client(root, *source, *target);
+        if (err != CL_SUCCESS) return err;
+      }
+    }
+  }
+  root->valid |= bit_here;
+  return CL_SUCCESS;
+}
+
+void mem_written(cl_mem mem, Connection *connection, cl_event event) {
+  cl_mem root = mem->parent ? mem->parent : mem;
+  if (root->context->parts.size() < 2) return;  // one daemon: always current
+  std::lock_guard<std::mutex> lock(root->mutex);
+  root->valid = bit(connection);
+  drop_arrivals(root);
+  if (event) retain(event);
+  if (root->last_writer) release(root->last_writer);
+  root->last_writer = event;
+}
+
+}  // namespace fedcl

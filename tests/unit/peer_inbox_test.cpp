@@ -1,0 +1,66 @@
+// What a session holds for peer daemons before the client's request that expects it.
+#include "peer_inbox.h"
+
+#include <gtest/gtest.h>
+
+using fedcld::PeerChunk;
+using fedcld::PeerInbox;
+
+namespace {
+PeerChunk chunk(uint64_t offset, uint64_t size) {
+  return PeerChunk{offset, size, std::shared_ptr<uint8_t[]>(new uint8_t[size])};
+}
+}  // namespace
+
+TEST(PeerInbox, EarlyChunksGoToTheReceiveOfTheirSender) {
+  PeerInbox inbox;
+  ASSERT_TRUE(inbox.hold(7, 100, chunk(0, 16)));
+  ASSERT_TRUE(inbox.hold(7, 100, chunk(16, 16)));
+  PeerInbox::Early early = inbox.take_early(7, 100);
+  ASSERT_EQ(2u, early.chunks.size());
+  EXPECT_EQ(16u, early.chunks[1].offset);
+  EXPECT_EQ(CL_SUCCESS, early.status);
+  // Taken once: a second receive of the same transfer finds nothing.
+  EXPECT_TRUE(inbox.take_early(7, 100).chunks.empty());
+}
+
+TEST(PeerInbox, ChunksFromAnotherDaemonAreNotTheReceives) {
+  PeerInbox inbox;
+  ASSERT_TRUE(inbox.hold(7, 100, chunk(0, 16)));
+  EXPECT_TRUE(inbox.take_early(7, 200).chunks.empty());
+  // ...and their bytes no longer count against the bound.
+  EXPECT_TRUE(inbox.hold(8, 100, chunk(0, (uint64_t(1) << 30) - 16)));
+}
+
+TEST(PeerInbox, HeldBytesAreBounded) {
+  PeerInbox inbox;
+  EXPECT_TRUE(inbox.hold(1, 100, chunk(0, uint64_t(1) << 29)));
+  EXPECT_TRUE(inbox.hold(2, 100, chunk(0, uint64_t(1) << 29)));
+  EXPECT_FALSE(inbox.hold(3, 100, chunk(0, 1)));
+  inbox.take_early(1, 100);
+  EXPECT_TRUE(inbox.hold(3, 100, chunk(0, 1)));
+}
+
+TEST(PeerInbox, AnEarlyFailureReachesTheReceive) {
+  PeerInbox inbox;
+  inbox.hold_failure(9, CL_OUT_OF_RESOURCES, "the sender ran out");
+  PeerInbox::Early early = inbox.take_early(9, 100);
+  EXPECT_EQ(CL_OUT_OF_RESOURCES, early.status);
+  EXPECT_EQ("the sender ran out", early.message);
+}
+
+TEST(PeerInbox, ReceivesAreFoundByTransferAndSender) {
+  PeerInbox inbox;
+  inbox.add_receive(5, 100, nullptr);
+  EXPECT_EQ(1u, inbox.receives_from(100).size());
+  EXPECT_TRUE(inbox.receives_from(200).empty());
+}
+
+TEST(PeerInbox, AnEarlySignalIsTakenOnce) {
+  PeerInbox inbox;
+  inbox.hold_signal(42, CL_COMPLETE);
+  cl_int status = 1;
+  ASSERT_TRUE(inbox.take_signal(42, &status));
+  EXPECT_EQ(CL_COMPLETE, status);
+  EXPECT_FALSE(inbox.take_signal(42, &status));
+}
