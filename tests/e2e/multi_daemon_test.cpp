@@ -119,3 +119,102 @@ TEST_F(TwoDaemons, EventOfOneDaemonOrdersACommandOnTheOther) {
   ASSERT_CL_OK(clWaitForEvents(1, &after));
   for (int value : read(1, mem)) ASSERT_EQ(10, value);
 }
+
+// The application may let go of an event as soon as it has enqueued what waits for it (PyOpenCL does):
+// the other daemon's stand-in must still get its status.
+TEST_F(TwoDaemons, EventReleasedBeforeItCompletesStillReleasesTheOtherDaemon) {
+  std::vector<int> ones(n, 1);
+  cl_mem mem = create_buffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, n * sizeof(int), ones.data());
+  cl_int err;
+  cl_event gate = clCreateUserEvent(context, &err);
+  ASSERT_CL_OK(err);
+  cl_kernel scale = create_kernel(program, "scale");
+  set_arg(scale, 0, mem);
+  set_arg(scale, 1, 5);
+  cl_kernel offset = create_kernel(program, "offset");
+  set_arg(offset, 0, mem);
+  set_arg(offset, 1, 2);
+  const size_t global = n;
+  cl_event scaled;
+  ASSERT_CL_OK(clEnqueueNDRangeKernel(queue[0], scale, 1, nullptr, &global, nullptr, 1, &gate, &scaled));
+  ASSERT_CL_OK(clEnqueueNDRangeKernel(queue[1], offset, 1, nullptr, &global, nullptr, 1, &scaled, nullptr));
+  ASSERT_CL_OK(clReleaseEvent(scaled));
+  ASSERT_CL_OK(clSetUserEventStatus(gate, CL_COMPLETE));
+  ASSERT_CL_OK(clFinish(queue[1]));
+  for (int value : read(1, mem)) ASSERT_EQ(7, value);
+}
+
+// A buffer handed back and forth between kernels on the two daemons, each waiting only for the
+// other's event: every hand-over is a migration the daemons carry out, ordered by events alone.
+TEST_F(TwoDaemons, BufferHandedBackAndForthByEventsAlone) {
+  std::vector<int> data(n);
+  std::iota(data.begin(), data.end(), 0);
+  cl_mem mem = create_buffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, n * sizeof(int), data.data());
+  cl_kernel kernels[2] = {create_kernel(program, "scale"), create_kernel(program, "offset")};
+  set_arg(kernels[0], 0, mem);
+  set_arg(kernels[0], 1, 3);
+  set_arg(kernels[1], 0, mem);
+  set_arg(kernels[1], 1, -1);
+  const size_t global = n;
+  cl_event last = nullptr;
+  for (int round = 0; round < 20; round++) {
+    int d = round % 2;
+    cl_event next;
+    ASSERT_CL_OK(clEnqueueNDRangeKernel(queue[d], kernels[d], 1, nullptr, &global, nullptr, last ? 1 : 0,
+                                        last ? &last : nullptr, &next));
+    if (last) clReleaseEvent(last);
+    last = next;
+    for (int &value : data) value = d == 0 ? value * 3 : value - 1;
+  }
+  std::vector<int> out(n);
+  ASSERT_CL_OK(clEnqueueReadBuffer(queue[0], mem, CL_TRUE, 0, n * sizeof(int), out.data(), 1, &last, nullptr));
+  clReleaseEvent(last);
+  EXPECT_TRUE(out == data);
+}
+
+TEST_F(TwoDaemons, MigrateMemObjectsBringsTheContentsAhead) {
+  std::vector<int> data(n);
+  std::iota(data.begin(), data.end(), 7);
+  cl_mem mem = create_buffer(context, CL_MEM_READ_WRITE, n * sizeof(int));
+  ASSERT_CL_OK(clEnqueueWriteBuffer(queue[0], mem, CL_TRUE, 0, n * sizeof(int), data.data(), 0, nullptr, nullptr));
+  cl_event moved;
+  ASSERT_CL_OK(clEnqueueMigrateMemObjects(queue[1], 1, &mem, 0, 0, nullptr, &moved));
+  ASSERT_CL_OK(clWaitForEvents(1, &moved));
+  clReleaseEvent(moved);
+  EXPECT_TRUE(read(1, mem) == data);
+  // Undefined contents move nothing; a kernel that rewrites everything leaves the right bytes.
+  ASSERT_CL_OK(clEnqueueMigrateMemObjects(queue[0], 1, &mem, CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED, 0, nullptr, nullptr));
+  cl_kernel fill = create_kernel(build_program(context, "kernel void fill(global int *x) { x[get_global_id(0)] = 42; }"), "fill");
+  set_arg(fill, 0, mem);
+  const size_t global = n;
+  ASSERT_CL_OK(clEnqueueNDRangeKernel(queue[0], fill, 1, nullptr, &global, nullptr, 0, nullptr, nullptr));
+  for (int value : read(1, mem)) ASSERT_EQ(42, value);
+}
+
+// With FEDCL_PEER_LINKS=0 every migration and cross-daemon event goes through this process: the
+// fallback for daemons that cannot reach each other stays correct.
+TEST(TwoDaemonsWithoutPeerLinks, BuffersAndEventsGoThroughTheClient) {
+  setenv("FEDCL_PEER_LINKS", "0", 1);
+  Cluster cluster{2};
+  cl_int err;
+  cl_context context = clCreateContext(nullptr, 2, cluster.devices.data(), nullptr, nullptr, &err);
+  ASSERT_CL_OK(err);
+  cl_command_queue queue[2] = {create_queue(context, cluster.devices[0]), create_queue(context, cluster.devices[1])};
+  cl_program program = build_program(context, kScaleSource);
+  const size_t n = 4096;
+  std::vector<int> data(n, 2);
+  cl_mem mem = create_buffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, n * sizeof(int), data.data());
+  cl_kernel scale = create_kernel(program, "scale");
+  set_arg(scale, 0, mem);
+  set_arg(scale, 1, 4);
+  cl_kernel offset = create_kernel(program, "offset");
+  set_arg(offset, 0, mem);
+  set_arg(offset, 1, 1);
+  cl_event scaled;
+  ASSERT_CL_OK(clEnqueueNDRangeKernel(queue[0], scale, 1, nullptr, &n, nullptr, 0, nullptr, &scaled));
+  ASSERT_CL_OK(clEnqueueNDRangeKernel(queue[1], offset, 1, nullptr, &n, nullptr, 1, &scaled, nullptr));
+  clReleaseEvent(scaled);
+  std::vector<int> out(n);
+  ASSERT_CL_OK(clEnqueueReadBuffer(queue[1], mem, CL_TRUE, 0, n * sizeof(int), out.data(), 0, nullptr, nullptr));
+  for (int value : out) ASSERT_EQ(9, value);
+}
