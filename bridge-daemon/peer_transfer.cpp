@@ -171,18 +171,23 @@ struct TransferBase {
   }
 };
 
+// Tells the receiving session that a transfer will bring no (more) bytes.
+void write_abort(Session &link, uint64_t token, uint64_t transfer, cl_int status, const std::string &message) {
+  capnp::MallocMessageBuilder builder;
+  auto abort = builder.initRoot<wire::PeerMessage>().initAbort();
+  abort.setSession(token);
+  abort.setTransfer(transfer);
+  abort.setStatus(status);
+  abort.setMessage(message);
+  link.send_peer(builder);
+}
+
 void send_abort(Server &server, const wire::PeerRef::Reader &peer, uint64_t transfer, cl_int status,
                 const std::string &message) {
   uint64_t token = peer.getSession();
   server.peers().with_link(peer.getInstance(), peer.getAddress(), [token, transfer, status, message](Session *link, const std::string &) {
-    if (!link) return;  // the receiver learns of it from the client, or from the lost link
-    capnp::MallocMessageBuilder builder;
-    auto abort = builder.initRoot<wire::PeerMessage>().initAbort();
-    abort.setSession(token);
-    abort.setTransfer(transfer);
-    abort.setStatus(status);
-    abort.setMessage(message);
-    link->send_peer(builder);
+    if (link) write_abort(*link, token, transfer, status, message);
+    // else the receiver learns of it from the client, or from the lost link
   });
 }
 
@@ -284,15 +289,7 @@ struct PeerSend : TransferBase, std::enable_shared_from_this<PeerSend> {
     std::string message = "sending memory object " + std::to_string(mem_id) + " to peer daemon " + address + ": " + why;
     FEDCLD_LOG(warn, "%s", message.c_str());
     auto peer_link = link.lock();
-    if (tell_peer && peer_link && !peer_link->closed()) {
-      capnp::MallocMessageBuilder builder;
-      auto abort = builder.initRoot<wire::PeerMessage>().initAbort();
-      abort.setSession(token);
-      abort.setTransfer(transfer);
-      abort.setStatus(status);
-      abort.setMessage(message);
-      peer_link->send_peer(builder);
-    }
+    if (tell_peer && peer_link && !peer_link->closed()) write_abort(*peer_link, token, transfer, status, message);
     event.finish(session.lock().get(), status < 0 ? status : CL_OUT_OF_RESOURCES, message, mem_id);
   }
 };

@@ -25,10 +25,24 @@ struct TwoDaemons : ::testing::Test {
     program = build_program(context, kScaleSource);
   }
 
-  void run(int d, const char *name, cl_mem mem, int value) {
+  // scale(mem, value) or offset(mem, value), arguments set.
+  cl_kernel bound(const char *name, cl_mem mem, int value) {
     cl_kernel kernel = create_kernel(program, name);
-    set_arg(kernel, 0, mem);
-    set_arg(kernel, 1, value);
+    EXPECT_CL(CL_SUCCESS, clSetKernelArg(kernel, 0, sizeof mem, &mem));
+    EXPECT_CL(CL_SUCCESS, clSetKernelArg(kernel, 1, sizeof value, &value));
+    return kernel;
+  }
+
+  // A user event of the context, not set yet.
+  cl_event gate() {
+    cl_int err;
+    cl_event event = clCreateUserEvent(context, &err);
+    EXPECT_CL(CL_SUCCESS, err);
+    return event;
+  }
+
+  void run(int d, const char *name, cl_mem mem, int value) {
+    cl_kernel kernel = bound(name, mem, value);
     const size_t global = n;
     ASSERT_CL_OK(clEnqueueNDRangeKernel(queue[d], kernel, 1, nullptr, &global, nullptr, 0, nullptr, nullptr));
     clReleaseKernel(kernel);
@@ -98,12 +112,8 @@ TEST_F(TwoDaemons, CopyHostPtrBufferIsReadOnTheSecondDaemon) {
 TEST_F(TwoDaemons, EventOfOneDaemonOrdersACommandOnTheOther) {
   std::vector<int> ones(n, 1);
   cl_mem mem = create_buffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, n * sizeof(int), ones.data());
-  cl_int err;
-  cl_event gate = clCreateUserEvent(context, &err);
-  ASSERT_CL_OK(err);
-  cl_kernel scale = create_kernel(program, "scale");
-  set_arg(scale, 0, mem);
-  set_arg(scale, 1, 10);
+  cl_event gate = this->gate();
+  cl_kernel scale = bound("scale", mem, 10);
   const size_t global = n;
   cl_event scaled;
   ASSERT_CL_OK(clEnqueueNDRangeKernel(queue[0], scale, 1, nullptr, &global, nullptr, 1, &gate, &scaled));
@@ -125,15 +135,9 @@ TEST_F(TwoDaemons, EventOfOneDaemonOrdersACommandOnTheOther) {
 TEST_F(TwoDaemons, EventReleasedBeforeItCompletesStillReleasesTheOtherDaemon) {
   std::vector<int> ones(n, 1);
   cl_mem mem = create_buffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, n * sizeof(int), ones.data());
-  cl_int err;
-  cl_event gate = clCreateUserEvent(context, &err);
-  ASSERT_CL_OK(err);
-  cl_kernel scale = create_kernel(program, "scale");
-  set_arg(scale, 0, mem);
-  set_arg(scale, 1, 5);
-  cl_kernel offset = create_kernel(program, "offset");
-  set_arg(offset, 0, mem);
-  set_arg(offset, 1, 2);
+  cl_event gate = this->gate();
+  cl_kernel scale = bound("scale", mem, 5);
+  cl_kernel offset = bound("offset", mem, 2);
   const size_t global = n;
   cl_event scaled;
   ASSERT_CL_OK(clEnqueueNDRangeKernel(queue[0], scale, 1, nullptr, &global, nullptr, 1, &gate, &scaled));
@@ -150,11 +154,7 @@ TEST_F(TwoDaemons, BufferHandedBackAndForthByEventsAlone) {
   std::vector<int> data(n);
   std::iota(data.begin(), data.end(), 0);
   cl_mem mem = create_buffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, n * sizeof(int), data.data());
-  cl_kernel kernels[2] = {create_kernel(program, "scale"), create_kernel(program, "offset")};
-  set_arg(kernels[0], 0, mem);
-  set_arg(kernels[0], 1, 3);
-  set_arg(kernels[1], 0, mem);
-  set_arg(kernels[1], 1, -1);
+  cl_kernel kernels[2] = {bound("scale", mem, 3), bound("offset", mem, -1)};
   const size_t global = n;
   cl_event last = nullptr;
   for (int round = 0; round < 20; round++) {

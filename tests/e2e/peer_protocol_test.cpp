@@ -60,17 +60,6 @@ bool read_welcome(RawSession &raw, cl_int *status, std::string *message, uint64_
 
 bool process_alive(pid_t pid) { return waitpid(pid, nullptr, WNOHANG) == 0; }
 
-void expect_runtime_session_works(const Cluster &cluster) {
-  cl_device_id device = cluster.devices.at(0);
-  cl_int err;
-  cl_context context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
-  ASSERT_CL_OK(err);
-  cl_command_queue queue = create_queue(context, device);
-  expect_vector_add(context, queue, 1024);
-  clReleaseCommandQueue(queue);
-  clReleaseContext(context);
-}
-
 }  // namespace
 
 TEST(PeerProtocol, AHandshakeWithTheRightKeyIsWelcomedAndKeptAlive) {
@@ -130,7 +119,7 @@ TEST(PeerProtocol, AWrongKeyOrTheWrongDaemonIsRefused) {
 TEST(PeerProtocol, MessagesOutOfPlaceCloseOnlyThatConnection) {
   Cluster cluster(1);
   int port = cluster.daemons[0]->port();
-  expect_runtime_session_works(cluster);
+  expect_runtime_session_works(cluster, 1024);
 
   // Data before the handshake.
   {
@@ -173,5 +162,5 @@ TEST(PeerProtocol, MessagesOutOfPlaceCloseOnlyThatConnection) {
     EXPECT_TRUE(raw.wait_closed());
   }
   ASSERT_TRUE(process_alive(cluster.daemons[0]->pid()));
-  expect_runtime_session_works(cluster);
+  expect_runtime_session_works(cluster, 1024);
 }

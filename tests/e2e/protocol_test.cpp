@@ -13,18 +13,6 @@ using namespace fedcl_test;
 
 namespace {
 
-// A session of the real runtime on daemon, proved alive by a vector add.
-void expect_runtime_session_works(const Cluster &cluster, size_t n) {
-  cl_device_id device = cluster.devices.at(0);
-  cl_int err;
-  cl_context context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
-  ASSERT_CL_OK(err);
-  cl_command_queue queue = create_queue(context, device);
-  expect_vector_add(context, queue, n);
-  clReleaseCommandQueue(queue);
-  clReleaseContext(context);
-}
-
 bool process_alive(pid_t pid) { return waitpid(pid, nullptr, WNOHANG) == 0; }
 
 // Runs in a forked child: uses fedcl, then exits without releasing anything, with work still

@@ -158,6 +158,17 @@ __kernel void scale(__global int *x, int factor) { x[get_global_id(0)] *= factor
 __kernel void offset(__global int *x, int add) { x[get_global_id(0)] += add; }
 )";
 
+void expect_runtime_session_works(const Cluster &cluster, size_t n) {
+  cl_device_id device = cluster.devices.at(0);
+  cl_int err;
+  cl_context context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
+  ASSERT_CL_OK(err);
+  cl_command_queue queue = create_queue(context, device);
+  expect_vector_add(context, queue, n);
+  clReleaseCommandQueue(queue);
+  clReleaseContext(context);
+}
+
 void expect_vector_add(cl_context context, cl_command_queue queue, size_t n) {
   std::vector<float> a(n), b(n), c(n, -1.0f);
   for (size_t i = 0; i < n; i++) {

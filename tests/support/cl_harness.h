@@ -72,6 +72,8 @@ void set_arg(cl_kernel kernel, cl_uint index, const T &value) {
 
 // Runs c = a + b for n floats on queue (one kernel per call) and checks c against the CPU.
 void expect_vector_add(cl_context context, cl_command_queue queue, size_t n);
+// A session of the real runtime on the cluster's first daemon, proved alive by a vector add of n.
+void expect_runtime_session_works(const Cluster &cluster, size_t n);
 
 // Kernels several tests use.
 extern const char kVectorAddSource[];  // add(a, b, c, n): c = a + b
