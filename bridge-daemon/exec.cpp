@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "log.h"
+#include "peer_signal.h"
 #include "peer_transfer.h"
 #include "server.h"
 

@@ -1,6 +1,6 @@
 // Requests that create, change or release objects.
 #include "exec.h"
-#include "peer_transfer.h"
+#include "peer_signal.h"
 
 namespace fedcld {
 

@@ -7,6 +7,7 @@
 
 #include "exec.h"
 #include "log.h"
+#include "peer_signal.h"
 #include "peer_transfer.h"
 #include "server.h"
 #include "session.h"

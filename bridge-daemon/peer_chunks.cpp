@@ -1,0 +1,201 @@
+#include "peer_chunks.h"
+
+#include <algorithm>
+
+namespace fedcld {
+
+// ---------------------------------------------------------------------------------------------
+// OwnEvent
+
+OwnEvent::OwnEvent(Call &call) : id_(call.event), context_(call.context) {
+  if (id_ == 0) return;
+  cl_int err = CL_SUCCESS;
+  event_ = clCreateUserEvent(context_, &err);
+  check(err, "clCreateUserEvent");
+  clRetainEvent(event_);  // one reference for the table, one for this
+  call.session.objects().add(id_, ObjectKind::event, event_, context_);
+}
+
+OwnEvent::~OwnEvent() {
+  if (!event_) return;
+  // Work that ended without an outcome (refused after the event existed, or its session closed)
+  // must not leave commands waiting for the event forever.
+  if (!done_ && !settled()) {
+    clSetUserEventStatus(event_, CL_OUT_OF_RESOURCES);
+    sweep_failed_watches();
+  }
+  clReleaseEvent(event_);
+}
+
+bool OwnEvent::settled() const {
+  cl_int status = CL_QUEUED;
+  return event_ && clGetEventInfo(event_, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr) ==
+                       CL_SUCCESS && status <= CL_COMPLETE;
+}
+
+void OwnEvent::finish(Session *session, cl_int status, const std::string &message, uint64_t object) {
+  if (done_) return;
+  done_ = true;
+  if (event_ && !settled()) {
+    clSetUserEventStatus(event_, status);
+    if (status < 0) sweep_failed_watches();
+  }
+  if (!session || session->closed()) return;
+  if (status == CL_COMPLETE) {
+    if (id_) session->notify_completion(id_, CL_COMPLETE, nullptr);
+  } else {
+    session->notify_error(object, id_, status, message, context_);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// DeviceChunks
+
+namespace {
+
+constexpr uint64_t kMiB = 1 << 20;
+
+// Both daemons cut a transfer alike: size/16, between 1 and 4 MiB; an image moves whole.
+uint64_t chunk_bytes(bool image, uint64_t size) {
+  if (image) return size;
+  return std::min<uint64_t>(size, std::clamp<uint64_t>(size / 16, kMiB, 4 * kMiB));
+}
+
+}  // namespace
+
+DeviceChunks::DeviceChunks(Call &call, Resolved &resolved, uint64_t mem_id, uint64_t offset, uint64_t size)
+    : session_(call.session.weak_from_this()), queue_id_(call.object), queue_(resolved.queue), context_(call.context),
+      mem_(call.session.objects().handle<cl_mem>(mem_id, ObjectKind::mem)), offset_(offset), size_(size),
+      waits_(resolved.wait) {
+  cl_mem_object_type type = CL_MEM_OBJECT_BUFFER;
+  check(clGetMemObjectInfo(mem_, CL_MEM_TYPE, sizeof type, &type, nullptr), "clGetMemObjectInfo(CL_MEM_TYPE)");
+  uint64_t bytes = 0;
+  if (type == CL_MEM_OBJECT_BUFFER) {
+    size_t buffer_size = 0;
+    check(clGetMemObjectInfo(mem_, CL_MEM_SIZE, sizeof buffer_size, &buffer_size, nullptr), "clGetMemObjectInfo(CL_MEM_SIZE)");
+    bytes = buffer_size;
+  } else {
+    image_ = true;
+    auto info = [&](cl_image_info param) {
+      size_t value = 0;
+      check(clGetImageInfo(mem_, param, sizeof value, &value, nullptr), "clGetImageInfo");
+      return std::max<size_t>(value, 1);
+    };
+    region_[0] = info(CL_IMAGE_WIDTH);
+    if (type == CL_MEM_OBJECT_IMAGE1D_ARRAY) region_[1] = info(CL_IMAGE_ARRAY_SIZE);
+    if (type == CL_MEM_OBJECT_IMAGE2D || type == CL_MEM_OBJECT_IMAGE2D_ARRAY || type == CL_MEM_OBJECT_IMAGE3D)
+      region_[1] = info(CL_IMAGE_HEIGHT);
+    if (type == CL_MEM_OBJECT_IMAGE2D_ARRAY) region_[2] = info(CL_IMAGE_ARRAY_SIZE);
+    if (type == CL_MEM_OBJECT_IMAGE3D) region_[2] = info(CL_IMAGE_DEPTH);
+    bytes = info(CL_IMAGE_ELEMENT_SIZE) * region_[0] * region_[1] * region_[2];
+  }
+  if (image_ ? (offset != 0 || size != bytes) : (offset > bytes || size > bytes - offset))
+    fail(CL_INVALID_VALUE, "transfer range " + std::to_string(offset) + "+" + std::to_string(size) +
+                               " does not fit the memory object (" + std::to_string(bytes) + " bytes)");
+  uint64_t chunk = chunk_bytes(image_, size);
+  for (uint64_t at = 0; at < size; at += chunk) {
+    chunks.emplace_back();
+    chunks.back().at = at;
+    chunks.back().bytes = std::min(chunk, size - at);
+  }
+  clRetainCommandQueue(queue_);
+  clRetainMemObject(mem_);
+  for (cl_event wait : waits_) clRetainEvent(wait);
+}
+
+DeviceChunks::~DeviceChunks() {
+  open_all(CL_DEVICE_NOT_AVAILABLE);
+  for (cl_event wait : waits_) clReleaseEvent(wait);
+  clReleaseMemObject(mem_);
+  clReleaseCommandQueue(queue_);
+}
+
+long DeviceChunks::chunk_at(uint64_t offset, uint64_t bytes) const {
+  if (chunks.empty()) return -1;
+  uint64_t chunk = chunks[0].bytes;
+  if (offset % chunk || offset / chunk >= chunks.size()) return -1;
+  size_t k = offset / chunk;
+  return chunks[k].bytes == bytes ? long(k) : -1;
+}
+
+void DeviceChunks::watch(Session &session, cl_event event, size_t k, Done done) {
+  try {
+    watch_event(session, session.objects().contains(queue_id_) ? queue_id_ : 0, event,
+                [k, done](Session &, cl_int status, const uint64_t *) { done(k, status); });
+  } catch (...) {
+    clReleaseEvent(event);
+    throw;
+  }
+  clReleaseEvent(event);
+}
+
+void DeviceChunks::enqueue(Session &session, Direction direction, Done ready, Done released) {
+  const cl_event *wait = waits_.empty() ? nullptr : waits_.data();
+  cl_uint wait_count = static_cast<cl_uint>(waits_.size());
+  bool out = direction == Direction::to_network;
+  // First what makes every chunk reachable, so that the chunks become ready one after the other
+  // while the network carries the earlier ones.
+  for (size_t k = 0; k < chunks.size(); k++) {
+    Chunk &chunk = chunks[k];
+    cl_int err = CL_SUCCESS;
+    cl_event event = nullptr;
+    if (image_) {
+      chunk.staging.reset(new (std::nothrow) uint8_t[chunk.bytes + 8]);
+      if (!chunk.staging) fail(CL_OUT_OF_HOST_MEMORY, "fedcld cannot stage an image of " + std::to_string(chunk.bytes) + " bytes");
+      chunk.host = chunk.staging.get();
+      if (!out) {
+        chunk.ready = true;  // the bytes go to the staging; the write behind the gate takes them
+        continue;
+      }
+      const size_t origin[3] = {0, 0, 0};
+      err = clEnqueueReadImage(queue_, mem_, CL_FALSE, origin, region_, 0, 0, chunk.host, wait_count, wait, &event);
+    } else {
+      cl_map_flags flags = out ? CL_MAP_READ : CL_MAP_WRITE_INVALIDATE_REGION;
+      chunk.host = static_cast<uint8_t *>(clEnqueueMapBuffer(queue_, mem_, CL_FALSE, flags, offset_ + chunk.at,
+                                                             chunk.bytes, wait_count, wait, &event, &err));
+    }
+    check(err, out ? "making the data to send reachable" : "making room for the data to receive");
+    watch(session, event, k, [this, ready](size_t k, cl_int status) {
+      if (status == CL_COMPLETE) chunks[k].ready = true;
+      ready(k, status);
+    });
+  }
+  // Then what gives each chunk back, behind its gate.
+  for (size_t k = 0; k < chunks.size(); k++) {
+    Chunk &chunk = chunks[k];
+    cl_int err = CL_SUCCESS;
+    if (image_ && out) continue;  // a staged image needs nothing back: it is released once sent
+    chunk.gate = clCreateUserEvent(context_, &err);
+    check(err, "clCreateUserEvent");
+    std::vector<cl_event> behind = waits_;
+    behind.push_back(chunk.gate);
+    cl_event event = nullptr;
+    if (image_) {
+      const size_t origin[3] = {0, 0, 0};
+      err = clEnqueueWriteImage(queue_, mem_, CL_FALSE, origin, region_, 0, 0, chunk.host, cl_uint(behind.size()),
+                                behind.data(), &event);
+    } else {
+      err = clEnqueueUnmapMemObject(queue_, mem_, chunk.host, 1, &chunk.gate, &event);
+    }
+    check(err, out ? "enqueueing the release of sent data" : "enqueueing the write of received data");
+    watch(session, event, k, released);
+  }
+  clFlush(queue_);
+}
+
+void DeviceChunks::open_gate(size_t k, cl_int status) {
+  Chunk &chunk = chunks[k];
+  if (!chunk.gate) return;
+  cl_int now = CL_QUEUED;
+  clGetEventInfo(chunk.gate, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof now, &now, nullptr);
+  if (now > CL_COMPLETE) clSetUserEventStatus(chunk.gate, status);
+  clReleaseEvent(chunk.gate);
+  chunk.gate = nullptr;
+  if (status < 0) sweep_failed_watches();
+}
+
+void DeviceChunks::open_all(cl_int status) {
+  for (size_t k = 0; k < chunks.size(); k++) open_gate(k, status);
+}
+
+}  // namespace fedcld

@@ -1,0 +1,91 @@
+// The device side of a transfer between daemons (peer_transfer.h): a memory object's range cut into
+// chunks, each made reachable in host memory (a buffer's chunks are mapped, an image is staged
+// whole) and given back to the device once the network is done with it.
+//
+// Every device command of a transfer is enqueued when its request arrives, not as chunks come and
+// go: a backend may order the commands that use one buffer by their enqueue order, across queues
+// (PoCL does), so a chunk's command enqueued after a command that waits for the transfer would wait
+// for that command, which waits for the chunk. The commands that give a chunk back wait for a gate
+// (a user event) that opens when the network is done with it.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "exec.h"
+
+namespace fedcld {
+
+// The event the client holds for a command fedcld carries out itself: a user event of the queue's
+// context under the client's id, set when the work ends (failed, if it ends without an outcome).
+class OwnEvent {
+ public:
+  explicit OwnEvent(Call &call);
+  ~OwnEvent();
+  OwnEvent(const OwnEvent &) = delete;
+
+  // Whether the client already decided the outcome (it relays a failure of the other side).
+  bool settled() const;
+  // Sets the event and tells the client: a completion, or an error about object with message.
+  void finish(Session *session, cl_int status, const std::string &message, uint64_t object);
+  bool done() const { return done_; }
+
+ private:
+  uint64_t id_;
+  cl_context context_;
+  cl_event event_ = nullptr;
+  bool done_ = false;
+};
+
+class DeviceChunks {
+ public:
+  enum class Direction { to_network, from_network };
+  struct Chunk {
+    uint64_t at = 0, bytes = 0;              // from the transfer's start
+    uint8_t *host = nullptr;                 // where its bytes are, or are to be put, once ready
+    std::shared_ptr<uint8_t[]> staging;      // images: the host memory (and room for a frame's padding)
+    cl_event gate = nullptr;
+    bool ready = false;                      // host may be used
+  };
+  // k, and CL_COMPLETE or the failure of the device command.
+  using Done = std::function<void(size_t k, cl_int status)>;
+
+  // Checks the range against the object (CL_INVALID_VALUE); throws RequestError.
+  DeviceChunks(Call &call, Resolved &resolved, uint64_t mem_id, uint64_t offset, uint64_t size);
+  ~DeviceChunks();
+  DeviceChunks(const DeviceChunks &) = delete;
+
+  // Enqueues, for every chunk, what makes it reachable in host memory (ready(k) follows) and, behind
+  // its gate, what gives it back (released(k) follows: its bytes are on the device, for
+  // from_network). An image sent has nothing to give back: it has no gate and no released(k).
+  // Throws RequestError if the backend refuses.
+  void enqueue(Session &session, Direction direction, Done ready, Done released);
+  // The network is done with chunk k (status < 0: it failed).
+  void open_gate(size_t k, cl_int status);
+  // Opens every gate still closed with a failure, so that the backend lets go of the commands.
+  void open_all(cl_int status);
+
+  std::vector<Chunk> chunks;
+  bool image() const { return image_; }
+  uint64_t size() const { return size_; }
+  // Which chunk starts at offset and is bytes long; -1 if none.
+  long chunk_at(uint64_t offset, uint64_t bytes) const;
+
+ private:
+  std::weak_ptr<Session> session_;
+  uint64_t queue_id_;
+  cl_command_queue queue_;
+  cl_context context_;
+  cl_mem mem_;
+  uint64_t offset_, size_;
+  bool image_ = false;
+  size_t region_[3] = {1, 1, 1};
+  std::vector<cl_event> waits_;
+
+ private:
+  void watch(Session &session, cl_event event, size_t k, Done done);
+};
+
+}  // namespace fedcld
