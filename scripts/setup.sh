@@ -15,6 +15,7 @@ packages=(
   pocl-opencl-icd
   googletest libgtest-dev
   clinfo clpeak python3-pyopencl python3-numpy python3-pytest python3-pip
+  iproute2
 )
 
 step() { printf '==> %s\n' "$*"; }
