@@ -7,6 +7,7 @@
 #include <cstring>
 #include <exception>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -68,7 +69,8 @@ int usage() {
                "       fedcl_federation_bench --report FILE...\n"
                "  --quick          fewer repetitions, migrations up to 256 MiB (a smoke run)\n"
                "  --only LIST      workloads among migrate,event,split (default: all)\n"
-               "  --nodes N        use the first N devices of the fedcl platform as nodes (default: all)\n"
+               "  --nodes N        the first N devices of the fedcl platform are the nodes; fewer is an error\n"
+               "                   (default: all)\n"
                "  --split-nodes N  split NBody over 1 .. N nodes (default: up to 3)\n"
                "  --bodies N       split NBody size (default: 8192 on CPU devices, 131072 on GPUs)\n"
                "  --steps N        timed split steps per node count (default 10; 3 with --quick)\n"
@@ -133,6 +135,9 @@ int main(int argc, char **argv) {
   std::unique_ptr<Federation> fed;
   try {
     fed = open_federation(max_nodes);
+    if (max_nodes && fed->nodes.size() < max_nodes)
+      throw std::runtime_error("--nodes " + std::to_string(max_nodes) + ": the fedcl platform has only " +
+                               std::to_string(fed->nodes.size()) + " device(s)");
   } catch (const std::exception &e) {
     std::fprintf(stderr, "fedcl_federation_bench: %s\n", e.what());
     return 1;

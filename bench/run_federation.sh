@@ -66,12 +66,13 @@ done
 [[ -n $backend_library || -e $backend_icd ]] || { echo "run_federation.sh: no backend .icd at $backend_icd" >&2; exit 2; }
 
 work=$(mktemp -d)
-pids=()
 source "$repo/bench/federation_netns.sh"
 cleanup() {
-  local pid
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  # Only this script's own children not yet reaped: the daemons and a probe server, by pid.
+  local pid live
+  live=$(jobs -p)
+  for pid in $live; do kill "$pid" 2>/dev/null || true; done
+  for pid in $live; do wait "$pid" 2>/dev/null || true; done
   fedns_down
   rm -rf "$work"
 }
@@ -160,19 +161,36 @@ wait_for_file() {  # FILE PID WHAT
   return 1
 }
 
-hosts=()
-for ((k = 0; k < nodes; k++)); do
-  device_args=()
+# Node k's daemon: started (again) on its host, cores and device; its pid in node_pids[k], its
+# address in hosts[k]. Logs accumulate in fedcld<k>.log.
+node_pids=() hosts=()
+start_node() {
+  local k=$1 device_args=()
   ((per_device)) && device_args=(--devices "$k")
   set_at "n$k"
   set_pin "$k"
+  rm -f "$work/port$k"
   "${at[@]}" "${backend_env[@]}" "${pin[@]}" "$daemon" --listen "$(host_ip "n$k"):0" --port-file "$work/port$k" \
-    --name "node$k" --log-level warn "${platform_args[@]}" "${device_args[@]}" 2>"$work/fedcld$k.log" &
-  pids+=($!)
-  wait_for_file "$work/port$k" "${pids[-1]}" "fedcld of node $k" || { cat "$work/fedcld$k.log" >&2; exit 1; }
-  hosts+=("$(host_ip "n$k"):$(<"$work/port$k")")
-done
-fedcl_hosts=$(IFS=,; echo "${hosts[*]}")
+    --name "node$k" --log-level warn "${platform_args[@]}" "${device_args[@]}" 2>>"$work/fedcld$k.log" &
+  node_pids[k]=$!
+  wait_for_file "$work/port$k" "${node_pids[k]}" "fedcld of node $k" || { cat "$work/fedcld$k.log" >&2; return 1; }
+  hosts[k]="$(host_ip "n$k"):$(<"$work/port$k")"
+  fedcl_hosts=$(IFS=,; echo "${hosts[*]}")
+}
+for ((k = 0; k < nodes; k++)); do start_node "$k" || exit 1; done
+
+# A daemon gone before a run (the machine may be shared with scripts that stop every fedcld) is
+# reported with its exit status and started again, so that one loss does not spoil the later runs.
+revive_nodes() {
+  local k rc
+  for ((k = 0; k < nodes; k++)); do
+    kill -0 "${node_pids[k]}" 2>/dev/null && continue
+    rc=0
+    wait "${node_pids[k]}" 2>/dev/null || rc=$?
+    echo "# note: fedcld of node $k had exited (status $rc$( ((rc > 128)) && echo ", signal $((rc - 128))")); started again" | tee -a "$out"
+    start_node "$k" || return 1
+  done
+}
 
 # The raw link between node 0 and node 1 (the path a direct migration takes), each end on its
 # node's cores; and, for reference, node 0 to the app (the first half of the path through the client).
@@ -184,7 +202,6 @@ probe_link() {  # FROM TO PREFIX
   [[ $to == app ]] || set_pin "${to#n}"
   "${at[@]}" "${pin[@]}" "$probe" serve "$(host_ip "$to"):0" --port-file "$work/probe.port" &
   server=$!
-  pids+=("$server")
   wait_for_file "$work/probe.port" "$server" "fedcl_linkprobe serve" || return 1
   set_at "$from"
   set_pin "${from#n}"
@@ -240,11 +257,12 @@ for ((r = 1; r <= rounds; r++)); do
   for links in "${order[@]}"; do
     mode=$([[ $links == 1 ]] && echo direct || echo client)
     run=$work/run$r-$mode.txt
+    revive_nodes || { status=1; break 2; }
     echo "# round $r, $mode (FEDCL_PEER_LINKS=$links)" | tee -a "$out"
     rc=0
     set_at app
     "${at[@]}" "${app_env[@]}" FEDCL_HOSTS="$fedcl_hosts" FEDCL_PEER_LINKS="$links" \
-      timeout 900 "$bench" "${bench_args[@]}" >"$run" 2>&1 || rc=$?
+      timeout 900 "$bench" --nodes "$nodes" "${bench_args[@]}" >"$run" 2>&1 || rc=$?
     sed "s/^/#   /" "$run" | tee -a "$out"
     if ((rc)); then echo "# round $r, $mode: exit status $rc" | tee -a "$out"; status=1; fi
     runs+=("$run")
