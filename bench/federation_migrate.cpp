@@ -15,10 +15,10 @@ std::string size_label(size_t bytes) {
   return bytes >= (size_t(1) << 30) ? std::to_string(bytes >> 30) + "GiB" : std::to_string(bytes >> 20) + "MiB";
 }
 
-// Repetitions per size: about 2 GiB moved per size, at least 3 and at most 20 (a tenth, at least 2,
-// with --quick), after one warm-up.
+// Repetitions per size: about 1 GiB moved per size, at least 3 and at most 20 (a quarter, at least
+// 2, with --quick), after one warm-up.
 int repetitions(size_t bytes, const FederationPlan &plan) {
-  size_t full = (size_t(2) << 30) / bytes;
+  size_t full = (size_t(1) << 30) / bytes;
   int reps = int(full < 3 ? 3 : full > 20 ? 20 : full);
   return plan.quick ? std::max(2, reps / 4) : reps;
 }
