@@ -162,15 +162,18 @@ wait_for_file() {  # FILE PID WHAT
 }
 
 # Node k's daemon: started (again) on its host, cores and device; its pid in node_pids[k], its
-# address in hosts[k]. Logs accumulate in fedcld<k>.log.
+# address in hosts[k]. Logs accumulate in fedcld<k>.log. It runs as fcbd-node<k>, a link to
+# fedcld, so that another session's `pkill fedcld` on a shared machine does not stop it mid-run.
 node_pids=() hosts=()
+mkdir "$work/bin"
 start_node() {
   local k=$1 device_args=()
   ((per_device)) && device_args=(--devices "$k")
   set_at "n$k"
   set_pin "$k"
   rm -f "$work/port$k"
-  "${at[@]}" "${backend_env[@]}" "${pin[@]}" "$daemon" --listen "$(host_ip "n$k"):0" --port-file "$work/port$k" \
+  ln -sf "$daemon" "$work/bin/fcbd-node$k"
+  "${at[@]}" "${backend_env[@]}" "${pin[@]}" "$work/bin/fcbd-node$k" --listen "$(host_ip "n$k"):0" --port-file "$work/port$k" \
     --name "node$k" --log-level warn "${platform_args[@]}" "${device_args[@]}" 2>>"$work/fedcld$k.log" &
   node_pids[k]=$!
   wait_for_file "$work/port$k" "${node_pids[k]}" "fedcld of node $k" || { cat "$work/fedcld$k.log" >&2; return 1; }
@@ -216,6 +219,7 @@ describe_node() {
   local k=$1 list
   list=$(node_cores "$k")
   if ((per_device)); then echo -n "fedcld --devices $k"; else echo -n "fedcld"; fi
+  echo -n " (run as fcbd-node$k, a link)"
   if [[ -n $list ]]; then
     echo -n ", taskset -c $list, POCL_MAX_PTHREAD_COUNT=$cores_per_node (PoCL <= 3) and POCL_CPU_MAX_CU_COUNT=$cores_per_node (PoCL >= 4)"
   else
