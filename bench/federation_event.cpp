@@ -1,0 +1,86 @@
+#include "federation_event.h"
+
+#include <stdexcept>
+#include <string>
+
+#include "bench_cl.h"
+#include "bench_stats.h"
+#include "federation_kernels.h"
+
+namespace bench {
+
+namespace {
+
+const size_t kOne = 1;
+
+// The counter kernel bound to a counter of its own, so that no buffer ever needs to migrate.
+struct Counter {
+  OwnedMem counter;
+  OwnedKernel kernel;
+  cl_command_queue queue;
+
+  Counter(const Federation &fed, cl_command_queue queue)
+      : counter(fed.buffer(sizeof(cl_uint))), kernel(fed.kernel(kBumpKernel)), queue(queue) {
+    cl_mem mem = counter;
+    check(clSetKernelArg(kernel, 0, sizeof mem, &mem), "clSetKernelArg");
+    const cl_uint zero = 0;
+    check(clEnqueueWriteBuffer(queue, counter, CL_TRUE, 0, sizeof zero, &zero, 0, nullptr, nullptr),
+          "clEnqueueWriteBuffer");
+  }
+
+  void launch(cl_uint waits, const cl_event *wait, cl_event *event) {
+    check(clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &kOne, &kOne, waits, wait, event),
+          "clEnqueueNDRangeKernel");
+  }
+
+  void expect(cl_uint runs, const char *what) {
+    cl_uint value = 0;
+    check(clEnqueueReadBuffer(queue, counter, CL_TRUE, 0, sizeof value, &value, 0, nullptr, nullptr),
+          "clEnqueueReadBuffer");
+    if (value != runs)
+      throw std::runtime_error(std::string("events: ") + what + " ran " + std::to_string(value) + " times, not " +
+                               std::to_string(runs));
+  }
+};
+
+// first, flushed, then second waiting for first's event, then clFinish on second's queue.
+double chain(Counter &first, Counter &second) {
+  cl_event done;
+  double start = now_us();
+  first.launch(0, nullptr, &done);
+  check(clFlush(first.queue), "clFlush");  // the specification's condition for waiting on another queue
+  second.launch(1, &done, nullptr);
+  check(clFinish(second.queue), "clFinish");
+  double elapsed = now_us() - start;
+  check(clReleaseEvent(done), "clReleaseEvent");
+  return elapsed;
+}
+
+}  // namespace
+
+Measures measure_events(Federation &fed, const FederationPlan &plan) {
+  if (fed.nodes.size() < 2) throw std::runtime_error("events need two nodes");
+  const Node &a = fed.nodes[0], &b = fed.nodes[1];
+  Counter a_first(fed, a.queue), a_second(fed, a.second), b_second(fed, b.queue);
+  const int warmup = 50, reps = plan.count(plan.event_reps);
+  std::vector<double> cross, same;
+  // Interleaved, so that a change in the machine's load touches both alike.
+  for (int r = -warmup; r < reps; r++) {
+    double c = chain(a_first, b_second);
+    double s = chain(a_first, a_second);
+    if (r < 0) continue;
+    cross.push_back(c);
+    same.push_back(s);
+  }
+  const cl_uint runs = cl_uint(warmup + reps);
+  a_first.expect(2 * runs, "the first kernel (node 0)");
+  a_second.expect(runs, "the second kernel on node 0");
+  b_second.expect(runs, "the second kernel on node 1");
+
+  double cross_median = median(cross), cross_p99 = p99(cross), same_median = median(same), same_p99 = p99(same);
+  return {{"event.cross_node.median", "us", cross_median}, {"event.cross_node.p99", "us", cross_p99},
+          {"event.same_node.median", "us", same_median},   {"event.same_node.p99", "us", same_p99},
+          {"event.extra.median", "us", cross_median - same_median}, {"event.extra.p99", "us", cross_p99 - same_p99}};
+}
+
+}  // namespace bench
