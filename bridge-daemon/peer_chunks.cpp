@@ -105,9 +105,20 @@ DeviceChunks::DeviceChunks(Call &call, Resolved &resolved, uint64_t mem_id, uint
 
 DeviceChunks::~DeviceChunks() {
   open_all(CL_DEVICE_NOT_AVAILABLE);
+  for (Chunk &chunk : chunks)
+    if (chunk.reachable) clReleaseEvent(chunk.reachable);
   for (cl_event wait : waits_) clReleaseEvent(wait);
   clReleaseMemObject(mem_);
   clReleaseCommandQueue(queue_);
+}
+
+bool DeviceChunks::usable(size_t k) const {
+  const Chunk &chunk = chunks[k];
+  if (chunk.ready) return true;
+  cl_int status = CL_QUEUED;
+  return chunk.reachable &&
+         clGetEventInfo(chunk.reachable, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr) == CL_SUCCESS &&
+         status == CL_COMPLETE;
 }
 
 long DeviceChunks::chunk_at(uint64_t offset, uint64_t bytes) const {
@@ -155,8 +166,12 @@ void DeviceChunks::enqueue(Session &session, Direction direction, Done ready, Do
                                                              chunk.bytes, wait_count, wait, &event, &err));
     }
     check(err, out ? "making the data to send reachable" : "making room for the data to receive");
+    clRetainEvent(event);
+    chunk.reachable = event;
     watch(session, event, k, [this, ready](size_t k, cl_int status) {
       if (status == CL_COMPLETE) chunks[k].ready = true;
+      clReleaseEvent(chunks[k].reachable);
+      chunks[k].reachable = nullptr;
       ready(k, status);
     });
   }

@@ -47,8 +47,11 @@ class DeviceChunks {
     uint8_t *host = nullptr;                 // where its bytes are, or are to be put, once ready
     std::shared_ptr<uint8_t[]> staging;      // images: the host memory (and room for a frame's padding)
     cl_event gate = nullptr;
-    bool ready = false;                      // host may be used
+    cl_event reachable = nullptr;            // the command that makes host usable, until it completed
+    bool ready = false;                      // host may be used (the loop has seen reachable complete)
   };
+  // Whether chunk k's host memory may be used now: ready, or its command completed already.
+  bool usable(size_t k) const;
   // k, and CL_COMPLETE or the failure of the device command.
   using Done = std::function<void(size_t k, cl_int status)>;
 

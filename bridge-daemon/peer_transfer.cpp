@@ -167,7 +167,7 @@ struct PeerReceive : std::enable_shared_from_this<PeerReceive> {
   // padding must fit: a mapped chunk takes only a payload of whole words.
   std::shared_ptr<uint8_t[]> destination(uint64_t offset, uint64_t bytes) {
     long k = device.chunk_at(offset, bytes);
-    if (k < 0 || claimed[k] || !device.chunks[k].ready || event.done()) return nullptr;
+    if (k < 0 || claimed[k] || !device.usable(k) || event.done()) return nullptr;
     if (!device.image() && bytes % 8) return nullptr;
     claimed[k] = true;
     return std::shared_ptr<uint8_t[]>(shared_from_this(), device.chunks[k].host);
@@ -181,7 +181,7 @@ struct PeerReceive : std::enable_shared_from_this<PeerReceive> {
     if (chunk.bytes.get() == device.chunks[k].host) return device.open_gate(k, CL_COMPLETE);
     if (claimed[k]) return fail(CL_INVALID_VALUE, "the peer sent a chunk twice");
     claimed[k] = true;
-    if (!device.chunks[k].ready) {
+    if (!device.usable(k)) {
       waiting[k] = std::move(chunk.bytes);
       return;
     }
@@ -192,7 +192,7 @@ struct PeerReceive : std::enable_shared_from_this<PeerReceive> {
   void chunk_ready(size_t k, cl_int status) {
     if (event.done()) return;
     if (status < 0) return fail(status, "making room for the data failed on the device (" + std::to_string(status) + ")");
-    if (!waiting[k]) return;
+    if (!waiting[k]) return;  // not come yet, or already in place
     std::memcpy(device.chunks[k].host, waiting[k].get(), device.chunks[k].bytes);
     waiting[k].reset();
     device.open_gate(k, CL_COMPLETE);

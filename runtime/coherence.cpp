@@ -97,6 +97,8 @@ _cl_event *migrate_direct(cl_mem root, ContextPart &source, ContextPart &target)
   r.setSender(source.connection->hello().getInstance());
   r.setTransfer(transfer);
   target.connection->post(receive);
+  // Both at once: the receive should be there before the first bytes, which then land in place.
+  target.connection->flush();
 
   RequestMessage send;
   auto s = send.root.initSendToPeer();
@@ -110,7 +112,6 @@ _cl_event *migrate_direct(cl_mem root, ContextPart &source, ContextPart &target)
   fill_peer_ref(s.initPeer(), *target.connection);
   s.setTransfer(transfer);
   source.connection->post(send);
-  // The sender starts reading at once; the receiver's request leaves with the command that needs it.
   source.connection->flush();
   release(sent);  // the event mirror holds it until the daemon reports
   return arrived;
