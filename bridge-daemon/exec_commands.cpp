@@ -39,11 +39,14 @@ void track(Call &call, Resolved &resolved, CompletionHandler extra, bool notify)
     session.objects().add(event_id, ObjectKind::event, event, call.context);
   }
   try {
-    if (extra || (notify && event_id != 0))
+    if (extra || (notify && event_id != 0)) {
       watch_event(session, call.object, event, [event_id, extra, notify](Session &s, cl_int status, const uint64_t *times) {
+        if (event_id != 0) s.completed(event_id, status);
         if (extra) extra(s, status, times);
         if (notify && event_id != 0) s.notify_completion(event_id, status, times);
       });
+      if (event_id != 0) session.watching(event_id);
+    }
   } catch (...) {
     clReleaseEvent(event);
     throw;

@@ -48,11 +48,15 @@ void exec_signal_peer(Call &call, wire::Request::SignalPeer::Reader request) {
     send_signal(server, instance, address, token, event_id, CL_INVALID_EVENT);
     fail(CL_INVALID_EVENT, "signal for unknown event " + std::to_string(event_id));
   }
-  cl_event event = objects.handle<cl_event>(event_id, ObjectKind::event);
   Server *server_ptr = &server;
-  watch_event(call.session, 0, event, [server_ptr, instance, address, token, event_id](Session &, cl_int status, const uint64_t *) {
+  auto signal = [server_ptr, instance, address, token, event_id](cl_int status) {
     send_signal(*server_ptr, instance, address, token, event_id, status);
-  });
+  };
+  // With the command's own completion watch if it is still pending, else with one of its own (the
+  // event is complete, or it has no command here: a stand-in or a transfer's event).
+  if (call.session.on_completion(event_id, signal)) return;
+  watch_event(call.session, 0, objects.handle<cl_event>(event_id, ObjectKind::event),
+              [signal](Session &, cl_int status, const uint64_t *) { signal(status); });
 }
 
 void stand_in_created(Session &session, uint64_t event_id, cl_event event, uint64_t instance) {

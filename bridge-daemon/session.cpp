@@ -377,6 +377,21 @@ void Session::mark_dirty() {
   });
 }
 
+bool Session::on_completion(uint64_t event_id, std::function<void(cl_int status)> work) {
+  auto it = on_completion_.find(event_id);
+  if (it == on_completion_.end()) return false;
+  it->second.push_back(std::move(work));
+  return true;
+}
+
+void Session::completed(uint64_t event_id, cl_int status) {
+  auto it = on_completion_.find(event_id);
+  if (it == on_completion_.end()) return;
+  auto work = std::move(it->second);
+  on_completion_.erase(it);
+  for (auto &function : work) function(status);
+}
+
 void Session::notify_completion(uint64_t event, cl_int status, const uint64_t *profiling) {
   PendingCompletion completion{event, status, profiling != nullptr, {}};
   if (profiling) std::memcpy(completion.profiling, profiling, sizeof completion.profiling);

@@ -14,6 +14,7 @@
 #include <kj/array.h>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "backend.h"
@@ -57,6 +58,13 @@ class Session : public std::enable_shared_from_this<Session> {
   // written(status) runs once the bytes have gone to the socket (status 0) or could not (negative).
   void send_peer(capnp::MessageBuilder &message, std::shared_ptr<uint8_t[]> payload = nullptr,
                  uint64_t payload_bytes = 0, std::function<void(int status)> written = nullptr);
+  // Work to do the moment a command's event completes, beside telling the client (signals to peer
+  // daemons): the command's own completion watch runs it, which comes no later than a new watch
+  // would (callbacks of one event run one after the other; NVIDIA's come late, its waiter does not).
+  // watching(): the event's watch is set; on_completion() returns false once it has fired.
+  void watching(uint64_t event_id) { on_completion_[event_id]; }
+  bool on_completion(uint64_t event_id, std::function<void(cl_int status)> work);
+  void completed(uint64_t event_id, cl_int status);
   // Notices are batched and sent at the end of the current loop pass, or before the next reply.
   void notify_completion(uint64_t event, cl_int status, const uint64_t *profiling);
   void notify_error(uint64_t object, uint64_t event, cl_int status, const std::string &message,
@@ -154,6 +162,7 @@ class Session : public std::enable_shared_from_this<Session> {
   std::vector<PendingError> errors_;
   std::string printf_;
   PeerInbox inbox_;
+  std::unordered_map<uint64_t, std::vector<std::function<void(cl_int)>>> on_completion_;
   std::function<void(int)> connected_;
 };
 
