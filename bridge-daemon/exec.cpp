@@ -2,6 +2,7 @@
 
 #include <capnp/serialize.h>
 
+#include <array>
 #include <cstring>
 #include <mutex>
 #include <unordered_map>
@@ -331,71 +332,97 @@ void fail_event(Call &call, cl_int status) {
 }
 }  // namespace
 
+namespace {
+
+// Every request fedcld serves: its member of the Request union, whether a payload may travel with
+// it, and what runs it. Requests not listed are refused.
+struct RequestHandler {
+  wire::Request::Which which;
+  bool carries_payload;
+  void (*run)(Call &call, wire::Request::Reader request, Frame &frame);
+};
+
+#define HANDLE(WHICH, PAYLOAD, ...) \
+  {wire::Request::WHICH, PAYLOAD, [](Call &c, wire::Request::Reader r, Frame &f) { (void)f; __VA_ARGS__; }}
+
+const RequestHandler kHandlers[] = {
+    HANDLE(HELLO, false, exec_hello(c, r.getHello())),
+    HANDLE(CREATE_CONTEXT, false, exec_create_context(c, r.getCreateContext())),
+    HANDLE(CREATE_QUEUE, false, exec_create_queue(c, r.getCreateQueue())),
+    HANDLE(CREATE_BUFFER, true, exec_create_buffer(c, r.getCreateBuffer(), f)),
+    HANDLE(CREATE_SUB_BUFFER, false, exec_create_sub_buffer(c, r.getCreateSubBuffer())),
+    HANDLE(CREATE_PROGRAM_WITH_SOURCE, false, exec_create_program(c, r.getCreateProgramWithSource())),
+    HANDLE(BUILD_PROGRAM, false, exec_build_program(c, r.getBuildProgram())),
+    HANDLE(CREATE_KERNEL, false, exec_create_kernel(c, r.getCreateKernel())),
+    HANDLE(CREATE_USER_EVENT, false, exec_create_user_event(c, r.getCreateUserEvent())),
+    HANDLE(SET_USER_EVENT_STATUS, false, exec_set_user_event_status(c, r.getSetUserEventStatus())),
+    HANDLE(RELEASE, false, exec_release(c, r.getRelease())),
+    HANDLE(WRITE_BUFFER, true, exec_write_buffer(c, r.getWriteBuffer(), f)),
+    HANDLE(READ_BUFFER, false, exec_read_buffer(c, r.getReadBuffer())),
+    HANDLE(COPY_BUFFER, false, exec_copy_buffer(c, r.getCopyBuffer())),
+    HANDLE(FILL_BUFFER, false, exec_fill_buffer(c, r.getFillBuffer())),
+    HANDLE(ND_RANGE, false, exec_nd_range(c, r.getNdRange())),
+    HANDLE(MARKER, false, exec_marker(c, r.getMarker(), false)),
+    HANDLE(BARRIER, false, exec_marker(c, r.getBarrier(), true)),
+    HANDLE(FLUSH, false, exec_flush(c, r.getFlush())),
+    HANDLE(FINISH, false, exec_finish(c, r.getFinish())),
+    HANDLE(GET_INFO, false, exec_get_info(c, r.getGetInfo())),
+    HANDLE(CREATE_IMAGE, true, exec_create_image(c, r.getCreateImage(), f)),
+    HANDLE(CREATE_SAMPLER, false, exec_create_sampler(c, r.getCreateSampler())),
+    HANDLE(GET_SUPPORTED_IMAGE_FORMATS, false, exec_get_supported_image_formats(c, r.getGetSupportedImageFormats())),
+    HANDLE(READ_IMAGE, false, exec_read_image(c, r.getReadImage())),
+    HANDLE(WRITE_IMAGE, true, exec_write_image(c, r.getWriteImage(), f)),
+    HANDLE(COPY_IMAGE, false, exec_copy_image(c, r.getCopyImage())),
+    HANDLE(FILL_IMAGE, false, exec_fill_image(c, r.getFillImage())),
+    HANDLE(COPY_IMAGE_TO_BUFFER, false, exec_copy_image_to_buffer(c, r.getCopyImageToBuffer())),
+    HANDLE(COPY_BUFFER_TO_IMAGE, false, exec_copy_buffer_to_image(c, r.getCopyBufferToImage())),
+    HANDLE(READ_BUFFER_RECT, false, exec_read_buffer_rect(c, r.getReadBufferRect())),
+    HANDLE(WRITE_BUFFER_RECT, true, exec_write_buffer_rect(c, r.getWriteBufferRect(), f)),
+    HANDLE(COPY_BUFFER_RECT, false, exec_copy_buffer_rect(c, r.getCopyBufferRect())),
+    HANDLE(CREATE_PROGRAM_WITH_BINARY, false, exec_create_program_with_binary(c, r.getCreateProgramWithBinary())),
+    HANDLE(CREATE_PROGRAM_WITH_I_L, false, exec_create_program_with_il(c, r.getCreateProgramWithIL())),
+    HANDLE(CREATE_PROGRAM_WITH_BUILT_IN_KERNELS, false, exec_create_program_with_built_in_kernels(c, r.getCreateProgramWithBuiltInKernels())),
+    HANDLE(COMPILE_PROGRAM, false, exec_compile_program(c, r.getCompileProgram())),
+    HANDLE(LINK_PROGRAM, false, exec_link_program(c, r.getLinkProgram())),
+    HANDLE(SET_SPECIALIZATION_CONSTANT, false, exec_set_specialization_constant(c, r.getSetSpecializationConstant())),
+    HANDLE(CREATE_SUB_DEVICES, false, exec_create_sub_devices(c, r.getCreateSubDevices())),
+    HANDLE(PEER_CONNECT, false, exec_peer_connect(c, r.getPeerConnect())),
+    HANDLE(SEND_TO_PEER, false, exec_send_to_peer(c, r.getSendToPeer())),
+    HANDLE(RECEIVE_FROM_PEER, false, exec_receive_from_peer(c, r.getReceiveFromPeer())),
+    HANDLE(SIGNAL_PEER, false, exec_signal_peer(c, r.getSignalPeer())),
+};
+
+#undef HANDLE
+
+const RequestHandler *handler_for(wire::Request::Which which) {
+  static const auto table = [] {
+    std::array<const RequestHandler *, 128> by_which{};
+    for (const RequestHandler &handler : kHandlers) by_which.at(size_t(handler.which)) = &handler;
+    return by_which;
+  }();
+  return size_t(which) < table.size() ? table[size_t(which)] : nullptr;
+}
+
+}  // namespace
+
 void execute(Session &session, Frame &frame) {
   if (frame.header.kind == uint16_t(wire::FrameKind::PEER)) return session.server().peers().receive(session, frame);
   capnp::FlatArrayMessageReader reader(frame.message.asPtr());
   auto request = reader.getRoot<wire::Request>();
   Call call{session, request.getSeq()};
-  using W = wire::Request::Which;
-  W which = request.which();
-  if (!session.greeted && which != W::HELLO) {
+  wire::Request::Which which = request.which();
+  if (!session.greeted && which != wire::Request::HELLO) {
     session.close("the first request was not Hello");
     return;
   }
-  bool carries_payload = which == W::WRITE_BUFFER || which == W::CREATE_BUFFER || which == W::CREATE_IMAGE ||
-                         which == W::WRITE_IMAGE || which == W::WRITE_BUFFER_RECT;
-  if (frame.header.payload_bytes != 0 && !carries_payload) {
+  const RequestHandler *handler = handler_for(which);
+  if (frame.header.payload_bytes != 0 && !(handler && handler->carries_payload)) {
     session.close("unexpected payload");
     return;
   }
   try {
-    switch (which) {
-      case W::HELLO: exec_hello(call, request.getHello()); break;
-      case W::CREATE_CONTEXT: exec_create_context(call, request.getCreateContext()); break;
-      case W::CREATE_QUEUE: exec_create_queue(call, request.getCreateQueue()); break;
-      case W::CREATE_BUFFER: exec_create_buffer(call, request.getCreateBuffer(), frame); break;
-      case W::CREATE_SUB_BUFFER: exec_create_sub_buffer(call, request.getCreateSubBuffer()); break;
-      case W::CREATE_PROGRAM_WITH_SOURCE: exec_create_program(call, request.getCreateProgramWithSource()); break;
-      case W::BUILD_PROGRAM: exec_build_program(call, request.getBuildProgram()); break;
-      case W::CREATE_KERNEL: exec_create_kernel(call, request.getCreateKernel()); break;
-      case W::CREATE_USER_EVENT: exec_create_user_event(call, request.getCreateUserEvent()); break;
-      case W::SET_USER_EVENT_STATUS: exec_set_user_event_status(call, request.getSetUserEventStatus()); break;
-      case W::RELEASE: exec_release(call, request.getRelease()); break;
-      case W::WRITE_BUFFER: exec_write_buffer(call, request.getWriteBuffer(), frame); break;
-      case W::READ_BUFFER: exec_read_buffer(call, request.getReadBuffer()); break;
-      case W::COPY_BUFFER: exec_copy_buffer(call, request.getCopyBuffer()); break;
-      case W::FILL_BUFFER: exec_fill_buffer(call, request.getFillBuffer()); break;
-      case W::ND_RANGE: exec_nd_range(call, request.getNdRange()); break;
-      case W::MARKER: exec_marker(call, request.getMarker(), false); break;
-      case W::BARRIER: exec_marker(call, request.getBarrier(), true); break;
-      case W::FLUSH: exec_flush(call, request.getFlush()); break;
-      case W::FINISH: exec_finish(call, request.getFinish()); break;
-      case W::GET_INFO: exec_get_info(call, request.getGetInfo()); break;
-      case W::CREATE_IMAGE: exec_create_image(call, request.getCreateImage(), frame); break;
-      case W::CREATE_SAMPLER: exec_create_sampler(call, request.getCreateSampler()); break;
-      case W::GET_SUPPORTED_IMAGE_FORMATS: exec_get_supported_image_formats(call, request.getGetSupportedImageFormats()); break;
-      case W::READ_IMAGE: exec_read_image(call, request.getReadImage()); break;
-      case W::WRITE_IMAGE: exec_write_image(call, request.getWriteImage(), frame); break;
-      case W::COPY_IMAGE: exec_copy_image(call, request.getCopyImage()); break;
-      case W::FILL_IMAGE: exec_fill_image(call, request.getFillImage()); break;
-      case W::COPY_IMAGE_TO_BUFFER: exec_copy_image_to_buffer(call, request.getCopyImageToBuffer()); break;
-      case W::COPY_BUFFER_TO_IMAGE: exec_copy_buffer_to_image(call, request.getCopyBufferToImage()); break;
-      case W::READ_BUFFER_RECT: exec_read_buffer_rect(call, request.getReadBufferRect()); break;
-      case W::WRITE_BUFFER_RECT: exec_write_buffer_rect(call, request.getWriteBufferRect(), frame); break;
-      case W::COPY_BUFFER_RECT: exec_copy_buffer_rect(call, request.getCopyBufferRect()); break;
-      case W::CREATE_PROGRAM_WITH_BINARY: exec_create_program_with_binary(call, request.getCreateProgramWithBinary()); break;
-      case W::CREATE_PROGRAM_WITH_I_L: exec_create_program_with_il(call, request.getCreateProgramWithIL()); break;
-      case W::CREATE_PROGRAM_WITH_BUILT_IN_KERNELS: exec_create_program_with_built_in_kernels(call, request.getCreateProgramWithBuiltInKernels()); break;
-      case W::COMPILE_PROGRAM: exec_compile_program(call, request.getCompileProgram()); break;
-      case W::LINK_PROGRAM: exec_link_program(call, request.getLinkProgram()); break;
-      case W::SET_SPECIALIZATION_CONSTANT: exec_set_specialization_constant(call, request.getSetSpecializationConstant()); break;
-      case W::CREATE_SUB_DEVICES: exec_create_sub_devices(call, request.getCreateSubDevices()); break;
-      case W::PEER_CONNECT: exec_peer_connect(call, request.getPeerConnect()); break;
-      case W::SEND_TO_PEER: exec_send_to_peer(call, request.getSendToPeer()); break;
-      case W::RECEIVE_FROM_PEER: exec_receive_from_peer(call, request.getReceiveFromPeer()); break;
-      case W::SIGNAL_PEER: exec_signal_peer(call, request.getSignalPeer()); break;
-      default: fail(CL_INVALID_OPERATION, "request kind " + std::to_string(unsigned(which)) + " is not known to this fedcld");
-    }
+    if (!handler) fail(CL_INVALID_OPERATION, "request kind " + std::to_string(unsigned(which)) + " is not known to this fedcld");
+    handler->run(call, request, frame);
     if (call.seq != 0 && !call.replied) session.send_status(call.seq, CL_SUCCESS, "");
   } catch (const RequestError &error) {
     fail_event(call, error.status);

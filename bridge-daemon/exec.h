@@ -1,4 +1,4 @@
-// Request execution, shared by the handler files: exec.cpp (dispatch, handshake, queries),
+// Request execution, shared by the handler files: exec.cpp (the dispatch table, handshake, queries),
 // exec_objects.cpp (object creation and release), exec_commands.cpp (enqueued commands),
 // exec_programs.cpp (building, compiling and linking programs; sub-devices).
 #pragma once
