@@ -175,29 +175,42 @@ command_pid=
 cleaning=0
 logs_shown=0
 
+# True when pid is still this script's child. Bash reaps a background job as soon as it ends, so a
+# daemon killed earlier (by a test) leaves a pid that the system may give to an unrelated process.
+# shellcheck disable=SC2317
+our_child() {
+  local stat ppid
+  stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+  stat=${stat##*) }  # after the command name, which may hold blanks: "STATE PPID ..."
+  read -r _ ppid _ <<<"$stat"
+  [[ $ppid == "$$" ]]
+}
+
 # shellcheck disable=SC2317  # cleanup, show_logs, on_exit and on_signal run from the traps
 cleanup() {
   local status=$1 pid ns i
   ((cleaning)) && return
   cleaning=1
   trap '' INT TERM HUP
-  if [[ -n $command_pid ]] && kill -0 "$command_pid" 2>/dev/null; then
+  if [[ -n $command_pid ]] && our_child "$command_pid"; then
     kill -TERM "$command_pid" 2>/dev/null || true
     for ((i = 0; i < 20; i++)); do kill -0 "$command_pid" 2>/dev/null || break; sleep 0.1; done
     kill -KILL "$command_pid" 2>/dev/null || true
   fi
   # SIGTERM first: fedcld exits cleanly on it. Then SIGKILL for any that did not within 2 s.
-  for pid in "${daemon_pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+  local -a ours=()
+  for pid in "${daemon_pids[@]}"; do our_child "$pid" && ours+=("$pid"); done
+  for pid in "${ours[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
   for ((i = 0; i < 20; i++)); do
     local running=0
-    for pid in "${daemon_pids[@]}"; do
+    for pid in "${ours[@]}"; do
       # A zombie (Z) is gone for our purposes; `wait` below reaps it.
-      [[ -r /proc/$pid/stat ]] && [[ $(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null) != Z ]] && running=1
+      our_child "$pid" && [[ $(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null) != Z ]] && running=1
     done
     ((running)) || break
     sleep 0.1
   done
-  for pid in "${daemon_pids[@]}"; do kill -KILL "$pid" 2>/dev/null || true; done
+  for pid in "${ours[@]}"; do kill -KILL "$pid" 2>/dev/null || true; done
   wait 2>/dev/null || true
   if ((status != 0 && !logs_shown)) && ((${#daemon_pids[@]})); then show_logs; fi
   for ns in "${namespaces[@]}"; do remove_namespace "$ns"; done
@@ -359,7 +372,10 @@ fi
 if [[ -z $why_not ]]; then
   sweep_stale_namespaces
   # The reaper, detached twice over so that it is nobody's child but init's.
-  (setsid bash "$SELF" --internal-reap "$$" "$run_dir" </dev/null >/dev/null 2>&1 &)
+  # With --keep-logs it leaves run_dir alone.
+  reap_dir=$run_dir
+  ((keep_logs)) && reap_dir=
+  (setsid bash "$SELF" --internal-reap "$$" "$reap_dir" </dev/null >/dev/null 2>&1 &)
   if ! make_network; then
     why_not=$ip_error
     for ns in "${namespaces[@]}"; do remove_namespace "$ns"; done
