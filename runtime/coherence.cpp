@@ -17,15 +17,23 @@ void fill_peer_ref(wire::PeerRef::Builder ref, Connection &connection) {
 
 namespace {
 
-bool pending(cl_event event) {
+cl_int status_of(cl_event event) {
   std::lock_guard<std::mutex> lock(event->mutex);
-  return event->status > CL_COMPLETE;
+  return event->status;
 }
 
+bool pending(cl_event event) { return status_of(event) > CL_COMPLETE; }
+
 // Call with root->mutex held (as everything below).
-void drop_arrivals(cl_mem root) {
-  for (auto &entry : root->arrivals) release(entry.second);
-  root->arrivals.clear();
+void drop_arrivals_except(cl_mem root, Connection *keep) {
+  for (auto it = root->arrivals.begin(); it != root->arrivals.end();) {
+    if (it->first == keep->index()) {
+      ++it;
+      continue;
+    }
+    release(it->second);
+    it = root->arrivals.erase(it);
+  }
 }
 
 void post_create(cl_mem mem, Connection *connection) {
@@ -169,6 +177,17 @@ cl_int lost(cl_mem root, ConnectionMask valid) {
   return CL_MEM_OBJECT_ALLOCATION_FAILURE;
 }
 
+// A command wrote on top of a copy that failed to arrive: what it built on is gone.
+cl_int never_arrived(cl_mem root, Connection *here, cl_int status) {
+  std::string message = "fedcl: " + std::string(root->is_image() ? "image " : "buffer ") + std::to_string(root->id) +
+                        " (" + std::to_string(root->size) + " bytes) is lost: its contents never reached daemon " +
+                        here->endpoint() + " (the copy failed with " + std::to_string(status) +
+                        "), and what was written there since is built on nothing";
+  std::fprintf(stderr, "%s\n", message.c_str());
+  Runtime::get().notify(root->context, message);
+  return CL_MEM_OBJECT_ALLOCATION_FAILURE;
+}
+
 }  // namespace
 
 cl_int mem_prepare(cl_mem mem, Command &command, bool overwrites_all) {
@@ -180,8 +199,21 @@ cl_int mem_prepare(cl_mem mem, Command &command, bool overwrites_all) {
   if (mem != root && !(mem->present & bit_here)) post_create(mem, here);
   if (root->valid & bit_here) {
     auto it = root->arrivals.find(here->index());
-    if (it != root->arrivals.end() && pending(it->second)) command.wait_also(it->second->id);
-    return CL_SUCCESS;
+    if (it == root->arrivals.end()) return CL_SUCCESS;
+    cl_int arrival = status_of(it->second);
+    if (arrival >= 0) {
+      if (arrival > CL_COMPLETE) command.wait_also(it->second->id);
+      return CL_SUCCESS;
+    }
+    // The copy never came (its sender or their link failed). If nothing wrote here since, this
+    // daemon's copy is merely stale; if something did, it wrote on top of missing contents: lost.
+    release(it->second);
+    root->arrivals.erase(it);
+    if (root->valid != bit_here) {
+      root->valid &= ~bit_here;
+    } else if (!overwrites_all) {
+      return never_arrived(root, here, arrival);
+    }
   }
   if (root->valid != 0 && !overwrites_all) {
     cl_context context = root->context;
@@ -210,7 +242,9 @@ void mem_written(cl_mem mem, Connection *connection, cl_event event) {
   if (root->context->parts.size() < 2) return;  // one daemon: always current
   std::lock_guard<std::mutex> lock(root->mutex);
   root->valid = bit(connection);
-  drop_arrivals(root);
+  // Copies on their way elsewhere are moot now; the one the writer built on still decides whether
+  // its result is worth anything (mem_prepare).
+  drop_arrivals_except(root, connection);
   if (event) retain(event);
   if (root->last_writer) release(root->last_writer);
   root->last_writer = event;

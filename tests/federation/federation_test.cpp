@@ -643,14 +643,11 @@ TEST_F(Federation, PeerLinkCut) {
   EXPECT_CL(CL_COMPLETE, event_status(e3));
 }
 
-// Like PeerLinkCut, but node1 loses only its peer network (netns-cluster.sh --peer-net) and keeps
-// its client link: a migration node0 -> node1 fails in bounded time, node1 still serves work that
-// needs no peer, and node0 <-> node2 still works. Needs fedcld --peer-address; enabled by
-// FEDCL_TEST_PEER_ADDRESS_OPTION=1 (cmake -DFEDCL_TEST_PEER_ADDRESS_OPTION=ON registers it).
+// Like PeerLinkCut, but node1 loses only its peer network (netns-cluster.sh --peer-net, daemons
+// started with --peer-address on it) and keeps its client link: a migration node0 -> node1 fails in
+// bounded time, node1 still serves work that needs no peer, a later migration node0 -> node1 goes
+// through the client, and node0 <-> node2 still works over their peer link.
 TEST_F(Federation, PeerNetworkCut) {
-  const char *enabled = std::getenv("FEDCL_TEST_PEER_ADDRESS_OPTION");
-  if (!enabled || std::string(enabled) != "1")
-    GTEST_SKIP() << "needs fedcld --peer-address: set FEDCL_TEST_PEER_ADDRESS_OPTION=1 once it exists";
   if (!env.netns_mode()) GTEST_SKIP() << "cutting a link needs network namespaces (FEDCL_TEST_MODE=" << env.mode << ")";
   require_nodes(3);
   ASSERT_EQ(env.nodes(), env.peer_ifaces.size()) << "no peer network: run netns-cluster.sh with --peer-net";
@@ -660,6 +657,7 @@ TEST_F(Federation, PeerNetworkCut) {
   run1(queues[0], k_fill, mem, 8, n);
   ASSERT_CL_OK(clFinish(queues[0]));
   step("cutting node1's peer network");
+  StderrCapture warnings;
   ASSERT_EQ("", env.cut_peer_link(1));
   step("a kernel on node1 using node0's buffer");
 
@@ -686,6 +684,22 @@ TEST_F(Federation, PeerNetworkCut) {
   cl_int err = try_read(queues[0], mem, n, &got);
   if (err == CL_SUCCESS) {
     EXPECT_EQ("", diff(want, got)) << "node0's copy after the kernel on node1";
+  }
+
+  step("a later migration node0 -> node1, through the client");
+  {
+    const size_t m = 1 << 18;
+    Words host = filled(m, 70);
+    cl_mem later = buffer(m);
+    cl_event filled_on_0 = run1(queues[0], k_fill, later, 70, m);
+    cl_command_queue again1 = create_queue(context, devices[1]);
+    run1(again1, k_ping, later, 71, m, {filled_on_0});
+    ping(host, 71);
+    Words out;
+    EXPECT_CL(CL_SUCCESS, try_read(again1, later, m, &out));
+    EXPECT_EQ("", diff(host, out)) << "a migration node0 -> node1 after their peer link failed";
+    EXPECT_NE(std::string::npos, warnings.so_far().find("through this process"))
+        << "the runtime did not say that node0 and node1 now go through it";
   }
 
   step("client-only work on node1");
