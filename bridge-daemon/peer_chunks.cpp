@@ -104,7 +104,7 @@ DeviceChunks::DeviceChunks(Call &call, Resolved &resolved, uint64_t mem_id, uint
 }
 
 DeviceChunks::~DeviceChunks() {
-  open_all(CL_DEVICE_NOT_AVAILABLE);
+  open_all();
   for (Chunk &chunk : chunks)
     if (chunk.reachable) clReleaseEvent(chunk.reachable);
   for (cl_event wait : waits_) clReleaseEvent(wait);
@@ -198,19 +198,16 @@ void DeviceChunks::enqueue(Session &session, Direction direction, Done ready, Do
   clFlush(queue_);
 }
 
-void DeviceChunks::open_gate(size_t k, cl_int status) {
+void DeviceChunks::open_gate(size_t k) {
   Chunk &chunk = chunks[k];
   if (!chunk.gate) return;
-  cl_int now = CL_QUEUED;
-  clGetEventInfo(chunk.gate, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof now, &now, nullptr);
-  if (now > CL_COMPLETE) clSetUserEventStatus(chunk.gate, status);
+  clSetUserEventStatus(chunk.gate, CL_COMPLETE);
   clReleaseEvent(chunk.gate);
   chunk.gate = nullptr;
-  if (status < 0) sweep_failed_watches();
 }
 
-void DeviceChunks::open_all(cl_int status) {
-  for (size_t k = 0; k < chunks.size(); k++) open_gate(k, status);
+void DeviceChunks::open_all() {
+  for (size_t k = 0; k < chunks.size(); k++) open_gate(k);
 }
 
 }  // namespace fedcld

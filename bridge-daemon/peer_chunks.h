@@ -65,10 +65,12 @@ class DeviceChunks {
   // from_network). An image sent has nothing to give back: it has no gate and no released(k).
   // Throws RequestError if the backend refuses.
   void enqueue(Session &session, Direction direction, Done ready, Done released);
-  // The network is done with chunk k (status < 0: it failed).
-  void open_gate(size_t k, cl_int status);
-  // Opens every gate still closed with a failure, so that the backend lets go of the commands.
-  void open_all(cl_int status);
+  // The network is done with chunk k: it goes back to the device.
+  void open_gate(size_t k);
+  // A failed transfer gives every chunk back too: its commands complete normally (what a receive
+  // wrote is stale, and the client knows it from the transfer's event), so that fedcl's transfer
+  // queue stays usable; a failed command there would fail or stall the ones after it (PoCL).
+  void open_all();
 
   std::vector<Chunk> chunks;
   bool image() const { return image_; }

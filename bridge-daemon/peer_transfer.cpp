@@ -92,7 +92,7 @@ struct PeerSend : std::enable_shared_from_this<PeerSend> {
     std::shared_ptr<uint8_t[]> bytes(self, chunk.host);
     peer_link->send_peer(builder, bytes, chunk.bytes, [self, k](int status) {
       if (status < 0) return self->abort(CL_DEVICE_NOT_AVAILABLE, std::string("sending to the peer failed: ") + uv_strerror(status), false);
-      self->device.open_gate(k, CL_COMPLETE);
+      self->device.open_gate(k);
       if (self->device.image()) self->chunk_released(CL_COMPLETE);
     });
   }
@@ -117,7 +117,7 @@ struct PeerSend : std::enable_shared_from_this<PeerSend> {
     auto peer_link = link.lock();
     if (tell_peer && peer_link && !peer_link->closed()) write_abort(*peer_link, token, transfer, status, message);
     event.finish(session.lock().get(), status < 0 ? status : CL_OUT_OF_RESOURCES, message, mem_id);
-    device.open_all(status < 0 ? status : CL_OUT_OF_RESOURCES);
+    device.open_all();
   }
 };
 
@@ -178,7 +178,7 @@ struct PeerReceive : std::enable_shared_from_this<PeerReceive> {
     if (event.settled()) return fail(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST, "the sending side failed");
     long k = device.chunk_at(chunk.offset, chunk.size);
     if (k < 0) return fail(CL_INVALID_VALUE, "the peer sent bytes that fit no chunk of the transfer");
-    if (chunk.bytes.get() == device.chunks[k].host) return device.open_gate(k, CL_COMPLETE);
+    if (chunk.bytes.get() == device.chunks[k].host) return device.open_gate(k);
     if (claimed[k]) return fail(CL_INVALID_VALUE, "the peer sent a chunk twice");
     claimed[k] = true;
     if (!device.usable(k)) {
@@ -186,7 +186,7 @@ struct PeerReceive : std::enable_shared_from_this<PeerReceive> {
       return;
     }
     std::memcpy(device.chunks[k].host, chunk.bytes.get(), chunk.size);
-    device.open_gate(k, CL_COMPLETE);
+    device.open_gate(k);
   }
 
   void chunk_ready(size_t k, cl_int status) {
@@ -195,7 +195,7 @@ struct PeerReceive : std::enable_shared_from_this<PeerReceive> {
     if (!waiting[k]) return;  // not come yet, or already in place
     std::memcpy(device.chunks[k].host, waiting[k].get(), device.chunks[k].bytes);
     waiting[k].reset();
-    device.open_gate(k, CL_COMPLETE);
+    device.open_gate(k);
   }
 
   void chunk_landed(cl_int status) {
@@ -216,7 +216,7 @@ struct PeerReceive : std::enable_shared_from_this<PeerReceive> {
     if (event.done()) return;
     event.finish(session.lock().get(), status < 0 ? status : CL_OUT_OF_RESOURCES,
                  "receiving memory object " + std::to_string(mem_id) + " from a peer daemon: " + why, mem_id);
-    device.open_all(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+    device.open_all();
   }
 };
 

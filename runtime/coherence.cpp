@@ -155,14 +155,24 @@ cl_int migrate_through_client(cl_mem root, ContextPart &source, ContextPart &tar
   cl_int err = source.connection->wait(*pending_read);
   if (err != CL_SUCCESS) return err;
 
+  // The command about to use the buffer runs on another queue: let the copy land first, and make
+  // sure it did.
   RequestMessage write;
-  uint64_t queue = context->transfer_queue(target);
-  whole_transfer(write.root, root, true).first.setQueue(queue);
-  target.connection->post(write, staging.data(), staging.size());
-  // The command about to use the buffer runs on another queue: let the copy land first.
-  RequestMessage finish;
-  finish.root.setFinish(queue);
-  return target.connection->wait(*target.connection->send_call(finish));
+  _cl_event *landed = transfer_event(context, target.connection);
+  auto command = whole_transfer(write.root, root, true).first;
+  command.setQueue(context->transfer_queue(target));
+  command.setEvent(landed->id);
+  err = target.connection->post(write, staging.data(), staging.size());
+  if (err == CL_SUCCESS) {
+    target.connection->flush();
+    std::unique_lock<std::mutex> lock(landed->mutex);
+    landed->cv.wait(lock, [&] { return landed->status <= CL_COMPLETE; });
+    if (landed->status < 0) err = landed->status;
+  } else {
+    Runtime::get().fail_tracked(landed, err);
+  }
+  release(landed);
+  return err;
 }
 
 cl_int lost(cl_mem root, ConnectionMask valid) {
