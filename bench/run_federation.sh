@@ -15,6 +15,9 @@
 #   --delay D --rate R   the shaping's delay and rate (defaults 50us, 10gbit; implies --shape)
 #   --nodes N            daemons (default: 3 where each can have its own cores or device, else 2)
 #   --cores-per-node C   CPU backends: node k is pinned to cores [kC, kC+C) and PoCL to C threads
+#   --loop-core          one more core per node for fedcld's own threads (its event loop), which
+#                        otherwise share the node's cores with PoCL's busy workers: node k gets
+#                        C + 1 cores, PoCL still C threads
 #                        (default 1)
 #   --per-device         one daemon per backend device (`fedcld --devices k`), e.g. one per GPU;
 #                        no pinning unless --cores-per-node is given
@@ -33,7 +36,7 @@ build=build-bench
 if [[ $# -gt 0 && $1 != -* ]]; then build=$1; shift; fi
 [[ $build = /* ]] || build=$repo/$build
 
-topology=auto shape=0 delay=50us rate=10gbit nodes= cores_per_node= per_device=0 platform= rounds=3 quick=0
+topology=auto shape=0 delay=50us rate=10gbit nodes= cores_per_node= loop_core=0 per_device=0 platform= rounds=3 quick=0
 backend_icd=${FEDCL_BENCH_BACKEND_ICD:-/etc/OpenCL/vendors/pocl.icd} backend_library=
 bench_args=()
 while [[ $# -gt 0 ]]; do
@@ -44,6 +47,7 @@ while [[ $# -gt 0 ]]; do
     --rate) rate=$2; shape=1; shift ;;
     --nodes) nodes=$2; shift ;;
     --cores-per-node) cores_per_node=$2; shift ;;
+    --loop-core) loop_core=1 ;;
     --per-device) per_device=1 ;;
     --platform) platform=$2; shift ;;
     --backend-icd) backend_icd=$2; shift ;;
@@ -103,7 +107,7 @@ if ((per_device)); then
   if ((want > devices)); then notes+=("asked for $want nodes, the backend has $devices devices: running $devices"); want=$devices; fi
 else
   cores_per_node=${cores_per_node:-1}
-  fit=$((cores / cores_per_node))
+  fit=$((cores / (cores_per_node + loop_core)))
   want=${nodes:-$((fit < 3 ? fit : 3))}
   if ((want > fit)); then
     notes+=("$want nodes with $cores_per_node core(s) each do not fit in $cores cores: running $fit node(s); the 3-node split is not run here")
@@ -117,8 +121,9 @@ nodes=$want
 
 node_cores() {  # the cpu list of node k, or "" when unpinned
   [[ -n $cores_per_node ]] || return 0
-  local first=$(($1 * cores_per_node))
-  echo "$first-$((first + cores_per_node - 1))"
+  local width=$((cores_per_node + loop_core))
+  local first=$(($1 * width))
+  echo "$first-$((first + width - 1))"
 }
 
 # pin=(...): the prefix that runs a command on node k's cores (if pinned) with PoCL limited to them.
