@@ -390,6 +390,8 @@ const RequestHandler kHandlers[] = {
     HANDLE(SEND_TO_PEER, false, exec_send_to_peer(c, r.getSendToPeer())),
     HANDLE(RECEIVE_FROM_PEER, false, exec_receive_from_peer(c, r.getReceiveFromPeer())),
     HANDLE(SIGNAL_PEER, false, exec_signal_peer(c, r.getSignalPeer())),
+    HANDLE(TRANSFER_DATA, true, exec_transfer_data(c, r.getTransferData(), f)),
+    HANDLE(TRANSFER_ABORT, false, exec_transfer_abort(c, r.getTransferAbort())),
 };
 
 #undef HANDLE

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "transfer_chunks.h"
+
 namespace fedcld {
 
 // ---------------------------------------------------------------------------------------------
@@ -51,18 +53,6 @@ void OwnEvent::finish(Session *session, cl_int status, const std::string &messag
 // ---------------------------------------------------------------------------------------------
 // DeviceChunks
 
-namespace {
-
-constexpr uint64_t kMiB = 1 << 20;
-
-// Both daemons cut a transfer alike: size/16, between 1 and 4 MiB; an image moves whole.
-uint64_t chunk_bytes(bool image, uint64_t size) {
-  if (image) return size;
-  return std::min<uint64_t>(size, std::clamp<uint64_t>(size / 16, kMiB, 4 * kMiB));
-}
-
-}  // namespace
-
 DeviceChunks::DeviceChunks(Call &call, Resolved &resolved, uint64_t mem_id, uint64_t offset, uint64_t size)
     : session_(call.session.weak_from_this()), queue_id_(call.object), queue_(resolved.queue), context_(call.context),
       mem_(call.session.objects().handle<cl_mem>(mem_id, ObjectKind::mem)), offset_(offset), size_(size),
@@ -92,7 +82,7 @@ DeviceChunks::DeviceChunks(Call &call, Resolved &resolved, uint64_t mem_id, uint
   if (image_ ? (offset != 0 || size != bytes) : (offset > bytes || size > bytes - offset))
     fail(CL_INVALID_VALUE, "transfer range " + std::to_string(offset) + "+" + std::to_string(size) +
                                " does not fit the memory object (" + std::to_string(bytes) + " bytes)");
-  uint64_t chunk = chunk_bytes(image_, size);
+  uint64_t chunk = image_ ? size : fedcl::transfer_chunk_bytes(size);  // an image moves whole
   for (uint64_t at = 0; at < size; at += chunk) {
     chunks.emplace_back();
     chunks.back().at = at;

@@ -257,6 +257,26 @@ void peer_deliver_abort(Server &server, Session &link, wire::PeerAbort::Reader a
   session->inbox().hold_failure(abort.getTransfer(), status, message);
 }
 
+// The client's own bytes for a receive whose sender is 0 (a file the client reads).
+void exec_transfer_data(Call &call, wire::Request::TransferData::Reader request, Frame &frame) {
+  auto receive = call.session.inbox().receive(request.getTransfer(), 0);
+  if (!receive) fail(CL_INVALID_VALUE, "data for transfer " + std::to_string(request.getTransfer()) + ", which this session does not expect");
+  receive->accept(PeerChunk{request.getOffset(), frame.header.payload_bytes, std::move(frame.payload)});
+}
+
+void exec_transfer_abort(Call &call, wire::Request::TransferAbort::Reader request) {
+  auto receive = call.session.inbox().receive(request.getTransfer(), 0);
+  if (!receive) return;  // already over
+  cl_int status = request.getStatus() < 0 ? request.getStatus() : CL_OUT_OF_RESOURCES;
+  receive->fail(status, request.getMessage().cStr());
+}
+
+std::shared_ptr<uint8_t[]> client_data_destination(Session &session, wire::Request::TransferData::Reader data,
+                                                   uint64_t bytes) {
+  auto receive = session.inbox().receive(data.getTransfer(), 0);
+  return receive ? receive->destination(data.getOffset(), bytes) : nullptr;
+}
+
 void peer_receives_lost(Session &session, uint64_t instance, const std::string &why) {
   for (const auto &receive : session.inbox().receives_from(instance)) receive->fail(CL_DEVICE_NOT_AVAILABLE, why);
 }

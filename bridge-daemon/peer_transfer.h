@@ -20,6 +20,11 @@ std::shared_ptr<uint8_t[]> peer_data_destination(Server &server, Session &link, 
                                                  uint64_t bytes);
 void peer_deliver_data(Server &server, Session &link, wire::PeerData::Reader data, Frame &frame);
 void peer_deliver_abort(Server &server, Session &link, wire::PeerAbort::Reader abort);
+// The transfer engine's client side: bytes the client streams into a receive of sender 0 itself.
+void exec_transfer_data(Call &call, wire::Request::TransferData::Reader request, Frame &frame);
+void exec_transfer_abort(Call &call, wire::Request::TransferAbort::Reader request);
+std::shared_ptr<uint8_t[]> client_data_destination(Session &session, wire::Request::TransferData::Reader data,
+                                                   uint64_t bytes);
 // The link to peer daemon instance is gone: session's receives from it fail.
 void peer_receives_lost(Session &session, uint64_t instance, const std::string &why);
 

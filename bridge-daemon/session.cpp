@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "log.h"
+#include "peer_transfer.h"
 #include "server.h"
 
 namespace fedcld {
@@ -196,7 +197,7 @@ void Session::consume(const uint8_t *bytes, size_t size) {
         if (payload_wire_bytes_ == 0) {
           frame_complete();
         } else {
-          if (role == Role::peer) frame_.payload = server_.peers().payload_destination(*this, frame_);
+          frame_.payload = payload_destination();
           if (!frame_.payload) frame_.payload.reset(new (std::nothrow) uint8_t[payload_wire_bytes_]);
           if (!frame_.payload) {
             close("cannot allocate a payload of " + std::to_string(payload_wire_bytes_) + " bytes");
@@ -216,6 +217,20 @@ void Session::consume(const uint8_t *bytes, size_t size) {
     }
     bytes += take;
     size -= take;
+  }
+}
+
+std::shared_ptr<uint8_t[]> Session::payload_destination() {
+  if (role == Role::peer) return server_.peers().payload_destination(*this, frame_);
+  if (role != Role::client) return nullptr;
+  // A client's own transfer data lands where its receive set the chunk aside.
+  try {
+    capnp::FlatArrayMessageReader reader(frame_.message.asPtr());
+    auto request = reader.getRoot<fedcl::wire::Request>();
+    if (request.which() != fedcl::wire::Request::TRANSFER_DATA) return nullptr;
+    return client_data_destination(*this, request.getTransferData(), frame_.header.payload_bytes);
+  } catch (const kj::Exception &) {
+    return nullptr;  // execute() finds the message malformed and closes the session
   }
 }
 

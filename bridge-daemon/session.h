@@ -125,6 +125,8 @@ class Session : public std::enable_shared_from_this<Session> {
   static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf);
   static void on_closed(uv_handle_t *handle);
   void consume(const uint8_t *bytes, size_t size);
+  // Where the current frame's payload should land (transfer chunks), or null for memory of its own.
+  std::shared_ptr<uint8_t[]> payload_destination();
   void frame_complete();
   void run();
   void flush_queues();

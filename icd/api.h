@@ -6,6 +6,8 @@
 #include <CL/cl.h>
 #include <CL/cl_ext.h>
 
+#include <cstdio>
+
 #include "runtime.h"
 
 // Every entry point fedcl implements, in the order of the dispatch table.
@@ -51,6 +53,14 @@ namespace fedcl::api {
 #define FEDCL_DECLARE(name) decltype(::name) name;
 FEDCL_IMPLEMENTED(FEDCL_DECLARE)
 #undef FEDCL_DECLARE
+}  // namespace fedcl::api
+
+// The transfer engine's extension functions (include/CL/cl_fedcl_transfer.h): reached through
+// clGetExtensionFunctionAddressForPlatform, not through the dispatch table.
+namespace fedcl::api {
+cl_int CL_API_CALL clEnqueueWriteBufferFromStdioFile(cl_command_queue queue, cl_mem buffer, cl_bool blocking_write,
+                                                     size_t offset, size_t size, FILE *file, cl_uint num_events,
+                                                     const cl_event *wait_list, cl_event *event);
 }  // namespace fedcl::api
 
 namespace fedcl {

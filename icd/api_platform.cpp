@@ -2,6 +2,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include <CL/cl_fedcl_transfer.h>
+
 #include "api.h"
 #include "device.h"
 #include "info.h"
@@ -30,13 +32,17 @@ cl_int fedcl::api::clGetPlatformInfo(cl_platform_id platform, cl_platform_info p
     case CL_PLATFORM_VERSION: return info_string(size, value, size_ret, kPlatformVersion);
     case CL_PLATFORM_NAME: return info_string(size, value, size_ret, "fedcl");
     case CL_PLATFORM_VENDOR: return info_string(size, value, size_ret, "fedcl project");
-    case CL_PLATFORM_EXTENSIONS: return info_string(size, value, size_ret, "cl_khr_icd");
+    case CL_PLATFORM_EXTENSIONS: return info_string(size, value, size_ret, "cl_khr_icd " CL_FEDCL_TRANSFER_EXTENSION_NAME);
     case CL_PLATFORM_ICD_SUFFIX_KHR: return info_string(size, value, size_ret, "fedcl");
     case CL_PLATFORM_HOST_TIMER_RESOLUTION: return info_value(size, value, size_ret, cl_ulong(0));
     case CL_PLATFORM_NUMERIC_VERSION: return info_value(size, value, size_ret, cl_version(CL_MAKE_VERSION(3, 0, 0)));
     case CL_PLATFORM_EXTENSIONS_WITH_VERSION: {
-      cl_name_version icd{CL_MAKE_VERSION(1, 0, 0), "cl_khr_icd"};
-      return info_value(size, value, size_ret, icd);
+      struct {
+        cl_name_version icd{CL_MAKE_VERSION(1, 0, 0), "cl_khr_icd"};
+        cl_name_version transfer{CL_MAKE_VERSION(0, 1, 0), CL_FEDCL_TRANSFER_EXTENSION_NAME};
+      } extensions;
+      static_assert(sizeof extensions == 2 * sizeof(cl_name_version), "an array of cl_name_version");
+      return info_value(size, value, size_ret, extensions);
     }
     default: return CL_INVALID_VALUE;
   }
@@ -146,6 +152,7 @@ struct ExtensionFunction {
 const ExtensionFunction kExtensionFunctions[] = {
     {"clIcdGetPlatformIDsKHR", reinterpret_cast<void *>(&::clIcdGetPlatformIDsKHR)},
     {"clGetKernelSubGroupInfoKHR", reinterpret_cast<void *>(&api::clGetKernelSubGroupInfoKHR)},
+    {"clEnqueueWriteBufferFromStdioFile", reinterpret_cast<void *>(&api::clEnqueueWriteBufferFromStdioFile)},
 };
 
 }  // namespace

@@ -159,6 +159,11 @@ struct Request {
     sendToPeer @42 :SendToPeer;
     receiveFromPeer @43 :ReceiveFromPeer;
     signalPeer @44 :SignalPeer;
+
+    # The transfer engine: bytes the client itself streams into a ReceiveFromPeer whose sender is 0
+    # (a file the client reads, clEnqueueWriteBufferFromStdioFile).
+    transferData @45 :TransferData;           # payload: the chunk's bytes
+    transferAbort @46 :TransferAbort;         # no more bytes will come: the receive fails
   }
 
   struct CreateContext {
@@ -417,8 +422,19 @@ struct Request {
     memObject @1 :UInt64;
     offset @2 :UInt64;
     size @3 :UInt64;
-    sender @4 :UInt64;            # the sending daemon's instance: losing it fails the receive
+    sender @4 :UInt64;            # the sending daemon's instance: losing it fails the receive;
+                                  # 0: this session's client sends the bytes (TransferData)
     transfer @5 :UInt64;
+  }
+  struct TransferData {
+    transfer @0 :UInt64;
+    offset @1 :UInt64;            # where the payload goes, from the transfer's offset; the client
+                                  # cuts chunks as the daemons do (protocol/transfer_chunks.h)
+  }
+  struct TransferAbort {
+    transfer @0 :UInt64;
+    status @1 :Int32;
+    message @2 :Text;
   }
   struct SignalPeer {
     # When the event completes (or fails), set the stand-in user event of the same id in the peer

@@ -1,0 +1,31 @@
+// The transfer engine's entry points (include/CL/cl_fedcl_transfer.h), reached through
+// clGetExtensionFunctionAddressForPlatform: checked here, carried out by runtime/file_transfer.
+#include <CL/cl_fedcl_transfer.h>
+
+#include "api.h"
+#include "file_transfer.h"
+#include "transfer.h"
+
+using namespace fedcl;
+
+cl_int fedcl::api::clEnqueueWriteBufferFromStdioFile(cl_command_queue queue, cl_mem mem, cl_bool blocking,
+                                                     size_t offset, size_t size, FILE *file, cl_uint num_events,
+                                                     const cl_event *wait_list, cl_event *event) {
+  cl_int err = check_queue_mem(queue, mem, MemKind::buffer);
+  if (err != CL_SUCCESS) return err;
+  if (!file || offset > mem->size || size > mem->size - offset) return CL_INVALID_VALUE;
+  if (mem->flags & (CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS)) return CL_INVALID_OPERATION;
+  err = check_wait_list(queue->context, num_events, wait_list);
+  if (err != CL_SUCCESS) return err;
+  if (size == 0) {
+    // Nothing to read: the command only orders and completes, as an empty clEnqueueWriteBuffer does.
+    cl_event own = nullptr;
+    cl_event *out = (blocking && !event) ? &own : event;
+    err = enqueue_marker(queue, CL_COMMAND_WRITE_BUFFER, false, num_events, wait_list, out);
+    if (err != CL_SUCCESS || !blocking) return err;
+    err = api::clWaitForEvents(1, out);
+    if (own) api::clReleaseEvent(own);
+    return err;
+  }
+  return enqueue_write_from_file(queue, mem, blocking, offset, size, file, num_events, wait_list, event);
+}

@@ -1,0 +1,43 @@
+/* fedcl's transfer engine: file and MPI transfers as OpenCL commands (the clDataTransfer API).
+ *
+ * The platform lists the extension "cl_fedcl_transfer" in CL_PLATFORM_EXTENSIONS; reach the
+ * functions with clGetExtensionFunctionAddressForPlatform(platform, "<name>"). (The deprecated
+ * clGetExtensionFunctionAddress(name) of the ocl-icd and Khronos loaders asks a platform only for
+ * names ending in its ICD suffix, which the clDataTransfer names do not.) docs/transfer-engine.md
+ * has the semantics. */
+#ifndef CL_FEDCL_TRANSFER_H
+#define CL_FEDCL_TRANSFER_H
+
+#include <CL/cl.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CL_FEDCL_TRANSFER_EXTENSION_NAME "cl_fedcl_transfer"
+
+/* Reads size bytes from file (from its current position) into buffer at offset, as a command of
+ * queue: ordered by the queue and the wait list, with an event (command type CL_COMMAND_WRITE_BUFFER)
+ * that completes when the bytes are in the buffer. The stream is read in chunks while earlier chunks
+ * travel and land. It belongs to the command until its event completes (the file position then
+ * stands after the bytes read). A file shorter than size, or a stream not open for reading, fails the
+ * command: its event ends with CL_INVALID_VALUE and the context's notify callback says why. */
+typedef cl_int(CL_API_CALL *clEnqueueWriteBufferFromStdioFile_fn)(
+    cl_command_queue queue, cl_mem buffer, cl_bool blocking_write, size_t offset, size_t size, FILE *file,
+    cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
+
+/* Prototypes, as Khronos' extension headers give them: the ICD loader does not export extension
+ * functions, so a program calls them through the pointer clGetExtensionFunctionAddressForPlatform
+ * returns (define CL_NO_EXTENSION_PROTOTYPES to leave these out). */
+#ifndef CL_NO_EXTENSION_PROTOTYPES
+extern CL_API_ENTRY cl_int CL_API_CALL clEnqueueWriteBufferFromStdioFile(
+    cl_command_queue queue, cl_mem buffer, cl_bool blocking_write, size_t offset, size_t size, FILE *file,
+    cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CL_FEDCL_TRANSFER_H */

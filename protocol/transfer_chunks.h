@@ -1,0 +1,17 @@
+// How a transfer is cut into chunks. Both ends of a transfer cut it alike, so that each chunk's
+// bytes land whole in the memory the receiving end set aside for that chunk.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+namespace fedcl {
+
+// size/16, between 1 and 4 MiB (and never more than the transfer): enough chunks for the device
+// copy, the network and the other end's copy to overlap, few enough that each costs little.
+inline uint64_t transfer_chunk_bytes(uint64_t size) {
+  constexpr uint64_t kMiB = 1 << 20;
+  return std::min<uint64_t>(size, std::clamp<uint64_t>(size / 16, kMiB, 4 * kMiB));
+}
+
+}  // namespace fedcl

@@ -1,0 +1,20 @@
+// The transfer engine's file commands (include/CL/cl_fedcl_transfer.h): a file the application
+// opened streams into a buffer as a command of its queue.
+//
+// The command on the daemon is a receive (ReceiveFromPeer with sender 0): it maps the buffer's
+// chunks when the command may run and gives each back as its bytes land, so the queue orders it like
+// any other command. This process reads the file on a thread of its own, one chunk ahead of the
+// chunk it sends, and streams the chunks on the queue's connection (TransferData).
+#pragma once
+
+#include <cstdio>
+
+#include "handles.h"
+
+namespace fedcl {
+
+// Arguments already checked (a buffer of the queue's context, the range within it, a file).
+cl_int enqueue_write_from_file(cl_command_queue queue, cl_mem mem, bool blocking, size_t offset, size_t size,
+                               FILE *file, cl_uint num_events, const cl_event *wait_list, cl_event *event);
+
+}  // namespace fedcl

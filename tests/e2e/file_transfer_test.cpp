@@ -1,0 +1,213 @@
+// The transfer engine's file commands (cl_fedcl_transfer): a file streams into a buffer as a
+// command of the queue, through the real daemon, checked byte for byte.
+#include <CL/cl_fedcl_transfer.h>
+
+#include <atomic>
+#include <cstdio>
+#include <mutex>
+#include <numeric>
+#include <thread>
+
+#include "cl_harness.h"
+
+using namespace fedcl_test;
+
+namespace {
+
+// What the context's notify callback was told.
+struct Notices {
+  std::mutex mutex;
+  std::string text;
+  static void CL_CALLBACK collect(const char *message, const void *, size_t, void *self) {
+    auto *notices = static_cast<Notices *>(self);
+    std::lock_guard<std::mutex> lock(notices->mutex);
+    notices->text += std::string(message) + "\n";
+  }
+  std::string all() {
+    std::lock_guard<std::mutex> lock(mutex);
+    return text;
+  }
+};
+
+// A temporary file holding words (or opened otherwise), closed and removed at the end.
+struct TempFile {
+  std::string path = ::testing::TempDir() + "fedcl_file_transfer_" + std::to_string(::getpid());
+  FILE *file = nullptr;
+  explicit TempFile(const std::vector<uint32_t> &words, const char *mode = "rb") {
+    FILE *out = std::fopen(path.c_str(), "wb");
+    std::fwrite(words.data(), sizeof(uint32_t), words.size(), out);
+    std::fclose(out);
+    file = std::fopen(path.c_str(), mode);
+  }
+  ~TempFile() {
+    if (file) std::fclose(file);
+    std::remove(path.c_str());
+  }
+};
+
+std::vector<uint32_t> pattern(size_t n, uint32_t seed) {
+  std::vector<uint32_t> words(n);
+  for (size_t i = 0; i < n; i++) words[i] = uint32_t(i) * 2654435761u + seed;
+  return words;
+}
+
+struct FileTransfer : ::testing::Test {
+  Cluster cluster{1};
+  Notices notices;
+  cl_context context = nullptr;
+  cl_command_queue queue = nullptr;
+  clEnqueueWriteBufferFromStdioFile_fn write_from_file = nullptr;
+
+  void SetUp() override {
+    cl_int err;
+    context = clCreateContext(nullptr, 1, cluster.devices.data(), Notices::collect, &notices, &err);
+    ASSERT_CL_OK(err);
+    queue = create_queue(context, cluster.devices[0]);
+    write_from_file = reinterpret_cast<clEnqueueWriteBufferFromStdioFile_fn>(
+        clGetExtensionFunctionAddressForPlatform(cluster.platform, "clEnqueueWriteBufferFromStdioFile"));
+    ASSERT_NE(nullptr, write_from_file);
+  }
+  void TearDown() override {
+    if (queue) clReleaseCommandQueue(queue);
+    if (context) clReleaseContext(context);
+  }
+  std::vector<uint32_t> read(cl_mem mem, size_t n) {
+    std::vector<uint32_t> out(n, 0xdeadbeef);
+    EXPECT_CL(CL_SUCCESS, clEnqueueReadBuffer(queue, mem, CL_TRUE, 0, n * 4, out.data(), 0, nullptr, nullptr));
+    return out;
+  }
+};
+
+}  // namespace
+
+TEST_F(FileTransfer, ThePlatformOffersTheExtension) {
+  std::string extensions(1024, '\0');
+  size_t size = 0;
+  ASSERT_CL_OK(clGetPlatformInfo(cluster.platform, CL_PLATFORM_EXTENSIONS, extensions.size(), extensions.data(), &size));
+  EXPECT_NE(std::string::npos, extensions.find(CL_FEDCL_TRANSFER_EXTENSION_NAME)) << extensions;
+  // The loader's platform-less lookup (deprecated) asks a platform only for names that end in its
+  // ICD suffix ("fedcl"): the paper's names come through the platform's own lookup alone.
+  EXPECT_EQ(nullptr, clGetExtensionFunctionAddressForPlatform(cluster.platform, "clEnqueueNoSuchThing"));
+}
+
+// A 10 MiB file (many chunks) into the middle of a buffer, non-blocking, then a kernel behind it on
+// the in-order queue: the kernel sees the file's bytes, and the stream stands after them.
+TEST_F(FileTransfer, AFileStreamsIntoABufferInQueueOrder) {
+  const size_t n = (10 << 20) / 4 + 123, skip = 7, at = 1000;
+  std::vector<uint32_t> contents = pattern(n, 5);
+  TempFile file(contents);
+  ASSERT_NE(nullptr, file.file);
+  ASSERT_EQ(0, std::fseek(file.file, skip * 4, SEEK_SET));
+  const size_t words = n - skip;
+  cl_mem mem = create_buffer(context, CL_MEM_READ_WRITE, (at + words) * 4);
+  cl_event loaded;
+  ASSERT_CL_OK(write_from_file(queue, mem, CL_FALSE, at * 4, words * 4, file.file, 0, nullptr, &loaded));
+  cl_kernel add = create_kernel(build_program(context, "kernel void add(global uint *x, uint v) { x[get_global_id(0)] += v; }"), "add");
+  set_arg(add, 0, mem);
+  set_arg(add, 1, 3u);
+  const size_t offset = at, global = words;
+  ASSERT_CL_OK(clEnqueueNDRangeKernel(queue, add, 1, &offset, &global, nullptr, 0, nullptr, nullptr));
+  std::vector<uint32_t> out = read(mem, at + words);
+  for (size_t i = 0; i < words; i++) ASSERT_EQ(contents[skip + i] + 3, out[at + i]) << "word " << i;
+  cl_int status = 1;
+  ASSERT_CL_OK(clGetEventInfo(loaded, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr));
+  EXPECT_EQ(CL_COMPLETE, status);
+  cl_command_type type = 0;
+  ASSERT_CL_OK(clGetEventInfo(loaded, CL_EVENT_COMMAND_TYPE, sizeof type, &type, nullptr));
+  EXPECT_EQ(cl_command_type(CL_COMMAND_WRITE_BUFFER), type);
+  EXPECT_EQ(long(n * 4), std::ftell(file.file));
+  clReleaseEvent(loaded);
+}
+
+TEST_F(FileTransfer, ABlockingLoadWaitsForItsWaitList) {
+  const size_t n = 300000;
+  std::vector<uint32_t> contents = pattern(n, 9);
+  TempFile file(contents);
+  cl_mem mem = create_buffer(context, CL_MEM_READ_WRITE, n * 4);
+  cl_int err;
+  cl_event gate = clCreateUserEvent(context, &err);
+  ASSERT_CL_OK(err);
+  cl_event loaded;
+  ASSERT_CL_OK(write_from_file(queue, mem, CL_FALSE, 0, n * 4, file.file, 1, &gate, &loaded));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  cl_int status = 0;
+  ASSERT_CL_OK(clGetEventInfo(loaded, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr));
+  EXPECT_GT(status, CL_COMPLETE) << "the load completed before its wait list";
+  ASSERT_CL_OK(clSetUserEventStatus(gate, CL_COMPLETE));
+  ASSERT_CL_OK(clWaitForEvents(1, &loaded));
+  EXPECT_TRUE(read(mem, n) == contents);
+  // Blocking, from the start of the file again.
+  std::rewind(file.file);
+  cl_mem again = create_buffer(context, CL_MEM_READ_WRITE, n * 4);
+  ASSERT_CL_OK(write_from_file(queue, again, CL_TRUE, 0, n * 4, file.file, 0, nullptr, nullptr));
+  EXPECT_TRUE(read(again, n) == contents);
+  clReleaseEvent(loaded);
+  clReleaseEvent(gate);
+}
+
+// A file shorter than asked: the command fails (its event, the blocking call, the next wait on the
+// buffer) and the context's callback says how far the file went; the buffer is never half-reported
+// as loaded.
+TEST_F(FileTransfer, AShortFileFailsTheCommand) {
+  const size_t n = 1 << 20;
+  TempFile file(pattern(n / 2, 1));
+  cl_mem mem = create_buffer(context, CL_MEM_READ_WRITE, n * 4);
+  cl_event loaded;
+  ASSERT_CL_OK(write_from_file(queue, mem, CL_FALSE, 0, n * 4, file.file, 0, nullptr, &loaded));
+  EXPECT_CL(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST, clWaitForEvents(1, &loaded));
+  cl_int status = 0;
+  ASSERT_CL_OK(clGetEventInfo(loaded, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr));
+  EXPECT_EQ(CL_INVALID_VALUE, status);
+  clReleaseEvent(loaded);
+  for (int i = 0; i < 100 && notices.all().find("ended after") == std::string::npos; i++)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_NE(std::string::npos, notices.all().find("ended after " + std::to_string(n / 2 * 4))) << notices.all();
+  // Blocking, on a fresh stream: the call itself returns the error.
+  std::rewind(file.file);
+  EXPECT_CL(CL_INVALID_VALUE, write_from_file(queue, mem, CL_TRUE, 0, n * 4, file.file, 0, nullptr, nullptr));
+  // The daemon goes on serving the session.
+  expect_vector_add(context, queue, 1000);
+}
+
+TEST_F(FileTransfer, AStreamOpenForWritingOnlyFailsTheCommand) {
+  TempFile file(pattern(1000, 2), "ab");
+  cl_mem mem = create_buffer(context, CL_MEM_READ_WRITE, 4000);
+  EXPECT_CL(CL_INVALID_VALUE, write_from_file(queue, mem, CL_TRUE, 0, 4000, file.file, 0, nullptr, nullptr));
+  for (int i = 0; i < 100 && notices.all().find("open for reading") == std::string::npos; i++)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_NE(std::string::npos, notices.all().find("open for reading")) << notices.all();
+}
+
+TEST_F(FileTransfer, ArgumentsAreCheckedAtTheCall) {
+  TempFile file(pattern(10, 3));
+  cl_mem mem = create_buffer(context, CL_MEM_READ_WRITE, 40);
+  EXPECT_CL(CL_INVALID_VALUE, write_from_file(queue, mem, CL_TRUE, 0, 40, nullptr, 0, nullptr, nullptr));
+  EXPECT_CL(CL_INVALID_VALUE, write_from_file(queue, mem, CL_TRUE, 8, 40, file.file, 0, nullptr, nullptr));
+  EXPECT_CL(CL_INVALID_MEM_OBJECT, write_from_file(queue, nullptr, CL_TRUE, 0, 40, file.file, 0, nullptr, nullptr));
+  EXPECT_CL(CL_INVALID_COMMAND_QUEUE, write_from_file(nullptr, mem, CL_TRUE, 0, 40, file.file, 0, nullptr, nullptr));
+  EXPECT_CL(CL_INVALID_EVENT_WAIT_LIST, write_from_file(queue, mem, CL_TRUE, 0, 40, file.file, 1, nullptr, nullptr));
+  cl_mem no_host = create_buffer(context, CL_MEM_READ_WRITE | CL_MEM_HOST_NO_ACCESS, 40);
+  EXPECT_CL(CL_INVALID_OPERATION, write_from_file(queue, no_host, CL_TRUE, 0, 40, file.file, 0, nullptr, nullptr));
+  EXPECT_EQ(0L, std::ftell(file.file)) << "a refused command read the file";
+}
+
+// Two daemons: a file loaded on one daemon is what a kernel on the other sees.
+TEST(FileTransferAcrossDaemons, ALoadedBufferMigrates) {
+  Cluster cluster{2};
+  cl_int err;
+  cl_context context = clCreateContext(nullptr, 2, cluster.devices.data(), nullptr, nullptr, &err);
+  ASSERT_CL_OK(err);
+  cl_command_queue q0 = create_queue(context, cluster.devices[0]), q1 = create_queue(context, cluster.devices[1]);
+  auto write_from_file = reinterpret_cast<clEnqueueWriteBufferFromStdioFile_fn>(
+      clGetExtensionFunctionAddressForPlatform(cluster.platform, "clEnqueueWriteBufferFromStdioFile"));
+  const size_t n = 3 << 20;
+  std::vector<uint32_t> contents = pattern(n, 11);
+  TempFile file(contents);
+  cl_mem mem = create_buffer(context, CL_MEM_READ_WRITE, n * 4);
+  cl_event loaded;
+  ASSERT_CL_OK(write_from_file(q1, mem, CL_FALSE, 0, n * 4, file.file, 0, nullptr, &loaded));
+  std::vector<uint32_t> out(n);
+  ASSERT_CL_OK(clEnqueueReadBuffer(q0, mem, CL_TRUE, 0, n * 4, out.data(), 1, &loaded, nullptr));
+  EXPECT_TRUE(out == contents);
+  clReleaseEvent(loaded);
+}
