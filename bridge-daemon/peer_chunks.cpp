@@ -35,7 +35,8 @@ bool OwnEvent::settled() const {
                        CL_SUCCESS && status <= CL_COMPLETE;
 }
 
-void OwnEvent::finish(Session *session, cl_int status, const std::string &message, uint64_t object) {
+void OwnEvent::finish(Session *session, cl_int status, const std::string &message, uint64_t object,
+                      const uint64_t *profiling) {
   if (done_) return;
   done_ = true;
   if (event_ && !settled()) {
@@ -44,7 +45,7 @@ void OwnEvent::finish(Session *session, cl_int status, const std::string &messag
   }
   if (!session || session->closed()) return;
   if (status == CL_COMPLETE) {
-    if (id_) session->notify_completion(id_, CL_COMPLETE, nullptr);
+    if (id_) session->notify_completion(id_, CL_COMPLETE, profiling);
   } else {
     session->notify_error(object, id_, status, message, context_);
   }
@@ -122,7 +123,13 @@ long DeviceChunks::chunk_at(uint64_t offset, uint64_t bytes) const {
 void DeviceChunks::watch(Session &session, cl_event event, size_t k, Done done) {
   try {
     watch_event(session, session.objects().contains(queue_id_) ? queue_id_ : 0, event,
-                [k, done](Session &, cl_int status, const uint64_t *) { done(k, status); });
+                [this, k, done](Session &, cl_int status, const uint64_t *times) {
+                  if (times) {
+                    if (k == 0 && !times_[0]) std::copy(times, times + 3, times_);
+                    times_[3] = std::max(times_[3], times[3]);
+                  }
+                  done(k, status);
+                });
   } catch (...) {
     clReleaseEvent(event);
     throw;

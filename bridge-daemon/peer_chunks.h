@@ -28,8 +28,10 @@ class OwnEvent {
 
   // Whether the client already decided the outcome (it relays a failure of the other side).
   bool settled() const;
-  // Sets the event and tells the client: a completion, or an error about object with message.
-  void finish(Session *session, cl_int status, const std::string &message, uint64_t object);
+  // Sets the event and tells the client: a completion (with the profiling times, if any), or an
+  // error about object with message.
+  void finish(Session *session, cl_int status, const std::string &message, uint64_t object,
+              const uint64_t *profiling = nullptr);
   bool done() const { return done_; }
 
  private:
@@ -77,6 +79,9 @@ class DeviceChunks {
   uint64_t size() const { return size_; }
   // Which chunk starts at offset and is bytes long; -1 if none.
   long chunk_at(uint64_t offset, uint64_t bytes) const;
+  // The transfer's profiling times on a profiling queue, once every chunk is back (queued, submit and
+  // start of the first chunk's command, end of the last): null otherwise.
+  const uint64_t *profiling() const { return times_[0] && times_[3] ? times_ : nullptr; }
 
  private:
   std::weak_ptr<Session> session_;
@@ -88,6 +93,7 @@ class DeviceChunks {
   bool image_ = false;
   size_t region_[3] = {1, 1, 1};
   std::vector<cl_event> waits_;
+  uint64_t times_[4] = {};
 
  private:
   void watch(Session &session, cl_event event, size_t k, Done done);

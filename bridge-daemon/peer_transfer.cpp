@@ -58,6 +58,8 @@ struct PeerSend : std::enable_shared_from_this<PeerSend> {
     device.enqueue(s, DeviceChunks::Direction::to_network,
                    [self](size_t k, cl_int status) { self->chunk_ready(k, status); },
                    [self](size_t, cl_int status) { self->chunk_released(status); });
+    // Instance 0 is this session's own client (a file it writes): the chunks go back on the session.
+    if (instance == 0) return connected(&s, "");
     s.server().peers().with_link(instance, address, [self](Session *up, const std::string &error) { self->connected(up, error); });
   }
 
@@ -82,19 +84,21 @@ struct PeerSend : std::enable_shared_from_this<PeerSend> {
     auto peer_link = link.lock();
     if (!peer_link || peer_link->closed()) return abort(CL_DEVICE_NOT_AVAILABLE, "the peer link closed", false);
     const DeviceChunks::Chunk &chunk = device.chunks[k];
+    auto self = shared_from_this();
+    // The socket writes straight from the chunk's host memory, which stays this transfer's until then.
+    std::shared_ptr<uint8_t[]> bytes(self, chunk.host);
+    auto written = [self, k](int status) {
+      if (status < 0) return self->abort(CL_DEVICE_NOT_AVAILABLE, std::string("sending failed: ") + uv_strerror(status), false);
+      self->device.open_gate(k);
+      if (self->device.image()) self->chunk_released(CL_COMPLETE);
+    };
+    if (instance == 0) return peer_link->send_transfer_chunk(transfer, chunk.at, bytes, chunk.bytes, written);
     capnp::MallocMessageBuilder builder;
     auto data = builder.initRoot<wire::PeerMessage>().initData();
     data.setSession(token);
     data.setTransfer(transfer);
     data.setOffset(chunk.at);
-    auto self = shared_from_this();
-    // The socket writes straight from the chunk's host memory, which stays this transfer's until then.
-    std::shared_ptr<uint8_t[]> bytes(self, chunk.host);
-    peer_link->send_peer(builder, bytes, chunk.bytes, [self, k](int status) {
-      if (status < 0) return self->abort(CL_DEVICE_NOT_AVAILABLE, std::string("sending to the peer failed: ") + uv_strerror(status), false);
-      self->device.open_gate(k);
-      if (self->device.image()) self->chunk_released(CL_COMPLETE);
-    });
+    peer_link->send_peer(builder, bytes, chunk.bytes, written);
   }
 
   void chunk_released(cl_int status) {
@@ -105,14 +109,15 @@ struct PeerSend : std::enable_shared_from_this<PeerSend> {
 
   void finish() {
     FEDCLD_LOG(debug, "transfer %llu: %llu bytes sent", (unsigned long long)transfer, (unsigned long long)device.size());
-    event.finish(session.lock().get(), CL_COMPLETE, "", mem_id);
+    event.finish(session.lock().get(), CL_COMPLETE, "", mem_id, device.profiling());
   }
 
   // The transfer fails after it started: the client learns it from the send's event, the receiving
   // daemon from an abort (or from the lost link).
   void abort(cl_int status, const std::string &why, bool tell_peer) {
     if (event.done()) return;
-    std::string message = "sending memory object " + std::to_string(mem_id) + " to peer daemon " + address + ": " + why;
+    std::string message = "sending memory object " + std::to_string(mem_id) + " to " +
+                          (instance ? "peer daemon " + address : std::string("the client")) + ": " + why;
     FEDCLD_LOG(warn, "%s", message.c_str());
     auto peer_link = link.lock();
     if (tell_peer && peer_link && !peer_link->closed()) write_abort(*peer_link, token, transfer, status, message);
@@ -129,9 +134,12 @@ void exec_send_to_peer(Call &call, wire::Request::SendToPeer::Reader request) {
     auto send = std::make_shared<PeerSend>(call, resolved, request);
     send->start(call.session);
   } catch (const RequestError &error) {
-    // The receiving side must not wait for bytes that will never come.
-    send_abort(call.session.server(), request.getPeer(), request.getTransfer(),
-               error.status < 0 ? error.status : CL_INVALID_OPERATION, "the sending daemon refused the transfer: " + error.message);
+    // The receiving side must not wait for bytes that will never come (a client learns it from
+    // the send's event).
+    if (request.getPeer().getInstance() != 0)
+      send_abort(call.session.server(), request.getPeer(), request.getTransfer(),
+                 error.status < 0 ? error.status : CL_INVALID_OPERATION,
+                 "the sending daemon refused the transfer: " + error.message);
     throw;
   }
 }
@@ -207,7 +215,7 @@ struct PeerReceive : std::enable_shared_from_this<PeerReceive> {
   void complete() {
     FEDCLD_LOG(debug, "transfer %llu: %llu bytes received", (unsigned long long)transfer, (unsigned long long)device.size());
     auto s = session.lock();
-    event.finish(s.get(), CL_COMPLETE, "", mem_id);
+    event.finish(s.get(), CL_COMPLETE, "", mem_id, device.profiling());
     if (s) s->inbox().remove_receive(transfer);
   }
 
@@ -215,7 +223,7 @@ struct PeerReceive : std::enable_shared_from_this<PeerReceive> {
   void fail(cl_int status, const std::string &why) {
     if (event.done()) return;
     event.finish(session.lock().get(), status < 0 ? status : CL_OUT_OF_RESOURCES,
-                 "receiving memory object " + std::to_string(mem_id) + " from a peer daemon: " + why, mem_id);
+                 "receiving memory object " + std::to_string(mem_id) + ": " + why, mem_id);
     device.open_all();
   }
 };

@@ -384,6 +384,17 @@ void Session::send_peer(capnp::MessageBuilder &message, std::shared_ptr<uint8_t[
   write_bytes(std::move(bytes), std::move(payload), payload_bytes, std::move(written));
 }
 
+void Session::send_transfer_chunk(uint64_t transfer, uint64_t offset, std::shared_ptr<uint8_t[]> payload,
+                                  uint64_t payload_bytes, std::function<void(int status)> written) {
+  capnp::MallocMessageBuilder message;
+  auto chunk = message.initRoot<fedcl::wire::Notice>().initTransfer();
+  chunk.setTransfer(transfer);
+  chunk.setOffset(offset);
+  std::vector<uint8_t> bytes;
+  fedcl::frame_append(bytes, fedcl::wire::FrameKind::NOTICE, message, payload_bytes);
+  write_bytes(std::move(bytes), std::move(payload), payload_bytes, std::move(written));
+}
+
 void Session::mark_dirty() {
   if (dirty_) return;
   dirty_ = true;

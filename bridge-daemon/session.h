@@ -55,6 +55,9 @@ class Session : public std::enable_shared_from_this<Session> {
                   uint64_t payload_bytes = 0);
   void send_status(uint64_t seq, cl_int status, const std::string &message);
   // On a peer link: a PeerMessage, optionally followed by payload_bytes of payload.
+  // A chunk of a transfer to this session's client (Notice.transfer); written as send_peer's.
+  void send_transfer_chunk(uint64_t transfer, uint64_t offset, std::shared_ptr<uint8_t[]> payload,
+                           uint64_t payload_bytes, std::function<void(int status)> written);
   // written(status) runs once the bytes have gone to the socket (status 0) or could not (negative).
   void send_peer(capnp::MessageBuilder &message, std::shared_ptr<uint8_t[]> payload = nullptr,
                  uint64_t payload_bytes = 0, std::function<void(int status)> written = nullptr);

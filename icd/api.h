@@ -58,6 +58,9 @@ FEDCL_IMPLEMENTED(FEDCL_DECLARE)
 // The transfer engine's extension functions (include/CL/cl_fedcl_transfer.h): reached through
 // clGetExtensionFunctionAddressForPlatform, not through the dispatch table.
 namespace fedcl::api {
+cl_int CL_API_CALL clEnqueueReadBufferToStdioFile(cl_command_queue queue, cl_mem buffer, cl_bool blocking_read,
+                                                  size_t offset, size_t size, FILE *file, cl_uint num_events,
+                                                  const cl_event *wait_list, cl_event *event);
 cl_int CL_API_CALL clEnqueueWriteBufferFromStdioFile(cl_command_queue queue, cl_mem buffer, cl_bool blocking_write,
                                                      size_t offset, size_t size, FILE *file, cl_uint num_events,
                                                      const cl_event *wait_list, cl_event *event);

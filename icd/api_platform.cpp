@@ -152,6 +152,7 @@ struct ExtensionFunction {
 const ExtensionFunction kExtensionFunctions[] = {
     {"clIcdGetPlatformIDsKHR", reinterpret_cast<void *>(&::clIcdGetPlatformIDsKHR)},
     {"clGetKernelSubGroupInfoKHR", reinterpret_cast<void *>(&api::clGetKernelSubGroupInfoKHR)},
+    {"clEnqueueReadBufferToStdioFile", reinterpret_cast<void *>(&api::clEnqueueReadBufferToStdioFile)},
     {"clEnqueueWriteBufferFromStdioFile", reinterpret_cast<void *>(&api::clEnqueueWriteBufferFromStdioFile)},
 };
 

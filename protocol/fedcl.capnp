@@ -407,7 +407,8 @@ struct Request {
   struct SendToPeer {
     # A command: reads the memory object's bytes (chunked, pipelined) once the wait list is complete
     # and sends them to the peer session, where a ReceiveFromPeer of the same transfer takes them.
-    # Its event completes when every byte has left; on failure the peer's receive fails too.
+    # Its event completes when every byte has left; on failure the peer's receive fails too. A peer
+    # of instance 0 is this session's client: the chunks travel in Notices (Notice.transfer).
     command @0 :Command;
     memObject @1 :UInt64;         # a buffer (offset and size apply) or an image (whole, one chunk)
     offset @2 :UInt64;
@@ -538,6 +539,10 @@ struct Notice {
                                   # (the backend's own formatting, untouched). The client writes them
                                   # to the application's stdout, and flushes it, before it processes
                                   # this notice's completions. 0: no payload.
+  transfer @3 :Request.TransferData;
+                                  # set: the payload is a chunk of a SendToPeer whose peer is this
+                                  # session's client (peer.instance 0: a file the client writes,
+                                  # clEnqueueReadBufferToStdioFile); printfBytes is then 0
 }
 
 # ---------------------------------------------------------------------------------------------------

@@ -382,6 +382,19 @@ void Connection::receiver_main() {
       auto reader = std::make_unique<capnp::FlatArrayMessageReader>(words.asPtr());
       if (header.kind == uint16_t(wire::FrameKind::NOTICE)) {
         auto notice = reader->getRoot<wire::Notice>();
+        if (notice.hasTransfer()) {
+          // A chunk of a transfer to this process: off the socket into memory of its own, for the
+          // thread that writes it where it goes (a file).
+          std::unique_ptr<uint8_t[]> bytes(new (std::nothrow) uint8_t[header.payload_bytes ? header.payload_bytes : 1]);
+          if (!bytes) {
+            lose("cannot allocate " + std::to_string(header.payload_bytes) + " bytes for a transfer chunk");
+            return;
+          }
+          if (!read_exact(bytes.get(), header.payload_bytes) || !discard(frame_padding(header.payload_bytes))) return;
+          listener_->on_transfer_chunk(*this, notice.getTransfer().getTransfer(), notice.getTransfer().getOffset(),
+                                       std::move(bytes), header.payload_bytes);
+          continue;
+        }
         if (header.payload_bytes != notice.getPrintfBytes()) {
           lose("the daemon sent a notice whose payload is not its printf output");
           return;

@@ -56,6 +56,9 @@ struct ConnectionListener {
   virtual void on_notice(Connection &connection, wire::Notice::Reader notice) = 0;
   virtual void on_read_done(Connection &connection, wire::Completion::Reader completion) = 0;
   virtual void on_lost(Connection &connection, const std::string &reason) = 0;
+  // A chunk of a transfer to this process (Notice.transfer), its bytes read off the socket.
+  virtual void on_transfer_chunk(Connection &connection, uint64_t transfer, uint64_t offset,
+                                 std::unique_ptr<uint8_t[]> bytes, uint64_t size) = 0;
 
  protected:
   ~ConnectionListener() = default;

@@ -1,6 +1,8 @@
 #include "file_transfer.h"
 
 #include <cerrno>
+#include <chrono>
+#include <map>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
@@ -11,44 +13,17 @@
 
 #include "coherence.h"
 #include "command.h"
+#include "runtime.h"
 #include "transfer_chunks.h"
 
 namespace fedcl {
 
 namespace {
 
-// Runs file jobs one after the other on a thread of their own: they block on the file and on the
-// socket, which no application or runtime thread may wait for.
-class FileWorker {
- public:
-  static FileWorker &get() {
-    static FileWorker *worker = new FileWorker();  // never destroyed: jobs may run at exit
-    return *worker;
-  }
-  void run(std::function<void()> job) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (!thread_.joinable()) thread_ = std::thread([this] { main(); });
-    jobs_.push_back(std::move(job));
-    cv_.notify_one();
-  }
-
- private:
-  void main() {
-    std::unique_lock<std::mutex> lock(mutex_);
-    for (;;) {
-      cv_.wait(lock, [&] { return !jobs_.empty(); });
-      auto job = std::move(jobs_.front());
-      jobs_.pop_front();
-      lock.unlock();
-      job();
-      lock.lock();
-    }
-  }
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  std::deque<std::function<void()>> jobs_;
-  std::thread thread_;
-};
+// Runs a file job on a thread of its own: it blocks on the file and on the socket, which no
+// application or runtime thread may wait for, and file commands may wait for each other through
+// their queues (a read to a file behind a load from one), so they cannot share one thread.
+void run_file_job(std::function<void()> job) { std::thread(std::move(job)).detach(); }
 
 // A chunk read from the file, on its way from the reading thread to the sending one.
 struct FileChunk {
@@ -155,7 +130,155 @@ void stream_file(Connection *connection, uint64_t transfer, uint64_t size, FILE 
   connection->flush();
 }
 
+// Writes the chunks of a transfer to this process into a file, in order, as they arrive; completes
+// the command's event once every byte is in the file and the daemon's side is done.
+class FileSink {
+ public:
+  FileSink(FILE *file, uint64_t size, _cl_event *event, bool profiling)
+      : file_(file), size_(size), event_(event), profiling_(profiling) {
+    hold(event_);
+    if (profiling_) times_[0] = times_[1] = now_ns();
+  }
+  ~FileSink() { unhold(event_); }
+
+  // Receiver thread: a chunk came.
+  void chunk(uint64_t offset, std::unique_ptr<uint8_t[]> bytes, uint64_t size) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (profiling_ && !times_[2]) times_[2] = now_ns();
+    chunks_.emplace(offset, Chunk{std::move(bytes), size});
+    cv_.notify_all();
+  }
+  // Callback thread: the daemon's side ended (the last chunk left, or the command failed).
+  void sent(cl_int status) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    sent_ = true;
+    sent_status_ = status;
+    cv_.notify_all();
+  }
+
+  // A thread of its own: writes the chunks in order, then completes the event.
+  void run(cl_context context) {
+    cl_int status = write_all();
+    std::unique_lock<std::mutex> lock(mutex_);
+    cv_.wait(lock, [&] { return sent_; });
+    if (status == CL_COMPLETE && sent_status_ < 0) status = sent_status_;
+    lock.unlock();
+    if (status < 0 && !why_.empty()) Runtime::get().notify(context, "fedcl: clEnqueueReadBufferToStdioFile: " + why_);
+    uint64_t times[4] = {times_[0], times_[1], times_[2] ? times_[2] : times_[1], now_ns()};
+    Runtime::get().complete(event_, status, profiling_ && status == CL_COMPLETE ? times : nullptr);
+  }
+
+ private:
+  struct Chunk {
+    std::unique_ptr<uint8_t[]> bytes;
+    uint64_t size;
+  };
+  static uint64_t now_ns() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  }
+
+  cl_int write_all() {
+    uint64_t written = 0;
+    while (written < size_) {
+      Chunk chunk;
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        cv_.wait(lock, [&] { return chunks_.count(written) || (sent_ && sent_status_ < 0); });
+        auto it = chunks_.find(written);
+        if (it == chunks_.end()) return sent_status_;  // the daemon's side failed: no more chunks
+        chunk = std::move(it->second);
+        chunks_.erase(it);
+      }
+      if (std::fwrite(chunk.bytes.get(), 1, chunk.size, file_) != chunk.size) {
+        int error = errno ? errno : EIO;
+        why_ = "writing the file failed after " + std::to_string(written) + " of " + std::to_string(size_) +
+               " bytes: " + std::strerror(error) + (error == EBADF ? " (is the stream open for writing?)" : "");
+        return error == EBADF ? CL_INVALID_VALUE : CL_OUT_OF_RESOURCES;
+      }
+      written += chunk.size;
+    }
+    if (std::fflush(file_) != 0) {
+      why_ = std::string("flushing the file failed: ") + std::strerror(errno);
+      return CL_OUT_OF_RESOURCES;
+    }
+    return CL_COMPLETE;
+  }
+
+  FILE *file_;
+  uint64_t size_;
+  _cl_event *event_;
+  bool profiling_;
+  uint64_t times_[3] = {};
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::map<uint64_t, Chunk> chunks_;
+  bool sent_ = false;
+  cl_int sent_status_ = CL_QUEUED;
+  std::string why_;
+};
+
+void CL_CALLBACK on_sent(cl_event, cl_int status, void *user_data) {
+  std::unique_ptr<std::shared_ptr<FileSink>> sink(static_cast<std::shared_ptr<FileSink> *>(user_data));
+  (*sink)->sent(status);
+}
+
 }  // namespace
+
+cl_int enqueue_read_to_file(cl_command_queue queue, cl_mem mem, bool blocking, size_t offset, size_t size,
+                            FILE *file, cl_uint num_events, const cl_event *wait_list, cl_event *event) {
+  // The daemon's command (its event: the device side) and the application's event, which completes
+  // once the bytes are in the file too. The latter lives in this process alone: other daemons'
+  // commands that wait for it are released by the runtime, as for a user event.
+  Command command(queue, CL_COMMAND_READ_BUFFER);
+  cl_int err = command.begin(num_events, wait_list, nullptr, true);
+  if (err == CL_SUCCESS && blocking && wait_list_failed(num_events, wait_list))
+    err = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
+  if (err == CL_SUCCESS) err = mem_prepare(mem, command, false);
+  if (err != CL_SUCCESS) return err;
+  _cl_event *done = event_create(queue->context, queue, CL_COMMAND_READ_BUFFER, CL_QUEUED);
+  done->connection = nullptr;
+  auto sink = std::make_shared<FileSink>(file, size, done, queue->properties & CL_QUEUE_PROFILING_ENABLE);
+  uint64_t transfer = new_object_id();
+  Runtime::get().add_sink(transfer, [sink](uint64_t at, std::unique_ptr<uint8_t[]> bytes, uint64_t bytes_size) {
+    sink->chunk(at, std::move(bytes), bytes_size);
+  });
+  {
+    std::lock_guard<std::mutex> lock(command.event()->mutex);
+    command.event()->callbacks.push_back({CL_COMPLETE, on_sent, new std::shared_ptr<FileSink>(sink)});
+  }
+  RequestMessage request;
+  auto send = request.root.initSendToPeer();
+  command.fill(send.initCommand());
+  send.setMemObject(mem->id);
+  send.setOffset(offset);
+  send.setSize(size);
+  send.initPeer();  // instance 0: this process
+  send.setTransfer(transfer);
+  err = command.send(request);
+  if (err != CL_SUCCESS) {
+    Runtime::get().remove_sink(transfer);
+    release(done);
+    return err;
+  }
+  cl_context context = queue->context;
+  run_file_job([sink, transfer, context] {
+    sink->run(context);
+    Runtime::get().remove_sink(transfer);
+  });
+  if (event) *event = done;
+  if (!blocking) {
+    if (!event) release(done);
+    return CL_SUCCESS;
+  }
+  cl_int status;
+  {
+    std::unique_lock<std::mutex> lock(done->mutex);
+    done->cv.wait(lock, [&] { return done->status <= CL_COMPLETE; });
+    status = done->status;
+  }
+  if (!event) release(done);
+  return status < 0 ? status : CL_SUCCESS;
+}
 
 cl_int enqueue_write_from_file(cl_command_queue queue, cl_mem mem, bool blocking, size_t offset, size_t size,
                                FILE *file, cl_uint num_events, const cl_event *wait_list, cl_event *event) {
@@ -178,7 +301,7 @@ cl_int enqueue_write_from_file(cl_command_queue queue, cl_mem mem, bool blocking
   if (err != CL_SUCCESS) return err;
   if (queue->context->parts.size() > 1) mem_written(mem, queue->connection, command.event());
   Connection *connection = queue->connection;
-  FileWorker::get().run([connection, transfer, size, file] { stream_file(connection, transfer, size, file); });
+  run_file_job([connection, transfer, size, file] { stream_file(connection, transfer, size, file); });
   if (!blocking) return CL_SUCCESS;
   // A blocking call returns what failed the command (a short file: CL_INVALID_VALUE).
   command.wait();

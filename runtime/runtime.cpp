@@ -250,6 +250,28 @@ void Runtime::on_lost(Connection &connection, const std::string &reason) {
   for (_cl_context *context : affected) notify(context, message);
 }
 
+void Runtime::on_transfer_chunk(Connection &, uint64_t transfer, uint64_t offset, std::unique_ptr<uint8_t[]> bytes,
+                                uint64_t size) {
+  TransferSink sink;
+  {
+    std::lock_guard<std::mutex> lock(sinks_mutex_);
+    auto it = sinks_.find(transfer);
+    if (it == sinks_.end()) return;  // its command has failed or ended already
+    sink = it->second;
+  }
+  sink(offset, std::move(bytes), size);
+}
+
+void Runtime::add_sink(uint64_t transfer, TransferSink sink) {
+  std::lock_guard<std::mutex> lock(sinks_mutex_);
+  sinks_[transfer] = std::move(sink);
+}
+
+void Runtime::remove_sink(uint64_t transfer) {
+  std::lock_guard<std::mutex> lock(sinks_mutex_);
+  sinks_.erase(transfer);
+}
+
 void Runtime::add_context(_cl_context *context) {
   std::lock_guard<std::mutex> lock(contexts_mutex_);
   contexts_.emplace(context->id, context);

@@ -47,6 +47,14 @@ class Runtime final : public ConnectionListener {
   void on_notice(Connection &connection, wire::Notice::Reader notice) override;
   void on_read_done(Connection &connection, wire::Completion::Reader completion) override;
   void on_lost(Connection &connection, const std::string &reason) override;
+  void on_transfer_chunk(Connection &connection, uint64_t transfer, uint64_t offset, std::unique_ptr<uint8_t[]> bytes,
+                         uint64_t size) override;
+
+  // Where the chunks of a transfer to this process go (a file, file_transfer.h); called on the
+  // receiver thread, so it must not block.
+  using TransferSink = std::function<void(uint64_t offset, std::unique_ptr<uint8_t[]> bytes, uint64_t size)>;
+  void add_sink(uint64_t transfer, TransferSink sink);
+  void remove_sink(uint64_t transfer);
 
  private:
   Runtime() = default;
@@ -65,6 +73,9 @@ class Runtime final : public ConnectionListener {
 
   std::mutex events_mutex_;
   std::unordered_map<uint64_t, _cl_event *> events_;
+
+  std::mutex sinks_mutex_;
+  std::unordered_map<uint64_t, TransferSink> sinks_;
 
   std::mutex links_mutex_;
   std::map<std::pair<size_t, size_t>, bool> links_;  // by connection indices, lower first

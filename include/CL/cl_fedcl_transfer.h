@@ -27,10 +27,23 @@ typedef cl_int(CL_API_CALL *clEnqueueWriteBufferFromStdioFile_fn)(
     cl_command_queue queue, cl_mem buffer, cl_bool blocking_write, size_t offset, size_t size, FILE *file,
     cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
 
+/* Writes size bytes of buffer at offset to file (at its current position), as a command of queue
+ * (command type CL_COMMAND_READ_BUFFER). The device's side runs when the queue and the wait list let
+ * it; the event completes once every byte is in the file (the stream flushed). A stream not open for
+ * writing fails the command with CL_INVALID_VALUE, another write error with CL_OUT_OF_RESOURCES, and
+ * the context's notify callback says why. Commands of other daemons of the context that wait for
+ * the event are released once the file is written too. */
+typedef cl_int(CL_API_CALL *clEnqueueReadBufferToStdioFile_fn)(
+    cl_command_queue queue, cl_mem buffer, cl_bool blocking_read, size_t offset, size_t size, FILE *file,
+    cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
+
 /* Prototypes, as Khronos' extension headers give them: the ICD loader does not export extension
  * functions, so a program calls them through the pointer clGetExtensionFunctionAddressForPlatform
  * returns (define CL_NO_EXTENSION_PROTOTYPES to leave these out). */
 #ifndef CL_NO_EXTENSION_PROTOTYPES
+extern CL_API_ENTRY cl_int CL_API_CALL clEnqueueReadBufferToStdioFile(
+    cl_command_queue queue, cl_mem buffer, cl_bool blocking_read, size_t offset, size_t size, FILE *file,
+    cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
 extern CL_API_ENTRY cl_int CL_API_CALL clEnqueueWriteBufferFromStdioFile(
     cl_command_queue queue, cl_mem buffer, cl_bool blocking_write, size_t offset, size_t size, FILE *file,
     cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);

@@ -3,6 +3,7 @@
 #include <CL/cl_fedcl_transfer.h>
 
 #include <atomic>
+#include <cstring>
 #include <cstdio>
 #include <mutex>
 #include <numeric>
@@ -31,7 +32,8 @@ struct Notices {
 
 // A temporary file holding words (or opened otherwise), closed and removed at the end.
 struct TempFile {
-  std::string path = ::testing::TempDir() + "fedcl_file_transfer_" + std::to_string(::getpid());
+  static inline int made = 0;
+  std::string path = ::testing::TempDir() + "fedcl_file_transfer_" + std::to_string(::getpid()) + "_" + std::to_string(made++);
   FILE *file = nullptr;
   explicit TempFile(const std::vector<uint32_t> &words, const char *mode = "rb") {
     FILE *out = std::fopen(path.c_str(), "wb");
@@ -57,6 +59,7 @@ struct FileTransfer : ::testing::Test {
   cl_context context = nullptr;
   cl_command_queue queue = nullptr;
   clEnqueueWriteBufferFromStdioFile_fn write_from_file = nullptr;
+  clEnqueueReadBufferToStdioFile_fn read_to_file = nullptr;
 
   void SetUp() override {
     cl_int err;
@@ -66,6 +69,9 @@ struct FileTransfer : ::testing::Test {
     write_from_file = reinterpret_cast<clEnqueueWriteBufferFromStdioFile_fn>(
         clGetExtensionFunctionAddressForPlatform(cluster.platform, "clEnqueueWriteBufferFromStdioFile"));
     ASSERT_NE(nullptr, write_from_file);
+    read_to_file = reinterpret_cast<clEnqueueReadBufferToStdioFile_fn>(
+        clGetExtensionFunctionAddressForPlatform(cluster.platform, "clEnqueueReadBufferToStdioFile"));
+    ASSERT_NE(nullptr, read_to_file);
   }
   void TearDown() override {
     if (queue) clReleaseCommandQueue(queue);
@@ -189,6 +195,90 @@ TEST_F(FileTransfer, ArgumentsAreCheckedAtTheCall) {
   cl_mem no_host = create_buffer(context, CL_MEM_READ_WRITE | CL_MEM_HOST_NO_ACCESS, 40);
   EXPECT_CL(CL_INVALID_OPERATION, write_from_file(queue, no_host, CL_TRUE, 0, 40, file.file, 0, nullptr, nullptr));
   EXPECT_EQ(0L, std::ftell(file.file)) << "a refused command read the file";
+}
+
+std::vector<uint32_t> file_words(const std::string &path) {
+  std::vector<uint32_t> words;
+  FILE *in = std::fopen(path.c_str(), "rb");
+  uint32_t word;
+  while (in && std::fread(&word, 4, 1, in) == 1) words.push_back(word);
+  if (in) std::fclose(in);
+  return words;
+}
+
+// A buffer written by a kernel goes to a file behind the kernel in the queue, while the buffer is
+// then overwritten by the next command: the file holds what the kernel left, from where the stream
+// stood, and a file load brings it back.
+TEST_F(FileTransfer, ABufferGoesToAFileInQueueOrder) {
+  const size_t n = (9 << 20) / 4 + 77;
+  std::vector<uint32_t> contents = pattern(n, 21);
+  cl_mem mem = create_buffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, n * 4, contents.data());
+  cl_kernel add = create_kernel(build_program(context, "kernel void add(global uint *x, uint v) { x[get_global_id(0)] += v; }"), "add");
+  set_arg(add, 0, mem);
+  set_arg(add, 1, 5u);
+  ASSERT_CL_OK(clEnqueueNDRangeKernel(queue, add, 1, nullptr, &n, nullptr, 0, nullptr, nullptr));
+  TempFile file({0xabcdef01u}, "wb");  // the stream stands at 0 of an emptied file
+  ASSERT_GE(std::fputs("head", file.file), 0);
+  cl_event saved;
+  ASSERT_CL_OK(read_to_file(queue, mem, CL_FALSE, 4, (n - 1) * 4, file.file, 0, nullptr, &saved));
+  const uint32_t zero = 0;
+  ASSERT_CL_OK(clEnqueueFillBuffer(queue, mem, &zero, 4, 0, n * 4, 0, nullptr, nullptr));
+  ASSERT_CL_OK(clWaitForEvents(1, &saved));
+  cl_command_type type = 0;
+  ASSERT_CL_OK(clGetEventInfo(saved, CL_EVENT_COMMAND_TYPE, sizeof type, &type, nullptr));
+  EXPECT_EQ(cl_command_type(CL_COMMAND_READ_BUFFER), type);
+  clReleaseEvent(saved);
+  std::vector<uint32_t> words = file_words(file.path);
+  ASSERT_EQ(n, words.size());  // "head" + n - 1 words
+  EXPECT_EQ(0, std::memcmp(words.data(), "head", 4));
+  for (size_t i = 1; i < n; i++) ASSERT_EQ(contents[i] + 5, words[i]) << "word " << i;
+  // Back again, blocking.
+  FILE *in = std::fopen(file.path.c_str(), "rb");
+  ASSERT_EQ(0, std::fseek(in, 4, SEEK_SET));
+  ASSERT_CL_OK(write_from_file(queue, mem, CL_TRUE, 4, (n - 1) * 4, in, 0, nullptr, nullptr));
+  std::fclose(in);
+  std::vector<uint32_t> back = read(mem, n);
+  EXPECT_EQ(0u, back[0]);
+  for (size_t i = 1; i < n; i++) ASSERT_EQ(contents[i] + 5, back[i]) << "word " << i;
+}
+
+TEST_F(FileTransfer, AStreamOpenForReadingOnlyFailsTheSave) {
+  TempFile file(pattern(10, 1), "rb");
+  std::vector<uint32_t> contents = pattern(1000, 4);
+  cl_mem mem = create_buffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, 4000, contents.data());
+  EXPECT_CL(CL_INVALID_VALUE, read_to_file(queue, mem, CL_TRUE, 0, 4000, file.file, 0, nullptr, nullptr));
+  for (int i = 0; i < 100 && notices.all().find("open for writing") == std::string::npos; i++)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_NE(std::string::npos, notices.all().find("open for writing")) << notices.all();
+  expect_vector_add(context, queue, 1000);
+}
+
+// Profiling works for both commands: the four times are there and ordered.
+TEST_F(FileTransfer, ProfilingTimesAreOrdered) {
+  cl_command_queue profiled;
+  cl_int err;
+  cl_queue_properties properties[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0};
+  profiled = clCreateCommandQueueWithProperties(context, cluster.devices[0], properties, &err);
+  ASSERT_CL_OK(err);
+  const size_t n = 1 << 20;
+  TempFile source(pattern(n, 3));
+  cl_mem mem = create_buffer(context, CL_MEM_READ_WRITE, n * 4);
+  TempFile sink({}, "wb");
+  cl_event events[2];
+  ASSERT_CL_OK(write_from_file(profiled, mem, CL_FALSE, 0, n * 4, source.file, 0, nullptr, &events[0]));
+  ASSERT_CL_OK(read_to_file(profiled, mem, CL_FALSE, 0, n * 4, sink.file, 0, nullptr, &events[1]));
+  ASSERT_CL_OK(clWaitForEvents(2, events));
+  for (cl_event event : events) {
+    cl_ulong times[4];
+    const cl_profiling_info params[4] = {CL_PROFILING_COMMAND_QUEUED, CL_PROFILING_COMMAND_SUBMIT,
+                                         CL_PROFILING_COMMAND_START, CL_PROFILING_COMMAND_END};
+    for (int i = 0; i < 4; i++) ASSERT_CL_OK(clGetEventProfilingInfo(event, params[i], sizeof times[i], &times[i], nullptr));
+    for (int i = 1; i < 4; i++) EXPECT_LE(times[i - 1], times[i]) << "profiling time " << i;
+    EXPECT_LT(times[0], times[3]);
+    clReleaseEvent(event);
+  }
+  EXPECT_TRUE(file_words(sink.path) == pattern(n, 3));
+  clReleaseCommandQueue(profiled);
 }
 
 // Two daemons: a file loaded on one daemon is what a kernel on the other sees.
