@@ -8,8 +8,6 @@
 
 namespace bench {
 
-namespace {
-
 std::string platform_text(cl_platform_id platform, cl_platform_info param) {
   size_t size = 0;
   if (clGetPlatformInfo(platform, param, 0, nullptr, &size) != CL_SUCCESS || size == 0) return {};
@@ -27,6 +25,9 @@ std::string device_text(cl_device_id device, cl_device_info param) {
   text.resize(size - 1);
   return text;
 }
+
+namespace {
+
 
 cl_platform_id find_platform(const std::string &name_part, bool is_fedcl) {
   cl_uint count = 0;

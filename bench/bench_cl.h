@@ -11,6 +11,9 @@ namespace bench {
 
 // Throws std::runtime_error naming the call when err is not CL_SUCCESS.
 void check(cl_int err, const char *what);
+// A platform's or device's string property ("" if it cannot be had).
+std::string platform_text(cl_platform_id platform, cl_platform_info param);
+std::string device_text(cl_device_id device, cl_device_info param);
 
 struct Side {
   std::string label;        // "direct" or "fedcl"

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_socket.h"
 #include "bench_stats.h"
 
 namespace bench {
@@ -33,35 +34,6 @@ constexpr uint64_t kPing = 0;
 constexpr uint64_t kDownload = uint64_t(1) << 63;
 constexpr uint64_t kQuit = ~uint64_t(0);
 constexpr int kConnectTimeoutMs = 10000;
-
-bool send_all(int fd, const void *data, size_t size) {
-  auto *p = static_cast<const uint8_t *>(data);
-  while (size > 0) {
-    ssize_t n = send(fd, p, size, MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    p += n;
-    size -= n;
-  }
-  return true;
-}
-
-bool recv_all(int fd, void *data, size_t size) {
-  auto *p = static_cast<uint8_t *>(data);
-  while (size > 0) {
-    ssize_t n = recv(fd, p, size, MSG_WAITALL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    p += n;
-    size -= n;
-  }
-  return true;
-}
-
-void set_nodelay(int fd) {
-  int one = 1;
-  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-}
 
 [[noreturn]] void peer_main(uint16_t port, size_t buffer_bytes) {
   int fd = socket(AF_INET, SOCK_STREAM, 0);

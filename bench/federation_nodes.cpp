@@ -10,24 +10,6 @@ namespace bench {
 
 namespace {
 
-std::string platform_text(cl_platform_id platform, cl_platform_info param) {
-  size_t size = 0;
-  if (clGetPlatformInfo(platform, param, 0, nullptr, &size) != CL_SUCCESS || size == 0) return {};
-  std::string text(size, '\0');
-  clGetPlatformInfo(platform, param, size, text.data(), nullptr);
-  text.resize(size - 1);
-  return text;
-}
-
-std::string device_text(cl_device_id device, cl_device_info param) {
-  size_t size = 0;
-  if (clGetDeviceInfo(device, param, 0, nullptr, &size) != CL_SUCCESS || size == 0) return {};
-  std::string text(size, '\0');
-  clGetDeviceInfo(device, param, size, text.data(), nullptr);
-  text.resize(size - 1);
-  return text;
-}
-
 cl_platform_id find_fedcl() {
   cl_uint count = 0;
   check(clGetPlatformIDs(0, nullptr, &count), "clGetPlatformIDs");

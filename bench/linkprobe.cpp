@@ -25,44 +25,19 @@
 #include <string>
 #include <vector>
 
+#include "bench_socket.h"
 #include "bench_stats.h"
 
 using bench::now_us;
+using bench::recv_all;
+using bench::send_all;
+using bench::set_nodelay;
 
 namespace {
 
 // Requests, one 8-byte word each: kPing (echo it), kQuit, or n > 0: n bytes follow, answer one word.
 constexpr uint64_t kPing = 0;
 constexpr uint64_t kQuit = ~uint64_t(0);
-
-bool send_all(int fd, const void *data, size_t size) {
-  auto *p = static_cast<const uint8_t *>(data);
-  while (size > 0) {
-    ssize_t n = send(fd, p, size, MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    p += n;
-    size -= n;
-  }
-  return true;
-}
-
-bool recv_all(int fd, void *data, size_t size) {
-  auto *p = static_cast<uint8_t *>(data);
-  while (size > 0) {
-    ssize_t n = recv(fd, p, size, MSG_WAITALL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    p += n;
-    size -= n;
-  }
-  return true;
-}
-
-void set_nodelay(int fd) {
-  int one = 1;
-  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-}
 
 int die(const std::string &message) {
   std::fprintf(stderr, "fedcl_linkprobe: %s\n", message.c_str());
