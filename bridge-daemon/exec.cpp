@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "log.h"
+#include "node_files.h"
 #include "peer_signal.h"
 #include "peer_transfer.h"
 #include "server.h"
@@ -392,6 +393,7 @@ const RequestHandler kHandlers[] = {
     HANDLE(SIGNAL_PEER, false, exec_signal_peer(c, r.getSignalPeer())),
     HANDLE(TRANSFER_DATA, true, exec_transfer_data(c, r.getTransferData(), f)),
     HANDLE(TRANSFER_ABORT, false, exec_transfer_abort(c, r.getTransferAbort())),
+    HANDLE(NODE_FILE, false, exec_node_file(c, r.getNodeFile())),
 };
 
 #undef HANDLE

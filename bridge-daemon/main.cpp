@@ -8,7 +8,10 @@
 #include <cstring>
 #include <fstream>
 #include <string>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <climits>
 
 #include "backend.h"
 #include "log.h"
@@ -32,6 +35,8 @@ const char kUsage[] =
     "                        event signals (e.g. a faster data network); listened on as well as --listen.\n"
     "                        Default: the address each client reached it by\n"
     "  --peer-timeout SECONDS  a peer link silent this long is dead; what waits on it fails (default 10)\n"
+    "  --file-root DIR       clients may load buffers from and save them to files under DIR on this\n"
+    "                        node (clEnqueueWriteBufferFromNodeFile...); without it, no file is served\n"
     "  --max-sessions N      refuse sessions beyond N at once (default 256)\n"
     "  --max-memory SIZE     device memory one session may allocate, e.g. 4G or 512M (default: no limit)\n"
     "  --completion MODE     how completion is learnt: callback, wait (a waiting thread per queue as\n"
@@ -135,6 +140,13 @@ int main(int argc, char **argv) {
       double seconds = std::strtod(text.c_str(), &end);
       if (end == text.c_str() || *end != '\0' || seconds <= 0) return die("--peer-timeout wants seconds, not '" + text + "'");
       options.peer_timeout_ms = static_cast<uint64_t>(seconds * 1000);
+    } else if (arg == "--file-root") {
+      std::string text = value();
+      char resolved[PATH_MAX];
+      struct stat st {};
+      if (!realpath(text.c_str(), resolved) || stat(resolved, &st) != 0 || !S_ISDIR(st.st_mode))
+        return die("--file-root wants an existing directory, not '" + text + "'");
+      options.file_root = resolved;
     } else if (arg == "--max-sessions") {
       options.max_sessions = std::strtoul(value().c_str(), nullptr, 10);
       if (options.max_sessions == 0) return die("--max-sessions wants a positive number");

@@ -34,6 +34,7 @@ struct ServerOptions {
   CompletionMode completion = CompletionMode::automatic;
   std::string peer_address;  // host:port advertised to peers (and listened on); empty: the client's
   uint64_t peer_timeout_ms = 10000;  // a peer link silent this long is dead
+  std::string file_root;     // canonical directory whose files clients may load and save; "": none
 };
 
 class Server {

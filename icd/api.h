@@ -61,6 +61,12 @@ namespace fedcl::api {
 cl_int CL_API_CALL clEnqueueReadBufferToStdioFile(cl_command_queue queue, cl_mem buffer, cl_bool blocking_read,
                                                   size_t offset, size_t size, FILE *file, cl_uint num_events,
                                                   const cl_event *wait_list, cl_event *event);
+cl_int CL_API_CALL clEnqueueWriteBufferFromNodeFile(cl_command_queue queue, cl_mem buffer, cl_bool blocking_write,
+                                                    size_t offset, size_t size, const char *path, size_t file_offset,
+                                                    cl_uint num_events, const cl_event *wait_list, cl_event *event);
+cl_int CL_API_CALL clEnqueueReadBufferToNodeFile(cl_command_queue queue, cl_mem buffer, cl_bool blocking_read,
+                                                 size_t offset, size_t size, const char *path, size_t file_offset,
+                                                 cl_uint num_events, const cl_event *wait_list, cl_event *event);
 cl_int CL_API_CALL clEnqueueWriteBufferFromStdioFile(cl_command_queue queue, cl_mem buffer, cl_bool blocking_write,
                                                      size_t offset, size_t size, FILE *file, cl_uint num_events,
                                                      const cl_event *wait_list, cl_event *event);

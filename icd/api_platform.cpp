@@ -152,7 +152,9 @@ struct ExtensionFunction {
 const ExtensionFunction kExtensionFunctions[] = {
     {"clIcdGetPlatformIDsKHR", reinterpret_cast<void *>(&::clIcdGetPlatformIDsKHR)},
     {"clGetKernelSubGroupInfoKHR", reinterpret_cast<void *>(&api::clGetKernelSubGroupInfoKHR)},
+    {"clEnqueueReadBufferToNodeFile", reinterpret_cast<void *>(&api::clEnqueueReadBufferToNodeFile)},
     {"clEnqueueReadBufferToStdioFile", reinterpret_cast<void *>(&api::clEnqueueReadBufferToStdioFile)},
+    {"clEnqueueWriteBufferFromNodeFile", reinterpret_cast<void *>(&api::clEnqueueWriteBufferFromNodeFile)},
     {"clEnqueueWriteBufferFromStdioFile", reinterpret_cast<void *>(&api::clEnqueueWriteBufferFromStdioFile)},
 };
 

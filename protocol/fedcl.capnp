@@ -164,6 +164,8 @@ struct Request {
     # (a file the client reads, clEnqueueWriteBufferFromStdioFile).
     transferData @45 :TransferData;           # payload: the chunk's bytes
     transferAbort @46 :TransferAbort;         # no more bytes will come: the receive fails
+    # Files of the daemon's node (under its --file-root): the bytes never cross to the client.
+    nodeFile @47 :NodeFile;
   }
 
   struct CreateContext {
@@ -431,6 +433,18 @@ struct Request {
     transfer @0 :UInt64;
     offset @1 :UInt64;            # where the payload goes, from the transfer's offset; the client
                                   # cuts chunks as the daemons do (protocol/transfer_chunks.h)
+  }
+  struct NodeFile {
+    # A command: copies size bytes between the buffer at offset and the file at fileOffset, in
+    # chunks, file I/O on the daemon's thread pool. The path is relative to the daemon's file root
+    # (or absolute inside it); one that leads outside (.., a symbolic link) is refused.
+    command @0 :Command;
+    buffer @1 :UInt64;
+    offset @2 :UInt64;
+    size @3 :UInt64;
+    path @4 :Text;
+    fileOffset @5 :UInt64;
+    toFile @6 :Bool;              # true: buffer -> file (created or overwritten in that range)
   }
   struct TransferAbort {
     transfer @0 :UInt64;

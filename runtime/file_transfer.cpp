@@ -312,4 +312,34 @@ cl_int enqueue_write_from_file(cl_command_queue queue, cl_mem mem, bool blocking
   return connection->take_error(mem->id);
 }
 
+cl_int enqueue_node_file(cl_command_queue queue, cl_mem mem, bool blocking, size_t offset, size_t size,
+                         const char *path, uint64_t file_offset, bool to_file, cl_uint num_events,
+                         const cl_event *wait_list, cl_event *event) {
+  Command command(queue, to_file ? CL_COMMAND_READ_BUFFER : CL_COMMAND_WRITE_BUFFER);
+  cl_int err = command.begin(num_events, wait_list, event, true);
+  if (err == CL_SUCCESS && blocking && wait_list_failed(num_events, wait_list))
+    err = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
+  if (err == CL_SUCCESS) err = mem_prepare(mem, command, !to_file && offset == 0 && size == mem->size);
+  if (err != CL_SUCCESS) return err;
+  RequestMessage request;
+  auto file = request.root.initNodeFile();
+  command.fill(file.initCommand());
+  file.setBuffer(mem->id);
+  file.setOffset(offset);
+  file.setSize(size);
+  file.setPath(path);
+  file.setFileOffset(file_offset);
+  file.setToFile(to_file);
+  err = command.send(request);
+  if (err != CL_SUCCESS) return err;
+  if (!to_file && queue->context->parts.size() > 1) mem_written(mem, queue->connection, command.event());
+  if (!blocking) return CL_SUCCESS;
+  command.wait();
+  {
+    std::lock_guard<std::mutex> lock(command.event()->mutex);
+    if (command.event()->status < 0) return command.event()->status;
+  }
+  return queue->connection->take_error(mem->id);
+}
+
 }  // namespace fedcl

@@ -22,4 +22,10 @@ cl_int enqueue_read_to_file(cl_command_queue queue, cl_mem mem, bool blocking, s
 cl_int enqueue_write_from_file(cl_command_queue queue, cl_mem mem, bool blocking, size_t offset, size_t size,
                                FILE *file, cl_uint num_events, const cl_event *wait_list, cl_event *event);
 
+// A file of the queue's daemon's node (under its --file-root): the daemon itself copies between the
+// file at file_offset and the buffer (to_file: buffer -> file); no byte crosses to this process.
+cl_int enqueue_node_file(cl_command_queue queue, cl_mem mem, bool blocking, size_t offset, size_t size,
+                         const char *path, uint64_t file_offset, bool to_file, cl_uint num_events,
+                         const cl_event *wait_list, cl_event *event);
+
 }  // namespace fedcl

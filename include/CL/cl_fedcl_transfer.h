@@ -37,6 +37,21 @@ typedef cl_int(CL_API_CALL *clEnqueueReadBufferToStdioFile_fn)(
     cl_command_queue queue, cl_mem buffer, cl_bool blocking_read, size_t offset, size_t size, FILE *file,
     cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
 
+/* Files of the node whose daemon holds the queue's device: the daemon itself reads size bytes of
+ * the file at path from file_offset into the buffer (WriteBufferFromNodeFile), or writes them from
+ * the buffer into the file, creating it if need be (ReadBufferToNodeFile); no byte crosses to this
+ * process. path is relative to the directory the daemon serves (fedcld --file-root DIR), or absolute
+ * inside it; ".." and symbolic links leading outside are refused, and a daemon without --file-root
+ * serves no file. A refused path, a file shorter than asked or a failed write fails the command
+ * (CL_INVALID_VALUE, or CL_OUT_OF_RESOURCES for a write error) with a message to the context's
+ * notify callback. Command types: CL_COMMAND_WRITE_BUFFER and CL_COMMAND_READ_BUFFER. */
+typedef cl_int(CL_API_CALL *clEnqueueWriteBufferFromNodeFile_fn)(
+    cl_command_queue queue, cl_mem buffer, cl_bool blocking_write, size_t offset, size_t size, const char *path,
+    size_t file_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
+typedef cl_int(CL_API_CALL *clEnqueueReadBufferToNodeFile_fn)(
+    cl_command_queue queue, cl_mem buffer, cl_bool blocking_read, size_t offset, size_t size, const char *path,
+    size_t file_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
+
 /* Prototypes, as Khronos' extension headers give them: the ICD loader does not export extension
  * functions, so a program calls them through the pointer clGetExtensionFunctionAddressForPlatform
  * returns (define CL_NO_EXTENSION_PROTOTYPES to leave these out). */
@@ -47,6 +62,12 @@ extern CL_API_ENTRY cl_int CL_API_CALL clEnqueueReadBufferToStdioFile(
 extern CL_API_ENTRY cl_int CL_API_CALL clEnqueueWriteBufferFromStdioFile(
     cl_command_queue queue, cl_mem buffer, cl_bool blocking_write, size_t offset, size_t size, FILE *file,
     cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
+extern CL_API_ENTRY cl_int CL_API_CALL clEnqueueWriteBufferFromNodeFile(
+    cl_command_queue queue, cl_mem buffer, cl_bool blocking_write, size_t offset, size_t size, const char *path,
+    size_t file_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
+extern CL_API_ENTRY cl_int CL_API_CALL clEnqueueReadBufferToNodeFile(
+    cl_command_queue queue, cl_mem buffer, cl_bool blocking_read, size_t offset, size_t size, const char *path,
+    size_t file_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
 #endif
 
 #ifdef __cplusplus
