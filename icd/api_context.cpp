@@ -254,6 +254,14 @@ cl_int fedcl::api::clFinish(cl_command_queue queue) {
   Connection *connection = queue->connection;
   auto pending = connection->call(request);
   if (pending->status != CL_SUCCESS) return pending->status;
+  // Commands that end in this process (file saves) are the queue's too.
+  for (_cl_event *local : queue->pending_local()) {
+    {
+      std::unique_lock<std::mutex> lock(local->mutex);
+      local->cv.wait(lock, [&] { return local->status <= CL_COMPLETE; });
+    }
+    unhold(local);
+  }
   // A failure the daemon found in an earlier command of this queue surfaces here.
   return connection->take_error(queue->id);
 }

@@ -53,48 +53,57 @@ cl_int Command::begin(cl_uint num_events, const cl_event *wait_list, cl_event *e
   if (err != CL_SUCCESS) return err;
   Connection *here = queue_->connection;
   if (!here->alive()) return CL_DEVICE_NOT_AVAILABLE;
-  for (cl_uint i = 0; i < num_events; i++) {
-    _cl_event *event = static_cast<_cl_event *>(wait_list[i]);
-    if (event->connection == here) {
-      wait_ids_.push_back(event->id);
-      continue;
+  for (cl_uint i = 0; i < num_events; i++) wait_for(static_cast<_cl_event *>(wait_list[i]));
+  // An in-order queue's commands that end in this process (file saves) come before this one too.
+  if (!(queue_->properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE)) {
+    for (_cl_event *local : queue_->pending_local()) {
+      wait_for(local);
+      unhold(local);
     }
-    // An event of another daemon, or a user event: this daemon waits on a stand-in user event.
-    // The other daemon sets it over their peer link the moment its event completes; where there is
-    // no link (and for user events, which live here) the runtime sets it when the real one completes.
-    std::lock_guard<std::mutex> lock(event->mutex);
-    if (event->status == CL_COMPLETE) continue;
-    if (!(event->proxies & bit(here))) {
-      event->proxies |= bit(here);
-      bool signalled = event->connection && Runtime::get().peer_linked(event->connection, here);
-      RequestMessage request;
-      auto create = request.root.initCreateUserEvent();
-      create.setId(event->id);
-      create.setContext(queue_->context->id);
-      if (signalled) create.setSignalledBy(event->connection->hello().getInstance());
-      here->post(request);
-      if (signalled) {
-        event->signalled |= bit(here);
-        RequestMessage signal;
-        auto peer = signal.root.initSignalPeer();
-        peer.setEvent(event->id);
-        fill_peer_ref(peer.initPeer(), *here);
-        event->connection->post(signal);
-        event->connection->flush();  // the command it waits for starts now, not at the flush timer
-      }
-      if (event->status < 0) {
-        RequestMessage fail;
-        auto set = fail.root.initSetUserEventStatus();
-        set.setEvent(event->id);
-        set.setStatus(event->status);
-        here->post(fail);
-      }
-    }
-    wait_ids_.push_back(event->id);
   }
   if (event_out || internal || sync_mode()) event_ = event_create(queue_->context, queue_, type_, CL_QUEUED);
   event_out_ = event_out;
   return CL_SUCCESS;
+}
+
+void Command::wait_for(_cl_event *event) {
+  Connection *here = queue_->connection;
+  if (event->connection == here) {
+    wait_ids_.push_back(event->id);
+    return;
+  }
+  // An event of another daemon, or a user event: this daemon waits on a stand-in user event.
+  // The other daemon sets it over their peer link the moment its event completes; where there is
+  // no link (and for user events, which live here) the runtime sets it when the real one completes.
+  std::lock_guard<std::mutex> lock(event->mutex);
+  if (event->status == CL_COMPLETE) return;
+  if (!(event->proxies & bit(here))) {
+    event->proxies |= bit(here);
+    bool signalled = event->connection && Runtime::get().peer_linked(event->connection, here);
+    RequestMessage request;
+    auto create = request.root.initCreateUserEvent();
+    create.setId(event->id);
+    create.setContext(queue_->context->id);
+    if (signalled) create.setSignalledBy(event->connection->hello().getInstance());
+    here->post(request);
+    if (signalled) {
+      event->signalled |= bit(here);
+      RequestMessage signal;
+      auto peer = signal.root.initSignalPeer();
+      peer.setEvent(event->id);
+      fill_peer_ref(peer.initPeer(), *here);
+      event->connection->post(signal);
+      event->connection->flush();  // the command it waits for starts now, not at the flush timer
+    }
+    if (event->status < 0) {
+      RequestMessage fail;
+      auto set = fail.root.initSetUserEventStatus();
+      set.setEvent(event->id);
+      set.setStatus(event->status);
+      here->post(fail);
+    }
+  }
+  wait_ids_.push_back(event->id);
 }
 
 void Command::fill(wire::Command::Builder command) const {

@@ -32,6 +32,9 @@ class Command {
   cl_int wait();
 
  private:
+  // Adds event to the wait list: as itself on the queue's daemon, else as a stand-in there.
+  void wait_for(_cl_event *event);
+
   cl_command_queue queue_;
   cl_command_type type_;
   std::vector<uint64_t> wait_ids_;

@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <unordered_map>
 
 #include "coherence.h"
 #include "command.h"
@@ -20,10 +21,49 @@ namespace fedcl {
 
 namespace {
 
-// Runs a file job on a thread of its own: it blocks on the file and on the socket, which no
-// application or runtime thread may wait for, and file commands may wait for each other through
-// their queues (a read to a file behind a load from one), so they cannot share one thread.
-void run_file_job(std::function<void()> job) { std::thread(std::move(job)).detach(); }
+// Runs file jobs: those of one stream one after the other, in the order their commands were
+// enqueued (each reads or writes from where the previous one left the stream), those of different
+// streams at once, each stream on a thread of its own: jobs block on the file and on the socket,
+// which no application or runtime thread may wait for, and jobs of different streams may wait for
+// each other through their queues (a save behind a load).
+class StreamJobs {
+ public:
+  static StreamJobs &get() {
+    static StreamJobs *jobs = new StreamJobs();  // never destroyed: jobs may run at exit
+    return *jobs;
+  }
+  void run(FILE *stream, std::function<void()> job) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    Queue &queue = queues_[stream];
+    queue.jobs.push_back(std::move(job));
+    if (queue.running) return;
+    queue.running = true;
+    std::thread([this, stream] { drain(stream); }).detach();
+  }
+
+ private:
+  struct Queue {
+    std::deque<std::function<void()>> jobs;
+    bool running = false;
+  };
+  void drain(FILE *stream) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+      Queue &queue = queues_[stream];
+      if (queue.jobs.empty()) {
+        queues_.erase(stream);
+        return;
+      }
+      auto job = std::move(queue.jobs.front());
+      queue.jobs.pop_front();
+      lock.unlock();
+      job();
+      lock.lock();
+    }
+  }
+  std::mutex mutex_;
+  std::unordered_map<FILE *, Queue> queues_;
+};
 
 // A chunk read from the file, on its way from the reading thread to the sending one.
 struct FileChunk {
@@ -237,6 +277,7 @@ cl_int enqueue_read_to_file(cl_command_queue queue, cl_mem mem, bool blocking, s
   if (err != CL_SUCCESS) return err;
   _cl_event *done = event_create(queue->context, queue, CL_COMMAND_READ_BUFFER, CL_QUEUED);
   done->connection = nullptr;
+  queue->add_local(done);
   auto sink = std::make_shared<FileSink>(file, size, done, queue->properties & CL_QUEUE_PROFILING_ENABLE);
   uint64_t transfer = new_object_id();
   Runtime::get().add_sink(transfer, [sink](uint64_t at, std::unique_ptr<uint8_t[]> bytes, uint64_t bytes_size) {
@@ -261,7 +302,7 @@ cl_int enqueue_read_to_file(cl_command_queue queue, cl_mem mem, bool blocking, s
     return err;
   }
   cl_context context = queue->context;
-  run_file_job([sink, transfer, context] {
+  StreamJobs::get().run(file, [sink, transfer, context] {
     sink->run(context);
     Runtime::get().remove_sink(transfer);
   });
@@ -301,7 +342,7 @@ cl_int enqueue_write_from_file(cl_command_queue queue, cl_mem mem, bool blocking
   if (err != CL_SUCCESS) return err;
   if (queue->context->parts.size() > 1) mem_written(mem, queue->connection, command.event());
   Connection *connection = queue->connection;
-  run_file_job([connection, transfer, size, file] { stream_file(connection, transfer, size, file); });
+  StreamJobs::get().run(file, [connection, transfer, size, file] { stream_file(connection, transfer, size, file); });
   if (!blocking) return CL_SUCCESS;
   // A blocking call returns what failed the command (a short file: CL_INVALID_VALUE).
   command.wait();

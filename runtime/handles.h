@@ -112,9 +112,17 @@ struct _cl_command_queue : fedcl::Object {
   fedcl::Connection *connection;
   cl_command_queue_properties properties;
   std::vector<cl_queue_properties> properties_array;      // as given to clCreateCommandQueueWithProperties
+  // Commands of the queue that end in this process (saves to a file: their events complete after
+  // the daemon's side), held until complete: later commands of an in-order queue wait for them,
+  // clFinish too.
+  std::mutex local_mutex;
+  std::vector<_cl_event *> local_pending;
   _cl_command_queue() : Object(kMagic) {}
   ~_cl_command_queue();
   void last_release();
+  void add_local(_cl_event *event);
+  // The ones still under way (held: the caller unholds each).
+  std::vector<_cl_event *> pending_local();
 };
 
 struct _cl_mem : fedcl::Object {

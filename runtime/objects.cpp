@@ -97,7 +97,38 @@ uint64_t _cl_context::transfer_queue(ContextPart &p) {
 }
 
 void _cl_command_queue::last_release() { post_release(connection, id); }
-_cl_command_queue::~_cl_command_queue() { unhold(context); }
+_cl_command_queue::~_cl_command_queue() {
+  for (_cl_event *event : local_pending) unhold(event);
+  unhold(context);
+}
+
+void _cl_command_queue::add_local(_cl_event *event) {
+  hold(event);
+  std::lock_guard<std::mutex> lock(local_mutex);
+  local_pending.push_back(event);
+}
+
+std::vector<_cl_event *> _cl_command_queue::pending_local() {
+  std::vector<_cl_event *> pending;
+  std::lock_guard<std::mutex> lock(local_mutex);
+  for (auto it = local_pending.begin(); it != local_pending.end();) {
+    _cl_event *event = *it;
+    bool done;
+    {
+      std::lock_guard<std::mutex> event_lock(event->mutex);
+      done = event->status <= CL_COMPLETE;
+    }
+    if (done) {
+      unhold(event);
+      it = local_pending.erase(it);
+      continue;
+    }
+    hold(event);
+    pending.push_back(event);
+    ++it;
+  }
+  return pending;
+}
 
 void _cl_mem::last_release() {
   for (auto &part : context->parts)

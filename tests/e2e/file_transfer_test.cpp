@@ -281,6 +281,35 @@ TEST_F(FileTransfer, ProfilingTimesAreOrdered) {
   clReleaseCommandQueue(profiled);
 }
 
+// Commands on one stream run in the order they were enqueued, each from where the previous one
+// left the stream; clFinish returns only once the saves are in their file, and a command behind a
+// save on an in-order queue runs after it.
+TEST_F(FileTransfer, CommandsOnOneStreamFollowEachOther) {
+  const size_t n = 3 << 20, parts = 6, part = n / parts;
+  std::vector<uint32_t> contents = pattern(n, 31);
+  TempFile source(contents);
+  TempFile sink({}, "wb");
+  cl_mem mems[parts];
+  for (size_t p = 0; p < parts; p++) {
+    mems[p] = create_buffer(context, CL_MEM_READ_WRITE, part * 4);
+    ASSERT_CL_OK(write_from_file(queue, mems[p], CL_FALSE, 0, part * 4, source.file, 0, nullptr, nullptr));
+  }
+  for (size_t p = 0; p < parts; p++)
+    ASSERT_CL_OK(read_to_file(queue, mems[parts - 1 - p], CL_FALSE, 0, part * 4, sink.file, 0, nullptr, nullptr));
+  cl_event after;
+  ASSERT_CL_OK(clEnqueueMarkerWithWaitList(queue, 0, nullptr, &after));
+  ASSERT_CL_OK(clFinish(queue));
+  cl_int status = 1;
+  ASSERT_CL_OK(clGetEventInfo(after, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr));
+  EXPECT_EQ(CL_COMPLETE, status);
+  clReleaseEvent(after);
+  std::vector<uint32_t> words = file_words(sink.path);  // without a close: clFinish flushed it all
+  ASSERT_EQ(n, words.size());
+  for (size_t p = 0; p < parts; p++)
+    for (size_t i = 0; i < part; i++)
+      ASSERT_EQ(contents[(parts - 1 - p) * part + i], words[p * part + i]) << "part " << p << " word " << i;
+}
+
 // Two daemons: a file loaded on one daemon is what a kernel on the other sees.
 TEST(FileTransferAcrossDaemons, ALoadedBufferMigrates) {
   Cluster cluster{2};
