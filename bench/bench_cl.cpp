@@ -64,19 +64,23 @@ Side::~Side() {
   if (context) clReleaseContext(context);
 }
 
-cl_kernel Side::kernel(const char *name) const {
+cl_kernel make_kernel(cl_program program, const char *name) {
   cl_int err;
   cl_kernel kernel = clCreateKernel(program, name, &err);
   check(err, "clCreateKernel");
   return kernel;
 }
 
-cl_mem Side::buffer(size_t size, cl_mem_flags flags) const {
+cl_mem make_buffer(cl_context context, size_t size, cl_mem_flags flags) {
   cl_int err;
   cl_mem mem = clCreateBuffer(context, flags, size, nullptr, &err);
   check(err, "clCreateBuffer");
   return mem;
 }
+
+cl_kernel Side::kernel(const char *name) const { return make_kernel(program, name); }
+
+cl_mem Side::buffer(size_t size, cl_mem_flags flags) const { return make_buffer(context, size, flags); }
 
 std::unique_ptr<Side> open_side(const std::string &label, const std::string &name_part, bool is_fedcl) {
   auto side = std::make_unique<Side>();

@@ -42,19 +42,9 @@ Federation::~Federation() {
   if (context) clReleaseContext(context);
 }
 
-cl_kernel Federation::kernel(const char *name) const {
-  cl_int err;
-  cl_kernel kernel = clCreateKernel(program, name, &err);
-  check(err, "clCreateKernel");
-  return kernel;
-}
+cl_kernel Federation::kernel(const char *name) const { return make_kernel(program, name); }
 
-cl_mem Federation::buffer(size_t size, cl_mem_flags flags) const {
-  cl_int err;
-  cl_mem mem = clCreateBuffer(context, flags, size, nullptr, &err);
-  check(err, "clCreateBuffer");
-  return mem;
-}
+cl_mem Federation::buffer(size_t size, cl_mem_flags flags) const { return make_buffer(context, size, flags); }
 
 std::unique_ptr<Federation> open_federation(size_t max_nodes) {
   auto fed = std::make_unique<Federation>();

@@ -257,6 +257,28 @@ class FileSink {
   std::string why_;
 };
 
+// The start every file command shares: begun with its event, a blocking one refused behind a
+// failed wait list, the buffer made ready on the queue's daemon.
+cl_int begin_file_command(Command &command, bool blocking, cl_mem mem, bool overwrites_all, cl_uint num_events,
+                          const cl_event *wait_list, cl_event *event) {
+  cl_int err = command.begin(num_events, wait_list, event, true);
+  if (err == CL_SUCCESS && blocking && wait_list_failed(num_events, wait_list))
+    err = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
+  if (err == CL_SUCCESS) err = mem_prepare(mem, command, overwrites_all);
+  return err;
+}
+
+// A blocking command's end: what failed it (a short file: CL_INVALID_VALUE), or an error the daemon
+// reported for the buffer meanwhile.
+cl_int wait_file_command(Command &command, Connection *connection, cl_mem mem) {
+  command.wait();
+  {
+    std::lock_guard<std::mutex> lock(command.event()->mutex);
+    if (command.event()->status < 0) return command.event()->status;
+  }
+  return connection->take_error(mem->id);
+}
+
 void CL_CALLBACK on_sent(cl_event, cl_int status, void *user_data) {
   std::unique_ptr<std::shared_ptr<FileSink>> sink(static_cast<std::shared_ptr<FileSink> *>(user_data));
   (*sink)->sent(status);
@@ -270,10 +292,7 @@ cl_int enqueue_read_to_file(cl_command_queue queue, cl_mem mem, bool blocking, s
   // once the bytes are in the file too. The latter lives in this process alone: other daemons'
   // commands that wait for it are released by the runtime, as for a user event.
   Command command(queue, CL_COMMAND_READ_BUFFER);
-  cl_int err = command.begin(num_events, wait_list, nullptr, true);
-  if (err == CL_SUCCESS && blocking && wait_list_failed(num_events, wait_list))
-    err = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
-  if (err == CL_SUCCESS) err = mem_prepare(mem, command, false);
+  cl_int err = begin_file_command(command, blocking, mem, false, num_events, wait_list, nullptr);
   if (err != CL_SUCCESS) return err;
   _cl_event *done = event_create(queue->context, queue, CL_COMMAND_READ_BUFFER, CL_QUEUED);
   done->connection = nullptr;
@@ -324,10 +343,7 @@ cl_int enqueue_read_to_file(cl_command_queue queue, cl_mem mem, bool blocking, s
 cl_int enqueue_write_from_file(cl_command_queue queue, cl_mem mem, bool blocking, size_t offset, size_t size,
                                FILE *file, cl_uint num_events, const cl_event *wait_list, cl_event *event) {
   Command command(queue, CL_COMMAND_WRITE_BUFFER);
-  cl_int err = command.begin(num_events, wait_list, event, true);
-  if (err == CL_SUCCESS && blocking && wait_list_failed(num_events, wait_list))
-    err = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
-  if (err == CL_SUCCESS) err = mem_prepare(mem, command, offset == 0 && size == mem->size);
+  cl_int err = begin_file_command(command, blocking, mem, offset == 0 && size == mem->size, num_events, wait_list, event);
   if (err != CL_SUCCESS) return err;
   uint64_t transfer = new_object_id();
   RequestMessage request;
@@ -343,24 +359,15 @@ cl_int enqueue_write_from_file(cl_command_queue queue, cl_mem mem, bool blocking
   if (queue->context->parts.size() > 1) mem_written(mem, queue->connection, command.event());
   Connection *connection = queue->connection;
   StreamJobs::get().run(file, [connection, transfer, size, file] { stream_file(connection, transfer, size, file); });
-  if (!blocking) return CL_SUCCESS;
-  // A blocking call returns what failed the command (a short file: CL_INVALID_VALUE).
-  command.wait();
-  {
-    std::lock_guard<std::mutex> lock(command.event()->mutex);
-    if (command.event()->status < 0) return command.event()->status;
-  }
-  return connection->take_error(mem->id);
+  return blocking ? wait_file_command(command, connection, mem) : CL_SUCCESS;
 }
 
 cl_int enqueue_node_file(cl_command_queue queue, cl_mem mem, bool blocking, size_t offset, size_t size,
                          const char *path, uint64_t file_offset, bool to_file, cl_uint num_events,
                          const cl_event *wait_list, cl_event *event) {
   Command command(queue, to_file ? CL_COMMAND_READ_BUFFER : CL_COMMAND_WRITE_BUFFER);
-  cl_int err = command.begin(num_events, wait_list, event, true);
-  if (err == CL_SUCCESS && blocking && wait_list_failed(num_events, wait_list))
-    err = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
-  if (err == CL_SUCCESS) err = mem_prepare(mem, command, !to_file && offset == 0 && size == mem->size);
+  cl_int err = begin_file_command(command, blocking, mem, !to_file && offset == 0 && size == mem->size, num_events,
+                                  wait_list, event);
   if (err != CL_SUCCESS) return err;
   RequestMessage request;
   auto file = request.root.initNodeFile();
@@ -374,13 +381,7 @@ cl_int enqueue_node_file(cl_command_queue queue, cl_mem mem, bool blocking, size
   err = command.send(request);
   if (err != CL_SUCCESS) return err;
   if (!to_file && queue->context->parts.size() > 1) mem_written(mem, queue->connection, command.event());
-  if (!blocking) return CL_SUCCESS;
-  command.wait();
-  {
-    std::lock_guard<std::mutex> lock(command.event()->mutex);
-    if (command.event()->status < 0) return command.event()->status;
-  }
-  return queue->connection->take_error(mem->id);
+  return blocking ? wait_file_command(command, queue->connection, mem) : CL_SUCCESS;
 }
 
 }  // namespace fedcl
