@@ -1,5 +1,7 @@
 #include "bench_stats.h"
 
+#include <cstdio>
+
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -12,6 +14,15 @@ double quantile(std::vector<double> &samples, double q) {
   size_t index = rank == 0 ? 0 : std::min(rank, samples.size()) - 1;
   std::nth_element(samples.begin(), samples.begin() + index, samples.end());
   return samples[index];
+}
+
+double load_average() {
+  double load = -1;
+  if (FILE *file = std::fopen("/proc/loadavg", "r")) {
+    if (std::fscanf(file, "%lf", &load) != 1) load = -1;
+    std::fclose(file);
+  }
+  return load;
 }
 
 }  // namespace bench

@@ -18,4 +18,7 @@ double quantile(std::vector<double> &samples, double q);
 inline double median(std::vector<double> &samples) { return quantile(samples, 0.5); }
 inline double p99(std::vector<double> &samples) { return quantile(samples, 0.99); }
 
+// The machine's 1-minute load average (-1 if unknown), printed beside results: loaded machines move them.
+double load_average();
+
 }  // namespace bench

@@ -102,15 +102,6 @@ bool compare(const Workload &workload, Side &direct, Side &fedcl, const Plan &pl
   return true;
 }
 
-double load_average() {
-  double load = -1;
-  if (FILE *file = std::fopen("/proc/loadavg", "r")) {
-    if (std::fscanf(file, "%lf", &load) != 1) load = -1;
-    std::fclose(file);
-  }
-  return load;
-}
-
 int usage() {
   std::fprintf(stderr,
                "usage: fedcl_bench [--quick] [--backend NAME] [--only WORKLOAD,...]\n"

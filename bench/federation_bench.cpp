@@ -53,15 +53,6 @@ std::string type_text(cl_device_type type) {
   return "other";
 }
 
-double load_average() {
-  double load = -1;
-  if (FILE *file = std::fopen("/proc/loadavg", "r")) {
-    if (std::fscanf(file, "%lf", &load) != 1) load = -1;
-    std::fclose(file);
-  }
-  return load;
-}
-
 int usage() {
   std::fprintf(stderr,
                "usage: fedcl_federation_bench [--quick] [--only LIST] [--nodes N] [--split-nodes N] [--bodies N]\n"
