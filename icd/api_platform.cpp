@@ -1,6 +1,11 @@
 // Platform and device queries.
+#include <dlfcn.h>
+
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include <CL/cl_fedcl_transfer.h>
 
@@ -158,6 +163,32 @@ const ExtensionFunction kExtensionFunctions[] = {
     {"clEnqueueWriteBufferFromStdioFile", reinterpret_cast<void *>(&api::clEnqueueWriteBufferFromStdioFile)},
 };
 
+// The MPI commands live in libfedcl_mpi.so, loaded the first time a program asks for one: the ICD is
+// loaded into every OpenCL program and must not pull in MPI. It is looked for beside libfedcl.so,
+// then in the build tree, then where the dynamic linker looks.
+void *mpi_function(const char *name) {
+  static void *library = [] {
+    std::vector<std::string> candidates;
+    Dl_info self{};
+    if (dladdr(reinterpret_cast<void *>(&mpi_function), &self) && self.dli_fname) {
+      std::string path = self.dli_fname;
+      candidates.push_back(path.substr(0, path.rfind('/') + 1) + "libfedcl_mpi.so");
+    }
+#ifdef FEDCL_MPI_BUILD_PATH
+    candidates.push_back(FEDCL_MPI_BUILD_PATH);
+#endif
+    candidates.push_back("libfedcl_mpi.so");
+    std::string problems;
+    for (const std::string &candidate : candidates) {
+      if (void *handle = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL)) return handle;
+      problems += std::string("\n  ") + dlerror();
+    }
+    std::fprintf(stderr, "fedcl: the MPI commands are not available: cannot load libfedcl_mpi.so:%s\n", problems.c_str());
+    return static_cast<void *>(nullptr);
+  }();
+  return library ? dlsym(library, name) : nullptr;
+}
+
 }  // namespace
 
 void *fedcl::api::clGetExtensionFunctionAddressForPlatform(cl_platform_id platform, const char *name) {
@@ -169,5 +200,7 @@ void *fedcl::api::clGetExtensionFunctionAddress(const char *name) {
   if (!name) return nullptr;
   for (const ExtensionFunction &function : kExtensionFunctions)
     if (std::strcmp(name, function.name) == 0) return function.address;
+  for (const char *mpi_name : {"clEnqueueSendBuffer", "clEnqueueRecvBuffer"})
+    if (std::strcmp(name, mpi_name) == 0) return mpi_function(name);
   return nullptr;
 }
