@@ -137,10 +137,16 @@ int main(int argc, char **argv) {
   {
     cl_mem in = f.buffer(1024), out = f.buffer(1024);
     f.run(f.fill, out, 400 + rank, 1024);
+    CL_OK(clFinish(f.queue));
     cl_int err;
     cl_event gate = clCreateUserEvent(f.context, &err), received;
     CL_OK(f.recv(f.queue, in, CL_FALSE, 0, 4096, previous, 10, MPI_COMM_WORLD, 1, &gate, &received));
-    CL_OK(f.send(f.queue, out, CL_TRUE, 0, 4096, next, 10, MPI_COMM_WORLD, 0, nullptr, nullptr));
+    // The send on a queue of its own: on f.queue it would wait behind the gated receive.
+    cl_device_id device;
+    clGetCommandQueueInfo(f.queue, CL_QUEUE_DEVICE, sizeof device, &device, nullptr);
+    cl_command_queue other = clCreateCommandQueueWithProperties(f.context, device, nullptr, &err);
+    CL_OK(f.send(other, out, CL_TRUE, 0, 4096, next, 10, MPI_COMM_WORLD, 0, nullptr, nullptr));
+    clReleaseCommandQueue(other);
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
     cl_int status = 0;
     clGetEventInfo(received, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr);
