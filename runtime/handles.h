@@ -117,6 +117,7 @@ struct _cl_command_queue : fedcl::Object {
   // clFinish too.
   std::mutex local_mutex;
   std::vector<_cl_event *> local_pending;
+  std::atomic<size_t> local_count{0};  // local_pending's size: every enqueue looks, without the lock
   _cl_command_queue() : Object(kMagic) {}
   ~_cl_command_queue();
   void last_release();

@@ -106,10 +106,12 @@ void _cl_command_queue::add_local(_cl_event *event) {
   hold(event);
   std::lock_guard<std::mutex> lock(local_mutex);
   local_pending.push_back(event);
+  local_count.store(local_pending.size(), std::memory_order_release);
 }
 
 std::vector<_cl_event *> _cl_command_queue::pending_local() {
   std::vector<_cl_event *> pending;
+  if (local_count.load(std::memory_order_acquire) == 0) return pending;  // the usual case: no file saves
   std::lock_guard<std::mutex> lock(local_mutex);
   for (auto it = local_pending.begin(); it != local_pending.end();) {
     _cl_event *event = *it;
@@ -127,6 +129,7 @@ std::vector<_cl_event *> _cl_command_queue::pending_local() {
     pending.push_back(event);
     ++it;
   }
+  local_count.store(local_pending.size(), std::memory_order_release);
   return pending;
 }
 
