@@ -394,6 +394,8 @@ const RequestHandler kHandlers[] = {
     HANDLE(TRANSFER_DATA, true, exec_transfer_data(c, r.getTransferData(), f)),
     HANDLE(TRANSFER_ABORT, false, exec_transfer_abort(c, r.getTransferAbort())),
     HANDLE(NODE_FILE, false, exec_node_file(c, r.getNodeFile())),
+    HANDLE(TRANSFER_TO, false, exec_transfer_to(c, r.getTransferTo())),
+    HANDLE(TRANSFER_FROM, false, exec_transfer_from(c, r.getTransferFrom())),
 };
 
 #undef HANDLE

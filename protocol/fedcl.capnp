@@ -166,6 +166,10 @@ struct Request {
     transferAbort @46 :TransferAbort;         # no more bytes will come: the receive fails
     # Files of the daemon's node (under its --file-root): the bytes never cross to the client.
     nodeFile @47 :NodeFile;
+    # A transfer whose other end is found after its command was sent (an MPI message: the two
+    # processes agree on the path only once both have asked).
+    transferTo @48 :TransferTo;               # names a SendToPeer's destination
+    transferFrom @49 :TransferFrom;           # names a ReceiveFromPeer's sender
   }
 
   struct CreateContext {
@@ -417,6 +421,8 @@ struct Request {
     size @3 :UInt64;
     peer @4 :PeerRef;
     transfer @5 :UInt64;          # chosen by the client, unique in the client
+    destinationLater @6 :Bool;    # peer is ignored: a TransferTo names it; the chunks are read
+                                  # when the command may run and wait for it
   }
   struct ReceiveFromPeer {
     # A command: writes what the peer sends for this transfer into the memory object. Its event
@@ -445,6 +451,16 @@ struct Request {
     path @4 :Text;
     fileOffset @5 :UInt64;
     toFile @6 :Bool;              # true: buffer -> file (created or overwritten in that range)
+  }
+  struct TransferTo {
+    transfer @0 :UInt64;          # a SendToPeer of this session with destinationLater
+    peer @1 :PeerRef;             # instance 0: this session's client (Notice.transfer)
+    peerTransfer @2 :UInt64;      # the receive's transfer in the peer session (the peer's client
+                                  # chose it); 0: the same as transfer
+  }
+  struct TransferFrom {
+    transfer @0 :UInt64;          # a ReceiveFromPeer of this session
+    sender @1 :UInt64;            # the daemon instance whose bytes it takes from now on
   }
   struct TransferAbort {
     transfer @0 :UInt64;

@@ -1,4 +1,5 @@
 #include "connection.h"
+#include "wait_hook.h"
 
 #include <fcntl.h>
 #include <netdb.h>
@@ -268,7 +269,7 @@ cl_int Connection::wait(PendingReply &pending) {
   while (!pending.done.load(std::memory_order_acquire) && std::chrono::steady_clock::now() < deadline)
     std::this_thread::yield();
   std::unique_lock<std::mutex> lock(pending.mutex);
-  pending.cv.wait(lock, [&] { return pending.done.load(std::memory_order_relaxed); });
+  hooked_wait(lock, pending.cv, [&] { return pending.done.load(std::memory_order_relaxed); });
   return pending.status;
 }
 
