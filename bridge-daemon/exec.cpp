@@ -186,6 +186,7 @@ void exec_hello(Call &call, wire::Hello::Reader hello) {
   session.role = Session::Role::client;
   session.token = session.server().register_token(session);
   session.set_platform(p);
+  session.client = hello.getClient();
   FEDCLD_LOG(info, "session %llu: client %s, platform %zu", (unsigned long long)session.number(),
              hello.getClient().cStr(), p);
 
@@ -394,6 +395,7 @@ const RequestHandler kHandlers[] = {
     HANDLE(TRANSFER_DATA, true, exec_transfer_data(c, r.getTransferData(), f)),
     HANDLE(TRANSFER_ABORT, false, exec_transfer_abort(c, r.getTransferAbort())),
     HANDLE(NODE_FILE, false, exec_node_file(c, r.getNodeFile())),
+    HANDLE(DAEMON_STATUS, false, exec_daemon_status(c, r.getDaemonStatus())),
 };
 
 #undef HANDLE
@@ -415,7 +417,8 @@ void execute(Session &session, Frame &frame) {
   auto request = reader.getRoot<wire::Request>();
   Call call{session, request.getSeq()};
   wire::Request::Which which = request.which();
-  if (!session.greeted && which != wire::Request::HELLO) {
+  // A connection opens with Hello (a session) or DaemonStatus (one answer, then it closes).
+  if (!session.greeted && which != wire::Request::HELLO && which != wire::Request::DAEMON_STATUS) {
     session.close("the first request was not Hello");
     return;
   }
