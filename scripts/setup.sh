@@ -16,6 +16,7 @@ packages=(
   googletest libgtest-dev
   clinfo clpeak python3-pyopencl python3-numpy python3-pytest python3-pip
   iproute2
+  dpkg-dev systemd
   libopenmpi-dev openmpi-bin
 )
 
