@@ -186,6 +186,7 @@ void exec_hello(Call &call, wire::Hello::Reader hello) {
   session.role = Session::Role::client;
   session.token = session.server().register_token(session);
   session.set_platform(p);
+  session.client = hello.getClient();
   FEDCLD_LOG(info, "session %llu: client %s, platform %zu", (unsigned long long)session.number(),
              hello.getClient().cStr(), p);
 
@@ -396,6 +397,7 @@ const RequestHandler kHandlers[] = {
     HANDLE(NODE_FILE, false, exec_node_file(c, r.getNodeFile())),
     HANDLE(TRANSFER_TO, false, exec_transfer_to(c, r.getTransferTo())),
     HANDLE(TRANSFER_FROM, false, exec_transfer_from(c, r.getTransferFrom())),
+    HANDLE(DAEMON_STATUS, false, exec_daemon_status(c, r.getDaemonStatus())),
 };
 
 #undef HANDLE
@@ -417,7 +419,8 @@ void execute(Session &session, Frame &frame) {
   auto request = reader.getRoot<wire::Request>();
   Call call{session, request.getSeq()};
   wire::Request::Which which = request.which();
-  if (!session.greeted && which != wire::Request::HELLO) {
+  // A connection opens with Hello (a session) or DaemonStatus (one answer, then it closes).
+  if (!session.greeted && which != wire::Request::HELLO && which != wire::Request::DAEMON_STATUS) {
     session.close("the first request was not Hello");
     return;
   }

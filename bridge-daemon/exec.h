@@ -66,6 +66,8 @@ void fill_info(capnp::List<wire::InfoEntry>::Builder entries, const std::vector<
 std::vector<cl_device_id> devices_of(ObjectTable &objects, capnp::List<uint64_t>::Reader ids);
 
 void exec_hello(Call &call, wire::Hello::Reader hello);
+// exec_status.cpp: the status of the daemon, for `fedcl status`.
+void exec_daemon_status(Call &call, wire::StatusRequest::Reader request);
 void exec_get_info(Call &call, wire::Request::GetInfo::Reader request);
 
 void exec_create_context(Call &call, wire::Request::CreateContext::Reader request);

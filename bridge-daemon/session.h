@@ -8,6 +8,7 @@
 
 #include <uv.h>
 
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -90,11 +91,15 @@ class Session : public std::enable_shared_from_this<Session> {
   // The backend platform this session serves (chosen by its Hello), and how completion is learnt.
   void set_platform(size_t platform);
   const BackendPlatform &backend() const { return *backend_; }
+  size_t platform_index() const { return platform_index_; }
   bool waits_for_events() const { return waits_for_events_; }
   ObjectTable &objects() { return objects_; }
   const std::string &peer() const { return peer_; }
   uint64_t number() const { return number_; }
   bool greeted = false;
+  // For `fedcl status`: who the client said it is (Hello.client), and since when it is connected.
+  std::string client;
+  const std::chrono::steady_clock::time_point opened = std::chrono::steady_clock::now();
 
   // What the connection is, decided by its first frame.
   enum class Role { undecided, client, peer };
@@ -147,6 +152,7 @@ class Session : public std::enable_shared_from_this<Session> {
   bool dirty_ = false;
   bool waits_for_events_ = false;
   const BackendPlatform *backend_ = nullptr;
+  size_t platform_index_ = 0;
   static constexpr uint64_t kMaxStagedBytes = uint64_t(1) << 30;
   uint64_t staged_bytes_ = 0;  // changed on the loop only: stage() and the staging's deleter
   bool throttled() const { return staged_bytes_ > kMaxStagedBytes; }

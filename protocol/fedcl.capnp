@@ -170,6 +170,11 @@ struct Request {
     # processes agree on the path only once both have asked).
     transferTo @48 :TransferTo;               # names a SendToPeer's destination
     transferFrom @49 :TransferFrom;           # names a ReceiveFromPeer's sender
+
+    # Operations: what the daemon serves and who uses it (`fedcl status`). Taken instead of Hello as a
+    # connection's first request; it opens no session on the devices, and the daemon closes the
+    # connection after its reply (daemonStatus).
+    daemonStatus @50 :StatusRequest;
   }
 
   struct CreateContext {
@@ -544,6 +549,7 @@ struct Reply {
     read @7 :Completion;          # the frame's payload holds the bytes read; this completes the
                                   # read's event (no separate Completion is sent for it)
     subDevices @8 :List(DeviceDesc);
+    daemonStatus @9 :DaemonStatus;
   }
 }
 
@@ -619,4 +625,40 @@ struct PeerSignal {
   session @0 :UInt64;
   event @1 :UInt64;
   status @2 :Int32;               # CL_COMPLETE or the event's negative status
+}
+
+# ---------------------------------------------------------------------------------------------------
+# Operations (`fedcl status`)
+
+struct StatusRequest {
+  protocolVersion @0 :UInt32;
+  key @1 :Text;           # as in Hello: a daemon with a key answers only those who present it
+}
+
+struct DaemonStatus {
+  protocolVersion @0 :UInt32;
+  node @1 :Text;
+  instance @2 :UInt64;
+  uptimeSeconds @3 :UInt64;
+  platforms @4 :List(PlatformSummary);
+  sessionsShown @5 :Bool;         # false: this daemon keeps its sessions to itself (fedcld --status-sessions no)
+  sessions @6 :List(SessionSummary);  # client sessions; empty unless sessionsShown
+  maxSessions @7 :UInt64;
+  maxSessionMemory @8 :UInt64;    # bytes one session may allocate; 0: no limit
+
+  struct PlatformSummary {
+    name @0 :Text;
+    devices @1 :List(DeviceSummary);
+  }
+  struct DeviceSummary {
+    name @0 :Text;
+    globalMemory @1 :UInt64;      # CL_DEVICE_GLOBAL_MEM_SIZE
+  }
+  struct SessionSummary {
+    client @0 :Text;              # Hello.client: "host:pid"
+    platform @1 :UInt32;
+    memoryBytes @2 :UInt64;       # buffers and images it holds
+    objects @3 :UInt64;
+    seconds @4 :UInt64;           # how long it has been open
+  }
 }

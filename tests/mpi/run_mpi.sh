@@ -22,7 +22,7 @@ trap 'exit 143' TERM INT
 
 hosts=()
 for ((r = 0; r < ranks; r++)); do
-  env -u OCL_ICD_VENDORS "$build/bridge-daemon/fedcld" --listen 127.0.0.1:0 --port-file "$work/port$r" \
+  env -u OCL_ICD_VENDORS "$build/bridge-daemon/fedcld" --config /dev/null --listen 127.0.0.1:0 --port-file "$work/port$r" \
     --name "rank$r" --log-level "${FEDCLD_LOG_LEVEL:-warn}" 2>"$work/fedcld$r.log" &
   pids+=($!)
 done

@@ -44,6 +44,32 @@ TEST(HostsParse, ReportsBadLinesWithTheirLineNumber) {
   EXPECT_NE(std::string::npos, list.problems[4].find("conf:6")) << list.problems[4];
 }
 
+TEST(HostsParse, EveryKindOfBadEntrySaysWhy) {
+  const struct {
+    const char *line;
+    const char *why;
+  } cases[] = {
+      {"node:port", "the port 'port' is not a number"},
+      {"node:", "the port '' is not a number"},
+      {"node:0", "the port 0 is not in 1-65535"},
+      {"node:65536", "the port 65536 is not in 1-65535"},
+      {"node:99999999999", "is not in 1-65535"},
+      {":7070", "no host before ':'"},
+      {"two words", "blanks inside an entry"},
+      {"[fd00::1", "an IPv6 address goes in brackets"},
+      {"gpu[01-", "not a host list: a '[' without its ']'"},
+      {"gpu[3-1]:7070", "not a host list: the range '3-1' runs backwards"},
+      {"key", "a 'key' line without a key"},
+  };
+  for (const auto &c : cases) {
+    auto list = hosts_parse(std::string("# first\n") + c.line + "\n", "/etc/fedcl/hosts.conf");
+    ASSERT_EQ(1u, list.problems.size()) << c.line;
+    EXPECT_EQ(0u, list.problems[0].find("/etc/fedcl/hosts.conf:2: ")) << list.problems[0];
+    EXPECT_NE(std::string::npos, list.problems[0].find(c.why)) << list.problems[0];
+    EXPECT_TRUE(list.endpoints.empty()) << c.line;
+  }
+}
+
 TEST(HostsParse, EmptyTextGivesNoEndpoints) {
   auto list = hosts_parse("# nothing here\n\n   \n", "empty");
   EXPECT_TRUE(list.endpoints.empty());
