@@ -320,9 +320,11 @@ void exec_transfer_data(Call &call, wire::Request::TransferData::Reader request,
 }
 
 void exec_transfer_abort(Call &call, wire::Request::TransferAbort::Reader request) {
+  cl_int status = request.getStatus() < 0 ? request.getStatus() : CL_OUT_OF_RESOURCES;
+  if (auto send = call.session.inbox().take_undirected_send(request.getTransfer()))
+    return send->abort(status, request.getMessage().cStr(), false);
   auto receive = call.session.inbox().receive(request.getTransfer(), 0);
   if (!receive) return;  // already over
-  cl_int status = request.getStatus() < 0 ? request.getStatus() : CL_OUT_OF_RESOURCES;
   receive->fail(status, request.getMessage().cStr());
 }
 

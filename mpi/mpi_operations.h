@@ -14,8 +14,8 @@ namespace fedcl_mpi {
 constexpr size_t kPieceBytes = size_t(1) << 30;
 
 // A device send: the range's bytes, read by the daemon when the command may run, go to route.
-// Returns the command's event (a marker that completes once MPI has the bytes or the daemons
-// moved them), or an error with nothing enqueued.
+// Returns the command's event (the daemon's send: complete once the bytes have left it), or an
+// error with nothing enqueued.
 cl_int start_device_send(cl_command_queue queue, cl_mem buffer, size_t offset, size_t size, Route to,
                          cl_uint num_events, const cl_event *wait_list, cl_event *done);
 

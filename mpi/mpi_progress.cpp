@@ -1,5 +1,6 @@
 #include "mpi_progress.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -42,6 +43,13 @@ std::string Progress::check_mpi() {
   MPI_Finalized(&finalized);
   if (!initialized || finalized) return "MPI is not initialised (or already finalised)";
   checked_ = true;
+  // MPI_Finalize calls the delete callbacks of MPI_COMM_SELF's attributes first, while MPI still works.
+  int keyval = MPI_KEYVAL_INVALID;
+  MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, [](MPI_Comm, int, void *, void *) {
+    Progress::get().drain();
+    return MPI_SUCCESS;
+  }, &keyval, nullptr);
+  MPI_Comm_set_attr(MPI_COMM_SELF, keyval, nullptr);
   MPI_Query_thread(&level);
   multiple_ = level >= MPI_THREAD_MULTIPLE;
   if (multiple_) {
@@ -63,7 +71,7 @@ void Progress::add(std::shared_ptr<Operation> operation) {
 }
 
 bool Progress::poll_here() {
-  if (multiple_) return false;
+  if (multiple_ || finalized_) return false;
   int main = 0;
   MPI_Is_thread_main(&main);
   if (!main) {
@@ -181,8 +189,40 @@ bool Progress::poll() {
   return any;
 }
 
+void Progress::drain() {
+  for (;;) {
+    bool pending = false;
+    {
+      std::lock_guard<std::mutex> lock(poll_mutex_);
+      poll();
+      for (const auto &operation : operations_) pending = pending || operation->must_go_before_finalize();
+      if (!pending) {
+        if (!operations_.empty())
+          std::fprintf(stderr, "fedcl: MPI_Finalize with %zu MPI command(s) of fedcl still waiting for a message\n",
+                       operations_.size());
+        finalized_ = true;
+        return;
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+}
+
+void Progress::wake() {
+  if (!multiple_) return;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    woken_ = true;
+  }
+  wake_.notify_all();
+}
+
 void Progress::thread_main() {
-  auto idle_since = std::chrono::steady_clock::now();
+  // Idle rounds back off from 10 us to 100 us between polls: polling MPI for messages costs a core
+  // that the devices and daemons of a small node need. Work this process hands the loop (a chunk
+  // came, an operation started) wakes it at once.
+  constexpr auto kQuickest = std::chrono::microseconds(10), kSlowest = std::chrono::microseconds(100);
+  auto pause = kQuickest;
   for (;;) {
     {
       std::unique_lock<std::mutex> lock(mutex_);
@@ -191,12 +231,14 @@ void Progress::thread_main() {
     bool any;
     {
       std::lock_guard<std::mutex> lock(poll_mutex_);
+      if (finalized_) return;
       any = poll();
     }
-    // Busy while messages flow; after a quiet millisecond, short sleeps.
-    auto now = std::chrono::steady_clock::now();
-    if (any) idle_since = now;
-    else if (now - idle_since > std::chrono::milliseconds(1)) std::this_thread::sleep_for(std::chrono::microseconds(50));
+    pause = any ? kQuickest : std::min(pause * 2, kSlowest);
+    if (any) continue;
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (wake_.wait_for(lock, pause, [&] { return woken_ || !added_.empty(); })) pause = kQuickest;
+    woken_ = false;
   }
 }
 

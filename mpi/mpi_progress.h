@@ -56,6 +56,8 @@ class Operation {
   // route overlaps waits until this one has its message, so that receives match in the order they
   // were started, as MPI's do.
   virtual const Route *matching() const { return nullptr; }
+  // Whether MPI_Finalize must wait for it (a message still to go).
+  virtual bool must_go_before_finalize() const { return false; }
   // A control message addressed to this operation (see Progress::expect).
   virtual void control(Progress &, Control message) { (void)message; }
 };
@@ -73,6 +75,8 @@ class Progress {
 
   // Starts an operation: its first step is taken at once when this thread may call MPI.
   void add(std::shared_ptr<Operation> operation);
+  // Something an operation waits for happened outside the loop (a chunk came, a command ended).
+  void wake();
   // Runs the loop once if this thread may call MPI now (the lower levels: called from fedcl's waits
   // and the MPI commands); returns whether anything happened.
   bool poll_here();
@@ -83,6 +87,10 @@ class Progress {
   int control_tag(MPI_Comm comm);
 
   uint64_t next_id() { return ++last_id_; }
+
+  // MPI_Finalize has begun (the delete callback of an attribute of MPI_COMM_SELF): runs the loop until
+  // the messages still to go have gone, then never calls MPI again.
+  void drain();
   // Messages above it go the direct or staged way; below, eagerly as one MPI message.
   uint64_t direct_threshold() const { return direct_threshold_; }
 
@@ -98,11 +106,13 @@ class Progress {
   std::string mpi_problem_;
   uint64_t direct_threshold_;
   std::atomic<uint64_t> last_id_{0};
+  std::atomic<bool> finalized_{false};
 
   std::mutex poll_mutex_;  // one loop at a time
 
   std::mutex mutex_;  // what follows
   std::condition_variable wake_;
+  bool woken_ = false;
   std::vector<std::shared_ptr<Operation>> added_;
   std::atomic<size_t> running_{0};
   std::vector<std::shared_ptr<Operation>> operations_;  // with poll_mutex_ held

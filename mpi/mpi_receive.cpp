@@ -43,7 +43,7 @@ class DeviceLanding final : public Landing {
   void from_peer(uint64_t instance) override { Progress::get().port().receive_from_peer(queue_, transfer_, instance); }
   void complete() override {}  // the daemon completes the command once the bytes are on the device
   void fail(cl_int status, const std::string &why) override {
-    Progress::get().port().receive_abort(queue_, transfer_, status, "clEnqueueRecvBuffer: " + why);
+    Progress::get().port().abort(queue_, transfer_, status, "clEnqueueRecvBuffer: " + why);
   }
 
  private:

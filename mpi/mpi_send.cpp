@@ -4,8 +4,9 @@
 //    host MPI_Recv takes as well as a device receive;
 //  - from the threshold on, an envelope asks the receiver where the bytes should go (mpi_wire.h):
 //    straight to its daemon over the peer link, or staged through the two processes in chunks.
-// The command's event is a marker behind a user event that this operation completes once MPI has
-// the bytes, or the daemon has sent them.
+// The command's event is the daemon's send: it completes once the bytes have left the device's daemon
+// (for this process, or the receiving daemon). From then on they are fedcl's, as a buffered MPI send's
+// are MPI's: the messages still on their way go before MPI_Finalize returns (Progress::drain).
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -19,17 +20,14 @@ namespace {
 
 class DeviceSend final : public Operation, public std::enable_shared_from_this<DeviceSend> {
  public:
-  DeviceSend(cl_command_queue queue, uint64_t transfer, size_t size, Route to, cl_event signal)
-      : queue_(queue), transfer_(transfer), size_(size), to_(to), signal_(signal),
+  DeviceSend(cl_command_queue queue, uint64_t transfer, size_t size, Route to)
+      : queue_(queue), transfer_(transfer), size_(size), to_(to),
         large_(size > 0 && size >= Progress::get().direct_threshold()), id_(Progress::get().next_id()) {
     clRetainCommandQueue(queue_);
   }
   ~DeviceSend() override { clReleaseCommandQueue(queue_); }
 
-  // device_command: whether a command of the daemon (or a marker, for an empty message behind a
-  // wait list) reports to device_done.
-  void begin(bool device_command) {
-    if (!device_command) device_status_ = CL_COMPLETE;
+  void begin() {
     if (size_ > 0 && !large_) {
       whole_.reset(new uint8_t[size_]);
       route_to_host();
@@ -38,8 +36,11 @@ class DeviceSend final : public Operation, public std::enable_shared_from_this<D
 
   // A runtime thread: the daemon's command ended.
   void device_done(cl_int status) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    device_status_ = status < 0 ? status : CL_COMPLETE;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      device_status_ = status < 0 ? status : CL_COMPLETE;
+    }
+    Progress::get().wake();
   }
 
   bool step(Progress &progress) override {
@@ -74,10 +75,13 @@ class DeviceSend final : public Operation, public std::enable_shared_from_this<D
 
   // A runtime thread: a chunk of the range came to this process.
   void chunk_came(uint64_t offset, std::unique_ptr<uint8_t[]> bytes, uint64_t size) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (whole_) std::memcpy(whole_.get() + offset, bytes.get(), size);
-    else chunks_.push_back({offset, std::move(bytes), size});
-    collected_ += size;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (whole_) std::memcpy(whole_.get() + offset, bytes.get(), size);
+      else chunks_.push_back({offset, std::move(bytes), size});
+      collected_ += size;
+    }
+    Progress::get().wake();
   }
 
   cl_int device_status() {
@@ -85,15 +89,15 @@ class DeviceSend final : public Operation, public std::enable_shared_from_this<D
     return device_status_;
   }
 
-  // Ends the command: its marker runs once the user event is set.
+  // The operation is over: its messages have gone.
   bool finish(cl_int status, const std::string &why = "") {
     if (status < 0 && !why.empty())
       std::fprintf(stderr, "fedcl: clEnqueueSendBuffer to rank %d, tag %d: %s\n", to_.rank, to_.tag, why.c_str());
     if (transfer_) Progress::get().port().end_send(transfer_);
-    clSetUserEventStatus(signal_, status < 0 ? status : CL_COMPLETE);
-    clReleaseEvent(signal_);
     return true;
   }
+
+  bool must_go_before_finalize() const override { return true; }
 
   bool all_sent() {
     for (auto it = outgoing_.begin(); it != outgoing_.end();) {
@@ -127,7 +131,7 @@ class DeviceSend final : public Operation, public std::enable_shared_from_this<D
         post(nullptr, 0, to_.tag);
         posted_ = true;
         failed_ = status;
-      } else if (here && status == CL_COMPLETE) {
+      } else if (here) {  // every byte is here: the device's side has done its part
         if (size_ == 0) post(nullptr, 0, to_.tag);
         for (size_t at = 0; at < size_; at += kPieceBytes)
           MPI_Isend(whole_.get() + at, int(std::min(kPieceBytes, size_ - at)), MPI_BYTE, to_.rank, to_.tag, to_.comm,
@@ -165,6 +169,7 @@ class DeviceSend final : public Operation, public std::enable_shared_from_this<D
       phase_ = Phase::direct;
       failed_ = offer.status;
       why_ = "the receiving command refused the message: its size differs (" + std::to_string(size_) + " bytes sent)";
+      Progress::get().port().abort(queue_, transfer_, failed_, "clEnqueueSendBuffer: " + why_);
       return finish_when_sent();
     }
     fedcl::PeerEndpoint there;
@@ -240,7 +245,6 @@ class DeviceSend final : public Operation, public std::enable_shared_from_this<D
   uint64_t transfer_;
   size_t size_;
   Route to_;
-  cl_event signal_;
   bool large_;
   uint64_t id_;
   Phase phase_ = Phase::envelope;
@@ -261,36 +265,23 @@ class DeviceSend final : public Operation, public std::enable_shared_from_this<D
   std::chrono::steady_clock::time_point asked_at_;
 };
 
-void CL_CALLBACK on_device_done(cl_event event, cl_int status, void *user_data) {
+void CL_CALLBACK on_device_done(cl_event, cl_int status, void *user_data) {
   std::unique_ptr<std::weak_ptr<DeviceSend>> send(static_cast<std::weak_ptr<DeviceSend> *>(user_data));
   if (auto alive = send->lock()) alive->device_done(status);
-  clReleaseEvent(event);
 }
 
 }  // namespace
 
 cl_int start_device_send(cl_command_queue queue, cl_mem buffer, size_t offset, size_t size, Route to,
                          cl_uint num_events, const cl_event *wait_list, cl_event *done) {
-  fedcl::TransferPort &port = Progress::get().port();
   uint64_t transfer = 0;
-  cl_event device = nullptr;
-  cl_int err = CL_SUCCESS;
-  if (size > 0) err = port.enqueue_send(queue, buffer, offset, size, num_events, wait_list, &transfer, &device);
-  else if (num_events) err = clEnqueueMarkerWithWaitList(queue, num_events, wait_list, &device);
+  cl_int err = size > 0 ? Progress::get().port().enqueue_send(queue, buffer, offset, size, num_events, wait_list, &transfer, done)
+                        : clEnqueueMarkerWithWaitList(queue, num_events, wait_list, done);  // an empty message
   if (err != CL_SUCCESS) return err;
-  cl_context context = nullptr;
-  clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof context, &context, nullptr);
-  cl_event signal = clCreateUserEvent(context, &err);
-  if (err == CL_SUCCESS) err = clEnqueueMarkerWithWaitList(queue, 1, &signal, done);
-  if (err != CL_SUCCESS) {
-    if (signal) clSetUserEventStatus(signal, CL_OUT_OF_RESOURCES), clReleaseEvent(signal);
-    if (device) clReleaseEvent(device);
-    return err;
-  }
   clFlush(queue);
-  auto send = std::make_shared<DeviceSend>(queue, transfer, size, to, signal);
-  send->begin(device != nullptr);
-  if (device) clSetEventCallback(device, CL_COMPLETE, on_device_done, new std::weak_ptr<DeviceSend>(send));
+  auto send = std::make_shared<DeviceSend>(queue, transfer, size, to);
+  send->begin();
+  clSetEventCallback(*done, CL_COMPLETE, on_device_done, new std::weak_ptr<DeviceSend>(send));
   Progress::get().add(send);
   return CL_SUCCESS;
 }

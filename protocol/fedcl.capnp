@@ -163,7 +163,8 @@ struct Request {
     # The transfer engine: bytes the client itself streams into a ReceiveFromPeer whose sender is 0
     # (a file the client reads, clEnqueueWriteBufferFromStdioFile).
     transferData @45 :TransferData;           # payload: the chunk's bytes
-    transferAbort @46 :TransferAbort;         # no more bytes will come: the receive fails
+    transferAbort @46 :TransferAbort;         # no more bytes will come: the receive fails (or a
+                                              # send waiting for TransferTo: it fails)
     # Files of the daemon's node (under its --file-root): the bytes never cross to the client.
     nodeFile @47 :NodeFile;
     # A transfer whose other end is found after its command was sent (an MPI message: the two

@@ -134,7 +134,7 @@ class RuntimeTransferPort final : public TransferPort {
     return stream_to_receive(queue->connection, transfer, range_size, offset, bytes, size);
   }
 
-  void receive_abort(cl_command_queue queue, uint64_t transfer, cl_int status, const std::string &why) override {
+  void abort(cl_command_queue queue, uint64_t transfer, cl_int status, const std::string &why) override {
     abort_receive(queue->connection, transfer, status, why);
   }
 

@@ -37,7 +37,7 @@ class TransferPort {
   virtual bool can_reach(cl_command_queue queue, const PeerEndpoint &to) = 0;
 
   // Sending. Arguments are checked here as clEnqueueReadBuffer checks them. *device_event: the
-  // daemon's command, complete once every byte has left it.
+  // daemon's command, complete once every byte has left it (for this process or a peer daemon).
   virtual cl_int enqueue_send(cl_command_queue queue, cl_mem buffer, size_t offset, size_t size, cl_uint num_events,
                               const cl_event *wait_list, uint64_t *transfer, cl_event *device_event) = 0;
   // The bytes go to the receive of peer_transfer in the session `to` names.
@@ -60,8 +60,9 @@ class TransferPort {
   // the whole range, or one chunk as a daemon's send cut it.
   virtual cl_int receive_bytes(cl_command_queue queue, uint64_t transfer, uint64_t range_size, uint64_t offset,
                                const uint8_t *bytes, uint64_t size) = 0;
-  // No (more) bytes will come: the receive fails with status, and why goes to the context's notify.
-  virtual void receive_abort(cl_command_queue queue, uint64_t transfer, cl_int status, const std::string &why) = 0;
+  // Ends a receive (no more bytes will come) or a send still waiting for its destination: its event
+  // fails with status, and why goes to the context's notify callback.
+  virtual void abort(cl_command_queue queue, uint64_t transfer, cl_int status, const std::string &why) = 0;
 
   // Called while the application waits in fedcl (clWaitForEvents, clFinish, blocking commands),
   // between short sleeps: how MPI progresses when only the application's thread may call it.

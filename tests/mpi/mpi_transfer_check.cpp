@@ -6,6 +6,7 @@
 #include <CL/cl_fedcl_mpi.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -117,14 +118,38 @@ cl_int status_of(cl_event event) {
 
 }  // namespace
 
+// A rank dies while a message is on its way: the job ends (mpirun's part); this returns only if the
+// victim outlived the transfer, which the caller counts as a failure.
+int die_mid_transfer(Fedcl &f, bool kill_sender) {
+  const size_t n = (64 << 20) / 4;
+  cl_mem buffer = f.buffer(n);
+  cl_event done;
+  if (rank == 0) {
+    f.run(f.fill, buffer, 1, n);
+    CL_OK(f.send(f.queue, buffer, CL_FALSE, 0, n * 4, 1, 20, MPI_COMM_WORLD, 0, nullptr, &done));
+  } else {
+    CL_OK(f.recv(f.queue, buffer, CL_FALSE, 0, n * 4, 0, 20, MPI_COMM_WORLD, 0, nullptr, &done));
+  }
+  if ((rank == 0) == kill_sender) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    raise(SIGKILL);
+  }
+  clWaitForEvents(1, &done);
+  MPI_Barrier(MPI_COMM_WORLD);  // the victim never comes
+  std::fprintf(stderr, "rank %d: the victim outlived the transfer\n", rank);
+  return 1;
+}
+
 int main(int argc, char **argv) {
-  bool multiple = !(argc > 1 && std::string(argv[1]) == "funneled");
+  std::string mode = argc > 1 ? argv[1] : "";
+  bool multiple = mode != "funneled";
   int provided = 0;
   MPI_Init_thread(&argc, &argv, multiple ? MPI_THREAD_MULTIPLE : MPI_THREAD_FUNNELED, &provided);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
   CHECK(provided >= (multiple ? MPI_THREAD_MULTIPLE : MPI_THREAD_FUNNELED), "MPI gives thread level %d", provided);
   Fedcl f;
+  if (mode == "kill-sender" || mode == "kill-receiver") return die_mid_transfer(f, mode == "kill-sender");
   const size_t large = (12 << 20) / 4 + 3, small = 1000;  // words: above and below the threshold
   const int next = (rank + 1) % ranks, previous = (rank + ranks - 1) % ranks;
 

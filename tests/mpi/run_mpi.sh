@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Runs an MPI program under `mpirun -np N`, every rank against a fedcld of its own on loopback:
+# Runs MPI jobs under `mpirun -np N`, every rank against a fedcld of its own on loopback:
 #
-#   tests/mpi/run_mpi.sh BUILD_DIR N PROGRAM [ARGS...]
+#   tests/mpi/run_mpi.sh BUILD_DIR N [--must-fail] PROGRAM [ARGS...] [--- [--must-fail] PROGRAM [ARGS...]]...
 #
-# Starts N daemons (port 0, port files), gives rank r FEDCL_HOSTS=<daemon r> and the fedcl-only
-# vendors folder, and stops the daemons at exit. As root (CI), Open MPI wants --allow-run-as-root;
-# --oversubscribe lets N exceed the cores.
+# Starts N daemons (port 0, port files), runs the jobs one after the other against the same daemons,
+# giving rank r FEDCL_HOSTS=<daemon r> and the fedcl-only vendors folder, and stops the daemons at
+# exit. A job marked --must-fail must end with a failure of its own (a killed rank), not by the time
+# limit (FEDCL_MPI_TIMEOUT seconds, default 100); after the jobs, every daemon must still be up. As
+# root (CI), Open MPI wants --allow-run-as-root; --oversubscribe lets N exceed the cores.
 set -euo pipefail
 
 build=$1 ranks=$2
@@ -34,12 +36,42 @@ done
 
 root=()
 [[ $(id -u) == 0 ]] && root=(--allow-run-as-root)
-status=0
-FEDCL_RANK_HOSTS=$(IFS=,; echo "${hosts[*]}") OCL_ICD_VENDORS="$build/vendors" \
-  timeout "${FEDCL_MPI_TIMEOUT:-100}" mpirun "${root[@]}" --oversubscribe -np "$ranks" \
-  bash -c 'IFS=, read -ra hosts <<<"$FEDCL_RANK_HOSTS"; export FEDCL_HOSTS=${hosts[$OMPI_COMM_WORLD_RANK]}; exec "$@"' \
-  rank "$@" || status=$?
-if ((status != 0)); then
+
+show_logs() {
   for ((r = 0; r < ranks; r++)); do echo "--- fedcld of rank $r:" >&2; cat "$work/fedcld$r.log" >&2; done
-fi
+}
+
+# run_job [--must-fail] PROGRAM [ARGS...]
+run_job() {
+  local must_fail=0 status=0
+  [[ $1 == --must-fail ]] && { must_fail=1; shift; }
+  FEDCL_RANK_HOSTS=$(IFS=,; echo "${hosts[*]}") OCL_ICD_VENDORS="$build/vendors" \
+    timeout "${FEDCL_MPI_TIMEOUT:-100}" mpirun "${root[@]}" --oversubscribe -np "$ranks" \
+    bash -c 'IFS=, read -ra hosts <<<"$FEDCL_RANK_HOSTS"; export FEDCL_HOSTS=${hosts[$OMPI_COMM_WORLD_RANK]}; exec "$@"' \
+    rank "$@" || status=$?
+  if ((must_fail)); then
+    if ((status == 0 || status == 124)); then
+      echo "run_mpi.sh: '$*' should have failed on its own; it ended with status $status" >&2
+      return 1
+    fi
+    echo "run_mpi.sh: '$*' failed as it should (status $status)"
+    return 0
+  fi
+  return "$status"
+}
+
+status=0
+job=()
+for arg in "$@" ---; do
+  if [[ $arg != --- ]]; then job+=("$arg"); continue; fi
+  run_job "${job[@]}" || { status=$?; break; }
+  job=()
+done
+for ((r = 0; r < ranks; r++)); do
+  if ! kill -0 "${pids[r]}" 2>/dev/null; then
+    echo "run_mpi.sh: fedcld of rank $r is gone" >&2
+    status=1
+  fi
+done
+((status == 0)) || show_logs
 exit "$status"

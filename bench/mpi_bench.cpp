@@ -1,0 +1,166 @@
+// fedcl_mpi_bench: device-to-device MPI messages between two ranks, each on a fedcl device of its
+// own daemon (run it with bench/run_mpi.sh), in one run:
+//   mpi.host.<size>     raw MPI between host buffers (MPI_Send / MPI_Recv)
+//   mpi.staged.<size>   by hand: a blocking clEnqueueReadBuffer, MPI_Send / MPI_Recv, a blocking
+//                       clEnqueueWriteBuffer
+//   mpi.command.<size>  clEnqueueSendBuffer / clEnqueueRecvBuffer, blocking
+// Each is a ping-pong between the ranks; a message's time is half a round trip (median of the
+// repetitions), printed as microseconds and MiB/s. Every message the commands deliver is checked.
+//
+//   mpirun -np 2 fedcl_mpi_bench [--quick] [--max-mib N]
+#include <CL/cl_fedcl_mpi.h>
+
+#include <cstdio>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "bench_stats.h"
+
+using namespace bench;
+
+namespace {
+
+int rank = 0;
+
+void check(cl_int err, const char *what) {
+  if (err != CL_SUCCESS) throw std::runtime_error(std::string(what) + " failed with " + std::to_string(err));
+}
+
+struct Device {
+  cl_platform_id platform = nullptr;
+  cl_context context = nullptr;
+  cl_command_queue queue = nullptr;
+  clEnqueueSendBuffer_fn send = nullptr;
+  clEnqueueRecvBuffer_fn recv = nullptr;
+
+  Device() {
+    cl_uint count = 0;
+    check(clGetPlatformIDs(0, nullptr, &count), "clGetPlatformIDs");
+    std::vector<cl_platform_id> platforms(count);
+    check(clGetPlatformIDs(count, platforms.data(), nullptr), "clGetPlatformIDs");
+    for (cl_platform_id p : platforms) {
+      char name[64] = {};
+      clGetPlatformInfo(p, CL_PLATFORM_NAME, sizeof name - 1, name, nullptr);
+      if (std::string(name) == "fedcl") platform = p;
+    }
+    if (!platform) throw std::runtime_error("no fedcl platform");
+    cl_device_id device;
+    check(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr), "clGetDeviceIDs");
+    cl_int err;
+    context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
+    check(err, "clCreateContext");
+    queue = clCreateCommandQueueWithProperties(context, device, nullptr, &err);
+    check(err, "clCreateCommandQueueWithProperties");
+    send = reinterpret_cast<clEnqueueSendBuffer_fn>(clGetExtensionFunctionAddressForPlatform(platform, "clEnqueueSendBuffer"));
+    recv = reinterpret_cast<clEnqueueRecvBuffer_fn>(clGetExtensionFunctionAddressForPlatform(platform, "clEnqueueRecvBuffer"));
+    if (!send || !recv) throw std::runtime_error("no MPI commands on the fedcl platform");
+  }
+};
+
+using Hop = void (*)(Device &, cl_mem, std::vector<uint8_t> &, size_t, bool sending);
+
+void host_hop(Device &, cl_mem, std::vector<uint8_t> &host, size_t size, bool sending) {
+  if (sending) MPI_Send(host.data(), int(size), MPI_BYTE, 1 - rank, 0, MPI_COMM_WORLD);
+  else MPI_Recv(host.data(), int(size), MPI_BYTE, 1 - rank, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+}
+
+void staged_hop(Device &d, cl_mem buffer, std::vector<uint8_t> &host, size_t size, bool sending) {
+  if (sending) {
+    check(clEnqueueReadBuffer(d.queue, buffer, CL_TRUE, 0, size, host.data(), 0, nullptr, nullptr), "read");
+    MPI_Send(host.data(), int(size), MPI_BYTE, 1 - rank, 0, MPI_COMM_WORLD);
+  } else {
+    MPI_Recv(host.data(), int(size), MPI_BYTE, 1 - rank, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    check(clEnqueueWriteBuffer(d.queue, buffer, CL_TRUE, 0, size, host.data(), 0, nullptr, nullptr), "write");
+  }
+}
+
+void command_hop(Device &d, cl_mem buffer, std::vector<uint8_t> &, size_t size, bool sending) {
+  if (sending) check(d.send(d.queue, buffer, CL_TRUE, 0, size, 1 - rank, 0, MPI_COMM_WORLD, 0, nullptr, nullptr), "send");
+  else check(d.recv(d.queue, buffer, CL_TRUE, 0, size, 1 - rank, 0, MPI_COMM_WORLD, 0, nullptr, nullptr), "recv");
+}
+
+// Half the median round trip of `reps` ping-pongs, in microseconds.
+double one_way_us(Device &d, Hop hop, cl_mem buffer, std::vector<uint8_t> &host, size_t size, int reps) {
+  std::vector<double> samples;
+  for (int r = 0; r < reps + 1; r++) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    double start = now_us();
+    hop(d, buffer, host, size, rank == 0);
+    hop(d, buffer, host, size, rank != 0);
+    if (r > 0) samples.push_back((now_us() - start) / 2);  // the first one warms up
+  }
+  return median(samples);
+}
+
+// The bytes rank 0 fills in and the pong brings back: checks that the commands moved them.
+bool round_trip_intact(Device &d, cl_mem buffer, size_t size) {
+  std::vector<uint32_t> words(size / 4), back(size / 4);
+  for (size_t i = 0; i < words.size(); i++) words[i] = uint32_t(i * 2654435761u + size);
+  if (rank == 0) check(clEnqueueWriteBuffer(d.queue, buffer, CL_TRUE, 0, size / 4 * 4, words.data(), 0, nullptr, nullptr), "write");
+  std::vector<uint8_t> unused;
+  command_hop(d, buffer, unused, size, rank == 0);
+  command_hop(d, buffer, unused, size, rank != 0);
+  if (rank != 0) return true;
+  check(clEnqueueReadBuffer(d.queue, buffer, CL_TRUE, 0, size / 4 * 4, back.data(), 0, nullptr, nullptr), "read");
+  return words == back;
+}
+
+std::string size_name(size_t size) {
+  if (size >= (1 << 20)) return std::to_string(size >> 20) + "MiB";
+  if (size >= (1 << 10)) return std::to_string(size >> 10) + "KiB";
+  return std::to_string(size) + "B";
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  int provided;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  int ranks;
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  bool quick = false;
+  size_t max_bytes = size_t(256) << 20;
+  for (int i = 1; i < argc; i++) {
+    if (std::string(argv[i]) == "--quick") quick = true, max_bytes = size_t(16) << 20;
+    else if (std::string(argv[i]) == "--max-mib" && i + 1 < argc) max_bytes = size_t(std::stoul(argv[++i])) << 20;
+  }
+  if (ranks != 2) {
+    if (rank == 0) std::fprintf(stderr, "fedcl_mpi_bench runs on two ranks\n");
+    MPI_Finalize();
+    return 2;
+  }
+  int status = 0;
+  try {
+    Device d;
+    cl_int err;
+    cl_mem buffer = clCreateBuffer(d.context, CL_MEM_READ_WRITE, max_bytes, nullptr, &err);
+    check(err, "clCreateBuffer");
+    std::vector<uint8_t> host(max_bytes);
+    if (rank == 0) std::printf("load.before %.2f\n", load_average());
+    for (size_t size = 64; size <= max_bytes; size *= 4) {
+      int reps = size <= (1 << 20) ? (quick ? 10 : 50) : size <= (16 << 20) ? (quick ? 3 : 10) : 5;
+      if (!round_trip_intact(d, buffer, size)) throw std::runtime_error("the commands delivered wrong bytes at " + size_name(size));
+      struct Path {
+        const char *name;
+        Hop hop;
+      } paths[] = {{"host", host_hop}, {"staged", staged_hop}, {"command", command_hop}};
+      for (const Path &path : paths) {
+        double us = one_way_us(d, path.hop, buffer, host, size, reps);
+        if (rank == 0)
+          std::printf("mpi.%s.%s %.1f us %.1f MiB/s\n", path.name, size_name(size).c_str(), us,
+                      double(size) / (1 << 20) / (us * 1e-6));
+      }
+      std::fflush(stdout);
+    }
+    if (rank == 0) std::printf("load.after %.2f\n", load_average());
+    clReleaseMemObject(buffer);
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "rank %d: %s\n", rank, e.what());
+    status = 1;
+  }
+  MPI_Finalize();
+  return status;
+}
