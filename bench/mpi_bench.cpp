@@ -12,10 +12,12 @@
 
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "bench_cl.h"
 #include "bench_stats.h"
 
 using namespace bench;
@@ -24,39 +26,15 @@ namespace {
 
 int rank = 0;
 
-void check(cl_int err, const char *what) {
-  if (err != CL_SUCCESS) throw std::runtime_error(std::string(what) + " failed with " + std::to_string(err));
-}
-
+// fedcl's platform and the MPI commands.
 struct Device {
-  cl_platform_id platform = nullptr;
-  cl_context context = nullptr;
-  cl_command_queue queue = nullptr;
-  clEnqueueSendBuffer_fn send = nullptr;
-  clEnqueueRecvBuffer_fn recv = nullptr;
-
-  Device() {
-    cl_uint count = 0;
-    check(clGetPlatformIDs(0, nullptr, &count), "clGetPlatformIDs");
-    std::vector<cl_platform_id> platforms(count);
-    check(clGetPlatformIDs(count, platforms.data(), nullptr), "clGetPlatformIDs");
-    for (cl_platform_id p : platforms) {
-      char name[64] = {};
-      clGetPlatformInfo(p, CL_PLATFORM_NAME, sizeof name - 1, name, nullptr);
-      if (std::string(name) == "fedcl") platform = p;
-    }
-    if (!platform) throw std::runtime_error("no fedcl platform");
-    cl_device_id device;
-    check(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr), "clGetDeviceIDs");
-    cl_int err;
-    context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
-    check(err, "clCreateContext");
-    queue = clCreateCommandQueueWithProperties(context, device, nullptr, &err);
-    check(err, "clCreateCommandQueueWithProperties");
-    send = reinterpret_cast<clEnqueueSendBuffer_fn>(clGetExtensionFunctionAddressForPlatform(platform, "clEnqueueSendBuffer"));
-    recv = reinterpret_cast<clEnqueueRecvBuffer_fn>(clGetExtensionFunctionAddressForPlatform(platform, "clEnqueueRecvBuffer"));
-    if (!send || !recv) throw std::runtime_error("no MPI commands on the fedcl platform");
-  }
+  std::unique_ptr<Side> side = open_side("fedcl", "fedcl", true);
+  cl_command_queue queue = side->queue;
+  cl_context context = side->context;
+  clEnqueueSendBuffer_fn send = reinterpret_cast<clEnqueueSendBuffer_fn>(
+      clGetExtensionFunctionAddressForPlatform(side->platform, "clEnqueueSendBuffer"));
+  clEnqueueRecvBuffer_fn recv = reinterpret_cast<clEnqueueRecvBuffer_fn>(
+      clGetExtensionFunctionAddressForPlatform(side->platform, "clEnqueueRecvBuffer"));
 };
 
 using Hop = void (*)(Device &, cl_mem, std::vector<uint8_t> &, size_t, bool sending);
@@ -135,6 +113,7 @@ int main(int argc, char **argv) {
   int status = 0;
   try {
     Device d;
+    if (!d.send || !d.recv) throw std::runtime_error("no MPI commands on the fedcl platform");
     cl_int err;
     cl_mem buffer = clCreateBuffer(d.context, CL_MEM_READ_WRITE, max_bytes, nullptr, &err);
     check(err, "clCreateBuffer");

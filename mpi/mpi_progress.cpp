@@ -170,19 +170,23 @@ bool Progress::poll() {
     added_.clear();
   }
   bool any = receive_controls();
-  // In the order they were started; a receive waits while an earlier one may take its message.
-  std::vector<Route> unmatched;
+  // In the order they were started; a receive waits while an earlier one may take its message, and
+  // a send while an earlier one to the same route has not gone.
+  std::vector<Route> unmatched, unsent;
   for (size_t i = 0; i < operations_.size();) {
     Operation &operation = *operations_[i];
-    const Route *route = operation.matching();
     bool behind = false;
-    for (const Route &earlier : unmatched) behind = behind || (route && route->overlaps(earlier));
+    if (const Route *route = operation.matching())
+      for (const Route &earlier : unmatched) behind = behind || route->overlaps(earlier);
+    if (const Route *route = operation.unsent())
+      for (const Route &earlier : unsent) behind = behind || *route == earlier;
     if (!behind && operation.step(*this)) {
       operations_.erase(operations_.begin() + long(i));
       any = true;
       continue;
     }
-    if ((route = operation.matching())) unmatched.push_back(*route);
+    if (const Route *route = operation.matching()) unmatched.push_back(*route);
+    if (const Route *route = operation.unsent()) unsent.push_back(*route);
     i++;
   }
   running_ = operations_.size();

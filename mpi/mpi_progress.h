@@ -32,6 +32,7 @@ class Progress;
 struct Route {
   int rank, tag;
   MPI_Comm comm;
+  bool operator==(const Route &other) const { return rank == other.rank && tag == other.tag && comm == other.comm; }
   // Whether a message could match both (wildcards included).
   bool overlaps(const Route &other) const {
     return comm == other.comm && (rank == other.rank || rank == MPI_ANY_SOURCE || other.rank == MPI_ANY_SOURCE) &&
@@ -56,6 +57,10 @@ class Operation {
   // route overlaps waits until this one has its message, so that receives match in the order they
   // were started, as MPI's do.
   virtual const Route *matching() const { return nullptr; }
+  // Until it has put its first message on MPI, the route a send goes to: a later send to the same
+  // route waits until then, so that messages leave in the order the sends were started (MPI's
+  // non-overtaking rule), whichever has its bytes first.
+  virtual const Route *unsent() const { return nullptr; }
   // Whether MPI_Finalize must wait for it (a message still to go).
   virtual bool must_go_before_finalize() const { return false; }
   // A control message addressed to this operation (see Progress::expect).

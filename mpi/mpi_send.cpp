@@ -4,9 +4,12 @@
 //    host MPI_Recv takes as well as a device receive;
 //  - from the threshold on, an envelope asks the receiver where the bytes should go (mpi_wire.h):
 //    straight to its daemon over the peer link, or staged through the two processes in chunks.
-// The command's event is the daemon's send: it completes once the bytes have left the device's daemon
-// (for this process, or the receiving daemon). From then on they are fedcl's, as a buffered MPI send's
-// are MPI's: the messages still on their way go before MPI_Finalize returns (Progress::drain).
+// With MPI_THREAD_MULTIPLE the command's event is the daemon's send: it completes once the bytes have
+// left the device's daemon (for this process, or the receiving daemon). From then on they are
+// fedcl's, as a buffered MPI send's are MPI's, and fedcl's thread moves them: the messages still on
+// their way go before MPI_Finalize returns (Progress::drain). At lower levels nothing moves them
+// once the program has left fedcl, so the event is a marker behind a user event that this operation
+// sets once MPI has taken the message.
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -20,8 +23,8 @@ namespace {
 
 class DeviceSend final : public Operation, public std::enable_shared_from_this<DeviceSend> {
  public:
-  DeviceSend(cl_command_queue queue, uint64_t transfer, size_t size, Route to)
-      : queue_(queue), transfer_(transfer), size_(size), to_(to),
+  DeviceSend(cl_command_queue queue, uint64_t transfer, size_t size, Route to, cl_event taken)
+      : queue_(queue), transfer_(transfer), size_(size), to_(to), taken_(taken),
         large_(size > 0 && size >= Progress::get().direct_threshold()), id_(Progress::get().next_id()) {
     clRetainCommandQueue(queue_);
   }
@@ -94,10 +97,15 @@ class DeviceSend final : public Operation, public std::enable_shared_from_this<D
     if (status < 0 && !why.empty())
       std::fprintf(stderr, "fedcl: clEnqueueSendBuffer to rank %d, tag %d: %s\n", to_.rank, to_.tag, why.c_str());
     if (transfer_) Progress::get().port().end_send(transfer_);
+    if (taken_) {
+      clSetUserEventStatus(taken_, status < 0 ? status : CL_COMPLETE);
+      clReleaseEvent(taken_);
+    }
     return true;
   }
 
   bool must_go_before_finalize() const override { return true; }
+  const Route *unsent() const override { return (large_ ? phase_ == Phase::envelope : !posted_) ? &to_ : nullptr; }
 
   bool all_sent() {
     for (auto it = outgoing_.begin(); it != outgoing_.end();) {
@@ -245,6 +253,7 @@ class DeviceSend final : public Operation, public std::enable_shared_from_this<D
   uint64_t transfer_;
   size_t size_;
   Route to_;
+  cl_event taken_;  // lower thread levels: set once MPI has the message (null otherwise)
   bool large_;
   uint64_t id_;
   Phase phase_ = Phase::envelope;
@@ -265,9 +274,10 @@ class DeviceSend final : public Operation, public std::enable_shared_from_this<D
   std::chrono::steady_clock::time_point asked_at_;
 };
 
-void CL_CALLBACK on_device_done(cl_event, cl_int status, void *user_data) {
+void CL_CALLBACK on_device_done(cl_event event, cl_int status, void *user_data) {
   std::unique_ptr<std::weak_ptr<DeviceSend>> send(static_cast<std::weak_ptr<DeviceSend> *>(user_data));
   if (auto alive = send->lock()) alive->device_done(status);
+  clReleaseEvent(event);  // the callback's reference
 }
 
 }  // namespace
@@ -275,13 +285,30 @@ void CL_CALLBACK on_device_done(cl_event, cl_int status, void *user_data) {
 cl_int start_device_send(cl_command_queue queue, cl_mem buffer, size_t offset, size_t size, Route to,
                          cl_uint num_events, const cl_event *wait_list, cl_event *done) {
   uint64_t transfer = 0;
-  cl_int err = size > 0 ? Progress::get().port().enqueue_send(queue, buffer, offset, size, num_events, wait_list, &transfer, done)
-                        : clEnqueueMarkerWithWaitList(queue, num_events, wait_list, done);  // an empty message
+  cl_event device = nullptr;
+  cl_int err = size > 0 ? Progress::get().port().enqueue_send(queue, buffer, offset, size, num_events, wait_list, &transfer, &device)
+                        : clEnqueueMarkerWithWaitList(queue, num_events, wait_list, &device);  // an empty message
   if (err != CL_SUCCESS) return err;
+  cl_event taken = nullptr;
+  if (Progress::get().multiple()) {
+    *done = device;
+  } else {
+    cl_context context = nullptr;
+    clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof context, &context, nullptr);
+    taken = clCreateUserEvent(context, &err);
+    cl_event behind[2] = {device, taken};
+    if (err == CL_SUCCESS) err = clEnqueueMarkerWithWaitList(queue, 2, behind, done);
+    if (err != CL_SUCCESS) {
+      if (taken) clSetUserEventStatus(taken, CL_OUT_OF_RESOURCES), clReleaseEvent(taken);
+      return clReleaseEvent(device), err;  // the daemon's send goes nowhere; it ends with its session
+    }
+  }
   clFlush(queue);
-  auto send = std::make_shared<DeviceSend>(queue, transfer, size, to);
+  auto send = std::make_shared<DeviceSend>(queue, transfer, size, to, taken);
   send->begin();
-  clSetEventCallback(*done, CL_COMPLETE, on_device_done, new std::weak_ptr<DeviceSend>(send));
+  clRetainEvent(device);
+  clSetEventCallback(device, CL_COMPLETE, on_device_done, new std::weak_ptr<DeviceSend>(send));
+  if (taken) clReleaseEvent(device);  // the marker stands for it
   Progress::get().add(send);
   return CL_SUCCESS;
 }

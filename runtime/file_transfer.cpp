@@ -292,15 +292,7 @@ cl_int enqueue_read_to_file(cl_command_queue queue, cl_mem mem, bool blocking, s
     std::lock_guard<std::mutex> lock(command.event()->mutex);
     command.event()->callbacks.push_back({CL_COMPLETE, on_sent, new std::shared_ptr<FileSink>(sink)});
   }
-  RequestMessage request;
-  auto send = request.root.initSendToPeer();
-  command.fill(send.initCommand());
-  send.setMemObject(mem->id);
-  send.setOffset(offset);
-  send.setSize(size);
-  send.initPeer();  // instance 0: this process
-  send.setTransfer(transfer);
-  err = command.send(request);
+  err = send_device_send(command, mem, offset, size, transfer, false);
   if (err != CL_SUCCESS) {
     Runtime::get().remove_sink(transfer);
     release(done);

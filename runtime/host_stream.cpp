@@ -27,6 +27,20 @@ cl_int send_host_receive(Command &command, cl_mem mem, size_t offset, size_t siz
   return err;
 }
 
+cl_int send_device_send(Command &command, cl_mem mem, size_t offset, size_t size, uint64_t transfer,
+                        bool destination_later) {
+  RequestMessage request;
+  auto send = request.root.initSendToPeer();
+  command.fill(send.initCommand());
+  send.setMemObject(mem->id);
+  send.setOffset(offset);
+  send.setSize(size);
+  send.initPeer();  // instance 0: this process
+  send.setTransfer(transfer);
+  send.setDestinationLater(destination_later);
+  return command.send(request);
+}
+
 cl_int stream_to_receive(Connection *connection, uint64_t transfer, uint64_t range_size, uint64_t offset,
                          const uint8_t *bytes, uint64_t size) {
   uint64_t chunk = transfer_chunk_bytes(range_size);

@@ -13,6 +13,11 @@ namespace fedcl {
 // Sends command (begun) as the receive of size bytes of mem at offset; returns its transfer id in
 // *transfer. Marks mem written on the queue's daemon.
 cl_int send_host_receive(Command &command, cl_mem mem, size_t offset, size_t size, uint64_t *transfer);
+// The other way: command (begun) becomes the daemon's send of the range under transfer, to this
+// process (whose sink for transfer takes the chunks), or, destination_later, to where a TransferTo
+// will say.
+cl_int send_device_send(Command &command, cl_mem mem, size_t offset, size_t size, uint64_t transfer,
+                        bool destination_later);
 
 // size bytes at offset (from the range's start) for the receive of transfer on a range of range_size
 // bytes: any run of whole chunks (or up to the range's end).

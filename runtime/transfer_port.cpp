@@ -19,13 +19,21 @@ namespace fedcl {
 
 namespace {
 
-cl_int check_range(cl_command_queue queue, cl_mem mem, size_t offset, size_t size, cl_mem_flags forbidden,
-                   cl_uint num_events, const cl_event *wait_list) {
+// What a send (writes false) or a receive checks and starts with, as clEnqueueReadBuffer and
+// clEnqueueWriteBuffer do: a buffer of the queue's context, the range within it, the host-access
+// flags, the wait list; then the command's event and the buffer ready on the queue's daemon.
+cl_int begin_range_command(Command &command, cl_mem mem, size_t offset, size_t size, bool writes, cl_uint num_events,
+                           const cl_event *wait_list, cl_event *event) {
+  cl_command_queue queue = command.queue();
   cl_int err = check_queue_mem(queue, mem, MemKind::buffer);
   if (err != CL_SUCCESS) return err;
   if (size == 0 || offset > mem->size || size > mem->size - offset) return CL_INVALID_VALUE;
+  cl_mem_flags forbidden = CL_MEM_HOST_NO_ACCESS | (writes ? CL_MEM_HOST_READ_ONLY : CL_MEM_HOST_WRITE_ONLY);
   if (mem->flags & forbidden) return CL_INVALID_OPERATION;
-  return check_wait_list(queue->context, num_events, wait_list);
+  err = check_wait_list(queue->context, num_events, wait_list);
+  if (err == CL_SUCCESS) err = command.begin(num_events, wait_list, event, true);
+  if (err == CL_SUCCESS) err = mem_prepare(mem, command, writes && offset == 0 && size == mem->size);
+  return err;
 }
 
 class RuntimeTransferPort final : public TransferPort {
@@ -66,22 +74,10 @@ class RuntimeTransferPort final : public TransferPort {
 
   cl_int enqueue_send(cl_command_queue queue, cl_mem mem, size_t offset, size_t size, cl_uint num_events,
                       const cl_event *wait_list, uint64_t *transfer, cl_event *device_event) override {
-    cl_int err = check_range(queue, mem, offset, size, CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_NO_ACCESS, num_events, wait_list);
-    if (err != CL_SUCCESS) return err;
     Command command(queue, CL_COMMAND_READ_BUFFER);
-    err = command.begin(num_events, wait_list, device_event, true);
-    if (err == CL_SUCCESS) err = mem_prepare(mem, command, false);
-    if (err != CL_SUCCESS) return err;
+    cl_int err = begin_range_command(command, mem, offset, size, false, num_events, wait_list, device_event);
     *transfer = new_object_id();
-    RequestMessage request;
-    auto send = request.root.initSendToPeer();
-    command.fill(send.initCommand());
-    send.setMemObject(mem->id);
-    send.setOffset(offset);
-    send.setSize(size);
-    send.setTransfer(*transfer);
-    send.setDestinationLater(true);
-    return command.send(request);
+    return err == CL_SUCCESS ? send_device_send(command, mem, offset, size, *transfer, true) : err;
   }
 
   void send_to_peer(cl_command_queue queue, uint64_t transfer, const PeerEndpoint &to, uint64_t peer_transfer) override {
@@ -111,13 +107,9 @@ class RuntimeTransferPort final : public TransferPort {
 
   cl_int enqueue_receive(cl_command_queue queue, cl_mem mem, size_t offset, size_t size, cl_uint num_events,
                          const cl_event *wait_list, uint64_t *transfer, cl_event *device_event) override {
-    cl_int err = check_range(queue, mem, offset, size, CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS, num_events, wait_list);
-    if (err != CL_SUCCESS) return err;
     Command command(queue, CL_COMMAND_WRITE_BUFFER);
-    err = command.begin(num_events, wait_list, device_event, true);
-    if (err == CL_SUCCESS) err = mem_prepare(mem, command, offset == 0 && size == mem->size);
-    if (err == CL_SUCCESS) err = send_host_receive(command, mem, offset, size, transfer);
-    return err;
+    cl_int err = begin_range_command(command, mem, offset, size, true, num_events, wait_list, device_event);
+    return err == CL_SUCCESS ? send_host_receive(command, mem, offset, size, transfer) : err;
   }
 
   void receive_from_peer(cl_command_queue queue, uint64_t transfer, uint64_t sender_instance) override {

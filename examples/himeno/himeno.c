@@ -13,13 +13,15 @@
 #include "../example.h"
 
 static const char *kSource =
-    "kernel void jacobi(global const float *p, global float *q, global float *gosa, uint slot, uint first,\n"
-    "                   uint last, uint stride, uint J, uint K, float omega) {\n"
-    "  size_t j = get_global_id(0) + 1, k = get_global_id(1) + 1, plane = (size_t)J * K;\n"
+    "kernel void jacobi(global const float *p, global const float *below, global const float *above,\n"
+    "                   global float *q, global float *gosa, uint slot, uint first, uint last, uint stride,\n"
+    "                   uint n, uint J, uint K, float omega) {\n"
+    "  size_t j = get_global_id(0) + 1, k = get_global_id(1) + 1, plane = (size_t)J * K, jk = j * K + k;\n"
     "  float sum = 0.0f;\n"
     "  for (size_t i = first; i <= last; i += stride) {\n"
-    "    size_t c = i * plane + j * K + k;\n"
-    "    float s0 = p[c + plane] + p[c + K] + p[c + 1] + p[c - plane] + p[c - K] + p[c - 1];\n"
+    "    size_t c = i * plane + jk;\n"
+    "    float down = i == 1 ? below[jk] : p[c - plane], up = i == n ? above[jk] : p[c + plane];\n"
+    "    float s0 = up + p[c + K] + p[c + 1] + down + p[c - K] + p[c - 1];\n"
     "    float ss = s0 * (1.0f / 6.0f) - p[c];\n"
     "    sum += ss * ss;\n"
     "    q[c] = p[c] + omega * ss;\n"
@@ -36,13 +38,12 @@ void himeno_update(struct himeno *h, cl_command_queue queue, cl_mem p_old, cl_me
     if (event) EXAMPLE_CHECK(clEnqueueMarkerWithWaitList(queue, num_events, wait_list, event));
     return;
   }
-  cl_uint args[] = {slot, (cl_uint)first, (cl_uint)last, (cl_uint)stride, h->J, h->K};
+  cl_mem buffers[] = {p_old, h->below, h->above, p_new, h->gosa};
+  cl_uint args[] = {slot, (cl_uint)first, (cl_uint)last, (cl_uint)stride, (cl_uint)h->planes, h->J, h->K};
   float omega = 0.8f;
-  EXAMPLE_CHECK(clSetKernelArg(h->jacobi, 0, sizeof p_old, &p_old));
-  EXAMPLE_CHECK(clSetKernelArg(h->jacobi, 1, sizeof p_new, &p_new));
-  EXAMPLE_CHECK(clSetKernelArg(h->jacobi, 2, sizeof h->gosa, &h->gosa));
-  for (int a = 0; a < 6; a++) EXAMPLE_CHECK(clSetKernelArg(h->jacobi, 3 + a, sizeof args[a], &args[a]));
-  EXAMPLE_CHECK(clSetKernelArg(h->jacobi, 9, sizeof omega, &omega));
+  for (int a = 0; a < 5; a++) EXAMPLE_CHECK(clSetKernelArg(h->jacobi, a, sizeof buffers[a], &buffers[a]));
+  for (int a = 0; a < 7; a++) EXAMPLE_CHECK(clSetKernelArg(h->jacobi, 5 + a, sizeof args[a], &args[a]));
+  EXAMPLE_CHECK(clSetKernelArg(h->jacobi, 12, sizeof omega, &omega));
   size_t global[2] = {h->J - 2, h->K - 2};
   EXAMPLE_CHECK(clEnqueueNDRangeKernel(queue, h->jacobi, 2, NULL, global, NULL, num_events, wait_list, event));
 }
@@ -127,11 +128,16 @@ int main(int argc, char **argv) {
   }
   h.gosa = clCreateBuffer(h.context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, 2 * h.plane_bytes, zeros, &err);
   EXAMPLE_CHECK(err);
+  h.below = clCreateBuffer(h.context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, h.plane_bytes, grid, &err);
+  EXAMPLE_CHECK(err);
+  h.above = clCreateBuffer(h.context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, h.plane_bytes,
+                           grid + (h.planes + 1) * plane_floats, &err);
+  EXAMPLE_CHECK(err);
 
-  himeno_iterate(&h, 1);  /* warm-up: builds, first transfers */
+  himeno_iterate(&h, 0, 1);  /* warm-up: builds, first transfers */
   MPI_Barrier(MPI_COMM_WORLD);
   double start = example_now();
-  himeno_iterate(&h, iterations - 1);
+  himeno_iterate(&h, 1, iterations - 1);
   double mine = (example_now() - start) / (iterations > 1 ? iterations - 1 : 1), slowest;
   MPI_Reduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
 

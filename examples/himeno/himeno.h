@@ -19,11 +19,15 @@ struct himeno {
   cl_command_queue q1, q2;
   cl_kernel jacobi;
   cl_mem p[2];                 /* p[t % 2] is read at iteration t, p[(t + 1) % 2] written */
+  cl_mem below, above;         /* the halos: the neighbours' edge planes (or the grid's boundary).
+                                  Buffers of their own, so that receiving them never writes a buffer
+                                  that a kernel on another queue is using (OpenCL leaves that
+                                  undefined, and it does go wrong) */
   cl_mem gosa;                 /* the residual of the last iteration, per (j, k), two slots */
   unsigned J, K;
 };
 
-/* Byte offset of plane i (0: the lower halo, n + 1: the upper one) in a buffer. */
+/* Byte offset of plane i (1 .. n; 0 and n + 1 hold the initial halos, which no kernel reads) in p. */
 size_t himeno_plane(const struct himeno *h, size_t i);
 
 /* The update of planes first, first + stride, ... up to last of p_old into p_new, on queue, writing
@@ -37,8 +41,8 @@ void himeno_interior(struct himeno *h, cl_command_queue queue, cl_mem p_old, cl_
 void himeno_edges(struct himeno *h, cl_command_queue queue, cl_mem p_old, cl_mem p_new, cl_uint num_events,
                   const cl_event *wait_list, cl_event *event);
 
-/* The version's loop: `iterations` updates, every command complete on return. */
-void himeno_iterate(struct himeno *h, int iterations);
+/* The version's loop: iterations first .. first + count - 1, every command complete on return. */
+void himeno_iterate(struct himeno *h, int first, int count);
 /* Its name, and whether it splits the grid across ranks (the serial one runs on one). */
 extern const char *const himeno_version;
 extern const int himeno_distributed;

@@ -4,7 +4,7 @@
 const char *const himeno_version = "serial";
 const int himeno_distributed = 0;
 
-void himeno_iterate(struct himeno *h, int iterations) {
-  for (int t = 0; t < iterations; t++) himeno_update(h, h->q1, h->p[t % 2], h->p[(t + 1) % 2], 0, 1, h->planes, 1, 0, NULL, NULL);
+void himeno_iterate(struct himeno *h, int first, int count) {
+  for (int t = first; t < first + count; t++) himeno_update(h, h->q1, h->p[t % 2], h->p[(t + 1) % 2], 0, 1, h->planes, 1, 0, NULL, NULL);
   clFinish(h->q1);
 }

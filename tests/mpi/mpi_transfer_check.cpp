@@ -195,6 +195,35 @@ int main(int argc, char **argv) {
     clReleaseCommandQueue(receiving);
   }
 
+  // Two sends to one route leave in the order they were enqueued, even when the later one has its
+  // bytes first: the first waits for a user event, the second (on another queue) does not.
+  for (size_t n : {small, large}) {
+    cl_int err;
+    cl_device_id device;
+    clGetCommandQueueInfo(f.queue, CL_QUEUE_DEVICE, sizeof device, &device, nullptr);
+    cl_command_queue other = clCreateCommandQueueWithProperties(f.context, device, nullptr, &err);
+    cl_mem first = f.buffer(n), second = f.buffer(n), in1 = f.buffer(n), in2 = f.buffer(n);
+    f.run(f.fill, first, 130 + rank, n);
+    f.run(f.fill, second, 140 + rank, n);
+    CL_OK(clFinish(f.queue));
+    cl_event gate = clCreateUserEvent(f.context, &err), sent[2], received[2];
+    CL_OK(f.send(f.queue, first, CL_FALSE, 0, n * 4, next, 17, MPI_COMM_WORLD, 1, &gate, &sent[0]));
+    CL_OK(f.send(other, second, CL_FALSE, 0, n * 4, next, 17, MPI_COMM_WORLD, 0, nullptr, &sent[1]));
+    CL_OK(f.recv(other, in1, CL_FALSE, 0, n * 4, previous, 17, MPI_COMM_WORLD, 0, nullptr, &received[0]));
+    CL_OK(f.recv(other, in2, CL_FALSE, 0, n * 4, previous, 17, MPI_COMM_WORLD, 0, nullptr, &received[1]));
+    // Time for the second's bytes to leave its device (they need nothing from this thread).
+    clFlush(other);
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    CL_OK(clSetUserEventStatus(gate, CL_COMPLETE));
+    CL_OK(clWaitForEvents(2, received));
+    expect_pattern(f.read(in1, n), 130 + previous, 0, "the first of two sends, its bytes last");
+    expect_pattern(f.read(in2, n), 140 + previous, 0, "the second of two sends, its bytes first");
+    CL_OK(clWaitForEvents(2, sent));
+    for (cl_event e : {gate, sent[0], sent[1], received[0], received[1]}) clReleaseEvent(e);
+    for (cl_mem m : {first, second, in1, in2}) clReleaseMemObject(m);
+    clReleaseCommandQueue(other);
+  }
+
   // A host's MPI_Send into a device receive; a device send into a host's MPI_Recv (small) or
   // clFedclIrecvFromDevice (large).
   for (size_t n : {large, small}) {

@@ -7,7 +7,9 @@
 # giving rank r FEDCL_HOSTS=<daemon r> and the fedcl-only vendors folder, and stops the daemons at
 # exit. A job marked --must-fail must end with a failure of its own (a killed rank), not by the time
 # limit (FEDCL_MPI_TIMEOUT seconds, default 100); after the jobs, every daemon must still be up. As
-# root (CI), Open MPI wants --allow-run-as-root; --oversubscribe lets N exceed the cores.
+# root (CI), Open MPI wants --allow-run-as-root; --oversubscribe lets N exceed the cores. The daemons'
+# logs (FEDCLD_LOG_LEVEL, default warn) are printed when something failed, or always with
+# FEDCL_MPI_SHOW_LOGS=1.
 set -euo pipefail
 
 build=$1 ranks=$2
@@ -73,5 +75,5 @@ for ((r = 0; r < ranks; r++)); do
     status=1
   fi
 done
-((status == 0)) || show_logs
+((status == 0)) && [[ -z ${FEDCL_MPI_SHOW_LOGS:-} ]] || show_logs
 exit "$status"

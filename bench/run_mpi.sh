@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# The transfer engine's MPI commands between two ranks, each on a fedcld of its own (loopback), in
+# one run: the peer link's raw TCP (fedcl_linkprobe between two local processes, the path two
+# daemons' link takes), fedcl_mpi_bench (raw host MPI, staging by hand, the commands), and the Himeno
+# example's time per iteration in its three versions, rounds interleaved, with the lines of the two
+# distributed versions' loops. Writes the report to bench/results/<date>-<host>-mpi.txt (or the
+# folder FEDCL_BENCH_RESULTS names).
+#
+#   bench/run_mpi.sh [BUILD_DIR] [--quick] [--rounds R] [--himeno "-i I -j J -k K -n N"]
+#
+# BUILD_DIR defaults to build-bench (configure it with -DCMAKE_BUILD_TYPE=Release).
+set -euo pipefail
+
+repo=$(cd "$(dirname "$0")/.." && pwd)
+build=build-bench
+if [[ $# -gt 0 && $1 != -* ]]; then build=$1; shift; fi
+[[ $build = /* ]] || build=$repo/$build
+quick=0 rounds=3 himeno="-i 257 -j 129 -k 129 -n 20"
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --quick) quick=1; rounds=1; himeno="-i 65 -j 33 -k 33 -n 10" ;;
+    --rounds) rounds=$2; shift ;;
+    --himeno) himeno=$2; shift ;;
+    *) sed -n '2,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2 ;;
+  esac
+  shift
+done
+for need in bench/fedcl_mpi_bench bench/fedcl_linkprobe examples/himeno_serial examples/himeno_overlap examples/himeno_extension; do
+  [[ -e $build/$need ]] || { echo "run_mpi.sh: $build/$need is missing" >&2; exit 2; }
+done
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 FEDCL_EXAMPLE_PLATFORM=fedcl FEDCL_MPI_TIMEOUT=600
+run_mpi=$repo/tests/mpi/run_mpi.sh
+
+results=${FEDCL_BENCH_RESULTS:-$repo/bench/results}
+mkdir -p "$results"
+out=$results/$(date +%Y-%m-%dT%H%M%S)-$(hostname -s)-mpi.txt
+{
+  echo "# fedcl MPI commands, $(date -Is), $(hostname -s): $(nproc) cores, $(uname -r)"
+  echo "# commit $(git -C "$repo" rev-parse --short HEAD), build $build"
+  echo "# two ranks, a fedcld each on 127.0.0.1, PoCL behind both"
+
+  # The peer link's floor: TCP between two processes over loopback.
+  work=$(mktemp -d)
+  "$build/bench/fedcl_linkprobe" serve 127.0.0.1:0 --port-file "$work/port" &
+  probe=$!
+  for _ in $(seq 50); do [[ -s $work/port ]] && break; sleep 0.1; done
+  "$build/bench/fedcl_linkprobe" measure "127.0.0.1:$(cat "$work/port")" --prefix peer_link --bytes $((256 << 20))
+  wait "$probe" || true
+  rm -rf "$work"
+
+  bench_args=()
+  ((quick)) && bench_args=(--quick)
+  "$run_mpi" "$build" 2 "$build/bench/fedcl_mpi_bench" "${bench_args[@]}" | grep -v '^platform\|^device'
+  # The two paths on their own, for the threshold: every message plain, every message negotiated.
+  for path in plain:off negotiated:0; do
+    FEDCL_MPI_DIRECT_MIN=${path#*:} "$run_mpi" "$build" 2 "$build/bench/fedcl_mpi_bench" "${bench_args[@]}" |
+      grep '^mpi.command\.' | sed "s/^mpi.command\./mpi.command_${path%%:*}./"
+  done
+
+  # Himeno: interleaved rounds; the serial version alone on one daemon for the single-node time.
+  loop_lines() { awk '/^void himeno_iterate/{on=1} on && NF && $1 !~ /^\/[*\/]/{n++} on && /^}/{print n; exit}' "$1"; }
+  echo "himeno.lines.hand-overlapped $(loop_lines "$repo/examples/himeno/himeno_overlap.c")"
+  echo "himeno.lines.extension $(loop_lines "$repo/examples/himeno/himeno_extension.c")"
+  for ((r = 1; r <= rounds; r++)); do
+    # shellcheck disable=SC2086  # the Himeno options are words
+    "$run_mpi" "$build" 1 "$build/examples/himeno_serial" $himeno | grep '^himeno' | sed "s/^/round $r: /"
+    for version in overlap extension; do
+      # shellcheck disable=SC2086
+      "$run_mpi" "$build" 2 "$build/examples/himeno_$version" $himeno | grep '^himeno' | sed "s/^/round $r: /"
+    done
+  done
+} 2>&1 | tee "$out"
+
+# The issue's targets, from the lines above: for 4 MiB and more, the commands against staging by hand
+# (>= 1.8x) and against the peer link's TCP (>= 85%); Himeno with the extension against by hand.
+awk '
+  function median(v, n,   i, j, t) {
+    for (i = 2; i <= n; i++) for (j = i; j > 1 && v[j - 1] > v[j]; j--) { t = v[j]; v[j] = v[j - 1]; v[j - 1] = t }
+    return v[int((n + 1) / 2)]
+  }
+  /^peer_link.tcp_throughput/ { tcp = $2 }
+  /^mpi\.(staged|command)\.[0-9]+MiB / {
+    split($1, k, "."); mib = k[3] + 0
+    if (mib >= 4) { rate[k[2] "." k[3]] = $4; if (k[2] == "command") sizes[k[3]] = 1 }
+  }
+  /himeno hand-overlapped/ { hand[++h] = $(NF-3) }
+  /himeno extension/ { ext[++e] = $(NF-3) }
+  END {
+    for (s in sizes) {
+      printf "target.mpi.%s command/staged %.2fx (>= 1.8: %s), command/tcp %.0f%% (>= 85%%: %s)\n", s,
+        rate["command." s] / rate["staged." s], rate["command." s] >= 1.8 * rate["staged." s] ? "met" : "not met",
+        100 * rate["command." s] / tcp, rate["command." s] >= 0.85 * tcp ? "met" : "not met"
+    }
+    if (h && e) {
+      mh = median(hand, h); me = median(ext, e)
+      printf "target.himeno extension %.3f ms vs hand-overlapped %.3f ms per iteration (median): %s\n", me, mh,
+        me <= mh ? "met" : "not met"
+    }
+  }' "$out" | tee -a "$out"
+echo "results: $out"
