@@ -22,7 +22,7 @@ struct himeno {
   cl_mem below, above;         /* the halos: the neighbours' edge planes (or the grid's boundary).
                                   Buffers of their own, so that receiving them never writes a buffer
                                   that a kernel on another queue is using (OpenCL leaves that
-                                  undefined, and it does go wrong) */
+                                  undefined) */
   cl_mem gosa;                 /* the residual of the last iteration, per (j, k), two slots */
   unsigned J, K;
 };
