@@ -65,7 +65,9 @@ void fill_info(capnp::List<wire::InfoEntry>::Builder entries, const std::vector<
 // The devices named by ids, as backend handles.
 std::vector<cl_device_id> devices_of(ObjectTable &objects, capnp::List<uint64_t>::Reader ids);
 
+// The handshake (exec_handshake.cpp).
 void exec_hello(Call &call, wire::Hello::Reader hello);
+void exec_authenticate(Call &call, wire::AuthProof::Reader answer);
 void exec_get_info(Call &call, wire::Request::GetInfo::Reader request);
 
 void exec_create_context(Call &call, wire::Request::CreateContext::Reader request);

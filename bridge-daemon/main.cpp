@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -14,6 +15,7 @@
 #include <climits>
 
 #include "backend.h"
+#include "keys.h"
 #include "log.h"
 #include "printf_capture.h"
 #include "server.h"
@@ -29,7 +31,10 @@ const char kUsage[] =
     "  --platform P          export only platform P: an index or a substring of its name\n"
     "  --devices LIST        export only these device indices of each platform, e.g. 0,2\n"
     "  --name NAME           node name shown in client device names (default: hostname:port)\n"
-    "  --key-file FILE       require clients to present the key in FILE (peer daemons present it too)\n"
+    "  --key-file FILE       the cluster key (the first line of FILE): clients and peer daemons must\n"
+    "                        prove they hold it (challenge-response; the key never crosses the wire)\n"
+    "  --key-list FILE       per-user keys, one 'USER KEY' or 'USER /path/to/keyfile' per line, read\n"
+    "                        at each handshake: remove a line to revoke that user's next sessions\n"
     "  --peer-address HOST:PORT\n"
     "                        where other fedcld daemons reach this one for daemon-to-daemon data and\n"
     "                        event signals (e.g. a faster data network); listened on as well as --listen.\n"
@@ -126,9 +131,16 @@ int main(int argc, char **argv) {
       options.node = value();
     } else if (arg == "--key-file") {
       std::string path = value();
-      std::ifstream file(path);
-      if (!file || !std::getline(file, options.key) || options.key.empty())
-        return die("cannot read a key from " + path);
+      options.key = fedcld::key_read_file(path);
+      if (options.key.empty()) return die("cannot read a key from " + path);
+    } else if (arg == "--key-list") {
+      options.key_list = value();
+      std::ifstream file(options.key_list);
+      if (!file) return die("cannot read the key list " + options.key_list);
+      std::stringstream text;
+      text << file.rdbuf();
+      for (const std::string &problem : fedcld::key_list_parse(text.str(), options.key_list).problems)
+        FEDCLD_LOG(warn, "%s", problem.c_str());
     } else if (arg == "--peer-address") {
       std::string text = value();
       fedcld::ServerOptions probe;

@@ -28,7 +28,9 @@ struct ServerOptions {
   std::string host = "127.0.0.1";
   int port = 7070;
   std::string node;          // shown in client device names; default host name:port
-  std::string key;           // pre-shared key; empty accepts every client
+  std::string key;           // the cluster key, for clients and peer daemons (keys.h)
+  std::string key_list;      // file of per-user keys, read at each handshake
+                             // (neither key nor key_list: every client is accepted)
   size_t max_sessions = 256;
   uint64_t max_session_memory = 0;  // bytes of buffers and images one session may hold; 0: no limit
   CompletionMode completion = CompletionMode::automatic;

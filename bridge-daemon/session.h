@@ -94,7 +94,23 @@ class Session : public std::enable_shared_from_this<Session> {
   ObjectTable &objects() { return objects_; }
   const std::string &peer() const { return peer_; }
   uint64_t number() const { return number_; }
+  // The client's handshake succeeded: its requests run.
   bool greeted = false;
+
+  // A handshake under way (protocol/auth.h): what the proofs are computed over. Before the other side
+  // has proved itself, nothing else of the connection is used and its frames stay handshake-sized.
+  struct Handshake {
+    std::vector<uint8_t> challenge_nonce;  // the answering daemon's nonce
+    std::vector<uint8_t> hello_nonce;      // the nonce of the side that opened the connection
+    std::string identity;                  // who the opening side says it is: a client's user, or
+                                           // a peer link's two instances (peer_identity)
+    std::string client;                    // client sessions: "host:pid", for the log
+    uint32_t platform = 0;                 // client sessions: the platform asked for
+    uint64_t dialling_instance = 0;        // peer links: the daemon that dialled
+    bool challenged = false;               // a challenge went out (answering) or came in (dialling)
+  } handshake;
+  bool authenticated() const { return greeted || peer_instance != 0; }
+  uint64_t opened_at = 0;  // uv_now when the connection was made: a handshake must end in time
 
   // What the connection is, decided by its first frame.
   enum class Role { undecided, client, peer };

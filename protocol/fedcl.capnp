@@ -40,10 +40,27 @@ enum FrameKind {
 
 struct Hello {
   protocolVersion @0 :UInt32;
-  key @1 :Text;           # pre-shared key; empty when the daemon runs without one
+  key @1 :Text;           # obsolete, never set: the key itself no longer travels (see AuthChallenge);
+                          # a daemon with a key refuses a Hello that carries one
   client @2 :Text;        # "host:pid program", for the daemon's log
   platform @3 :UInt32;    # which of the daemon's backend platforms this session serves: a context
                           # never mixes backend platforms, so a client opens one session per platform
+  user @4 :Text;          # whose key the client proves it holds (the daemon's --key-list); may be empty
+  nonce @5 :Data;         # the client's fresh random nonce for the challenge-response
+}
+
+# Authentication (challenge-response on a pre-shared key; protocol/auth.h). A daemon that has a key
+# answers Hello (and a peer's PeerHello) with a challenge holding its own fresh nonce. The client
+# answers with an AuthProof: HMAC-SHA256 under the key of a label, both nonces and who it claims to
+# be. Only then does the daemon execute anything or allocate session state; it proves in turn that it
+# holds the key (HelloReply.proof, PeerWelcome.proof), with another label, over the same nonces. The
+# key never crosses the wire, and a recorded handshake does not answer a fresh nonce.
+struct AuthChallenge {
+  nonce @0 :Data;
+}
+
+struct AuthProof {
+  proof @0 :Data;         # empty: the client has no key
 }
 
 struct InfoEntry {
@@ -69,6 +86,7 @@ struct HelloReply {
   instance @4 :UInt64;            # names this run of the daemon to its peers (random, never 0)
   peerAddress @5 :Text;           # host:port where peers reach it; empty: the address the client used
   sessionToken @6 :UInt64;        # random: how a peer daemon addresses this session (PeerRef)
+  proof @7 :Data;                 # the daemon's proof that it holds the key; empty without a key
 }
 
 struct PeerRef {
@@ -166,6 +184,8 @@ struct Request {
     transferAbort @46 :TransferAbort;         # no more bytes will come: the receive fails
     # Files of the daemon's node (under its --file-root): the bytes never cross to the client.
     nodeFile @47 :NodeFile;
+
+    authenticate @48 :AuthProof;              # the answer to Reply.challenge; reply: hello
   }
 
   struct CreateContext {
@@ -528,6 +548,7 @@ struct Reply {
     read @7 :Completion;          # the frame's payload holds the bytes read; this completes the
                                   # read's event (no separate Completion is sent for it)
     subDevices @8 :List(DeviceDesc);
+    challenge @9 :AuthChallenge;  # to Hello, from a daemon that has a key: answer with authenticate
   }
 }
 
@@ -570,20 +591,24 @@ struct PeerMessage {
     abort @3 :PeerAbort;
     signal @4 :PeerSignal;
     heartbeat @5 :Void;           # sent on a link idle for a second: silence means a dead peer
+    challenge @6 :AuthChallenge;  # to hello, from a daemon that has a key
+    proof @7 :AuthProof;          # the dialling daemon's answer to challenge; welcome follows
   }
 }
 
 struct PeerHello {
   protocolVersion @0 :UInt32;
-  key @1 :Text;                   # the daemons of a cluster share the clients' key
+  key @1 :Text;                   # obsolete, never set: daemons prove the cluster key (AuthChallenge)
   instance @2 :UInt64;            # the dialling daemon
   expect @3 :UInt64;              # the instance it means to reach
+  nonce @4 :Data;                 # the dialling daemon's fresh nonce
 }
 
 struct PeerWelcome {
   instance @0 :UInt64;
   status @1 :Int32;
   message @2 :Text;
+  proof @3 :Data;                 # the answering daemon's proof that it holds the key
 }
 
 struct PeerData {

@@ -17,6 +17,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "auth.h"
+
 namespace fedcl {
 
 namespace {
@@ -132,7 +134,23 @@ Connection::~Connection() {
   if (fd_ >= 0) close(fd_);
 }
 
-std::string Connection::open(int timeout_ms, const std::string &key) {
+std::shared_ptr<PendingReply> Connection::handshake_call(RequestMessage &request, int timeout_ms) {
+  auto pending = send_call(request);
+  flush();
+  // A peer that accepts but never answers must not hang the application. (A socket receive timeout
+  // would also cut off the receiver's next read, which may already have started.)
+  {
+    std::unique_lock<std::mutex> lock(pending->mutex);
+    if (!pending->cv.wait_for(lock, std::chrono::milliseconds(timeout_ms), [&] { return pending->done.load(); })) {
+      lock.unlock();
+      lose("no answer to the handshake within " + std::to_string(timeout_ms) + " ms");
+    }
+  }
+  wait(*pending);
+  return pending;
+}
+
+std::string Connection::open(int timeout_ms, const Credentials &credentials) {
   std::string error;
   fd_ = connect_with_timeout(endpoint_, timeout_ms, &error);
   if (fd_ < 0) return error;
@@ -140,29 +158,41 @@ std::string Connection::open(int timeout_ms, const std::string &key) {
   receiver_ = std::thread([this] { receiver_main(); });
   flusher_ = std::thread([this] { flusher_main(); });
 
+  Nonce nonce = fresh_nonce();
   RequestMessage request;
   auto hello = request.root.initHello();
   hello.setProtocolVersion(wire::PROTOCOL_VERSION);
-  hello.setKey(key);
+  hello.setUser(credentials.user);
+  hello.setNonce(as_data(nonce));
   char host[128] = {};
   gethostname(host, sizeof host - 1);
   std::string me = std::string(host) + ":" + std::to_string(getpid());
   hello.setClient(me);
   hello.setPlatform(platform_);
-  hello_ = send_call(request);
-  flush();
-  // A peer that accepts but never answers Hello must not hang the application. (A socket receive
-  // timeout would also cut off the receiver's next read, which may already have started.)
-  {
-    std::unique_lock<std::mutex> lock(hello_->mutex);
-    if (!hello_->cv.wait_for(lock, std::chrono::milliseconds(timeout_ms), [&] { return hello_->done.load(); })) {
-      lock.unlock();
-      lose("no answer to Hello within " + std::to_string(timeout_ms) + " ms");
+  auto answer = handshake_call(request, timeout_ms);
+  if (answer->status != CL_SUCCESS) return answer->message.empty() ? "no answer to Hello" : answer->message;
+  bool challenged = answer->reply().which() == wire::Reply::CHALLENGE;
+  Proof daemon_proof{};
+  if (challenged) {
+    auto challenge = answer->reply().getChallenge().getNonce();
+    if (challenge.size() != kNonceBytes) return "the daemon's challenge carries no valid nonce";
+    // Without a key the proof is empty, and the daemon's refusal says what is missing.
+    RequestMessage authenticate;
+    auto proof = authenticate.root.initAuthenticate();
+    if (!credentials.key.empty()) {
+      proof.setProof(as_data(auth_proof(credentials.key, AuthRole::client, challenge, as_data(nonce), credentials.user)));
+      daemon_proof = auth_proof(credentials.key, AuthRole::daemon, challenge, as_data(nonce), credentials.user);
     }
+    answer = handshake_call(authenticate, timeout_ms);
+    if (answer->status != CL_SUCCESS) return answer->message.empty() ? "no answer to the proof" : answer->message;
   }
-  cl_int status = wait(*hello_);
-  if (status != CL_SUCCESS) return hello_->message.empty() ? "no answer to Hello" : hello_->message;
-  if (hello_->reply().which() != wire::Reply::HELLO) return "the daemon answered Hello with something else";
+  if (answer->reply().which() != wire::Reply::HELLO) return "the daemon answered Hello with something else";
+  // A client with a key talks only to daemons that prove they hold it.
+  if (!credentials.key.empty() && !challenged)
+    return "the daemon runs without a key, so it cannot prove it is one this client's key trusts";
+  if (!credentials.key.empty() && !auth_proof_matches(daemon_proof, answer->reply().getHello().getProof()))
+    return "the daemon did not prove that it holds the key";
+  hello_ = std::move(answer);
   node_ = hello_->reply().getHello().getNode();
   serving_ = true;
   return {};

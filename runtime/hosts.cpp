@@ -52,6 +52,10 @@ HostList hosts_parse(const std::string &text, const std::string &source) {
       list.key = trim(line.substr(4));
       continue;
     }
+    if (line.compare(0, 5, "user ") == 0 || line.compare(0, 5, "user\t") == 0) {
+      list.user = trim(line.substr(5));
+      continue;
+    }
     add_entry(list, line, where);
   }
   return list;
@@ -86,7 +90,14 @@ HostList hosts_from_environment() {
     text << in.rdbuf();
     list = hosts_parse(text.str(), path);
   }
-  if (const char *key = std::getenv("FEDCL_KEY")) list.key = key;
+  if (const char *key = std::getenv("FEDCL_KEY")) {
+    list.key = key;
+  } else if (const char *path = std::getenv("FEDCL_KEY_FILE")) {
+    // A key of one's own, in a file only its user reads (the hosts file is everyone's).
+    std::ifstream in(path);
+    if (!in || !std::getline(in, list.key) || list.key.empty()) list.problems.push_back("cannot read a key from " + std::string(path));
+  }
+  if (const char *user = std::getenv("FEDCL_USER")) list.user = user;
   return list;
 }
 

@@ -11,7 +11,7 @@ log=$build/setup.log
 packages=(
   cmake make g++ pkg-config
   opencl-headers ocl-icd-opencl-dev ocl-icd-libopencl1
-  capnproto libcapnp-dev libuv1-dev
+  capnproto libcapnp-dev libuv1-dev libsodium-dev
   pocl-opencl-icd
   googletest libgtest-dev
   clinfo clpeak python3-pyopencl python3-numpy python3-pytest python3-pip
