@@ -69,6 +69,9 @@ class Server {
 
  private:
   static void on_connection(uv_stream_t *server, int status);
+  // Every second: a heartbeat to each client session that heard nothing for a second (so that a
+  // client tells a frozen daemon from an idle one), and the end of handshakes that take too long.
+  void watch_sessions();
   static void on_async(uv_async_t *async);
   static void on_signal(uv_signal_t *signal, int signum);
 
@@ -79,6 +82,7 @@ class Server {
   uv_tcp_t peer_listener_;
   bool peer_listening_ = false;
   uv_async_t wakeup_;
+  uv_timer_t watch_timer_;
   uv_signal_t sigint_, sigterm_;
   std::mutex posted_mutex_;
   std::vector<std::function<void()>> posted_;

@@ -449,6 +449,14 @@ void Session::notify_printf(std::string bytes) {
   mark_dirty();
 }
 
+void Session::send_heartbeat() {
+  fedcl::ScratchMessage message;
+  message.builder().initRoot<fedcl::wire::Notice>();
+  std::vector<uint8_t> bytes;
+  fedcl::frame_append(bytes, fedcl::wire::FrameKind::NOTICE, message.builder(), 0);
+  write_bytes(std::move(bytes), nullptr, 0);
+}
+
 void Session::flush_notices() {
   dirty_ = false;
   if (completions_.empty() && errors_.empty() && printf_.empty()) return;

@@ -75,6 +75,8 @@ class Session : public std::enable_shared_from_this<Session> {
   // Kernel printf output, sent with the next notice, before its completions.
   void notify_printf(std::string bytes);
   void flush_notices();
+  // An empty Notice: tells a client whose session has been quiet that this daemon still answers.
+  void send_heartbeat();
 
   void pause();
   void resume();

@@ -11,6 +11,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -42,6 +43,19 @@ std::chrono::microseconds spin_time() {
     return text ? std::strtol(text, nullptr, 10) : 100L;
   }();
   return std::chrono::microseconds(us);
+}
+
+// How long a daemon may stay silent before it counts as lost (FEDCL_DAEMON_TIMEOUT, seconds). A
+// daemon sends a heartbeat every second when it has nothing else to say, also while kernels run,
+// so silence means a daemon that is frozen or cut off; TCP keepalive cannot tell, since a frozen
+// daemon's kernel still answers it.
+std::chrono::milliseconds daemon_timeout() {
+  static const long ms = [] {
+    const char *text = std::getenv("FEDCL_DAEMON_TIMEOUT");
+    double seconds = text ? std::strtod(text, nullptr) : 10.0;
+    return long(std::max(seconds, 2.0) * 1000);  // two heartbeats' room at least
+  }();
+  return std::chrono::milliseconds(ms);
 }
 
 std::string errno_text(const char *what) { return std::string(what) + ": " + std::strerror(errno); }
@@ -101,6 +115,10 @@ int connect_with_timeout(const std::string &endpoint, int timeout_ms, std::strin
     setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof interval);
     setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &probes, sizeof probes);
     setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout_ms, sizeof user_timeout_ms);
+    // The daemon's heartbeat: a receive that waits this long for a single byte gives up.
+    long silence_ms = daemon_timeout().count();
+    timeval silence{silence_ms / 1000, (silence_ms % 1000) * 1000};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &silence, sizeof silence);
   }
   return fd;
 }
@@ -352,7 +370,8 @@ bool Connection::read_exact(void *dst, size_t size) {
     ssize_t got = direct ? recv(fd_, out, size, 0) : recv(fd_, in_.get(), kReceiveBufferBytes, 0);
     if (got == 0 || (got < 0 && errno != EINTR)) {
       std::string reason = got == 0 ? "the daemon closed the connection"
-                           : errno == EAGAIN ? "the daemon did not answer in time"
+                           : errno == EAGAIN ? "no word from the daemon for " + std::to_string(daemon_timeout().count()) +
+                                                   " ms (FEDCL_DAEMON_TIMEOUT): it is frozen or cut off"
                                              : errno_text("receive");
       {
         std::lock_guard<std::mutex> lock(send_mutex_);
