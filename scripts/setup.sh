@@ -17,6 +17,7 @@ packages=(
   clinfo clpeak python3-pyopencl python3-numpy python3-pytest python3-pip
   iproute2
   libopenmpi-dev openmpi-bin
+  clang libclang-rt-14-dev
 )
 
 step() { printf '==> %s\n' "$*"; }
