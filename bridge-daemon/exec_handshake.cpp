@@ -13,8 +13,6 @@ namespace fedcld {
 
 namespace {
 
-bool requires_key(const ServerOptions &options) { return !options.key.empty() || !options.key_list.empty(); }
-
 // Refuses the session: the client gets status and why, the log says why, the connection closes.
 void refuse(Call &call, const std::string &why) {
   call.session.send_status(call.seq, CL_INVALID_PLATFORM, "fedcld refused the session: " + why);
@@ -77,7 +75,7 @@ void exec_hello(Call &call, wire::Hello::Reader hello) {
   handshake.identity = hello.getUser();
   handshake.client = hello.getClient();
   handshake.platform = hello.getPlatform();
-  if (!requires_key(options)) return welcome(call, handshake, nullptr);
+  if (!options.requires_key()) return welcome(call, handshake, nullptr);
   // An older client sends the key itself: never take it, even when it is right.
   if (hello.hasKey() && hello.getKey().size() > 0)
     return refuse(call, "the client sent its key in the clear (an older fedcl?); this fedcld takes only a proof of it");

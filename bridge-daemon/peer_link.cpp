@@ -201,7 +201,7 @@ void PeerRegistry::on_hello(Session &link, Frame &frame) {
     return refuse("protocol version mismatch: the peer speaks " + std::to_string(hello.getProtocolVersion()) +
                   ", this fedcld " + std::to_string(wire::PROTOCOL_VERSION));
   const ServerOptions &options = server_.options();
-  bool keyed = !options.key.empty() || !options.key_list.empty();
+  bool keyed = options.requires_key();
   if (keyed && hello.hasKey() && hello.getKey().size() > 0)
     return refuse("the peer sent its key in the clear (an older fedcld?); this fedcld takes only a proof of it");
   if (hello.getExpect() != instance_) return refuse("this is not the daemon the peer meant to reach (it restarted?)");

@@ -37,6 +37,8 @@ struct ServerOptions {
   std::string peer_address;  // host:port advertised to peers (and listened on); empty: the client's
   uint64_t peer_timeout_ms = 10000;  // a peer link silent this long is dead
   std::string file_root;     // canonical directory whose files clients may load and save; "": none
+
+  bool requires_key() const { return !key.empty() || !key_list.empty(); }
 };
 
 class Server {

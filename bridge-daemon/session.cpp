@@ -185,8 +185,9 @@ void Session::consume(const uint8_t *bytes, size_t size) {
           return;
         }
         // Before the other side has proved itself it may only say small things: a stranger makes
-        // fedcld allocate no more than a handshake's worth.
-        if (!authenticated() && (frame_.header.message_words > kHandshakeMaxWords || frame_.header.payload_bytes != 0)) {
+        // fedcld allocate no more than a handshake's worth. (An open daemon takes anyone, and the
+        // requests that follow Hello at once.)
+        if (server_.options().requires_key() && !authenticated() && (frame_.header.message_words > kHandshakeMaxWords || frame_.header.payload_bytes != 0)) {
           close("a frame of " + std::to_string(frame_.header.message_words) + " words and " +
                 std::to_string(frame_.header.payload_bytes) + " payload bytes before the handshake was done");
           return;

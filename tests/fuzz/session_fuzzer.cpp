@@ -48,11 +48,13 @@ int connect_to(int port) {
   return fd;
 }
 
-// Runs the daemons' loop until fd has something for us or a little time passed.
+// Runs the daemons' loop, then waits (1 ms at most) for fd or the loop to have something. Twice:
+// libuv adds a new socket (an accepted connection) to its poll set only at the next pass.
 void pump(int fd, short events) {
   uv_run(&g_loop, UV_RUN_NOWAIT);
+  uv_run(&g_loop, UV_RUN_NOWAIT);
   pollfd fds[2] = {{fd, events, 0}, {uv_backend_fd(&g_loop), POLLIN, 0}};
-  poll(fds, 2, 10);
+  poll(fds, 2, 1);
 }
 
 }  // namespace
