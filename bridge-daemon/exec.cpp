@@ -340,6 +340,9 @@ const RequestHandler kHandlers[] = {
     HANDLE(TRANSFER_DATA, true, exec_transfer_data(c, r.getTransferData(), f)),
     HANDLE(TRANSFER_ABORT, false, exec_transfer_abort(c, r.getTransferAbort())),
     HANDLE(NODE_FILE, false, exec_node_file(c, r.getNodeFile())),
+    HANDLE(TRANSFER_TO, false, exec_transfer_to(c, r.getTransferTo())),
+    HANDLE(TRANSFER_FROM, false, exec_transfer_from(c, r.getTransferFrom())),
+    HANDLE(DAEMON_STATUS, false, exec_daemon_status(c, r.getDaemonStatus())),
 };
 
 #undef HANDLE
@@ -361,8 +364,10 @@ void execute(Session &session, Frame &frame) {
   auto request = reader.getRoot<wire::Request>();
   Call call{session, request.getSeq()};
   wire::Request::Which which = request.which();
-  // Nothing runs before the handshake is done, and the handshake runs once.
-  bool handshake = which == wire::Request::HELLO || which == wire::Request::AUTHENTICATE;
+  // Nothing runs before the handshake is done, and the handshake runs once. A connection opens with
+  // Hello (a session) or DaemonStatus (one answer, then it closes).
+  bool handshake = which == wire::Request::HELLO || which == wire::Request::DAEMON_STATUS ||
+                   which == wire::Request::AUTHENTICATE;
   if (session.greeted == handshake) {
     session.close(session.greeted ? "a second handshake" : "a request before the handshake was done");
     return;

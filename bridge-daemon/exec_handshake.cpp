@@ -1,6 +1,7 @@
 // A client's handshake: Hello (protocol version, platform, who it is, its nonce), then, on a daemon
 // with a key, the challenge and the client's proof (protocol/auth.h). Only a client that proved
-// itself gets a session: its token, its platform, its devices.
+// itself gets a session: its token, its platform, its devices. `fedcl status` opens its connection
+// with a StatusRequest instead, proves itself the same way, and gets the daemon's status.
 #include <capnp/message.h>
 
 #include "auth.h"
@@ -13,10 +14,13 @@ namespace fedcld {
 
 namespace {
 
-// Refuses the session: the client gets status and why, the log says why, the connection closes.
+// Refuses the session: the client gets status and why, the log warns why (a wrong key may be an
+// attack), the connection closes.
 void refuse(Call &call, const std::string &why) {
-  call.session.send_status(call.seq, CL_INVALID_PLATFORM, "fedcld refused the session: " + why);
-  call.session.close_after_writes(why);
+  Session &session = call.session;
+  FEDCLD_LOG(warn, "session %llu (%s) refused: %s", (unsigned long long)session.number(), session.peer().c_str(), why.c_str());
+  session.send_status(call.seq, CL_INVALID_PLATFORM, "fedcld refused the session: " + why);
+  session.close_after_writes("refused");
 }
 
 // The session is the client's: its platform, its token for peers, and the HelloReply (with the
@@ -32,6 +36,7 @@ void welcome(Call &call, const Session::Handshake &handshake, const fedcl::Proof
   session.role = Session::Role::client;
   session.token = session.server().register_token(session);
   session.set_platform(p);
+  session.client = handshake.client;
   FEDCLD_LOG(info, "session %llu: client %s%s%s, platform %zu", (unsigned long long)session.number(),
              handshake.client.c_str(), handshake.identity.empty() ? "" : ", user ", handshake.identity.c_str(), p);
 
@@ -60,36 +65,57 @@ void welcome(Call &call, const Session::Handshake &handshake, const fedcl::Proof
   session.handshake = {};
 }
 
-}  // namespace
+// "" when the other side speaks this daemon's protocol, else why not.
+std::string version_mismatch(uint32_t version) {
+  if (version == wire::PROTOCOL_VERSION) return {};
+  return "protocol version mismatch: the client speaks fedcl protocol " + std::to_string(version) +
+         ", fedcld speaks " + std::to_string(wire::PROTOCOL_VERSION);
+}
 
-void exec_hello(Call &call, wire::Hello::Reader hello) {
-  Session &session = call.session;
-  const ServerOptions &options = session.server().options();
-  call.replied = true;
-  if (session.handshake.challenged) return session.close("a second Hello during the handshake");
-  if (hello.getProtocolVersion() != wire::PROTOCOL_VERSION)
-    return refuse(call, "protocol version mismatch: the client speaks fedcl protocol " +
-                            std::to_string(hello.getProtocolVersion()) + ", fedcld speaks " +
-                            std::to_string(wire::PROTOCOL_VERSION));
-  Session::Handshake &handshake = session.handshake;
-  handshake.identity = hello.getUser();
-  handshake.client = hello.getClient();
-  handshake.platform = hello.getPlatform();
-  if (!options.requires_key()) return welcome(call, handshake, nullptr);
+// On a daemon with a key: remembers the client's nonce and sends the challenge that its proof
+// must answer (exec_authenticate).
+void send_challenge(Call &call, bool sent_key, capnp::Data::Reader client_nonce) {
+  Session::Handshake &handshake = call.session.handshake;
   // An older client sends the key itself: never take it, even when it is right.
-  if (hello.hasKey() && hello.getKey().size() > 0)
-    return refuse(call, "the client sent its key in the clear (an older fedcl?); this fedcld takes only a proof of it");
-  if (hello.getNonce().size() != fedcl::kNonceBytes) return refuse(call, "the client's Hello carries no valid nonce");
-  auto client_nonce = hello.getNonce();
+  if (sent_key) return refuse(call, "the client sent its key in the clear (an older fedcl?); this fedcld takes only a proof of it");
+  if (client_nonce.size() != fedcl::kNonceBytes) return refuse(call, "the client's first request carries no valid nonce");
   handshake.hello_nonce.assign(client_nonce.begin(), client_nonce.end());
-  fedcl::Nonce challenge = fedcl::fresh_nonce();
-  handshake.challenge_nonce.assign(challenge.begin(), challenge.end());
+  fedcl::Nonce nonce = fedcl::fresh_nonce();
+  handshake.challenge_nonce.assign(nonce.begin(), nonce.end());
   handshake.challenged = true;
   capnp::MallocMessageBuilder message;
   auto reply = message.initRoot<wire::Reply>();
   reply.setSeq(call.seq);
-  reply.initChallenge().setNonce(fedcl::as_data(challenge));
-  session.send_reply(message);
+  reply.initChallenge().setNonce(fedcl::as_data(nonce));
+  call.session.send_reply(message);
+}
+
+}  // namespace
+
+void exec_hello(Call &call, wire::Hello::Reader hello) {
+  Session &session = call.session;
+  call.replied = true;
+  if (session.handshake.challenged) return session.close("a second Hello during the handshake");
+  std::string mismatch = version_mismatch(hello.getProtocolVersion());
+  if (!mismatch.empty()) return refuse(call, mismatch);
+  Session::Handshake &handshake = session.handshake;
+  handshake.identity = hello.getUser();
+  handshake.client = hello.getClient();
+  handshake.platform = hello.getPlatform();
+  if (!session.server().options().requires_key()) return welcome(call, handshake, nullptr);
+  send_challenge(call, hello.hasKey() && hello.getKey().size() > 0, hello.getNonce());
+}
+
+void exec_daemon_status(Call &call, wire::StatusRequest::Reader request) {
+  Session &session = call.session;
+  call.replied = true;
+  if (session.handshake.challenged) return session.close("a status request during the handshake");
+  std::string mismatch = version_mismatch(request.getProtocolVersion());
+  if (!mismatch.empty()) return refuse(call, mismatch);
+  session.handshake.identity = request.getUser();
+  session.handshake.status_request = true;
+  if (!session.server().options().requires_key()) return send_daemon_status(call, nullptr);
+  send_challenge(call, request.hasKey() && request.getKey().size() > 0, request.getNonce());
 }
 
 void exec_authenticate(Call &call, wire::AuthProof::Reader answer) {
@@ -108,6 +134,7 @@ void exec_authenticate(Call &call, wire::AuthProof::Reader answer) {
   if (!fedcl::auth_proof_matches(expected, answer.getProof()))
     return refuse(call, handshake.identity.empty() ? "wrong key" : "wrong key for user '" + handshake.identity + "'");
   fedcl::Proof mine = fedcl::auth_proof(key, fedcl::AuthRole::daemon, challenge, client_nonce, handshake.identity);
+  if (handshake.status_request) return send_daemon_status(call, &mine);
   welcome(call, handshake, &mine);
 }
 

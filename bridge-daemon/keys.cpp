@@ -1,5 +1,7 @@
 #include "keys.h"
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -13,11 +15,21 @@ std::string trim(const std::string &text) {
 }
 }  // namespace
 
-std::string key_read_file(const std::string &path) {
+std::string key_read_file(const std::string &path, std::string *why) {
   std::ifstream file(path);
   std::string key;
-  if (!file || !std::getline(file, key)) return {};
+  if (!file) *why = path + ": " + std::strerror(errno);
+  else if (!std::getline(file, key) || key.empty()) *why = path + ": its first line is empty";
   return key;
+}
+
+std::string key_list_read(const std::string &path, std::string *text) {
+  std::ifstream file(path);
+  if (!file) return path + ": " + std::strerror(errno);
+  std::stringstream contents;
+  contents << file.rdbuf();
+  *text = contents.str();
+  return {};
 }
 
 KeyList key_list_parse(const std::string &text, const std::string &source) {
@@ -36,10 +48,10 @@ KeyList key_list_parse(const std::string &text, const std::string &source) {
       continue;
     }
     if (key.front() == '/') {
-      std::string path = key;
-      key = key_read_file(path);
+      std::string path = key, why;
+      key = key_read_file(path, &why);
       if (key.empty()) {
-        list.problems.push_back(where + ": cannot read a key for user '" + user + "' from " + path);
+        list.problems.push_back(where + ": cannot read a key for user '" + user + "': " + why);
         continue;
       }
     }
@@ -51,14 +63,12 @@ KeyList key_list_parse(const std::string &text, const std::string &source) {
 std::string key_for_user(const std::string &cluster_key, const std::string &key_list_path, const std::string &user,
                          std::string *why) {
   if (!key_list_path.empty() && !user.empty()) {
-    std::ifstream file(key_list_path);
-    if (!file) {
-      *why = "cannot read the key list " + key_list_path;
+    std::string text, unreadable = key_list_read(key_list_path, &text);
+    if (!unreadable.empty()) {
+      *why = "cannot read the key list " + unreadable;
       return {};
     }
-    std::stringstream text;
-    text << file.rdbuf();
-    KeyList list = key_list_parse(text.str(), key_list_path);
+    KeyList list = key_list_parse(text, key_list_path);
     auto found = list.keys.find(user);
     if (found != list.keys.end()) return found->second;
   }

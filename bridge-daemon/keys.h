@@ -13,8 +13,11 @@ struct KeyList {
   std::vector<std::string> problems;        // lines that were ignored, and why
 };
 
-// The first line of path, or "" when it cannot be read.
-std::string key_read_file(const std::string &path);
+// The first line of path, or "" with why set when it cannot be read or is empty.
+std::string key_read_file(const std::string &path, std::string *why);
+
+// Reads the key list at path into *text; "" or why not.
+std::string key_list_read(const std::string &path, std::string *text);
 
 // Parses a key list: one "USER KEY" per line, where KEY is the key itself or, starting with '/', a
 // file whose first line is the key; '#' starts a comment. source names the list in problems.

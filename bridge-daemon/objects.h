@@ -72,6 +72,7 @@ class ObjectTable {
   void release(uint64_t id);
   void release_all();
   size_t size() const { return objects_.size(); }
+  uint64_t memory_used() const { return memory_used_; }
 
  private:
   std::unordered_map<uint64_t, Object> objects_;

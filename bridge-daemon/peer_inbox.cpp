@@ -40,6 +40,21 @@ std::vector<std::shared_ptr<PeerReceive>> PeerInbox::receives_from(uint64_t send
   return found;
 }
 
+std::shared_ptr<PeerReceive> PeerInbox::redirect_receive(uint64_t transfer, uint64_t sender) {
+  auto it = receives_.find(transfer);
+  if (it == receives_.end()) return nullptr;
+  it->second.sender = sender;
+  return it->second.receive;
+}
+
+std::shared_ptr<PeerSend> PeerInbox::take_undirected_send(uint64_t transfer) {
+  auto it = undirected_sends_.find(transfer);
+  if (it == undirected_sends_.end()) return nullptr;
+  auto send = it->second.lock();
+  undirected_sends_.erase(it);
+  return send;
+}
+
 bool PeerInbox::take_signal(uint64_t event, cl_int *status) {
   auto it = signals_.find(event);
   if (it == signals_.end()) return false;
@@ -84,6 +99,7 @@ void PeerInbox::clear() {
   held_.clear();
   held_bytes_ = 0;
   receives_.clear();
+  undirected_sends_.clear();
   signals_.clear();
   for (auto &entry : stand_ins_) clReleaseEvent(entry.second.event);
   stand_ins_.clear();

@@ -21,6 +21,7 @@ struct PeerChunk {
 };
 
 struct PeerReceive;  // peer_transfer.h
+struct PeerSend;     // peer_transfer.h
 
 class PeerInbox {
  public:
@@ -45,6 +46,13 @@ class PeerInbox {
   std::shared_ptr<PeerReceive> receive(uint64_t transfer, uint64_t sender) const;
   void remove_receive(uint64_t transfer) { receives_.erase(transfer); }
   std::vector<std::shared_ptr<PeerReceive>> receives_from(uint64_t sender) const;
+  // The receive of transfer takes its bytes from sender from now on (TransferFrom); null if there
+  // is none.
+  std::shared_ptr<PeerReceive> redirect_receive(uint64_t transfer, uint64_t sender);
+
+  // Sends whose destination the client names later (SendToPeer.destinationLater, TransferTo).
+  void add_undirected_send(uint64_t transfer, std::weak_ptr<PeerSend> send) { undirected_sends_[transfer] = std::move(send); }
+  std::shared_ptr<PeerSend> take_undirected_send(uint64_t transfer);
 
   // Signals for stand-in events: an early one waits for the stand-in's creation.
   void hold_signal(uint64_t event, cl_int status) { signals_[event] = status; }
@@ -75,6 +83,7 @@ class PeerInbox {
     std::shared_ptr<PeerReceive> receive;
   };
   std::unordered_map<uint64_t, Expected> receives_;
+  std::unordered_map<uint64_t, std::weak_ptr<PeerSend>> undirected_sends_;
   std::unordered_map<uint64_t, cl_int> signals_;
   struct StandIn {
     uint64_t instance;

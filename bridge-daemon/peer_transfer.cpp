@@ -32,14 +32,18 @@ void send_abort(Server &server, const wire::PeerRef::Reader &peer, uint64_t tran
   });
 }
 
+}  // namespace
+
 // ---------------------------------------------------------------------------------------------
 // Sending: each chunk goes on the link as soon as it is reachable in host memory, and is given back
 // to the device once written to the socket. The send's event completes when every chunk is back.
 
 struct PeerSend : std::enable_shared_from_this<PeerSend> {
   std::weak_ptr<Session> session;
-  uint64_t mem_id, token, transfer, instance;
+  uint64_t mem_id, transfer, token = 0, instance = 0;
+  uint64_t peer_transfer;  // how the receiving session knows the transfer
   std::string address;
+  bool destination_named = false;
   DeviceChunks device;
   OwnEvent event;  // after device: everything that may refuse the request comes before the event exists
   std::weak_ptr<Session> link;
@@ -48,18 +52,33 @@ struct PeerSend : std::enable_shared_from_this<PeerSend> {
   size_t released = 0;
 
   PeerSend(Call &call, Resolved &resolved, wire::Request::SendToPeer::Reader request)
-      : session(call.session.weak_from_this()), mem_id(request.getMemObject()), token(request.getPeer().getSession()),
-        transfer(request.getTransfer()), instance(request.getPeer().getInstance()),
-        address(request.getPeer().getAddress()),
-        device(call, resolved, request.getMemObject(), request.getOffset(), request.getSize()), event(call) {}
+      : session(call.session.weak_from_this()), mem_id(request.getMemObject()), transfer(request.getTransfer()),
+        peer_transfer(request.getTransfer()),
+        device(call, resolved, request.getMemObject(), request.getOffset(), request.getSize()), event(call) {
+    if (!request.getDestinationLater()) name_destination(request.getPeer());
+  }
 
   void start(Session &s) {
     auto self = shared_from_this();
     device.enqueue(s, DeviceChunks::Direction::to_network,
                    [self](size_t k, cl_int status) { self->chunk_ready(k, status); },
                    [self](size_t, cl_int status) { self->chunk_released(status); });
-    // Instance 0 is this session's own client (a file it writes): the chunks go back on the session.
+    if (!destination_named) return s.inbox().add_undirected_send(transfer, self);
+    route(s);
+  }
+
+  void name_destination(const wire::PeerRef::Reader &peer) {
+    token = peer.getSession();
+    instance = peer.getInstance();
+    address = peer.getAddress();
+    destination_named = true;
+  }
+
+  // Finds the way to the destination. Instance 0 is this session's own client (a file it writes, an
+  // MPI message it sends): the chunks go back on the session.
+  void route(Session &s) {
     if (instance == 0) return connected(&s, "");
+    auto self = shared_from_this();
     s.server().peers().with_link(instance, address, [self](Session *up, const std::string &error) { self->connected(up, error); });
   }
 
@@ -96,7 +115,7 @@ struct PeerSend : std::enable_shared_from_this<PeerSend> {
     capnp::MallocMessageBuilder builder;
     auto data = builder.initRoot<wire::PeerMessage>().initData();
     data.setSession(token);
-    data.setTransfer(transfer);
+    data.setTransfer(peer_transfer);
     data.setOffset(chunk.at);
     peer_link->send_peer(builder, bytes, chunk.bytes, written);
   }
@@ -120,15 +139,19 @@ struct PeerSend : std::enable_shared_from_this<PeerSend> {
                           (instance ? "peer daemon " + address : std::string("the client")) + ": " + why;
     FEDCLD_LOG(warn, "%s", message.c_str());
     auto peer_link = link.lock();
-    if (tell_peer && peer_link && !peer_link->closed()) write_abort(*peer_link, token, transfer, status, message);
+    if (tell_peer && peer_link && !peer_link->closed()) write_abort(*peer_link, token, peer_transfer, status, message);
     event.finish(session.lock().get(), status < 0 ? status : CL_OUT_OF_RESOURCES, message, mem_id);
     device.open_all();
   }
 };
 
-}  // namespace
 
 void exec_send_to_peer(Call &call, wire::Request::SendToPeer::Reader request) {
+  if (request.getDestinationLater()) {
+    Resolved resolved = resolve(call, request.getCommand());
+    std::make_shared<PeerSend>(call, resolved, request)->start(call.session);
+    return;
+  }
   try {
     Resolved resolved = resolve(call, request.getCommand());
     auto send = std::make_shared<PeerSend>(call, resolved, request);
@@ -142,6 +165,21 @@ void exec_send_to_peer(Call &call, wire::Request::SendToPeer::Reader request) {
                  "the sending daemon refused the transfer: " + error.message);
     throw;
   }
+}
+
+void exec_transfer_to(Call &call, wire::Request::TransferTo::Reader request) {
+  auto send = call.session.inbox().take_undirected_send(request.getTransfer());
+  uint64_t peer_transfer = request.getPeerTransfer() ? request.getPeerTransfer() : request.getTransfer();
+  if (!send || send->event.done()) {
+    // Failed already (its event says so), or never was: the receiving side must not wait.
+    if (request.getPeer().getInstance() != 0)
+      send_abort(call.session.server(), request.getPeer(), peer_transfer, CL_INVALID_OPERATION,
+                 "the sending daemon has no send waiting for transfer " + std::to_string(request.getTransfer()));
+    return;
+  }
+  send->peer_transfer = peer_transfer;
+  send->name_destination(request.getPeer());
+  send->route(call.session);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -235,6 +273,15 @@ void exec_receive_from_peer(Call &call, wire::Request::ReceiveFromPeer::Reader r
   PeerInbox &inbox = call.session.inbox();
   PeerInbox::Early early = inbox.take_early(request.getTransfer(), request.getSender());
   inbox.add_receive(request.getTransfer(), request.getSender(), receive);
+  if (early.status != CL_SUCCESS) return receive->fail(early.status, early.message);
+  for (PeerChunk &chunk : early.chunks) receive->accept(std::move(chunk));
+}
+
+void exec_transfer_from(Call &call, wire::Request::TransferFrom::Reader request) {
+  PeerInbox &inbox = call.session.inbox();
+  auto receive = inbox.redirect_receive(request.getTransfer(), request.getSender());
+  if (!receive) return;  // over already
+  PeerInbox::Early early = inbox.take_early(request.getTransfer(), request.getSender());
   if (early.status != CL_SUCCESS) return receive->fail(early.status, early.message);
   for (PeerChunk &chunk : early.chunks) receive->accept(std::move(chunk));
 }

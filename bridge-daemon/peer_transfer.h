@@ -13,6 +13,9 @@ namespace fedcld {
 
 void exec_send_to_peer(Call &call, wire::Request::SendToPeer::Reader request);
 void exec_receive_from_peer(Call &call, wire::Request::ReceiveFromPeer::Reader request);
+// The other end of a transfer, named once the client knows it (an MPI message's path).
+void exec_transfer_to(Call &call, wire::Request::TransferTo::Reader request);
+void exec_transfer_from(Call &call, wire::Request::TransferFrom::Reader request);
 
 // What peer links deliver (peer_link.cpp calls these). A data frame's bytes land where its receive
 // set them aside, if the receive is known when the frame's message has arrived.

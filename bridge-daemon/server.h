@@ -4,6 +4,7 @@
 
 #include <uv.h>
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -37,6 +38,7 @@ struct ServerOptions {
   std::string peer_address;  // host:port advertised to peers (and listened on); empty: the client's
   uint64_t peer_timeout_ms = 10000;  // a peer link silent this long is dead
   std::string file_root;     // canonical directory whose files clients may load and save; "": none
+  bool status_sessions = true;  // DaemonStatus lists the client sessions and their memory
 
   bool requires_key() const { return !key.empty() || !key_list.empty(); }
 };
@@ -57,6 +59,7 @@ class Server {
 
   uv_loop_t *loop() const { return loop_; }
   const ServerOptions &options() const { return options_; }
+  std::chrono::steady_clock::time_point started() const { return started_; }
   const std::vector<BackendPlatform> &platforms() const { return platforms_; }
   void session_closed(uint64_t number);
   // A new connection's session, kept until it closes (accepted ones, and peer links dialled).
@@ -79,6 +82,7 @@ class Server {
 
   uv_loop_t *loop_;
   ServerOptions options_;
+  const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   std::vector<BackendPlatform> platforms_;
   uv_tcp_t listener_;
   uv_tcp_t peer_listener_;

@@ -115,10 +115,10 @@ void Session::close_after_writes(const std::string &reason) {
   if (closing_) return;
   uv_read_stop(reinterpret_cast<uv_stream_t *>(&tcp_));
   auto *request = new ShutdownRequest{{}, shared_from_this()};
-  FEDCLD_LOG(warn, "session %llu (%s) refused: %s", (unsigned long long)number_, peer_.c_str(), reason.c_str());
+  FEDCLD_LOG(info, "session %llu (%s) closing: %s", (unsigned long long)number_, peer_.c_str(), reason.c_str());
   int err = uv_shutdown(&request->req, reinterpret_cast<uv_stream_t *>(&tcp_), [](uv_shutdown_t *req, int) {
     auto *request = reinterpret_cast<ShutdownRequest *>(req);
-    request->session->close("after refusal");
+    request->session->close("its last reply was written");
     delete request;
   });
   if (err != 0) {
@@ -286,6 +286,7 @@ void Session::flush_queues() {
 void Session::set_platform(size_t platform) {
   const BackendPlatform &backend = server_.platforms()[platform];
   backend_ = &backend;
+  platform_index_ = platform;
   switch (server_.options().completion) {
     case CompletionMode::callback: waits_for_events_ = false; break;
     case CompletionMode::wait: waits_for_events_ = true; break;

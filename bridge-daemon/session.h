@@ -92,12 +92,15 @@ class Session : public std::enable_shared_from_this<Session> {
   // The backend platform this session serves (chosen by its Hello), and how completion is learnt.
   void set_platform(size_t platform);
   const BackendPlatform &backend() const { return *backend_; }
+  size_t platform_index() const { return platform_index_; }
   bool waits_for_events() const { return waits_for_events_; }
   ObjectTable &objects() { return objects_; }
   const std::string &peer() const { return peer_; }
   uint64_t number() const { return number_; }
   // The client's handshake succeeded: its requests run.
   bool greeted = false;
+  // For `fedcl status`: who the client said it is (Hello.client).
+  std::string client;
 
   // A handshake under way (protocol/auth.h): what the proofs are computed over. Before the other side
   // has proved itself, nothing else of the connection is used and its frames stay handshake-sized.
@@ -106,13 +109,16 @@ class Session : public std::enable_shared_from_this<Session> {
     std::vector<uint8_t> hello_nonce;      // the nonce of the side that opened the connection
     std::string identity;                  // who the opening side says it is: a client's user, or
                                            // a peer link's two instances (peer_identity)
-    std::string client;                    // client sessions: "host:pid", for the log
+    std::string client;                    // client sessions: "host:pid", for the log and status
+    bool status_request = false;           // the connection opened with DaemonStatus, not Hello
     uint32_t platform = 0;                 // client sessions: the platform asked for
     uint64_t dialling_instance = 0;        // peer links: the daemon that dialled
     bool challenged = false;               // a challenge went out (answering) or came in (dialling)
   } handshake;
   bool authenticated() const { return greeted || peer_instance != 0; }
-  uint64_t opened_at = 0;  // uv_now when the connection was made: a handshake must end in time
+  // uv_now when the connection was made: a handshake must end in time; `fedcl status` shows how
+  // long a session has been open.
+  uint64_t opened_at = 0;
 
   // What the connection is, decided by its first frame.
   enum class Role { undecided, client, peer };
@@ -165,6 +171,7 @@ class Session : public std::enable_shared_from_this<Session> {
   bool dirty_ = false;
   bool waits_for_events_ = false;
   const BackendPlatform *backend_ = nullptr;
+  size_t platform_index_ = 0;
   static constexpr uint64_t kMaxStagedBytes = uint64_t(1) << 30;
   uint64_t staged_bytes_ = 0;  // changed on the loop only: stage() and the staging's deleter
   bool throttled() const { return staged_bytes_ > kMaxStagedBytes; }

@@ -4,6 +4,7 @@
 #include "api.h"
 #include "device.h"
 #include "info.h"
+#include "wait_hook.h"
 
 using namespace fedcl;
 
@@ -249,6 +250,16 @@ cl_int fedcl::api::clFlush(cl_command_queue queue) {
 
 cl_int fedcl::api::clFinish(cl_command_queue queue) {
   if (!as<_cl_command_queue>(queue)) return CL_INVALID_COMMAND_QUEUE;
+  if (wait_hook.load()) {
+    // The daemon's finish may wait for commands that only this thread's MPI calls can complete:
+    // wait here first, running the hook.
+    cl_event last = nullptr;
+    cl_int err = api::clEnqueueMarkerWithWaitList(queue, 0, nullptr, &last);
+    if (err != CL_SUCCESS) return err;
+    api::clFlush(queue);
+    wait_complete(last);
+    api::clReleaseEvent(last);
+  }
   RequestMessage request;
   request.root.setFinish(queue->id);
   Connection *connection = queue->connection;
@@ -256,10 +267,7 @@ cl_int fedcl::api::clFinish(cl_command_queue queue) {
   if (pending->status != CL_SUCCESS) return pending->status;
   // Commands that end in this process (file saves) are the queue's too.
   for (_cl_event *local : queue->pending_local()) {
-    {
-      std::unique_lock<std::mutex> lock(local->mutex);
-      local->cv.wait(lock, [&] { return local->status <= CL_COMPLETE; });
-    }
+    wait_complete(local);
     unhold(local);
   }
   // A failure the daemon found in an earlier command of this queue surfaces here.

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "api.h"
+#include "host_stream.h"
 #include "coherence.h"
 #include "command.h"
 #include "image.h"
@@ -193,7 +194,12 @@ cl_int fedcl::api::clEnqueueWriteBuffer(cl_command_queue queue, cl_mem mem, cl_b
   if (!ptr || !in_bounds(mem, offset, size)) return CL_INVALID_VALUE;
   if (mem->flags & (CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS)) return CL_INVALID_OPERATION;
   if (size == 0) return empty_transfer(queue, blocking, num_events, wait_list, event, CL_COMMAND_WRITE_BUFFER);
-  // The bytes leave this process before the call returns, so even a non-blocking write may reuse ptr.
+  // Behind a user event that has not completed (an MPI receive's, clCreateEventFromMPIRequest), a
+  // non-blocking write reads ptr once it has: the memory is still being filled. Otherwise the bytes
+  // leave this process before the call returns, so even a non-blocking write may reuse ptr.
+  if (!blocking && num_events && check_wait_list(queue->context, num_events, wait_list) == CL_SUCCESS &&
+      waits_for_user_event(num_events, wait_list))
+    return enqueue_write_when_ready(queue, mem, offset, size, ptr, num_events, wait_list, event);
   return write_from(queue, mem, offset, size, ptr, num_events, wait_list, event, CL_COMMAND_WRITE_BUFFER);
 }
 

@@ -2,6 +2,7 @@
 #include "api.h"
 #include "command.h"
 #include "info.h"
+#include "runtime.h"
 
 using namespace fedcl;
 
@@ -16,10 +17,7 @@ cl_int fedcl::api::clWaitForEvents(cl_uint num_events, const cl_event *events) {
     if (events[i]->connection) events[i]->connection->flush();
   bool failed = false;
   for (cl_uint i = 0; i < num_events; i++) {
-    _cl_event *event = events[i];
-    std::unique_lock<std::mutex> lock(event->mutex);
-    event->cv.wait(lock, [&] { return event->status <= CL_COMPLETE; });
-    if (event->status < 0) failed = true;
+    if (wait_complete(events[i]) < 0) failed = true;
   }
   return failed ? CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST : CL_SUCCESS;
 }

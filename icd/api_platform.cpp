@@ -12,6 +12,7 @@
 #include "api.h"
 #include "device.h"
 #include "info.h"
+#include "transfer_port.h"
 
 using namespace fedcl;
 
@@ -163,6 +164,9 @@ const ExtensionFunction kExtensionFunctions[] = {
     {"clEnqueueWriteBufferFromStdioFile", reinterpret_cast<void *>(&api::clEnqueueWriteBufferFromStdioFile)},
 };
 
+const char *const kMpiFunctions[] = {"clEnqueueSendBuffer", "clEnqueueRecvBuffer", "clEnqueueSendrecvBuffer",
+                                     "clCreateEventFromMPIRequest", "clFedclIrecvFromDevice"};
+
 // The MPI commands live in libfedcl_mpi.so, loaded the first time a program asks for one: the ICD is
 // loaded into every OpenCL program and must not pull in MPI. It is looked for beside libfedcl.so,
 // then in the build tree, then where the dynamic linker looks.
@@ -180,8 +184,15 @@ void *mpi_function(const char *name) {
     candidates.push_back("libfedcl_mpi.so");
     std::string problems;
     for (const std::string &candidate : candidates) {
-      if (void *handle = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL)) return handle;
-      problems += std::string("\n  ") + dlerror();
+      void *handle = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL);
+      if (!handle) {
+        problems += std::string("\n  ") + dlerror();
+        continue;
+      }
+      auto attach = reinterpret_cast<int (*)(TransferPort *)>(dlsym(handle, "fedcl_mpi_attach"));
+      if (attach && attach(&transfer_port()) == 0) return handle;
+      problems += "\n  " + candidate + ": not built with this libfedcl.so";
+      dlclose(handle);
     }
     std::fprintf(stderr, "fedcl: the MPI commands are not available: cannot load libfedcl_mpi.so:%s\n", problems.c_str());
     return static_cast<void *>(nullptr);
@@ -200,7 +211,7 @@ void *fedcl::api::clGetExtensionFunctionAddress(const char *name) {
   if (!name) return nullptr;
   for (const ExtensionFunction &function : kExtensionFunctions)
     if (std::strcmp(name, function.name) == 0) return function.address;
-  for (const char *mpi_name : {"clEnqueueSendBuffer", "clEnqueueRecvBuffer"})
+  for (const char *mpi_name : kMpiFunctions)
     if (std::strcmp(name, mpi_name) == 0) return mpi_function(name);
   return nullptr;
 }

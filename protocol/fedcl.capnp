@@ -50,11 +50,12 @@ struct Hello {
 }
 
 # Authentication (challenge-response on a pre-shared key; protocol/auth.h). A daemon that has a key
-# answers Hello (and a peer's PeerHello) with a challenge holding its own fresh nonce. The client
-# answers with an AuthProof: HMAC-SHA256 under the key of a label, both nonces and who it claims to
-# be. Only then does the daemon execute anything or allocate session state; it proves in turn that it
-# holds the key (HelloReply.proof, PeerWelcome.proof), with another label, over the same nonces. The
-# key never crosses the wire, and a recorded handshake does not answer a fresh nonce.
+# answers Hello (and a StatusRequest, and a peer's PeerHello) with a challenge holding its own fresh
+# nonce. The client answers with an AuthProof: HMAC-SHA256 under the key of a label, both nonces and
+# who it claims to be. Only then does the daemon execute anything or allocate session state; it
+# proves in turn that it holds the key (HelloReply.proof, DaemonStatus.proof, PeerWelcome.proof),
+# with another label, over the same nonces. The key never crosses the wire, and a recorded handshake
+# does not answer a fresh nonce.
 struct AuthChallenge {
   nonce @0 :Data;
 }
@@ -184,8 +185,18 @@ struct Request {
     transferAbort @46 :TransferAbort;         # no more bytes will come: the receive fails
     # Files of the daemon's node (under its --file-root): the bytes never cross to the client.
     nodeFile @47 :NodeFile;
+    # A transfer whose other end is found after its command was sent (an MPI message: the two
+    # processes agree on the path only once both have asked).
+    transferTo @48 :TransferTo;               # names a SendToPeer's destination
+    transferFrom @49 :TransferFrom;           # names a ReceiveFromPeer's sender
 
-    authenticate @48 :AuthProof;              # the answer to Reply.challenge; reply: hello
+    # Operations: what the daemon serves and who uses it (`fedcl status`). Taken instead of Hello as a
+    # connection's first request; it opens no session on the devices, and the daemon closes the
+    # connection after its reply (daemonStatus).
+    daemonStatus @50 :StatusRequest;
+
+    # The answer to Reply.challenge; reply: what the first request asked for (hello, daemonStatus).
+    authenticate @51 :AuthProof;
   }
 
   struct CreateContext {
@@ -437,6 +448,8 @@ struct Request {
     size @3 :UInt64;
     peer @4 :PeerRef;
     transfer @5 :UInt64;          # chosen by the client, unique in the client
+    destinationLater @6 :Bool;    # peer is ignored: a TransferTo names it; the chunks are read
+                                  # when the command may run and wait for it
   }
   struct ReceiveFromPeer {
     # A command: writes what the peer sends for this transfer into the memory object. Its event
@@ -465,6 +478,16 @@ struct Request {
     path @4 :Text;
     fileOffset @5 :UInt64;
     toFile @6 :Bool;              # true: buffer -> file (created or overwritten in that range)
+  }
+  struct TransferTo {
+    transfer @0 :UInt64;          # a SendToPeer of this session with destinationLater
+    peer @1 :PeerRef;             # instance 0: this session's client (Notice.transfer)
+    peerTransfer @2 :UInt64;      # the receive's transfer in the peer session (the peer's client
+                                  # chose it); 0: the same as transfer
+  }
+  struct TransferFrom {
+    transfer @0 :UInt64;          # a ReceiveFromPeer of this session
+    sender @1 :UInt64;            # the daemon instance whose bytes it takes from now on
   }
   struct TransferAbort {
     transfer @0 :UInt64;
@@ -548,7 +571,9 @@ struct Reply {
     read @7 :Completion;          # the frame's payload holds the bytes read; this completes the
                                   # read's event (no separate Completion is sent for it)
     subDevices @8 :List(DeviceDesc);
-    challenge @9 :AuthChallenge;  # to Hello, from a daemon that has a key: answer with authenticate
+    daemonStatus @9 :DaemonStatus;
+    challenge @10 :AuthChallenge; # to Hello or StatusRequest, from a daemon that has a key: answer
+                                  # with authenticate
   }
 }
 
@@ -630,4 +655,43 @@ struct PeerSignal {
   session @0 :UInt64;
   event @1 :UInt64;
   status @2 :Int32;               # CL_COMPLETE or the event's negative status
+}
+
+# ---------------------------------------------------------------------------------------------------
+# Operations (`fedcl status`)
+
+struct StatusRequest {
+  protocolVersion @0 :UInt32;
+  key @1 :Text;           # obsolete, never set: as in Hello, a daemon with a key takes only a proof
+  user @2 :Text;          # as in Hello: whose key the client proves; may be empty
+  nonce @3 :Data;         # as in Hello: the client's fresh nonce for the challenge-response
+}
+
+struct DaemonStatus {
+  protocolVersion @0 :UInt32;
+  node @1 :Text;
+  instance @2 :UInt64;
+  uptimeSeconds @3 :UInt64;
+  platforms @4 :List(PlatformSummary);
+  sessionsShown @5 :Bool;         # false: this daemon keeps its sessions to itself (fedcld --status-sessions no)
+  sessions @6 :List(SessionSummary);  # client sessions; empty unless sessionsShown
+  maxSessions @7 :UInt64;
+  maxSessionMemory @8 :UInt64;    # bytes one session may allocate; 0: no limit
+  proof @9 :Data;                 # as HelloReply.proof: the daemon holds the key; empty without one
+
+  struct PlatformSummary {
+    name @0 :Text;
+    devices @1 :List(DeviceSummary);
+  }
+  struct DeviceSummary {
+    name @0 :Text;
+    globalMemory @1 :UInt64;      # CL_DEVICE_GLOBAL_MEM_SIZE
+  }
+  struct SessionSummary {
+    client @0 :Text;              # Hello.client: "host:pid"
+    platform @1 :UInt32;
+    memoryBytes @2 :UInt64;       # buffers and images it holds
+    objects @3 :UInt64;
+    seconds @4 :UInt64;           # how long it has been open
+  }
 }

@@ -165,9 +165,8 @@ cl_int migrate_through_client(cl_mem root, ContextPart &source, ContextPart &tar
   err = target.connection->post(write, staging.data(), staging.size());
   if (err == CL_SUCCESS) {
     target.connection->flush();
-    std::unique_lock<std::mutex> lock(landed->mutex);
-    landed->cv.wait(lock, [&] { return landed->status <= CL_COMPLETE; });
-    if (landed->status < 0) err = landed->status;
+    cl_int status = wait_complete(landed);
+    if (status < 0) err = status;
   } else {
     Runtime::get().fail_tracked(landed, err);
   }

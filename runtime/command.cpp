@@ -142,9 +142,7 @@ std::shared_ptr<PendingReply> Command::send_call(RequestMessage &request, void *
 
 cl_int Command::wait() {
   if (!event_) return CL_SUCCESS;
-  std::unique_lock<std::mutex> lock(event_->mutex);
-  event_->cv.wait(lock, [&] { return event_->status <= CL_COMPLETE; });
-  return event_->status < 0 ? CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST : CL_SUCCESS;
+  return wait_complete(event_) < 0 ? CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST : CL_SUCCESS;
 }
 
 }  // namespace fedcl

@@ -1,4 +1,7 @@
 #include "connection.h"
+#include "wait_hook.h"
+
+#include "dial.h"
 
 #include <fcntl.h>
 #include <netdb.h>
@@ -17,8 +20,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-
-#include "auth.h"
 
 namespace fedcl {
 
@@ -60,67 +61,11 @@ std::chrono::milliseconds daemon_timeout() {
 
 std::string errno_text(const char *what) { return std::string(what) + ": " + std::strerror(errno); }
 
-// Connects with a deadline; returns the socket or -1 with why in *error.
-int connect_with_timeout(const std::string &endpoint, int timeout_ms, std::string *error) {
-  size_t colon = endpoint.rfind(':');
-  if (colon == std::string::npos) {
-    *error = "'" + endpoint + "' is not host:port";
-    return -1;
-  }
-  std::string host = endpoint.substr(0, colon), port = endpoint.substr(colon + 1);
-  if (host.size() > 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
-  addrinfo hints{}, *found = nullptr;
-  hints.ai_socktype = SOCK_STREAM;
-  int rc = getaddrinfo(host.c_str(), port.c_str(), &hints, &found);
-  if (rc != 0) {
-    *error = "cannot resolve " + endpoint + ": " + gai_strerror(rc);
-    return -1;
-  }
-  int fd = -1;
-  *error = "no address for " + endpoint;
-  for (addrinfo *ai = found; ai && fd < 0; ai = ai->ai_next) {
-    fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol);
-    if (fd < 0) continue;
-    if (connect(fd, ai->ai_addr, ai->ai_addrlen) != 0 && errno != EINPROGRESS) {
-      *error = errno_text(("connect to " + endpoint).c_str());
-      close(fd);
-      fd = -1;
-      continue;
-    }
-    pollfd p{fd, POLLOUT, 0};
-    int soerr = 0;
-    socklen_t len = sizeof soerr;
-    if (poll(&p, 1, timeout_ms) != 1) {
-      *error = "connect to " + endpoint + " timed out after " + std::to_string(timeout_ms) + " ms";
-    } else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) != 0 || soerr != 0) {
-      *error = "connect to " + endpoint + ": " + std::strerror(soerr);
-    } else {
-      break;
-    }
-    close(fd);
-    fd = -1;
-  }
-  freeaddrinfo(found);
-  if (fd >= 0) {
-    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    // A node that dies without closing the connection (power loss, a cut link) must still end up as a
-    // lost daemon rather than a wait without end: probe an idle connection after 10 s, give up after
-    // three unanswered probes, and after 30 s of unacknowledged data.
-    int idle = 10, interval = 5, probes = 3;
-    unsigned user_timeout_ms = 30000;
-    setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
-    setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
-    setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof interval);
-    setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &probes, sizeof probes);
-    setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout_ms, sizeof user_timeout_ms);
-    // The daemon's heartbeat: a receive that waits this long for a single byte gives up.
-    long silence_ms = daemon_timeout().count();
-    timeval silence{silence_ms / 1000, (silence_ms % 1000) * 1000};
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &silence, sizeof silence);
-  }
-  return fd;
+// The daemon's heartbeat: a receive on fd that waits daemon_timeout() for a single byte gives up.
+void limit_silence(int fd) {
+  long silence_ms = daemon_timeout().count();
+  timeval silence{silence_ms / 1000, (silence_ms % 1000) * 1000};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &silence, sizeof silence);
 }
 
 }  // namespace
@@ -172,16 +117,17 @@ std::string Connection::open(int timeout_ms, const Credentials &credentials) {
   std::string error;
   fd_ = connect_with_timeout(endpoint_, timeout_ms, &error);
   if (fd_ < 0) return error;
+  limit_silence(fd_);
   alive_ = true;
   receiver_ = std::thread([this] { receiver_main(); });
   flusher_ = std::thread([this] { flusher_main(); });
 
-  Nonce nonce = fresh_nonce();
+  ClientAuth auth(credentials);
   RequestMessage request;
   auto hello = request.root.initHello();
   hello.setProtocolVersion(wire::PROTOCOL_VERSION);
-  hello.setUser(credentials.user);
-  hello.setNonce(as_data(nonce));
+  hello.setUser(auth.user());
+  hello.setNonce(auth.nonce());
   char host[128] = {};
   gethostname(host, sizeof host - 1);
   std::string me = std::string(host) + ":" + std::to_string(getpid());
@@ -189,27 +135,16 @@ std::string Connection::open(int timeout_ms, const Credentials &credentials) {
   hello.setPlatform(platform_);
   auto answer = handshake_call(request, timeout_ms);
   if (answer->status != CL_SUCCESS) return answer->message.empty() ? "no answer to Hello" : answer->message;
-  bool challenged = answer->reply().which() == wire::Reply::CHALLENGE;
-  Proof daemon_proof{};
-  if (challenged) {
-    auto challenge = answer->reply().getChallenge().getNonce();
-    if (challenge.size() != kNonceBytes) return "the daemon's challenge carries no valid nonce";
-    // Without a key the proof is empty, and the daemon's refusal says what is missing.
+  if (answer->reply().which() == wire::Reply::CHALLENGE) {
     RequestMessage authenticate;
-    auto proof = authenticate.root.initAuthenticate();
-    if (!credentials.key.empty()) {
-      proof.setProof(as_data(auth_proof(credentials.key, AuthRole::client, challenge, as_data(nonce), credentials.user)));
-      daemon_proof = auth_proof(credentials.key, AuthRole::daemon, challenge, as_data(nonce), credentials.user);
-    }
+    std::string why = auth.answer(answer->reply().getChallenge(), authenticate.root.initAuthenticate());
+    if (!why.empty()) return why;
     answer = handshake_call(authenticate, timeout_ms);
     if (answer->status != CL_SUCCESS) return answer->message.empty() ? "no answer to the proof" : answer->message;
   }
   if (answer->reply().which() != wire::Reply::HELLO) return "the daemon answered Hello with something else";
-  // A client with a key talks only to daemons that prove they hold it.
-  if (!credentials.key.empty() && !challenged)
-    return "the daemon runs without a key, so it cannot prove it is one this client's key trusts";
-  if (!credentials.key.empty() && !auth_proof_matches(daemon_proof, answer->reply().getHello().getProof()))
-    return "the daemon did not prove that it holds the key";
+  std::string why = auth.check_daemon(answer->reply().getHello().getProof());
+  if (!why.empty()) return why;
   hello_ = std::move(answer);
   node_ = hello_->reply().getHello().getNode();
   serving_ = true;
@@ -316,7 +251,7 @@ cl_int Connection::wait(PendingReply &pending) {
   while (!pending.done.load(std::memory_order_acquire) && std::chrono::steady_clock::now() < deadline)
     std::this_thread::yield();
   std::unique_lock<std::mutex> lock(pending.mutex);
-  pending.cv.wait(lock, [&] { return pending.done.load(std::memory_order_relaxed); });
+  hooked_wait(lock, pending.cv, [&] { return pending.done.load(std::memory_order_relaxed); });
   return pending.status;
 }
 

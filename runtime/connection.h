@@ -18,18 +18,13 @@
 #include <unordered_map>
 #include <vector>
 
+#include "client_auth.h"
 #include "fedcl.capnp.h"
 #include "frame.h"
 
 namespace fedcl {
 
 class Connection;
-
-// What a client proves to daemons that have a key (protocol/auth.h); the key never leaves the process.
-struct Credentials {
-  std::string user;  // whose key (a daemon's --key-list); may be empty
-  std::string key;   // empty: none; a daemon that has a key then refuses the session
-};
 
 // A request being built; seq is filled in by the connection.
 struct RequestMessage {

@@ -14,6 +14,7 @@
 
 #include "coherence.h"
 #include "command.h"
+#include "host_stream.h"
 #include "runtime.h"
 #include "transfer_chunks.h"
 
@@ -136,16 +137,6 @@ class ChunkReader {
   std::thread thread_;
 };
 
-void post_abort(Connection *connection, uint64_t transfer, cl_int status, const std::string &message) {
-  RequestMessage request;
-  auto abort = request.root.initTransferAbort();
-  abort.setTransfer(transfer);
-  abort.setStatus(status);
-  abort.setMessage(message);
-  connection->post(request);
-  connection->flush();
-}
-
 // Streams size bytes of file into the receive of transfer on connection's daemon.
 void stream_file(Connection *connection, uint64_t transfer, uint64_t size, FILE *file) {
   ChunkReader reader(file, size);
@@ -157,17 +148,12 @@ void stream_file(Connection *connection, uint64_t transfer, uint64_t size, FILE 
                                           (chunk.error == EBADF ? " (is the stream open for reading?)" : "")
                                     : "the file ended after " + std::to_string(at + chunk.size) + " of the " +
                                           std::to_string(size) + " bytes asked for";
-      post_abort(connection, transfer, CL_INVALID_VALUE, "clEnqueueWriteBufferFromStdioFile: " + why);
+      abort_receive(connection, transfer, CL_INVALID_VALUE, "clEnqueueWriteBufferFromStdioFile: " + why);
       return;
     }
-    RequestMessage request;
-    auto data = request.root.initTransferData();
-    data.setTransfer(transfer);
-    data.setOffset(at);
-    if (connection->post(request, chunk.bytes.get(), chunk.size) != CL_SUCCESS) return;  // the daemon is gone
+    if (stream_to_receive(connection, transfer, size, at, chunk.bytes.get(), chunk.size) != CL_SUCCESS) return;  // the daemon is gone
     at += chunk.size;
   }
-  connection->flush();
 }
 
 // Writes the chunks of a transfer to this process into a file, in order, as they arrive; completes
@@ -330,12 +316,7 @@ cl_int enqueue_read_to_file(cl_command_queue queue, cl_mem mem, bool blocking, s
     if (!event) release(done);
     return CL_SUCCESS;
   }
-  cl_int status;
-  {
-    std::unique_lock<std::mutex> lock(done->mutex);
-    done->cv.wait(lock, [&] { return done->status <= CL_COMPLETE; });
-    status = done->status;
-  }
+  cl_int status = wait_complete(done);
   if (!event) release(done);
   return status < 0 ? status : CL_SUCCESS;
 }
@@ -345,18 +326,9 @@ cl_int enqueue_write_from_file(cl_command_queue queue, cl_mem mem, bool blocking
   Command command(queue, CL_COMMAND_WRITE_BUFFER);
   cl_int err = begin_file_command(command, blocking, mem, offset == 0 && size == mem->size, num_events, wait_list, event);
   if (err != CL_SUCCESS) return err;
-  uint64_t transfer = new_object_id();
-  RequestMessage request;
-  auto receive = request.root.initReceiveFromPeer();
-  command.fill(receive.initCommand());
-  receive.setMemObject(mem->id);
-  receive.setOffset(offset);
-  receive.setSize(size);
-  receive.setSender(0);
-  receive.setTransfer(transfer);
-  err = command.send(request);
+  uint64_t transfer = 0;
+  err = send_host_receive(command, mem, offset, size, &transfer);
   if (err != CL_SUCCESS) return err;
-  if (queue->context->parts.size() > 1) mem_written(mem, queue->connection, command.event());
   Connection *connection = queue->connection;
   StreamJobs::get().run(file, [connection, transfer, size, file] { stream_file(connection, transfer, size, file); });
   return blocking ? wait_file_command(command, connection, mem) : CL_SUCCESS;

@@ -4,7 +4,11 @@
 #include <fstream>
 #include <sstream>
 
+#include "slurm_nodelist.h"
+
 namespace fedcl {
+
+const char kDefaultHostsFile[] = FEDCL_CONFIG_DIR "/hosts.conf";
 
 namespace {
 
@@ -15,26 +19,73 @@ std::string trim(const std::string &text) {
   return text.substr(begin, end - begin + 1);
 }
 
-// "host", "host:port", "[v6]:port" -> "host:port"; "" if invalid.
-std::string normalize(const std::string &entry) {
-  if (entry.empty() || entry.find_first_of(" \t") != std::string::npos) return {};
+// Splits "hosts:port" where hosts is a name, a [v6] address or a Slurm host list; "" or why not.
+std::string split_port(const std::string &entry, std::string *hosts, std::string *port) {
+  size_t close = entry.rfind(']');
   size_t colon = entry.rfind(':');
-  bool bracketed = entry.front() == '[';
-  if (colon == std::string::npos || (bracketed && entry.back() == ']'))
-    return entry + ":" + std::to_string(kDefaultPort);
-  std::string port = entry.substr(colon + 1);
-  if (port.empty() || port.find_first_not_of("0123456789") != std::string::npos) return {};
-  long number = std::strtol(port.c_str(), nullptr, 10);
-  if (number <= 0 || number > 65535 || colon == 0) return {};
-  return entry;
+  bool v6 = entry.front() == '[';
+  if (colon == std::string::npos || (close != std::string::npos && colon < close) || (v6 && close == std::string::npos)) {
+    *hosts = entry;
+    *port = std::to_string(kDefaultPort);
+    return v6 && close != entry.size() - 1 ? "an IPv6 address goes in brackets: [ADDRESS]:PORT" : "";
+  }
+  *hosts = entry.substr(0, colon);
+  *port = entry.substr(colon + 1);
+  if (hosts->empty()) return "no host before ':'";
+  if (port->empty() || port->find_first_not_of("0123456789") != std::string::npos) return "the port '" + *port + "' is not a number";
+  long number = port->size() > 5 ? 0 : std::strtol(port->c_str(), nullptr, 10);
+  if (number <= 0 || number > 65535) return "the port " + *port + " is not in 1-65535";
+  return {};
+}
+
+// The daemons one entry names, as host:port.
+std::string expand_entry(const std::string &entry, std::vector<std::string> *endpoints, std::vector<std::string> *notes) {
+  if (entry.find_first_of(" \t") != std::string::npos) return "blanks inside an entry (one entry per line)";
+  std::string hosts, port;
+  std::string why = split_port(entry, &hosts, &port);
+  if (!why.empty()) return why;
+  std::vector<std::string> names;
+  if (hosts == kSlurmJobEntry) {
+    const char *nodelist = std::getenv("SLURM_JOB_NODELIST");
+    if (!nodelist || !*nodelist) {
+      notes->push_back(std::string(kSlurmJobEntry) + ": not inside a Slurm job (no SLURM_JOB_NODELIST): no daemons from it");
+      return {};
+    }
+    why = slurm_expand_nodelist(nodelist, &names);
+    if (!why.empty()) return std::string("SLURM_JOB_NODELIST '") + nodelist + "' is not a host list: " + why;
+  } else if (hosts.front() != '[' && hosts.find('[') != std::string::npos) {
+    why = slurm_expand_nodelist(hosts, &names);
+    if (!why.empty()) return "not a host list: " + why;
+  } else {
+    names.push_back(hosts);
+  }
+  for (const std::string &name : names) endpoints->push_back(name + ":" + port);
+  return {};
 }
 
 void add_entry(HostList &list, const std::string &entry, const std::string &where) {
-  std::string endpoint = normalize(entry);
-  if (endpoint.empty())
-    list.problems.push_back(where + ": '" + entry + "' is not HOST or HOST:PORT");
-  else
-    list.endpoints.push_back(endpoint);
+  std::string why = expand_entry(entry, &list.endpoints, &list.notes);
+  if (!why.empty()) list.problems.push_back(where + ": '" + entry + "' is not HOST or HOST:PORT: " + why);
+}
+
+// Whether line is the setting "NAME VALUE" (key, user), with its value ("" when it has none).
+bool is_setting(const std::string &line, const std::string &name, std::string *value) {
+  if (line.compare(0, name.size(), name) != 0) return false;
+  if (line.size() > name.size() && line[name.size()] != ' ' && line[name.size()] != '\t') return false;
+  *value = trim(line.substr(name.size()));
+  return true;
+}
+
+// Commas outside brackets separate FEDCL_HOSTS entries (gpu[01-02,05] is one entry).
+std::vector<std::string> split_list(const std::string &text) {
+  std::vector<std::string> entries(1);
+  int depth = 0;
+  for (char c : text) {
+    depth += c == '[' ? 1 : c == ']' ? -1 : 0;
+    if (c == ',' && depth == 0) entries.emplace_back();
+    else entries.back() += c;
+  }
+  return entries;
 }
 
 }  // namespace
@@ -48,12 +99,15 @@ HostList hosts_parse(const std::string &text, const std::string &source) {
     line = trim(line.substr(0, line.find('#')));
     if (line.empty()) continue;
     std::string where = source + ":" + std::to_string(number);
-    if (line.compare(0, 4, "key ") == 0 || line.compare(0, 4, "key\t") == 0) {
-      list.key = trim(line.substr(4));
+    std::string value;
+    if (is_setting(line, "key", &value)) {
+      if (value.empty()) list.problems.push_back(where + ": a 'key' line without a key");
+      else list.key = value;
       continue;
     }
-    if (line.compare(0, 5, "user ") == 0 || line.compare(0, 5, "user\t") == 0) {
-      list.user = trim(line.substr(5));
+    if (is_setting(line, "user", &value)) {
+      if (value.empty()) list.problems.push_back(where + ": a 'user' line without a name");
+      else list.user = value;
       continue;
     }
     add_entry(list, line, where);
@@ -64,9 +118,7 @@ HostList hosts_parse(const std::string &text, const std::string &source) {
 HostList hosts_parse_list(const std::string &text) {
   HostList list;
   list.source = "FEDCL_HOSTS";
-  std::istringstream entries(text);
-  std::string entry;
-  while (std::getline(entries, entry, ',')) {
+  for (std::string entry : split_list(text)) {
     entry = trim(entry);
     if (!entry.empty()) add_entry(list, entry, "FEDCL_HOSTS");
   }
@@ -79,7 +131,7 @@ HostList hosts_from_environment() {
     list = hosts_parse_list(hosts);
   } else {
     const char *file = std::getenv("FEDCL_HOSTS_FILE");
-    std::string path = file ? file : "/etc/fedcl/hosts.conf";
+    std::string path = file ? file : kDefaultHostsFile;
     std::ifstream in(path);
     if (!in) {
       list.source = path;
@@ -95,7 +147,8 @@ HostList hosts_from_environment() {
   } else if (const char *path = std::getenv("FEDCL_KEY_FILE")) {
     // A key of one's own, in a file only its user reads (the hosts file is everyone's).
     std::ifstream in(path);
-    if (!in || !std::getline(in, list.key) || list.key.empty()) list.problems.push_back("cannot read a key from " + std::string(path));
+    if (!in || !std::getline(in, list.key) || list.key.empty())
+      list.problems.push_back("FEDCL_KEY_FILE: cannot read a key from " + std::string(path));
   }
   if (const char *user = std::getenv("FEDCL_USER")) list.user = user;
   return list;

@@ -1,4 +1,5 @@
-// Where the daemons are: FEDCL_HOSTS, else the file FEDCL_HOSTS_FILE names, else /etc/fedcl/hosts.conf.
+// Where the daemons are: FEDCL_HOSTS, else the file FEDCL_HOSTS_FILE names, else
+// FEDCL_CONFIG_DIR/hosts.conf (/etc/fedcl/hosts.conf).
 #pragma once
 
 #include <string>
@@ -11,16 +12,23 @@ struct HostList {
   std::string key;                     // pre-shared key: FEDCL_KEY, else FEDCL_KEY_FILE's first line,
                                        // else a "key" line
   std::string user;                    // whose key it is (a daemon's --key-list): FEDCL_USER or a "user" line
-  std::vector<std::string> problems;   // lines that were ignored, and why
+  std::vector<std::string> problems;   // lines that were ignored: "SOURCE:LINE: why"
+  std::vector<std::string> notes;      // what a person may want to know (slurm-job outside a job)
   std::string source;                  // where the list came from, for messages
 };
 
 constexpr int kDefaultPort = 7070;
+// The entry that stands for the nodes of the Slurm job the program runs in (SLURM_JOB_NODELIST).
+constexpr const char kSlurmJobEntry[] = "slurm-job";
+
+extern const char kDefaultHostsFile[];
 
 HostList hosts_from_environment();
-// Parses hosts.conf text (one HOST[:PORT] per line, '#' comments, "key SECRET" and "user NAME" lines).
+// Parses hosts.conf text (one entry per line, '#' comments, "key SECRET" and "user NAME" lines). An
+// entry is HOST[:PORT], a Slurm host list with an optional port (gpu[01-04,07]:7071), or
+// slurm-job[:PORT].
 HostList hosts_parse(const std::string &text, const std::string &source);
-// Parses a FEDCL_HOSTS value: HOST[:PORT] entries separated by commas.
+// Parses a FEDCL_HOSTS value: the same entries separated by commas.
 HostList hosts_parse_list(const std::string &text);
 
 }  // namespace fedcl

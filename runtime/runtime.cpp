@@ -7,6 +7,7 @@
 #include "coherence.h"
 #include "device.h"
 #include "hosts.h"
+#include "wait_hook.h"
 
 namespace fedcl {
 
@@ -150,11 +151,22 @@ void Runtime::unlink_peers(Connection *a, Connection *b) {
                "go through this process from now on\n", a->endpoint().c_str(), b->endpoint().c_str());
 }
 
-void Runtime::link_peers(const std::vector<Connection *> &connections) {
-  static const bool enabled = [] {
+bool Runtime::peer_links_allowed() const {
+  static const bool allowed = [] {
     const char *text = std::getenv("FEDCL_PEER_LINKS");
     return !text || std::string(text) != "0";
   }();
+  return allowed;
+}
+
+cl_int wait_complete(_cl_event *event) {
+  std::unique_lock<std::mutex> lock(event->mutex);
+  hooked_wait(lock, event->cv, [&] { return event->status <= CL_COMPLETE; });
+  return event->status;
+}
+
+void Runtime::link_peers(const std::vector<Connection *> &connections) {
+  const bool enabled = peer_links_allowed();
   struct Probe {
     Connection *from, *to;
     std::shared_ptr<PendingReply> reply;

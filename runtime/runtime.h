@@ -28,6 +28,9 @@ class Runtime final : public ConnectionListener {
   // Completes a tracked event now, with a failure found before the daemon could report one.
   void fail_tracked(_cl_event *event, cl_int status) { complete_by_id(event->id, status, nullptr); }
 
+  // Whether daemons may link to each other at all (FEDCL_PEER_LINKS=0 says no).
+  bool peer_links_allowed() const;
+
   // Daemons of a new context find each other: every pair gets a peer link now if it can (a round
   // trip the first time a pair meets). Pairs that cannot stay on the path through this process.
   void link_peers(const std::vector<Connection *> &connections);
@@ -88,5 +91,8 @@ class Runtime final : public ConnectionListener {
   std::vector<std::function<void()>> callback_queue_;
   std::thread callback_thread_;
 };
+
+// Blocks until event has completed or failed, and returns its status; runs the wait hook meanwhile.
+cl_int wait_complete(_cl_event *event);
 
 }  // namespace fedcl

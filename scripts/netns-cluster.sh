@@ -414,7 +414,7 @@ start_daemon() {
   read -r -a args <<<"$args_text"
   # The daemon must see the node's real OpenCL platforms, not the fedcl-only vendors directory that
   # the tests point the loader at.
-  "${in_ns[@]}" env -u OCL_ICD_VENDORS "${with_parent[@]}" "$fedcld" --listen "$listen" --port-file "$port_file" \
+  "${in_ns[@]}" env -u OCL_ICD_VENDORS "${with_parent[@]}" "$fedcld" --config /dev/null --listen "$listen" --port-file "$port_file" \
     --name "node$k" --log-level "${FEDCL_TEST_DAEMON_LOG:-info}" "${args[@]}" >"$log" 2>&1 </dev/null &
   daemon_pids+=("$!")
   local pid=$! deadline=$((SECONDS + START_TIMEOUT_S)) port=

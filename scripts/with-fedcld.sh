@@ -33,7 +33,8 @@ show_log() {
   if [[ -s $work/fedcld.log ]]; then sed 's/^/  /' "$work/fedcld.log" >&2; else echo "  (empty)" >&2; fi
 }
 
-"$daemon" --listen 127.0.0.1:0 --port-file "$work/port" --log-level warn 2>"$work/fedcld.log" &
+# --config /dev/null: the daemon ignores this machine's /etc/fedcl/fedcld.conf.
+"$daemon" --config /dev/null --listen 127.0.0.1:0 --port-file "$work/port" --log-level warn 2>"$work/fedcld.log" &
 daemon_pid=$!
 for _ in $(seq 100); do
   [[ -s $work/port ]] && break

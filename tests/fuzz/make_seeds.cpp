@@ -41,6 +41,15 @@ void add_hello(Seed &seed, const std::string &user = "") {
   seed.add(message);
 }
 
+// The answer to a challenge, with a proof that cannot be right (the nonces are fresh each time).
+void add_wrong_proof(Seed &seed) {
+  capnp::MallocMessageBuilder message;
+  auto request = message.initRoot<wire::Request>();
+  request.setSeq(2);
+  request.initAuthenticate().setProof(fedcl::as_data(fedcl::fresh_nonce()));
+  seed.add(message);
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -109,17 +118,29 @@ int main(int argc, char **argv) {
   }
   session.save(dir + "/open-session");
 
-  // The keyed handshake, with a proof that cannot be right (the nonce is fresh each time).
+  // The keyed handshake.
   Seed keyed(true);
   add_hello(keyed, "alice");
-  {
-    capnp::MallocMessageBuilder m;
-    auto request = m.initRoot<wire::Request>();
-    request.setSeq(2);
-    request.initAuthenticate().setProof(fedcl::as_data(fedcl::fresh_nonce()));
-    keyed.add(m);
-  }
+  add_wrong_proof(keyed);
   keyed.save(dir + "/keyed-handshake");
+
+  // `fedcl status`: a StatusRequest instead of Hello, answered at once by a daemon without a key,
+  // challenged (then a proof that cannot be right) by one with a key.
+  for (bool with_key : {false, true}) {
+    Seed status(with_key);
+    {
+      capnp::MallocMessageBuilder m;
+      auto request = m.initRoot<wire::Request>();
+      request.setSeq(1);
+      auto s = request.initDaemonStatus();
+      s.setProtocolVersion(wire::PROTOCOL_VERSION);
+      s.setUser("alice");
+      s.setNonce(fedcl::as_data(fedcl::fresh_nonce()));
+      status.add(m);
+    }
+    if (with_key) add_wrong_proof(status);
+    status.save(dir + (with_key ? "/keyed-status" : "/open-status"));
+  }
 
   // A peer link's hello, to a daemon without a key and to one with a key (then a proof).
   for (bool with_key : {false, true}) {

@@ -22,8 +22,8 @@ trap 'exit 143' TERM INT
 
 hosts=()
 for ((r = 0; r < ranks; r++)); do
-  env -u OCL_ICD_VENDORS "$build/bridge-daemon/fedcld" --listen 127.0.0.1:0 --port-file "$work/port$r" \
-    --name "rank$r" --log-level warn 2>"$work/fedcld$r.log" &
+  env -u OCL_ICD_VENDORS "$build/bridge-daemon/fedcld" --config /dev/null --listen 127.0.0.1:0 --port-file "$work/port$r" \
+    --name "rank$r" --log-level "${FEDCLD_LOG_LEVEL:-warn}" 2>"$work/fedcld$r.log" &
   pids+=($!)
 done
 for ((r = 0; r < ranks; r++)); do
@@ -36,7 +36,7 @@ root=()
 [[ $(id -u) == 0 ]] && root=(--allow-run-as-root)
 status=0
 FEDCL_RANK_HOSTS=$(IFS=,; echo "${hosts[*]}") OCL_ICD_VENDORS="$build/vendors" \
-  timeout 100 mpirun "${root[@]}" --oversubscribe -np "$ranks" \
+  timeout "${FEDCL_MPI_TIMEOUT:-100}" mpirun "${root[@]}" --oversubscribe -np "$ranks" \
   bash -c 'IFS=, read -ra hosts <<<"$FEDCL_RANK_HOSTS"; export FEDCL_HOSTS=${hosts[$OMPI_COMM_WORLD_RANK]}; exec "$@"' \
   rank "$@" || status=$?
 if ((status != 0)); then

@@ -53,7 +53,8 @@ DaemonProcess::DaemonProcess(const std::vector<std::string> &extra_args) {
   std::string port_file = directory + "/port";
   // FEDCL_TEST_DAEMON_LOG=debug shows what the daemons do, when a test needs explaining.
   const char *log_level = std::getenv("FEDCL_TEST_DAEMON_LOG");
-  std::vector<std::string> args = {FEDCLD_PATH, "--listen", "127.0.0.1:0", "--port-file", port_file,
+  // --config /dev/null: a test's daemon ignores this machine's /etc/fedcl/fedcld.conf.
+  std::vector<std::string> args = {FEDCLD_PATH, "--config", "/dev/null", "--listen", "127.0.0.1:0", "--port-file", port_file,
                                    "--log-level", log_level ? log_level : "warn"};
   args.insert(args.end(), extra_args.begin(), extra_args.end());
   std::vector<char *> argv;

@@ -9,13 +9,14 @@
 using fedcl::hosts_parse;
 using fedcl::hosts_parse_list;
 
-TEST(HostsParse, ReadsEntriesCommentsAndKey) {
+TEST(HostsParse, ReadsEntriesCommentsKeyAndUser) {
   auto list = hosts_parse(
       "# the cluster\n"
       "node1:7171\n"
       "\n"
       "  node2   # default port\n"
       "key s3cret\n"
+      "user\talice\n"
       "10.0.0.5:80\r\n"
       "[fe80::1]:9000\n"
       "[::1]\n",
@@ -23,6 +24,7 @@ TEST(HostsParse, ReadsEntriesCommentsAndKey) {
   std::vector<std::string> expected = {"node1:7171", "node2:7070", "10.0.0.5:80", "[fe80::1]:9000", "[::1]:7070"};
   EXPECT_EQ(expected, list.endpoints);
   EXPECT_EQ("s3cret", list.key);
+  EXPECT_EQ("alice", list.user);
   EXPECT_EQ("hosts.conf", list.source);
   EXPECT_TRUE(list.problems.empty());
 }
@@ -42,6 +44,33 @@ TEST(HostsParse, ReportsBadLinesWithTheirLineNumber) {
   EXPECT_NE(std::string::npos, list.problems[2].find("conf:4")) << list.problems[2];
   EXPECT_NE(std::string::npos, list.problems[3].find("conf:5")) << list.problems[3];
   EXPECT_NE(std::string::npos, list.problems[4].find("conf:6")) << list.problems[4];
+}
+
+TEST(HostsParse, EveryKindOfBadEntrySaysWhy) {
+  const struct {
+    const char *line;
+    const char *why;
+  } cases[] = {
+      {"node:port", "the port 'port' is not a number"},
+      {"node:", "the port '' is not a number"},
+      {"node:0", "the port 0 is not in 1-65535"},
+      {"node:65536", "the port 65536 is not in 1-65535"},
+      {"node:99999999999", "is not in 1-65535"},
+      {":7070", "no host before ':'"},
+      {"two words", "blanks inside an entry"},
+      {"[fd00::1", "an IPv6 address goes in brackets"},
+      {"gpu[01-", "not a host list: a '[' without its ']'"},
+      {"gpu[3-1]:7070", "not a host list: the range '3-1' runs backwards"},
+      {"key", "a 'key' line without a key"},
+      {"user  ", "a 'user' line without a name"},
+  };
+  for (const auto &c : cases) {
+    auto list = hosts_parse(std::string("# first\n") + c.line + "\n", "/etc/fedcl/hosts.conf");
+    ASSERT_EQ(1u, list.problems.size()) << c.line;
+    EXPECT_EQ(0u, list.problems[0].find("/etc/fedcl/hosts.conf:2: ")) << list.problems[0];
+    EXPECT_NE(std::string::npos, list.problems[0].find(c.why)) << list.problems[0];
+    EXPECT_TRUE(list.endpoints.empty()) << c.line;
+  }
 }
 
 TEST(HostsParse, EmptyTextGivesNoEndpoints) {
@@ -74,6 +103,17 @@ TEST(HostsFromEnvironment, HostsVariableWinsAndKeyVariableOverrides) {
   EXPECT_EQ((std::vector<std::string>{"a:1", "b:7070"}), list.endpoints);
   EXPECT_EQ("from-env", list.key);
   EXPECT_TRUE(list.problems.empty());
+}
+
+TEST(HostsFromEnvironment, AKeyFileAndUserComeFromTheEnvironment) {
+  setenv("FEDCL_HOSTS", "a:1", 1);
+  unsetenv("FEDCL_KEY");
+  setenv("FEDCL_USER", "alice", 1);
+  setenv("FEDCL_KEY_FILE", "/nonexistent/key", 1);
+  auto list = fedcl::hosts_from_environment();
+  EXPECT_EQ("alice", list.user);
+  ASSERT_EQ(1u, list.problems.size());
+  EXPECT_EQ("FEDCL_KEY_FILE: cannot read a key from /nonexistent/key", list.problems[0]);
 }
 
 TEST(HostsFromEnvironment, ReadsTheFileNamedByHostsFile) {

@@ -1,0 +1,236 @@
+#include "daemon_options.h"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+
+#include "keys.h"
+
+namespace fedcld {
+
+namespace {
+
+// HOST:PORT ("[v6]:PORT" too); an empty host means every interface.
+bool parse_address(const std::string &text, std::string *host, int *port) {
+  size_t colon = text.rfind(':');
+  if (colon == std::string::npos || colon + 1 >= text.size()) return false;
+  std::string name = text.substr(0, colon);
+  if (name.size() > 2 && name.front() == '[' && name.back() == ']') name = name.substr(1, name.size() - 2);
+  char *end = nullptr;
+  long number = std::strtol(text.c_str() + colon + 1, &end, 10);
+  if (*end != '\0' || number < 0 || number > 65535) return false;
+  *host = name.empty() ? "0.0.0.0" : name;
+  *port = static_cast<int>(number);
+  return true;
+}
+
+bool parse_count(const std::string &text, unsigned long long *count) {
+  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos) return false;
+  errno = 0;
+  *count = std::strtoull(text.c_str(), nullptr, 10);
+  return errno == 0;
+}
+
+std::string listen(const std::string &text, DaemonSettings &s) {
+  if (!parse_address(text, &s.server.host, &s.server.port)) return "wants HOST:PORT (port 0-65535), not '" + text + "'";
+  return {};
+}
+
+std::string port_file(const std::string &text, DaemonSettings &s) {
+  s.port_file = text;
+  return {};
+}
+
+std::string platform(const std::string &text, DaemonSettings &s) {
+  s.selection.platform = text;
+  return {};
+}
+
+std::string devices(const std::string &text, DaemonSettings &s) {
+  std::vector<unsigned> indices;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t comma = text.find(',', pos);
+    std::string item = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    unsigned long long index = 0;
+    if (!parse_count(item, &index) || index > UINT_MAX) return "wants device indices like 0,2, not '" + text + "'";
+    indices.push_back(static_cast<unsigned>(index));
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  s.selection.devices = indices;
+  return {};
+}
+
+std::string name(const std::string &text, DaemonSettings &s) {
+  s.server.node = text;
+  return {};
+}
+
+std::string key_file(const std::string &path, DaemonSettings &s) {
+  std::string why;
+  s.server.key = key_read_file(path, &why);
+  if (s.server.key.empty()) return "wants a file with the key on its first line; " + why;
+  return {};
+}
+
+// The list is read again at each handshake (keys.h); here it is checked once, so that a list with a
+// bad line stops the start instead of locking its users out later without a word.
+std::string key_list(const std::string &path, DaemonSettings &s) {
+  std::string text, why = key_list_read(path, &text);
+  if (!why.empty()) return "wants a readable key list; " + why;
+  std::string problems;
+  for (const std::string &problem : key_list_parse(text, path).problems) problems += (problems.empty() ? "" : "; ") + problem;
+  if (!problems.empty()) return "has bad lines: " + problems;
+  s.server.key_list = path;
+  return {};
+}
+
+std::string peer_address(const std::string &text, DaemonSettings &s) {
+  std::string host;
+  int port = 0;
+  if (!parse_address(text, &host, &port) || port == 0) return "wants HOST:PORT with a port of 1-65535, not '" + text + "'";
+  s.server.peer_address = text;
+  return {};
+}
+
+std::string peer_timeout(const std::string &text, DaemonSettings &s) {
+  char *end = nullptr;
+  double seconds = std::strtod(text.c_str(), &end);
+  if (end == text.c_str() || *end != '\0' || !(seconds > 0) || seconds > 86400)
+    return "wants a number of seconds above 0 (at most a day), not '" + text + "'";
+  s.server.peer_timeout_ms = static_cast<uint64_t>(seconds * 1000);
+  return {};
+}
+
+std::string file_root(const std::string &text, DaemonSettings &s) {
+  char resolved[PATH_MAX];
+  struct stat st {};
+  if (!realpath(text.c_str(), resolved)) return "wants an existing directory; " + text + ": " + std::strerror(errno);
+  if (stat(resolved, &st) != 0 || !S_ISDIR(st.st_mode)) return "wants a directory; " + text + " is not one";
+  s.server.file_root = resolved;
+  return {};
+}
+
+std::string max_sessions(const std::string &text, DaemonSettings &s) {
+  unsigned long long count = 0;
+  if (!parse_count(text, &count) || count == 0 || count > 1000000) return "wants a number of 1 to 1000000, not '" + text + "'";
+  s.server.max_sessions = count;
+  return {};
+}
+
+std::string max_memory(const std::string &text, DaemonSettings &s) {
+  size_t digits = text.find_first_not_of("0123456789");
+  std::string number = text.substr(0, digits), unit = digits == std::string::npos ? "" : text.substr(digits);
+  static const std::string kUnits = "KMGT";
+  size_t power = unit.empty() ? 0 : unit.size() == 1 ? kUnits.find(std::toupper(unit[0])) + 1 : 0;
+  unsigned long long value = 0;
+  if (!parse_count(number, &value) || (!unit.empty() && power == 0) || value == 0)
+    return "wants a size like 512M or 4G (K, M, G, T: powers of 1024), not '" + text + "'";
+  if (value > (UINT64_MAX >> (10 * power))) return "'" + text + "' is too large";
+  s.server.max_session_memory = uint64_t(value) << (10 * power);
+  return {};
+}
+
+std::string completion(const std::string &text, DaemonSettings &s) {
+  if (text == "auto") s.server.completion = CompletionMode::automatic;
+  else if (text == "callback") s.server.completion = CompletionMode::callback;
+  else if (text == "wait") s.server.completion = CompletionMode::wait;
+  else return "wants callback, wait or auto, not '" + text + "'";
+  return {};
+}
+
+std::string log_level(const std::string &text, DaemonSettings &s) {
+  if (!log_parse_level(text.c_str(), &s.log_level)) return "wants error, warn, info or debug, not '" + text + "'";
+  return {};
+}
+
+std::string status_sessions(const std::string &text, DaemonSettings &s) {
+  if (text == "yes") s.server.status_sessions = true;
+  else if (text == "no") s.server.status_sessions = false;
+  else return "wants yes or no, not '" + text + "'";
+  return {};
+}
+
+std::string list(const std::string &, DaemonSettings &s) {
+  s.list_only = true;
+  return {};
+}
+
+std::string help(const std::string &, DaemonSettings &s) {
+  s.help = true;
+  return {};
+}
+
+// --config is read before everything else (load_daemon_settings); here for the help alone.
+std::string config(const std::string &, DaemonSettings &) { return {}; }
+
+}  // namespace
+
+const char kDefaultDaemonConfig[] = FEDCL_CONFIG_DIR "/fedcld.conf";
+
+const std::vector<DaemonOption> &daemon_options() {
+  static const std::vector<DaemonOption> table = {
+      {"config", "FILE", "read options from FILE (default " FEDCL_CONFIG_DIR "/fedcld.conf, when it\n"
+                         "exists); options given here win over the file's", false, config},
+      {"listen", "HOST:PORT", "address to listen on (default 127.0.0.1:7070; port 0 picks a free one)", true, listen},
+      {"port-file", "FILE", "write the port listened on to FILE once listening", false, port_file},
+      {"platform", "P", "export only platform P: an index or a substring of its name", true, platform},
+      {"devices", "LIST", "export only these device indices of each platform, e.g. 0,2", true, devices},
+      {"name", "NAME", "node name shown in client device names (default: hostname:port)", true, name},
+      {"key-file", "FILE", "the cluster key (the first line of FILE): clients and peer daemons must\n"
+                           "prove they hold it (challenge-response; the key never crosses the wire)", true, key_file},
+      {"key-list", "FILE", "per-user keys, one 'USER KEY' or 'USER /path/to/keyfile' per line, read at\n"
+                           "each handshake: remove a line to revoke that user's next sessions", true, key_list},
+      {"peer-address", "HOST:PORT", "where other fedcld daemons reach this one for daemon-to-daemon data and\n"
+                                    "event signals (e.g. a faster data network); listened on as well as\n"
+                                    "--listen. Default: the address each client reached it by", true, peer_address},
+      {"peer-timeout", "SECONDS", "a peer link silent this long is dead; what waits on it fails (default 10)",
+       true, peer_timeout},
+      {"file-root", "DIR", "clients may load buffers from and save them to files under DIR on this\n"
+                           "node (clEnqueueWriteBufferFromNodeFile...); without it, no file is served", true, file_root},
+      {"max-sessions", "N", "refuse sessions beyond N at once (default 256)", true, max_sessions},
+      {"max-memory", "SIZE", "device memory one session may allocate, e.g. 4G or 512M (default: no limit)",
+       true, max_memory},
+      {"completion", "MODE", "how completion is learnt: callback, wait (a waiting thread per queue as\n"
+                             "well) or auto (wait for backends with late callbacks, e.g. NVIDIA; default)",
+       true, completion},
+      {"log-level", "LEVEL", "error, warn, info (default) or debug", true, log_level},
+      {"status-sessions", "yes|no", "whether `fedcl status` may list the client sessions and their memory\n"
+                                    "(default yes)", true, status_sessions},
+      {"list", nullptr, "print the devices that would be exported and exit", false, list},
+      {"help", nullptr, "show this help", false, help},
+  };
+  return table;
+}
+
+const DaemonOption *find_daemon_option(const std::string &name) {
+  for (const DaemonOption &option : daemon_options())
+    if (name == option.name) return &option;
+  return nullptr;
+}
+
+std::string daemon_usage() {
+  const size_t kHelpColumn = 24;
+  std::string usage =
+      "usage: fedcld [options]\n"
+      "Serves this node's OpenCL devices to fedcl clients. Every option but --config, --port-file,\n"
+      "--list and --help may also be set in the configuration file as `name = value`.\n\n";
+  for (const DaemonOption &option : daemon_options()) {
+    std::string head = std::string("  --") + option.name + (option.value ? std::string(" ") + option.value : "");
+    usage += head;
+    usage += head.size() + 2 <= kHelpColumn ? std::string(kHelpColumn - head.size(), ' ') : "\n" + std::string(kHelpColumn, ' ');
+    for (const char *c = option.help; *c; c++) {
+      usage += *c;
+      if (*c == '\n') usage += std::string(kHelpColumn, ' ');
+    }
+    usage += '\n';
+  }
+  return usage;
+}
+
+}  // namespace fedcld

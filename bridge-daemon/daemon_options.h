@@ -1,0 +1,48 @@
+// fedcld's options. One table serves the command line (`--name value`) and the configuration file
+// (`name = value`, config_file.h): an option added to the table exists in both, with one parser and
+// one help text. The command line wins over the file.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "backend.h"
+#include "log.h"
+#include "server.h"
+
+namespace fedcld {
+
+// Everything the options decide.
+struct DaemonSettings {
+  ServerOptions server;
+  BackendSelection selection;
+  LogLevel log_level = LogLevel::info;
+  std::string port_file;
+  bool list_only = false;
+  bool help = false;
+};
+
+struct DaemonOption {
+  const char *name;         // without "--"; also the option's name in the file
+  const char *value;        // how the help names its value; nullptr: a flag that takes none
+  const char *help;         // may span lines ('\n')
+  bool in_file;             // false: command line only (what makes sense for one run)
+  // Applies value to settings; returns "" or why the value is refused.
+  std::string (*apply)(const std::string &value, DaemonSettings &settings);
+};
+
+const std::vector<DaemonOption> &daemon_options();
+const DaemonOption *find_daemon_option(const std::string &name);
+std::string daemon_usage();
+
+// The configuration file read when --config names none (read only if it exists).
+extern const char kDefaultDaemonConfig[];
+
+// Reads argv (and the configuration file it names, or the default one) into settings. Returns every
+// problem found, each naming where ("FILE:LINE: " or "--option: ") and why; empty when all is well.
+std::vector<std::string> load_daemon_settings(int argc, char **argv, DaemonSettings &settings);
+// The same for a configuration file's text alone (what load_daemon_settings does with the file).
+std::vector<std::string> apply_daemon_config(const std::string &text, const std::string &source,
+                                             DaemonSettings &settings);
+
+}  // namespace fedcld

@@ -1,0 +1,32 @@
+// The operations behind the MPI commands (mpi_progress.h runs them).
+#pragma once
+
+#include <CL/cl_fedcl_mpi.h>
+
+#include <string>
+
+#include "mpi_progress.h"
+
+namespace fedcl_mpi {
+
+// MPI counts are ints: a plain message above this goes as pieces of at most this many bytes, in
+// order (MPI keeps the order of messages with the same source, tag and communicator).
+constexpr size_t kPieceBytes = size_t(1) << 30;
+
+// A device send: the range's bytes, read by the daemon when the command may run, go to route.
+// Returns the command's event (a marker that completes once MPI has the bytes or the daemons
+// moved them), or an error with nothing enqueued.
+cl_int start_device_send(cl_command_queue queue, cl_mem buffer, size_t offset, size_t size, Route to,
+                         cl_uint num_events, const cl_event *wait_list, cl_event *done);
+
+// A device receive: returns the command's event (the daemon's write of the range).
+cl_int start_device_receive(cl_command_queue queue, cl_mem buffer, size_t offset, size_t size, Route from,
+                            cl_uint num_events, const cl_event *wait_list, cl_event *done);
+
+// The host end of a device send (clFedclIrecvFromDevice): a generalized MPI request.
+int start_host_receive(void *host, size_t size, Route from, MPI_Request *request);
+
+// An event that follows an MPI request (clCreateEventFromMPIRequest).
+cl_event start_request_event(cl_context context, MPI_Request request, cl_int *err);
+
+}  // namespace fedcl_mpi

@@ -1,0 +1,216 @@
+#include "mpi_progress.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+
+namespace fedcl_mpi {
+
+namespace {
+
+// FEDCL_MPI_DIRECT_MIN: bytes from which a message between fedcl devices takes the direct or staged
+// path ("off": never). The default is measured (docs/transfer-engine.md).
+uint64_t threshold_from_environment() {
+  constexpr uint64_t kDefault = 256 << 10;
+  const char *text = std::getenv("FEDCL_MPI_DIRECT_MIN");
+  if (!text || !*text) return kDefault;
+  if (std::string(text) == "off") return UINT64_MAX;
+  char *end = nullptr;
+  unsigned long long value = std::strtoull(text, &end, 10);
+  if (*end) {
+    std::fprintf(stderr, "fedcl: FEDCL_MPI_DIRECT_MIN=%s is not a number of bytes (or off); using %llu\n", text,
+                 (unsigned long long)kDefault);
+    return kDefault;
+  }
+  return value;
+}
+
+}  // namespace
+
+Progress &Progress::get() {
+  static Progress *progress = new Progress();  // never destroyed: operations may end at exit
+  return *progress;
+}
+
+Progress::Progress() : direct_threshold_(threshold_from_environment()) {}
+
+std::string Progress::check_mpi() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (checked_) return mpi_problem_;
+  int initialized = 0, finalized = 0, level = MPI_THREAD_SINGLE;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (!initialized || finalized) return "MPI is not initialised (or already finalised)";
+  checked_ = true;
+  MPI_Query_thread(&level);
+  multiple_ = level >= MPI_THREAD_MULTIPLE;
+  if (multiple_) {
+    thread_ = std::thread([this] { thread_main(); });
+    thread_.detach();
+  } else {
+    port_->set_wait_hook([] { Progress::get().poll_here(); });
+  }
+  return mpi_problem_;
+}
+
+void Progress::add(std::shared_ptr<Operation> operation) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    added_.push_back(std::move(operation));
+  }
+  if (multiple_) wake_.notify_all();
+  else poll_here();
+}
+
+bool Progress::poll_here() {
+  if (multiple_) return false;
+  int main = 0;
+  MPI_Is_thread_main(&main);
+  if (!main) {
+    // FUNNELED: only the thread that initialised MPI may call it. SERIALIZED would allow this one,
+    // but the application may be calling MPI on the main thread right now.
+    return false;
+  }
+  std::unique_lock<std::mutex> lock(poll_mutex_, std::try_to_lock);
+  return lock.owns_lock() && poll();  // a poll under way further up this thread's stack continues
+}
+
+void Progress::expect(MPI_Comm comm, int source, ControlKind kind, uint64_t id, std::weak_ptr<Operation> operation) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  expected_[Key(comm, source, kind, id)] = std::move(operation);
+  comms_[comm]++;
+}
+
+void Progress::unexpect(MPI_Comm comm, int source, ControlKind kind, uint64_t id) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!expected_.erase(Key(comm, source, kind, id))) return;
+  if (--comms_[comm] == 0) comms_.erase(comm);
+}
+
+int Progress::control_tag(MPI_Comm) {
+  static const int tag = [] {
+    int *upper = nullptr, flag = 0;
+    MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &upper, &flag);
+    return flag && upper ? *upper : 32767;
+  }();
+  return tag;
+}
+
+// Takes every control message waiting on the communicators that expect some, and hands each to its
+// operation (or keeps it until the operation expects it).
+bool Progress::receive_controls() {
+  std::vector<MPI_Comm> comms;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const auto &entry : comms_) comms.push_back(entry.first);
+  }
+  bool any = false;
+  for (MPI_Comm comm : comms) {
+    for (;;) {
+      int found = 0, count = 0;
+      MPI_Message message;
+      MPI_Status status;
+      if (MPI_Improbe(MPI_ANY_SOURCE, control_tag(comm), comm, &found, &message, &status) != MPI_SUCCESS || !found)
+        break;
+      MPI_Get_count(&status, MPI_BYTE, &count);
+      Control control{status.MPI_SOURCE, std::vector<uint8_t>(size_t(count))};
+      MPI_Mrecv(control.bytes.data(), count, MPI_BYTE, &message, MPI_STATUS_IGNORE);
+      any = true;
+      if (control.bytes.size() < sizeof(ControlHeader) || control.as<ControlHeader>().magic != kControlMagic) {
+        std::fprintf(stderr, "fedcl: a message on the tag fedcl reserves (%d) from rank %d is not fedcl's: dropped\n",
+                     control_tag(comm), status.MPI_SOURCE);
+        continue;
+      }
+      const ControlHeader &header = control.as<ControlHeader>();
+      Key key(comm, control.source, header.kind, header.id);
+      std::shared_ptr<Operation> operation;
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        auto it = expected_.find(key);
+        if (it == expected_.end()) {
+          early_[key].push_back(std::move(control));
+          continue;
+        }
+        operation = it->second.lock();
+      }
+      if (operation) operation->control(*this, std::move(control));
+    }
+  }
+  // Messages that came before their operation expected them.
+  std::vector<std::pair<std::shared_ptr<Operation>, Control>> late;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto it = early_.begin(); it != early_.end();) {
+      auto expected = expected_.find(it->first);
+      if (expected == expected_.end()) {
+        ++it;
+        continue;
+      }
+      if (auto operation = expected->second.lock())
+        for (Control &control : it->second) late.emplace_back(operation, std::move(control));
+      it = early_.erase(it);
+    }
+  }
+  for (auto &entry : late) entry.first->control(*this, std::move(entry.second));
+  return any || !late.empty();
+}
+
+bool Progress::poll() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto &operation : added_) operations_.push_back(std::move(operation));
+    added_.clear();
+  }
+  bool any = receive_controls();
+  // In the order they were started; a receive waits while an earlier one may take its message.
+  std::vector<Route> unmatched;
+  for (size_t i = 0; i < operations_.size();) {
+    Operation &operation = *operations_[i];
+    const Route *route = operation.matching();
+    bool behind = false;
+    for (const Route &earlier : unmatched) behind = behind || (route && route->overlaps(earlier));
+    if (!behind && operation.step(*this)) {
+      operations_.erase(operations_.begin() + long(i));
+      any = true;
+      continue;
+    }
+    if ((route = operation.matching())) unmatched.push_back(*route);
+    i++;
+  }
+  running_ = operations_.size();
+  return any;
+}
+
+void Progress::thread_main() {
+  auto idle_since = std::chrono::steady_clock::now();
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      wake_.wait(lock, [&] { return !added_.empty() || running_ > 0; });
+    }
+    bool any;
+    {
+      std::lock_guard<std::mutex> lock(poll_mutex_);
+      any = poll();
+    }
+    // Busy while messages flow; after a quiet millisecond, short sleeps.
+    auto now = std::chrono::steady_clock::now();
+    if (any) idle_since = now;
+    else if (now - idle_since > std::chrono::milliseconds(1)) std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+}
+
+cl_int hand_out(cl_event done, bool blocking, cl_event *event) {
+  cl_int err = CL_SUCCESS;
+  if (blocking) {
+    clWaitForEvents(1, &done);
+    cl_int status = CL_COMPLETE;
+    clGetEventInfo(done, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr);
+    err = status < 0 ? status : CL_SUCCESS;
+  }
+  if (event) *event = done;
+  else clReleaseEvent(done);
+  return err;
+}
+
+}  // namespace fedcl_mpi

@@ -1,0 +1,12 @@
+// Reaching a daemon: a TCP connection to HOST:PORT within a deadline, set up for fedcl's traffic
+// (no Nagle, keepalive probes so that a vanished node ends as a lost daemon).
+#pragma once
+
+#include <string>
+
+namespace fedcl {
+
+// Connects with a deadline; returns the blocking socket, or -1 with why in *error.
+int connect_with_timeout(const std::string &endpoint, int timeout_ms, std::string *error);
+
+}  // namespace fedcl

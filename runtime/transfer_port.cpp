@@ -1,0 +1,155 @@
+// The runtime's side of the transfer port (transfer_port.h): commands whose other end is named
+// later, made of the same wire requests as buffer migrations and file commands.
+#include "transfer_port.h"
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "coherence.h"
+#include "command.h"
+#include "connection.h"
+#include "host_stream.h"
+#include "runtime.h"
+#include "transfer.h"
+#include "wait_hook.h"
+
+namespace fedcl {
+
+namespace {
+
+cl_int check_range(cl_command_queue queue, cl_mem mem, size_t offset, size_t size, cl_mem_flags forbidden,
+                   cl_uint num_events, const cl_event *wait_list) {
+  cl_int err = check_queue_mem(queue, mem, MemKind::buffer);
+  if (err != CL_SUCCESS) return err;
+  if (size == 0 || offset > mem->size || size > mem->size - offset) return CL_INVALID_VALUE;
+  if (mem->flags & forbidden) return CL_INVALID_OPERATION;
+  return check_wait_list(queue->context, num_events, wait_list);
+}
+
+class RuntimeTransferPort final : public TransferPort {
+ public:
+  bool endpoint(cl_command_queue queue, PeerEndpoint *out) override {
+    if (!Runtime::get().peer_links_allowed() || !queue->connection->alive()) return false;
+    RequestMessage message;
+    auto ref = message.root.initPeerConnect();
+    fill_peer_ref(ref, *queue->connection);
+    out->instance = ref.getInstance();
+    out->session = ref.getSession();
+    out->address = ref.getAddress().cStr();
+    return out->instance != 0;
+  }
+
+  bool can_reach(cl_command_queue queue, const PeerEndpoint &to) override {
+    Connection *from = queue->connection;
+    auto key = std::make_pair(from, to.instance);
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto known = reachable_.find(key);
+      if (known != reachable_.end()) return known->second;
+    }
+    RequestMessage request;
+    auto ref = request.root.initPeerConnect();
+    ref.setInstance(to.instance);
+    ref.setAddress(to.address.c_str());
+    ref.setSession(to.session);
+    auto reply = from->send_call(request);
+    bool ok = from->wait(*reply) == CL_SUCCESS;
+    if (!ok)
+      std::fprintf(stderr, "fedcl: warning: daemon %s cannot reach daemon %s (%s): MPI messages between them go "
+                   "through the hosts\n", from->endpoint().c_str(), to.address.c_str(), reply->message.c_str());
+    std::lock_guard<std::mutex> lock(mutex_);
+    reachable_[key] = ok;
+    return ok;
+  }
+
+  cl_int enqueue_send(cl_command_queue queue, cl_mem mem, size_t offset, size_t size, cl_uint num_events,
+                      const cl_event *wait_list, uint64_t *transfer, cl_event *device_event) override {
+    cl_int err = check_range(queue, mem, offset, size, CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_NO_ACCESS, num_events, wait_list);
+    if (err != CL_SUCCESS) return err;
+    Command command(queue, CL_COMMAND_READ_BUFFER);
+    err = command.begin(num_events, wait_list, device_event, true);
+    if (err == CL_SUCCESS) err = mem_prepare(mem, command, false);
+    if (err != CL_SUCCESS) return err;
+    *transfer = new_object_id();
+    RequestMessage request;
+    auto send = request.root.initSendToPeer();
+    command.fill(send.initCommand());
+    send.setMemObject(mem->id);
+    send.setOffset(offset);
+    send.setSize(size);
+    send.setTransfer(*transfer);
+    send.setDestinationLater(true);
+    return command.send(request);
+  }
+
+  void send_to_peer(cl_command_queue queue, uint64_t transfer, const PeerEndpoint &to, uint64_t peer_transfer) override {
+    RequestMessage request;
+    auto named = request.root.initTransferTo();
+    named.setTransfer(transfer);
+    named.setPeerTransfer(peer_transfer);
+    auto peer = named.initPeer();
+    peer.setInstance(to.instance);
+    peer.setAddress(to.address.c_str());
+    peer.setSession(to.session);
+    queue->connection->post(request);
+    queue->connection->flush();
+  }
+
+  void send_to_host(cl_command_queue queue, uint64_t transfer, ChunkSink sink) override {
+    Runtime::get().add_sink(transfer, std::move(sink));
+    RequestMessage request;
+    auto named = request.root.initTransferTo();
+    named.setTransfer(transfer);
+    named.initPeer();  // instance 0: this process
+    queue->connection->post(request);
+    queue->connection->flush();
+  }
+
+  void end_send(uint64_t transfer) override { Runtime::get().remove_sink(transfer); }
+
+  cl_int enqueue_receive(cl_command_queue queue, cl_mem mem, size_t offset, size_t size, cl_uint num_events,
+                         const cl_event *wait_list, uint64_t *transfer, cl_event *device_event) override {
+    cl_int err = check_range(queue, mem, offset, size, CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS, num_events, wait_list);
+    if (err != CL_SUCCESS) return err;
+    Command command(queue, CL_COMMAND_WRITE_BUFFER);
+    err = command.begin(num_events, wait_list, device_event, true);
+    if (err == CL_SUCCESS) err = mem_prepare(mem, command, offset == 0 && size == mem->size);
+    if (err == CL_SUCCESS) err = send_host_receive(command, mem, offset, size, transfer);
+    return err;
+  }
+
+  void receive_from_peer(cl_command_queue queue, uint64_t transfer, uint64_t sender_instance) override {
+    RequestMessage request;
+    auto named = request.root.initTransferFrom();
+    named.setTransfer(transfer);
+    named.setSender(sender_instance);
+    queue->connection->post(request);
+    queue->connection->flush();
+  }
+
+  cl_int receive_bytes(cl_command_queue queue, uint64_t transfer, uint64_t range_size, uint64_t offset,
+                       const uint8_t *bytes, uint64_t size) override {
+    return stream_to_receive(queue->connection, transfer, range_size, offset, bytes, size);
+  }
+
+  void receive_abort(cl_command_queue queue, uint64_t transfer, cl_int status, const std::string &why) override {
+    abort_receive(queue->connection, transfer, status, why);
+  }
+
+  void set_wait_hook(void (*hook)()) override { wait_hook.store(hook); }
+
+ private:
+  std::mutex mutex_;
+  std::map<std::pair<Connection *, uint64_t>, bool> reachable_;
+};
+
+}  // namespace
+
+TransferPort &transfer_port() {
+  static RuntimeTransferPort *port = new RuntimeTransferPort();  // the MPI library may use it at exit
+  return *port;
+}
+
+}  // namespace fedcl

@@ -1,0 +1,149 @@
+#include "status_query.h"
+
+#include <capnp/serialize.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <memory>
+
+#include "dial.h"
+#include "fedcl.capnp.h"
+#include "frame.h"
+
+namespace fedcl {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+int remaining_ms(Clock::time_point deadline) {
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+  return left > 0 ? int(left) : 0;
+}
+
+// Moves size bytes over fd before deadline; "" or why not.
+std::string transfer(int fd, void *bytes, size_t size, bool sending, Clock::time_point deadline, int timeout_ms) {
+  auto *cursor = static_cast<uint8_t *>(bytes);
+  while (size > 0) {
+    pollfd p{fd, short(sending ? POLLOUT : POLLIN), 0};
+    int ready = poll(&p, 1, remaining_ms(deadline));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) return "no answer within " + std::to_string(timeout_ms) + " ms (a frozen or overloaded daemon?)";
+    ssize_t n = sending ? send(fd, cursor, size, MSG_NOSIGNAL) : recv(fd, cursor, size, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return std::string(sending ? "send: " : "receive: ") + std::strerror(errno);
+    if (n == 0) return "the daemon closed the connection without answering (a fedcld too old for `fedcl status`?)";
+    cursor += n;
+    size -= size_t(n);
+  }
+  return {};
+}
+
+void copy_status(wire::DaemonStatus::Reader status, DaemonReport &report) {
+  report.protocol = status.getProtocolVersion();
+  report.node = status.getNode();
+  report.uptime_seconds = status.getUptimeSeconds();
+  report.max_sessions = status.getMaxSessions();
+  report.max_session_memory = status.getMaxSessionMemory();
+  for (auto platform : status.getPlatforms()) {
+    DaemonReport::Platform copy{platform.getName(), {}};
+    for (auto device : platform.getDevices()) copy.devices.push_back({device.getName(), device.getGlobalMemory()});
+    report.platforms.push_back(std::move(copy));
+  }
+  report.sessions_shown = status.getSessionsShown();
+  for (auto session : status.getSessions())
+    report.sessions.push_back({session.getClient(), session.getPlatform(), session.getMemoryBytes(),
+                               session.getObjects(), session.getSeconds()});
+}
+
+// A reply as read off the socket, and the reader over its words.
+struct ReceivedReply {
+  kj::Array<capnp::word> words;
+  std::unique_ptr<capnp::FlatArrayMessageReader> reader;
+  wire::Reply::Reader root() { return reader->getRoot<wire::Reply>(); }
+};
+
+// Sends request and reads the daemon's reply into *reply before the deadline; "" or why not (the
+// daemon's refusal included).
+std::string exchange(int fd, capnp::MessageBuilder &request, Clock::time_point deadline, int timeout_ms,
+                     ReceivedReply *reply) {
+  std::vector<uint8_t> out;
+  frame_append(out, wire::FrameKind::REQUEST, request, 0);
+  std::string why = transfer(fd, out.data(), out.size(), true, deadline, timeout_ms);
+  if (!why.empty()) return why;
+
+  FrameHeader header{};
+  why = transfer(fd, &header, sizeof header, false, deadline, timeout_ms);
+  if (!why.empty()) return why;
+  why = frame_check(header);
+  if (!why.empty() || header.kind != uint16_t(wire::FrameKind::REPLY) || header.payload_bytes != 0)
+    return "the daemon's answer is not a fedcl reply" + (why.empty() ? "" : ": " + why);
+  reply->reader.reset();
+  reply->words = kj::heapArray<capnp::word>(header.message_words);
+  why = transfer(fd, reply->words.begin(), reply->words.asBytes().size(), false, deadline, timeout_ms);
+  if (!why.empty()) return why;
+  reply->reader = std::make_unique<capnp::FlatArrayMessageReader>(reply->words.asPtr());
+  if (reply->root().getStatus() != 0) return reply->root().getMessage();
+  return {};
+}
+
+// The StatusRequest, and on a daemon with a key the challenge-response, as a session's handshake.
+std::string ask(int fd, const Credentials &credentials, Clock::time_point deadline, int timeout_ms,
+                DaemonReport &report) {
+  ClientAuth auth(credentials);
+  capnp::MallocMessageBuilder request;
+  auto root = request.initRoot<wire::Request>();
+  root.setSeq(1);
+  auto status = root.initDaemonStatus();
+  status.setProtocolVersion(wire::PROTOCOL_VERSION);
+  status.setUser(auth.user());
+  status.setNonce(auth.nonce());
+  ReceivedReply answer;
+  std::string why = exchange(fd, request, deadline, timeout_ms, &answer);
+  if (why.empty() && answer.root().which() == wire::Reply::CHALLENGE) {
+    capnp::MallocMessageBuilder proof;
+    auto proof_root = proof.initRoot<wire::Request>();
+    proof_root.setSeq(2);
+    why = auth.answer(answer.root().getChallenge(), proof_root.initAuthenticate());
+    if (why.empty()) why = exchange(fd, proof, deadline, timeout_ms, &answer);
+  }
+  if (!why.empty()) return why;
+  if (answer.root().which() != wire::Reply::DAEMON_STATUS) return "the daemon answered with something else than its status";
+  auto daemon_status = answer.root().getDaemonStatus();
+  why = auth.check_daemon(daemon_status.getProof());
+  if (!why.empty()) return why;
+  copy_status(daemon_status, report);
+  return {};
+}
+
+}  // namespace
+
+uint64_t DaemonReport::memory_in_use() const {
+  uint64_t total = 0;
+  for (const Session &session : sessions) total += session.memory;
+  return total;
+}
+
+DaemonReport query_daemon_status(const std::string &endpoint, const Credentials &credentials, int timeout_ms) {
+  DaemonReport report;
+  report.endpoint = endpoint;
+  auto start = Clock::now();
+  auto deadline = start + std::chrono::milliseconds(timeout_ms);
+  int fd = connect_with_timeout(endpoint, timeout_ms, &report.error);
+  if (fd < 0) return report;
+  try {
+    report.error = ask(fd, credentials, deadline, timeout_ms, report);
+  } catch (const kj::Exception &e) {
+    report.error = "the daemon's answer is malformed: " + std::string(e.getDescription().cStr());
+  }
+  close(fd);
+  report.answered = report.error.empty();
+  report.answer_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+  return report;
+}
+
+}  // namespace fedcl

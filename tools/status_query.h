@@ -1,0 +1,51 @@
+// Asks one daemon for its DaemonStatus (protocol/fedcl.capnp) within a deadline: what `fedcl status`
+// prints for it. A daemon that cannot be reached, refuses, or does not answer in time (a frozen
+// process still has its socket accepted by the kernel) is reported with why.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "client_auth.h"
+
+namespace fedcl {
+
+struct DaemonReport {
+  struct Device {
+    std::string name;
+    uint64_t global_memory = 0;
+  };
+  struct Platform {
+    std::string name;
+    std::vector<Device> devices;
+  };
+  struct Session {
+    std::string client;
+    uint32_t platform = 0;
+    uint64_t memory = 0;
+    uint64_t objects = 0;
+    uint64_t seconds = 0;
+  };
+
+  std::string endpoint;
+  bool answered = false;
+  std::string error;          // why not, when !answered
+  double answer_ms = 0;       // connect to reply
+  uint32_t protocol = 0;
+  std::string node;
+  uint64_t uptime_seconds = 0;
+  uint64_t max_sessions = 0;
+  uint64_t max_session_memory = 0;  // 0: no limit
+  std::vector<Platform> platforms;
+  bool sessions_shown = false;
+  std::vector<Session> sessions;
+
+  uint64_t memory_in_use() const;
+};
+
+// On a daemon with a key, proves credentials as a session's handshake does (the key never crosses
+// the wire), and takes the answer only if the daemon proves it holds the key too.
+DaemonReport query_daemon_status(const std::string &endpoint, const Credentials &credentials, int timeout_ms);
+
+}  // namespace fedcl
