@@ -8,6 +8,8 @@
 #include <cstring>
 #include <fstream>
 
+#include "keys.h"
+
 namespace fedcld {
 
 namespace {
@@ -70,11 +72,21 @@ std::string name(const std::string &text, DaemonSettings &s) {
 }
 
 std::string key_file(const std::string &path, DaemonSettings &s) {
-  std::ifstream file(path);
-  if (!file) return "wants a readable file holding the key; " + path + ": " + std::strerror(errno);
-  std::string key;
-  if (!std::getline(file, key) || key.empty()) return "wants the key on the first line of " + path + ", which is empty";
-  s.server.key = key;
+  std::string why;
+  s.server.key = key_read_file(path, &why);
+  if (s.server.key.empty()) return "wants a file with the key on its first line; " + why;
+  return {};
+}
+
+// The list is read again at each handshake (keys.h); here it is checked once, so that a list with a
+// bad line stops the start instead of locking its users out later without a word.
+std::string key_list(const std::string &path, DaemonSettings &s) {
+  std::string text, why = key_list_read(path, &text);
+  if (!why.empty()) return "wants a readable key list; " + why;
+  std::string problems;
+  for (const std::string &problem : key_list_parse(text, path).problems) problems += (problems.empty() ? "" : "; ") + problem;
+  if (!problems.empty()) return "has bad lines: " + problems;
+  s.server.key_list = path;
   return {};
 }
 
@@ -170,8 +182,10 @@ const std::vector<DaemonOption> &daemon_options() {
       {"platform", "P", "export only platform P: an index or a substring of its name", true, platform},
       {"devices", "LIST", "export only these device indices of each platform, e.g. 0,2", true, devices},
       {"name", "NAME", "node name shown in client device names (default: hostname:port)", true, name},
-      {"key-file", "FILE", "require clients to present the key in FILE (its first line); peer\n"
-                           "daemons present it too", true, key_file},
+      {"key-file", "FILE", "the cluster key (the first line of FILE): clients and peer daemons must\n"
+                           "prove they hold it (challenge-response; the key never crosses the wire)", true, key_file},
+      {"key-list", "FILE", "per-user keys, one 'USER KEY' or 'USER /path/to/keyfile' per line, read at\n"
+                           "each handshake: remove a line to revoke that user's next sessions", true, key_list},
       {"peer-address", "HOST:PORT", "where other fedcld daemons reach this one for daemon-to-daemon data and\n"
                                     "event signals (e.g. a faster data network); listened on as well as\n"
                                     "--listen. Default: the address each client reached it by", true, peer_address},

@@ -157,62 +157,6 @@ void fill_info(capnp::List<wire::InfoEntry>::Builder entries, const std::vector<
   }
 }
 
-void exec_hello(Call &call, wire::Hello::Reader hello) {
-  Session &session = call.session;
-  const ServerOptions &options = session.server().options();
-  call.replied = true;
-  if (hello.getProtocolVersion() != wire::PROTOCOL_VERSION) {
-    std::string why = "protocol version mismatch: the client speaks fedcl protocol " +
-                      std::to_string(hello.getProtocolVersion()) + ", fedcld speaks " +
-                      std::to_string(wire::PROTOCOL_VERSION);
-    session.send_status(call.seq, CL_INVALID_PLATFORM, why);
-    session.close_after_writes(why);
-    return;
-  }
-  if (!options.key.empty() && options.key != hello.getKey().cStr()) {
-    session.send_status(call.seq, CL_INVALID_PLATFORM, "fedcld refused the session: wrong or missing key");
-    session.close_after_writes("wrong or missing key");
-    return;
-  }
-  const auto &platforms = session.server().platforms();
-  size_t p = hello.getPlatform();
-  if (p >= platforms.size()) {
-    std::string why = "fedcld exports " + std::to_string(platforms.size()) + " platform(s), not platform " + std::to_string(p);
-    session.send_status(call.seq, CL_INVALID_PLATFORM, why);
-    session.close_after_writes(why);
-    return;
-  }
-  session.greeted = true;
-  session.role = Session::Role::client;
-  session.token = session.server().register_token(session);
-  session.set_platform(p);
-  session.client = hello.getClient();
-  FEDCLD_LOG(info, "session %llu: client %s, platform %zu", (unsigned long long)session.number(),
-             hello.getClient().cStr(), p);
-
-  capnp::MallocMessageBuilder message;
-  auto reply = message.initRoot<wire::Reply>();
-  reply.setSeq(call.seq);
-  auto out = reply.initHello();
-  out.setProtocolVersion(wire::PROTOCOL_VERSION);
-  out.setNode(options.node);
-  out.setPlatformCount(platforms.size());
-  out.setInstance(session.server().peers().instance());
-  out.setPeerAddress(options.peer_address);
-  out.setSessionToken(session.token);
-  auto platform = out.initPlatforms(1)[0];
-  fill_info(platform.initInfo(platforms[p].info.size()), platforms[p].info);
-  auto devices = platform.initDevices(platforms[p].devices.size());
-  for (size_t d = 0; d < platforms[p].devices.size(); d++) {
-    const BackendDevice &device = platforms[p].devices[d];
-    uint64_t id = d + 1;
-    session.objects().add_device(id, device.handle);
-    devices[d].setId(id);
-    fill_info(devices[d].initInfo(device.info.size()), device.info);
-  }
-  session.send_reply(message);
-}
-
 namespace {
 
 template <typename Query>
@@ -349,6 +293,7 @@ struct RequestHandler {
 
 const RequestHandler kHandlers[] = {
     HANDLE(HELLO, false, exec_hello(c, r.getHello())),
+    HANDLE(AUTHENTICATE, false, exec_authenticate(c, r.getAuthenticate())),
     HANDLE(CREATE_CONTEXT, false, exec_create_context(c, r.getCreateContext())),
     HANDLE(CREATE_QUEUE, false, exec_create_queue(c, r.getCreateQueue())),
     HANDLE(CREATE_BUFFER, true, exec_create_buffer(c, r.getCreateBuffer(), f)),
@@ -419,9 +364,12 @@ void execute(Session &session, Frame &frame) {
   auto request = reader.getRoot<wire::Request>();
   Call call{session, request.getSeq()};
   wire::Request::Which which = request.which();
-  // A connection opens with Hello (a session) or DaemonStatus (one answer, then it closes).
-  if (!session.greeted && which != wire::Request::HELLO && which != wire::Request::DAEMON_STATUS) {
-    session.close("the first request was not Hello");
+  // Nothing runs before the handshake is done, and the handshake runs once. A connection opens with
+  // Hello (a session) or DaemonStatus (one answer, then it closes).
+  bool handshake = which == wire::Request::HELLO || which == wire::Request::DAEMON_STATUS ||
+                   which == wire::Request::AUTHENTICATE;
+  if (session.greeted == handshake) {
+    session.close(session.greeted ? "a second handshake" : "a request before the handshake was done");
     return;
   }
   const RequestHandler *handler = handler_for(which);

@@ -1,11 +1,13 @@
 // DaemonStatus: what this daemon serves and who uses it, for `fedcl status`. It is a connection's
-// first request instead of Hello and opens no session on the devices: the reply is built from what
-// the server already knows, and the connection closes once it is written.
+// first request instead of Hello (checked, and on a daemon with a key proved, as a Hello is:
+// exec_handshake.cpp) and opens no session on the devices: the reply is built from what the server
+// already knows, and the connection closes once it is written.
 #include <capnp/message.h>
 
 #include <chrono>
 #include <cstring>
 
+#include "auth.h"
 #include "exec.h"
 #include "server.h"
 
@@ -59,29 +61,16 @@ void fill_sessions(wire::DaemonStatus::Builder out, Server &server) {
     list[i].setPlatform(session.platform_index());
     list[i].setMemoryBytes(session.objects().memory_used());
     list[i].setObjects(session.objects().size());
-    list[i].setSeconds(seconds_since(session.opened));
+    list[i].setSeconds((uv_now(server.loop()) - session.opened_at) / 1000);
   }
 }
 
 }  // namespace
 
-void exec_daemon_status(Call &call, wire::StatusRequest::Reader request) {
+void send_daemon_status(Call &call, const fedcl::Proof *proof) {
   Session &session = call.session;
   Server &server = session.server();
   const ServerOptions &options = server.options();
-  if (session.greeted) fail(CL_INVALID_OPERATION, "DaemonStatus opens a connection of its own, not a session");
-  call.replied = true;
-  std::string refusal;
-  if (request.getProtocolVersion() != wire::PROTOCOL_VERSION)
-    refusal = "protocol version mismatch: the client speaks fedcl protocol " +
-              std::to_string(request.getProtocolVersion()) + ", fedcld speaks " + std::to_string(wire::PROTOCOL_VERSION);
-  else if (!options.key.empty() && options.key != request.getKey().cStr())
-    refusal = "fedcld refused the status request: wrong or missing key";
-  if (!refusal.empty()) {
-    session.send_status(call.seq, CL_INVALID_PLATFORM, refusal);
-    session.close_after_writes(refusal);
-    return;
-  }
   capnp::MallocMessageBuilder message;
   auto reply = message.initRoot<wire::Reply>();
   reply.setSeq(call.seq);
@@ -95,6 +84,7 @@ void exec_daemon_status(Call &call, wire::StatusRequest::Reader request) {
   fill_platforms(out, server.platforms());
   out.setSessionsShown(options.status_sessions);
   if (options.status_sessions) fill_sessions(out, server);
+  if (proof) out.setProof(fedcl::as_data(*proof));
   session.send_reply(message);
   session.close_after_writes("status answered");
 }

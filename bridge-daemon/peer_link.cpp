@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <random>
 
+#include "auth.h"
 #include "exec.h"
 #include "log.h"
 #include "peer_signal.h"
@@ -44,13 +45,29 @@ void resolve_address(uv_loop_t *loop, const std::string &address, std::function<
   }
 }
 
-void send_welcome(Session &link, uint64_t instance, cl_int status, const std::string &message) {
+void send_welcome(Session &link, uint64_t instance, cl_int status, const std::string &message,
+                  const fedcl::Proof *proof = nullptr) {
   capnp::MallocMessageBuilder builder;
   auto welcome = builder.initRoot<wire::PeerMessage>().initWelcome();
   welcome.setInstance(instance);
   welcome.setStatus(status);
   welcome.setMessage(message);
+  if (proof) welcome.setProof(fedcl::as_data(*proof));
   link.send_peer(builder);
+}
+
+// What a peer link's proofs name: which daemon dialled which.
+std::string peer_identity(uint64_t dialling, uint64_t answering) {
+  char text[48];
+  std::snprintf(text, sizeof text, "%016llx>%016llx", (unsigned long long)dialling, (unsigned long long)answering);
+  return text;
+}
+
+// A proof over the link's handshake as it stands, in role's name.
+fedcl::Proof handshake_proof(const std::string &key, fedcl::AuthRole role, const Session::Handshake &handshake) {
+  return fedcl::auth_proof(key, role, capnp::Data::Reader(handshake.challenge_nonce.data(), handshake.challenge_nonce.size()),
+                           capnp::Data::Reader(handshake.hello_nonce.data(), handshake.hello_nonce.size()),
+                           handshake.identity);
 }
 
 }  // namespace
@@ -113,12 +130,15 @@ void PeerRegistry::dial(uint64_t instance, Peer &peer) {
         dial_failed(instance, "cannot connect to " + address + ": " + uv_strerror(connected));
         return;
       }
+      fedcl::Nonce nonce = fedcl::fresh_nonce();
+      link->handshake.hello_nonce.assign(nonce.begin(), nonce.end());
+      link->handshake.identity = peer_identity(instance_, instance);
       capnp::MallocMessageBuilder builder;
       auto hello = builder.initRoot<wire::PeerMessage>().initHello();
       hello.setProtocolVersion(wire::PROTOCOL_VERSION);
-      hello.setKey(server_.options().key);
       hello.setInstance(instance_);
       hello.setExpect(instance);
+      hello.setNonce(fedcl::as_data(nonce));
       link->send_peer(builder);
     });
   });
@@ -142,6 +162,8 @@ void PeerRegistry::receive(Session &link, Frame &frame) {
   using W = wire::PeerMessage::Which;
   W which = message.which();
   if (which == W::HELLO) return on_hello(link, frame);
+  if (which == W::CHALLENGE) return on_challenge(link, message.getChallenge());
+  if (which == W::PROOF) return on_proof(link, message.getProof());
   if (which == W::WELCOME) return on_welcome(link, frame);
   if (link.peer_instance == 0) return link.close("peer message before the handshake");
   if (frame.header.payload_bytes != 0 && which != W::DATA) return link.close("unexpected payload on a peer link");
@@ -178,18 +200,67 @@ void PeerRegistry::on_hello(Session &link, Frame &frame) {
   if (hello.getProtocolVersion() != wire::PROTOCOL_VERSION)
     return refuse("protocol version mismatch: the peer speaks " + std::to_string(hello.getProtocolVersion()) +
                   ", this fedcld " + std::to_string(wire::PROTOCOL_VERSION));
-  const std::string &key = server_.options().key;
-  if (!key.empty() && key != hello.getKey().cStr()) return refuse("wrong or missing key");
+  const ServerOptions &options = server_.options();
+  bool keyed = options.requires_key();
+  if (keyed && hello.hasKey() && hello.getKey().size() > 0)
+    return refuse("the peer sent its key in the clear (an older fedcld?); this fedcld takes only a proof of it");
   if (hello.getExpect() != instance_) return refuse("this is not the daemon the peer meant to reach (it restarted?)");
   if (hello.getInstance() == 0 || hello.getInstance() == instance_) return refuse("the peer names itself wrongly");
-  link.peer_instance = hello.getInstance();
-  send_welcome(link, instance_, CL_SUCCESS, "");
+  if (!keyed) return accept(link, hello.getInstance(), nullptr);
+  // Per-user keys are for clients: daemons prove the cluster key, which this one lacks.
+  if (options.key.empty()) return refuse("wrong or missing key: this fedcld takes peer links only with the cluster key (--key-file)");
+  if (hello.getNonce().size() != fedcl::kNonceBytes) return refuse("the peer's hello carries no valid nonce");
+  Session::Handshake &handshake = link.handshake;
+  handshake.hello_nonce.assign(hello.getNonce().begin(), hello.getNonce().end());
+  handshake.identity = peer_identity(hello.getInstance(), instance_);
+  handshake.dialling_instance = hello.getInstance();
+  fedcl::Nonce challenge = fedcl::fresh_nonce();
+  handshake.challenge_nonce.assign(challenge.begin(), challenge.end());
+  handshake.challenged = true;
+  capnp::MallocMessageBuilder builder;
+  builder.initRoot<wire::PeerMessage>().initChallenge().setNonce(fedcl::as_data(challenge));
+  link.send_peer(builder);
+}
+
+void PeerRegistry::on_proof(Session &link, wire::AuthProof::Reader answer) {
+  Session::Handshake &handshake = link.handshake;
+  if (link.dialled || !handshake.challenged || link.peer_instance != 0) return link.close("an unexpected peer proof");
+  auto refuse = [&](const std::string &why) {
+    send_welcome(link, instance_, CL_INVALID_PLATFORM, why);
+    link.close_after_writes("peer refused: " + why);
+  };
+  const std::string &key = server_.options().key;
+  if (answer.getProof().size() == 0) return refuse("wrong or missing key: the peer has none");
+  if (!fedcl::auth_proof_matches(handshake_proof(key, fedcl::AuthRole::dialling_peer, handshake), answer.getProof()))
+    return refuse("wrong or missing key: the peer's proof does not match the cluster key");
+  fedcl::Proof mine = handshake_proof(key, fedcl::AuthRole::answering_peer, handshake);
+  accept(link, handshake.dialling_instance, &mine);
+}
+
+void PeerRegistry::accept(Session &link, uint64_t instance, const fedcl::Proof *proof) {
+  link.peer_instance = instance;
+  link.handshake = {};
+  send_welcome(link, instance_, CL_SUCCESS, "", proof);
   FEDCLD_LOG(info, "peer link from %s (instance %016llx)", link.peer().c_str(), (unsigned long long)link.peer_instance);
   Peer &peer = peers_[link.peer_instance];
   peer.links.push_back(link.shared_from_this());
   std::vector<LinkDone> waiting;
   waiting.swap(peer.waiting);
   for (auto &done : waiting) done(&link, "");
+}
+
+void PeerRegistry::on_challenge(Session &link, wire::AuthChallenge::Reader challenge) {
+  Session::Handshake &handshake = link.handshake;
+  if (!link.dialled || handshake.challenged || link.peer_instance != 0) return link.close("an unexpected peer challenge");
+  if (challenge.getNonce().size() != fedcl::kNonceBytes) return link.close("a peer challenge without a valid nonce");
+  handshake.challenge_nonce.assign(challenge.getNonce().begin(), challenge.getNonce().end());
+  handshake.challenged = true;
+  // Without the cluster key, an empty proof: the other daemon refuses with a welcome that says why.
+  const std::string &key = server_.options().key;
+  capnp::MallocMessageBuilder builder;
+  auto answer = builder.initRoot<wire::PeerMessage>().initProof();
+  if (!key.empty()) answer.setProof(fedcl::as_data(handshake_proof(key, fedcl::AuthRole::dialling_peer, handshake)));
+  link.send_peer(builder);
 }
 
 void PeerRegistry::on_welcome(Session &link, Frame &frame) {
@@ -206,6 +277,13 @@ void PeerRegistry::on_welcome(Session &link, Frame &frame) {
     return link.close("unexpected peer welcome");
   }
   if (welcome.getStatus() != CL_SUCCESS) return dial_failed(instance, welcome.getMessage().cStr());
+  // A daemon with the cluster key links only to daemons that proved they hold it too.
+  const std::string &key = server_.options().key;
+  if (!key.empty() && (!link.handshake.challenged ||
+                       !fedcl::auth_proof_matches(handshake_proof(key, fedcl::AuthRole::answering_peer, link.handshake),
+                                                  welcome.getProof())))
+    return dial_failed(instance, "the daemon there did not prove that it holds the cluster key");
+  link.handshake = {};
   Peer &peer = it->second;
   link.peer_instance = instance;
   peer.links.push_back(std::move(peer.dialling));

@@ -16,6 +16,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include "auth.h"
+#include "fedcl.capnp.h"
+
 namespace fedcld {
 
 class Server;
@@ -55,8 +58,13 @@ class PeerRegistry {
   Session *usable_link(Peer &peer);
   void dial(uint64_t instance, Peer &peer);
   void dial_failed(uint64_t instance, const std::string &why);
+  // The handshake (challenge-response on the cluster key when there is one; see protocol/auth.h).
   void on_hello(Session &link, Frame &frame);
+  void on_challenge(Session &link, fedcl::wire::AuthChallenge::Reader challenge);
+  void on_proof(Session &link, fedcl::wire::AuthProof::Reader answer);
   void on_welcome(Session &link, Frame &frame);
+  // The link's handshake succeeded: it is the link to instance; proof: this daemon's, if keyed.
+  void accept(Session &link, uint64_t instance, const fedcl::Proof *proof);
   void tick();
 
   Server &server_;

@@ -9,12 +9,21 @@
 
 namespace fedcld {
 
+namespace {
+constexpr uint64_t kHeartbeatMs = 1000;
+// A connection that has not finished its handshake by then is dropped: strangers cannot hold
+// session slots (--max-sessions) by connecting and saying nothing.
+constexpr uint64_t kHandshakeTimeoutMs = 10000;
+}  // namespace
+
 Server::Server(uv_loop_t *loop, ServerOptions options, std::vector<BackendPlatform> platforms)
     : loop_(loop), options_(std::move(options)), platforms_(std::move(platforms)) {
   uv_tcp_init(loop_, &listener_);
   listener_.data = this;
   uv_async_init(loop_, &wakeup_, on_async);
   wakeup_.data = this;
+  uv_timer_init(loop_, &watch_timer_);
+  watch_timer_.data = this;
   uv_signal_init(loop_, &sigint_);
   uv_signal_init(loop_, &sigterm_);
   sigint_.data = sigterm_.data = this;
@@ -49,6 +58,9 @@ int Server::listen() {
   }
   if (err == 0) {
     peers_.start();
+    uv_timer_start(&watch_timer_, [](uv_timer_t *timer) { static_cast<Server *>(timer->data)->watch_sessions(); },
+                   kHeartbeatMs, kHeartbeatMs);
+    uv_unref(reinterpret_cast<uv_handle_t *>(&watch_timer_));  // it alone must not keep the loop running
     if (options_.node.empty()) {
       char host[256] = {};
       gethostname(host, sizeof host - 1);
@@ -74,6 +86,7 @@ void Server::close() {
   if (peer_listening_) uv_close(reinterpret_cast<uv_handle_t *>(&peer_listener_), nullptr);
   peers_.close();
   uv_close(reinterpret_cast<uv_handle_t *>(&wakeup_), nullptr);
+  uv_close(reinterpret_cast<uv_handle_t *>(&watch_timer_), nullptr);
   uv_close(reinterpret_cast<uv_handle_t *>(&sigint_), nullptr);
   uv_close(reinterpret_cast<uv_handle_t *>(&sigterm_), nullptr);
 }
@@ -98,6 +111,19 @@ void Server::on_connection(uv_stream_t *listener, int status) {
     return;
   }
   FEDCLD_LOG(info, "session %llu: connection from %s", (unsigned long long)number, session->peer().c_str());
+}
+
+void Server::watch_sessions() {
+  uint64_t now = uv_now(loop_);
+  std::vector<std::shared_ptr<Session>> late;
+  for (auto &[number, session] : sessions_) {
+    if (session->closed()) continue;
+    if (!session->authenticated() && now - session->opened_at > kHandshakeTimeoutMs)
+      late.push_back(session);
+    else if (session->greeted && now - session->last_sent >= kHeartbeatMs)
+      session->send_heartbeat();
+  }
+  for (auto &session : late) session->close("no handshake within " + std::to_string(kHandshakeTimeoutMs / 1000) + " s");
 }
 
 std::shared_ptr<Session> Server::add_session() {

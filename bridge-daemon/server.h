@@ -29,7 +29,9 @@ struct ServerOptions {
   std::string host = "127.0.0.1";
   int port = 7070;
   std::string node;          // shown in client device names; default host name:port
-  std::string key;           // pre-shared key; empty accepts every client
+  std::string key;           // the cluster key, for clients and peer daemons (keys.h)
+  std::string key_list;      // file of per-user keys, read at each handshake
+                             // (neither key nor key_list: every client is accepted)
   size_t max_sessions = 256;
   uint64_t max_session_memory = 0;  // bytes of buffers and images one session may hold; 0: no limit
   CompletionMode completion = CompletionMode::automatic;
@@ -37,6 +39,8 @@ struct ServerOptions {
   uint64_t peer_timeout_ms = 10000;  // a peer link silent this long is dead
   std::string file_root;     // canonical directory whose files clients may load and save; "": none
   bool status_sessions = true;  // DaemonStatus lists the client sessions and their memory
+
+  bool requires_key() const { return !key.empty() || !key_list.empty(); }
 };
 
 class Server {
@@ -70,6 +74,9 @@ class Server {
 
  private:
   static void on_connection(uv_stream_t *server, int status);
+  // Every second: a heartbeat to each client session that heard nothing for a second (so that a
+  // client tells a frozen daemon from an idle one), and the end of handshakes that take too long.
+  void watch_sessions();
   static void on_async(uv_async_t *async);
   static void on_signal(uv_signal_t *signal, int signum);
 
@@ -81,6 +88,7 @@ class Server {
   uv_tcp_t peer_listener_;
   bool peer_listening_ = false;
   uv_async_t wakeup_;
+  uv_timer_t watch_timer_;
   uv_signal_t sigint_, sigterm_;
   std::mutex posted_mutex_;
   std::vector<std::function<void()>> posted_;

@@ -28,6 +28,9 @@ struct ShutdownRequest {
 
 const uint8_t kZeroPadding[8] = {};
 
+// The largest frame accepted before the handshake is done (a Hello is a few hundred bytes).
+constexpr uint32_t kHandshakeMaxWords = 1024;
+
 // Past this size a payload is received straight into its own buffer instead of via the read buffer.
 constexpr size_t kDirectPayloadBytes = 16 * 1024;
 
@@ -37,7 +40,7 @@ Session::Session(Server &server, uint64_t number)
     : server_(server), number_(number), read_buffer_(new uint8_t[kReadBufferBytes]) {
   tcp_.data = this;
   objects_.set_memory_limit(server.options().max_session_memory);
-  last_heard = last_sent = uv_now(server.loop());
+  last_heard = last_sent = opened_at = uv_now(server.loop());
 }
 
 Session::~Session() = default;
@@ -179,6 +182,14 @@ void Session::consume(const uint8_t *bytes, size_t size) {
         if (role == Role::undecided && frame_.header.kind == uint16_t(fedcl::wire::FrameKind::PEER)) expected = frame_.header.kind;
         if (!problem.empty() || frame_.header.kind != expected) {
           close("malformed frame: " + (problem.empty() ? std::string("unexpected frame kind ") + std::to_string(frame_.header.kind) : problem));
+          return;
+        }
+        // Before the other side has proved itself it may only say small things: a stranger makes
+        // fedcld allocate no more than a handshake's worth. (An open daemon takes anyone, and the
+        // requests that follow Hello at once.)
+        if (server_.options().requires_key() && !authenticated() && (frame_.header.message_words > kHandshakeMaxWords || frame_.header.payload_bytes != 0)) {
+          close("a frame of " + std::to_string(frame_.header.message_words) + " words and " +
+                std::to_string(frame_.header.payload_bytes) + " payload bytes before the handshake was done");
           return;
         }
         frame_.message = kj::heapArray<capnp::word>(frame_.header.message_words);
@@ -438,6 +449,14 @@ void Session::notify_printf(std::string bytes) {
   if (bytes.empty()) return;
   printf_ += bytes;
   mark_dirty();
+}
+
+void Session::send_heartbeat() {
+  fedcl::ScratchMessage message;
+  message.builder().initRoot<fedcl::wire::Notice>();
+  std::vector<uint8_t> bytes;
+  fedcl::frame_append(bytes, fedcl::wire::FrameKind::NOTICE, message.builder(), 0);
+  write_bytes(std::move(bytes), nullptr, 0);
 }
 
 void Session::flush_notices() {

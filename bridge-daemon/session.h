@@ -8,7 +8,6 @@
 
 #include <uv.h>
 
-#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -76,6 +75,8 @@ class Session : public std::enable_shared_from_this<Session> {
   // Kernel printf output, sent with the next notice, before its completions.
   void notify_printf(std::string bytes);
   void flush_notices();
+  // An empty Notice: tells a client whose session has been quiet that this daemon still answers.
+  void send_heartbeat();
 
   void pause();
   void resume();
@@ -96,10 +97,28 @@ class Session : public std::enable_shared_from_this<Session> {
   ObjectTable &objects() { return objects_; }
   const std::string &peer() const { return peer_; }
   uint64_t number() const { return number_; }
+  // The client's handshake succeeded: its requests run.
   bool greeted = false;
-  // For `fedcl status`: who the client said it is (Hello.client), and since when it is connected.
+  // For `fedcl status`: who the client said it is (Hello.client).
   std::string client;
-  const std::chrono::steady_clock::time_point opened = std::chrono::steady_clock::now();
+
+  // A handshake under way (protocol/auth.h): what the proofs are computed over. Before the other side
+  // has proved itself, nothing else of the connection is used and its frames stay handshake-sized.
+  struct Handshake {
+    std::vector<uint8_t> challenge_nonce;  // the answering daemon's nonce
+    std::vector<uint8_t> hello_nonce;      // the nonce of the side that opened the connection
+    std::string identity;                  // who the opening side says it is: a client's user, or
+                                           // a peer link's two instances (peer_identity)
+    std::string client;                    // client sessions: "host:pid", for the log and status
+    bool status_request = false;           // the connection opened with DaemonStatus, not Hello
+    uint32_t platform = 0;                 // client sessions: the platform asked for
+    uint64_t dialling_instance = 0;        // peer links: the daemon that dialled
+    bool challenged = false;               // a challenge went out (answering) or came in (dialling)
+  } handshake;
+  bool authenticated() const { return greeted || peer_instance != 0; }
+  // uv_now when the connection was made: a handshake must end in time; `fedcl status` shows how
+  // long a session has been open.
+  uint64_t opened_at = 0;
 
   // What the connection is, decided by its first frame.
   enum class Role { undecided, client, peer };

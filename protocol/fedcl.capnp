@@ -40,10 +40,28 @@ enum FrameKind {
 
 struct Hello {
   protocolVersion @0 :UInt32;
-  key @1 :Text;           # pre-shared key; empty when the daemon runs without one
+  key @1 :Text;           # obsolete, never set: the key itself no longer travels (see AuthChallenge);
+                          # a daemon with a key refuses a Hello that carries one
   client @2 :Text;        # "host:pid program", for the daemon's log
   platform @3 :UInt32;    # which of the daemon's backend platforms this session serves: a context
                           # never mixes backend platforms, so a client opens one session per platform
+  user @4 :Text;          # whose key the client proves it holds (the daemon's --key-list); may be empty
+  nonce @5 :Data;         # the client's fresh random nonce for the challenge-response
+}
+
+# Authentication (challenge-response on a pre-shared key; protocol/auth.h). A daemon that has a key
+# answers Hello (and a StatusRequest, and a peer's PeerHello) with a challenge holding its own fresh
+# nonce. The client answers with an AuthProof: HMAC-SHA256 under the key of a label, both nonces and
+# who it claims to be. Only then does the daemon execute anything or allocate session state; it
+# proves in turn that it holds the key (HelloReply.proof, DaemonStatus.proof, PeerWelcome.proof),
+# with another label, over the same nonces. The key never crosses the wire, and a recorded handshake
+# does not answer a fresh nonce.
+struct AuthChallenge {
+  nonce @0 :Data;
+}
+
+struct AuthProof {
+  proof @0 :Data;         # empty: the client has no key
 }
 
 struct InfoEntry {
@@ -69,6 +87,7 @@ struct HelloReply {
   instance @4 :UInt64;            # names this run of the daemon to its peers (random, never 0)
   peerAddress @5 :Text;           # host:port where peers reach it; empty: the address the client used
   sessionToken @6 :UInt64;        # random: how a peer daemon addresses this session (PeerRef)
+  proof @7 :Data;                 # the daemon's proof that it holds the key; empty without a key
 }
 
 struct PeerRef {
@@ -176,6 +195,9 @@ struct Request {
     # connection's first request; it opens no session on the devices, and the daemon closes the
     # connection after its reply (daemonStatus).
     daemonStatus @50 :StatusRequest;
+
+    # The answer to Reply.challenge; reply: what the first request asked for (hello, daemonStatus).
+    authenticate @51 :AuthProof;
   }
 
   struct CreateContext {
@@ -551,6 +573,8 @@ struct Reply {
                                   # read's event (no separate Completion is sent for it)
     subDevices @8 :List(DeviceDesc);
     daemonStatus @9 :DaemonStatus;
+    challenge @10 :AuthChallenge; # to Hello or StatusRequest, from a daemon that has a key: answer
+                                  # with authenticate
   }
 }
 
@@ -569,6 +593,8 @@ struct AsyncError {
 }
 
 struct Notice {
+  # An empty Notice is a heartbeat: fedcld sends one to a client session that heard nothing from it
+  # for a second, so that the client can tell a frozen daemon from a quiet one.
   completions @0 :List(Completion);
   errors @1 :List(AsyncError);
   printfBytes @2 :UInt64;         # kernel printf output: the frame's payload holds this many bytes
@@ -593,20 +619,24 @@ struct PeerMessage {
     abort @3 :PeerAbort;
     signal @4 :PeerSignal;
     heartbeat @5 :Void;           # sent on a link idle for a second: silence means a dead peer
+    challenge @6 :AuthChallenge;  # to hello, from a daemon that has a key
+    proof @7 :AuthProof;          # the dialling daemon's answer to challenge; welcome follows
   }
 }
 
 struct PeerHello {
   protocolVersion @0 :UInt32;
-  key @1 :Text;                   # the daemons of a cluster share the clients' key
+  key @1 :Text;                   # obsolete, never set: daemons prove the cluster key (AuthChallenge)
   instance @2 :UInt64;            # the dialling daemon
   expect @3 :UInt64;              # the instance it means to reach
+  nonce @4 :Data;                 # the dialling daemon's fresh nonce
 }
 
 struct PeerWelcome {
   instance @0 :UInt64;
   status @1 :Int32;
   message @2 :Text;
+  proof @3 :Data;                 # the answering daemon's proof that it holds the key
 }
 
 struct PeerData {
@@ -633,7 +663,9 @@ struct PeerSignal {
 
 struct StatusRequest {
   protocolVersion @0 :UInt32;
-  key @1 :Text;           # as in Hello: a daemon with a key answers only those who present it
+  key @1 :Text;           # obsolete, never set: as in Hello, a daemon with a key takes only a proof
+  user @2 :Text;          # as in Hello: whose key the client proves; may be empty
+  nonce @3 :Data;         # as in Hello: the client's fresh nonce for the challenge-response
 }
 
 struct DaemonStatus {
@@ -646,6 +678,7 @@ struct DaemonStatus {
   sessions @6 :List(SessionSummary);  # client sessions; empty unless sessionsShown
   maxSessions @7 :UInt64;
   maxSessionMemory @8 :UInt64;    # bytes one session may allocate; 0: no limit
+  proof @9 :Data;                 # as HelloReply.proof: the daemon holds the key; empty without one
 
   struct PlatformSummary {
     name @0 :Text;

@@ -14,6 +14,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -45,7 +46,27 @@ std::chrono::microseconds spin_time() {
   return std::chrono::microseconds(us);
 }
 
+// How long a daemon may stay silent before it counts as lost (FEDCL_DAEMON_TIMEOUT, seconds). A
+// daemon sends a heartbeat every second when it has nothing else to say, also while kernels run,
+// so silence means a daemon that is frozen or cut off; TCP keepalive cannot tell, since a frozen
+// daemon's kernel still answers it.
+std::chrono::milliseconds daemon_timeout() {
+  static const long ms = [] {
+    const char *text = std::getenv("FEDCL_DAEMON_TIMEOUT");
+    double seconds = text ? std::strtod(text, nullptr) : 10.0;
+    return long(std::max(seconds, 2.0) * 1000);  // two heartbeats' room at least
+  }();
+  return std::chrono::milliseconds(ms);
+}
+
 std::string errno_text(const char *what) { return std::string(what) + ": " + std::strerror(errno); }
+
+// The daemon's heartbeat: a receive on fd that waits daemon_timeout() for a single byte gives up.
+void limit_silence(int fd) {
+  long silence_ms = daemon_timeout().count();
+  timeval silence{silence_ms / 1000, (silence_ms % 1000) * 1000};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &silence, sizeof silence);
+}
 
 }  // namespace
 
@@ -76,37 +97,55 @@ Connection::~Connection() {
   if (fd_ >= 0) close(fd_);
 }
 
-std::string Connection::open(int timeout_ms, const std::string &key) {
+std::shared_ptr<PendingReply> Connection::handshake_call(RequestMessage &request, int timeout_ms) {
+  auto pending = send_call(request);
+  flush();
+  // A peer that accepts but never answers must not hang the application. (A socket receive timeout
+  // would also cut off the receiver's next read, which may already have started.)
+  {
+    std::unique_lock<std::mutex> lock(pending->mutex);
+    if (!pending->cv.wait_for(lock, std::chrono::milliseconds(timeout_ms), [&] { return pending->done.load(); })) {
+      lock.unlock();
+      lose("no answer to the handshake within " + std::to_string(timeout_ms) + " ms");
+    }
+  }
+  wait(*pending);
+  return pending;
+}
+
+std::string Connection::open(int timeout_ms, const Credentials &credentials) {
   std::string error;
   fd_ = connect_with_timeout(endpoint_, timeout_ms, &error);
   if (fd_ < 0) return error;
+  limit_silence(fd_);
   alive_ = true;
   receiver_ = std::thread([this] { receiver_main(); });
   flusher_ = std::thread([this] { flusher_main(); });
 
+  ClientAuth auth(credentials);
   RequestMessage request;
   auto hello = request.root.initHello();
   hello.setProtocolVersion(wire::PROTOCOL_VERSION);
-  hello.setKey(key);
+  hello.setUser(auth.user());
+  hello.setNonce(auth.nonce());
   char host[128] = {};
   gethostname(host, sizeof host - 1);
   std::string me = std::string(host) + ":" + std::to_string(getpid());
   hello.setClient(me);
   hello.setPlatform(platform_);
-  hello_ = send_call(request);
-  flush();
-  // A peer that accepts but never answers Hello must not hang the application. (A socket receive
-  // timeout would also cut off the receiver's next read, which may already have started.)
-  {
-    std::unique_lock<std::mutex> lock(hello_->mutex);
-    if (!hello_->cv.wait_for(lock, std::chrono::milliseconds(timeout_ms), [&] { return hello_->done.load(); })) {
-      lock.unlock();
-      lose("no answer to Hello within " + std::to_string(timeout_ms) + " ms");
-    }
+  auto answer = handshake_call(request, timeout_ms);
+  if (answer->status != CL_SUCCESS) return answer->message.empty() ? "no answer to Hello" : answer->message;
+  if (answer->reply().which() == wire::Reply::CHALLENGE) {
+    RequestMessage authenticate;
+    std::string why = auth.answer(answer->reply().getChallenge(), authenticate.root.initAuthenticate());
+    if (!why.empty()) return why;
+    answer = handshake_call(authenticate, timeout_ms);
+    if (answer->status != CL_SUCCESS) return answer->message.empty() ? "no answer to the proof" : answer->message;
   }
-  cl_int status = wait(*hello_);
-  if (status != CL_SUCCESS) return hello_->message.empty() ? "no answer to Hello" : hello_->message;
-  if (hello_->reply().which() != wire::Reply::HELLO) return "the daemon answered Hello with something else";
+  if (answer->reply().which() != wire::Reply::HELLO) return "the daemon answered Hello with something else";
+  std::string why = auth.check_daemon(answer->reply().getHello().getProof());
+  if (!why.empty()) return why;
+  hello_ = std::move(answer);
   node_ = hello_->reply().getHello().getNode();
   serving_ = true;
   return {};
@@ -266,7 +305,8 @@ bool Connection::read_exact(void *dst, size_t size) {
     ssize_t got = direct ? recv(fd_, out, size, 0) : recv(fd_, in_.get(), kReceiveBufferBytes, 0);
     if (got == 0 || (got < 0 && errno != EINTR)) {
       std::string reason = got == 0 ? "the daemon closed the connection"
-                           : errno == EAGAIN ? "the daemon did not answer in time"
+                           : errno == EAGAIN ? "no word from the daemon for " + std::to_string(daemon_timeout().count()) +
+                                                   " ms (FEDCL_DAEMON_TIMEOUT): it is frozen or cut off"
                                              : errno_text("receive");
       {
         std::lock_guard<std::mutex> lock(send_mutex_);

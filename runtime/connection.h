@@ -18,6 +18,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "client_auth.h"
 #include "fedcl.capnp.h"
 #include "frame.h"
 
@@ -71,8 +72,10 @@ class Connection {
   ~Connection();
   Connection(const Connection &) = delete;
 
-  // Connects, says Hello and starts the threads. Returns "" or why it failed.
-  std::string open(int timeout_ms, const std::string &key);
+  // Connects, starts the threads and runs the handshake: Hello, and where the daemon has a key, the
+  // challenge-response, in which the daemon must prove it holds the key too (when this client has
+  // one). Returns "" or why it failed.
+  std::string open(int timeout_ms, const Credentials &credentials);
 
   // Sends a request that needs no reply. In synchronous mode (FEDCL_SYNC=1) it waits for the
   // daemon's verdict and returns it; otherwise it returns CL_SUCCESS, or an error if the daemon is gone.
@@ -103,6 +106,8 @@ class Connection {
   cl_int take_error(uint64_t object);
 
  private:
+  // Sends a handshake request and waits for its reply, at most timeout_ms.
+  std::shared_ptr<PendingReply> handshake_call(RequestMessage &request, int timeout_ms);
   void arm();
   bool write_locked(const void *payload, uint64_t payload_bytes);
   void flusher_main();

@@ -68,6 +68,14 @@ void add_entry(HostList &list, const std::string &entry, const std::string &wher
   if (!why.empty()) list.problems.push_back(where + ": '" + entry + "' is not HOST or HOST:PORT: " + why);
 }
 
+// Whether line is the setting "NAME VALUE" (key, user), with its value ("" when it has none).
+bool is_setting(const std::string &line, const std::string &name, std::string *value) {
+  if (line.compare(0, name.size(), name) != 0) return false;
+  if (line.size() > name.size() && line[name.size()] != ' ' && line[name.size()] != '\t') return false;
+  *value = trim(line.substr(name.size()));
+  return true;
+}
+
 // Commas outside brackets separate FEDCL_HOSTS entries (gpu[01-02,05] is one entry).
 std::vector<std::string> split_list(const std::string &text) {
   std::vector<std::string> entries(1);
@@ -91,10 +99,15 @@ HostList hosts_parse(const std::string &text, const std::string &source) {
     line = trim(line.substr(0, line.find('#')));
     if (line.empty()) continue;
     std::string where = source + ":" + std::to_string(number);
-    if (line == "key" || line.compare(0, 4, "key ") == 0 || line.compare(0, 4, "key\t") == 0) {
-      std::string key = trim(line.substr(3));
-      if (key.empty()) list.problems.push_back(where + ": a 'key' line without a key");
-      else list.key = key;
+    std::string value;
+    if (is_setting(line, "key", &value)) {
+      if (value.empty()) list.problems.push_back(where + ": a 'key' line without a key");
+      else list.key = value;
+      continue;
+    }
+    if (is_setting(line, "user", &value)) {
+      if (value.empty()) list.problems.push_back(where + ": a 'user' line without a name");
+      else list.user = value;
       continue;
     }
     add_entry(list, line, where);
@@ -129,7 +142,15 @@ HostList hosts_from_environment() {
     text << in.rdbuf();
     list = hosts_parse(text.str(), path);
   }
-  if (const char *key = std::getenv("FEDCL_KEY")) list.key = key;
+  if (const char *key = std::getenv("FEDCL_KEY")) {
+    list.key = key;
+  } else if (const char *path = std::getenv("FEDCL_KEY_FILE")) {
+    // A key of one's own, in a file only its user reads (the hosts file is everyone's).
+    std::ifstream in(path);
+    if (!in || !std::getline(in, list.key) || list.key.empty())
+      list.problems.push_back("FEDCL_KEY_FILE: cannot read a key from " + std::string(path));
+  }
+  if (const char *user = std::getenv("FEDCL_USER")) list.user = user;
   return list;
 }
 

@@ -9,7 +9,9 @@ namespace fedcl {
 
 struct HostList {
   std::vector<std::string> endpoints;  // "host:port"
-  std::string key;                     // pre-shared key, from FEDCL_KEY or a "key" line
+  std::string key;                     // pre-shared key: FEDCL_KEY, else FEDCL_KEY_FILE's first line,
+                                       // else a "key" line
+  std::string user;                    // whose key it is (a daemon's --key-list): FEDCL_USER or a "user" line
   std::vector<std::string> problems;   // lines that were ignored: "SOURCE:LINE: why"
   std::vector<std::string> notes;      // what a person may want to know (slurm-job outside a job)
   std::string source;                  // where the list came from, for messages
@@ -22,8 +24,9 @@ constexpr const char kSlurmJobEntry[] = "slurm-job";
 extern const char kDefaultHostsFile[];
 
 HostList hosts_from_environment();
-// Parses hosts.conf text (one entry per line, '#' comments, "key SECRET" lines). An entry is
-// HOST[:PORT], a Slurm host list with an optional port (gpu[01-04,07]:7071), or slurm-job[:PORT].
+// Parses hosts.conf text (one entry per line, '#' comments, "key SECRET" and "user NAME" lines). An
+// entry is HOST[:PORT], a Slurm host list with an optional port (gpu[01-04,07]:7071), or
+// slurm-job[:PORT].
 HostList hosts_parse(const std::string &text, const std::string &source);
 // Parses a FEDCL_HOSTS value: the same entries separated by commas.
 HostList hosts_parse_list(const std::string &text);

@@ -63,7 +63,7 @@ class Runtime final : public ConnectionListener {
   Runtime() = default;
   void connect_all();
   // Opens connections in parallel; returns each one's error ("" if it opened).
-  std::vector<std::string> open_all(std::vector<std::unique_ptr<Connection>> &connections, const std::string &key);
+  std::vector<std::string> open_all(std::vector<std::unique_ptr<Connection>> &connections, const Credentials &credentials);
   void complete_by_id(uint64_t id, cl_int status, const uint64_t *profiling);
   // Sets the stand-in (or receive) event event_id on connection's daemon.
   void set_remote_status(Connection *connection, uint64_t event_id, cl_int status);

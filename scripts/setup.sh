@@ -8,17 +8,19 @@ build=${FEDCL_BUILD_DIR:-$repo/build}
 log=$build/setup.log
 
 # Build tools and libraries, PoCL as the OpenCL backend, and what the tests and the demo run
-# (dpkg-dev: cpack's package dependencies; systemd: systemd-analyze verify of the unit).
+# (dpkg-dev: cpack's package dependencies; systemd: systemd-analyze verify of the unit; clang and
+# its runtime: the libFuzzer target, scripts/fuzz.sh).
 packages=(
   cmake make g++ pkg-config
   opencl-headers ocl-icd-opencl-dev ocl-icd-libopencl1
-  capnproto libcapnp-dev libuv1-dev
+  capnproto libcapnp-dev libuv1-dev libsodium-dev
   pocl-opencl-icd
   googletest libgtest-dev
   clinfo clpeak python3-pyopencl python3-numpy python3-pytest python3-pip
   iproute2
   dpkg-dev systemd
   libopenmpi-dev openmpi-bin
+  clang libclang-rt-14-dev
 )
 
 step() { printf '==> %s\n' "$*"; }

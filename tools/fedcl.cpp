@@ -1,6 +1,6 @@
 // fedcl: the administrator's and user's command. `fedcl status` reads the daemons the driver would
-// use (FEDCL_HOSTS, FEDCL_HOSTS_FILE or hosts.conf, and FEDCL_KEY) and asks each, all at once, what it
-// serves and who uses it.
+// use (FEDCL_HOSTS, FEDCL_HOSTS_FILE or hosts.conf, and the key and user the driver would prove) and
+// asks each, all at once, what it serves and who uses it.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -17,8 +17,10 @@ namespace {
 const char kUsage[] =
     "usage: fedcl status [--json] [--timeout MS]\n"
     "Asks every fedcld daemon the fedcl driver would use (FEDCL_HOSTS, else FEDCL_HOSTS_FILE, else\n"
-    FEDCL_CONFIG_DIR "/hosts.conf; FEDCL_KEY) whether it answers, which protocol, node and devices it\n"
-    "has, and, where the daemon allows it, its sessions and the device memory they hold.\n"
+    FEDCL_CONFIG_DIR "/hosts.conf) whether it answers, which protocol, node and devices it has, and,\n"
+    "where the daemon allows it, its sessions and the device memory they hold. A daemon with a key\n"
+    "answers only those who prove they hold it, as the driver does (FEDCL_KEY or FEDCL_KEY_FILE,\n"
+    "FEDCL_USER, or the configuration's key and user lines).\n"
     "\n"
     "  --json         one JSON document on stdout, for scripts\n"
     "  --timeout MS   how long each daemon has to answer (default FEDCL_CONNECT_TIMEOUT_MS, else 2000)\n"
@@ -55,7 +57,7 @@ int status(int argc, char **argv) {
   std::vector<fedcl::DaemonReport> reports(hosts.endpoints.size());
   std::vector<std::thread> askers;
   for (size_t i = 0; i < hosts.endpoints.size(); i++)
-    askers.emplace_back([&, i] { reports[i] = fedcl::query_daemon_status(hosts.endpoints[i], hosts.key, timeout_ms); });
+    askers.emplace_back([&, i] { reports[i] = fedcl::query_daemon_status(hosts.endpoints[i], {hosts.user, hosts.key}, timeout_ms); });
   for (std::thread &asker : askers) asker.join();
   if (json) fedcl::print_status_json(stdout, hosts, reports);
   else fedcl::print_status_text(stdout, hosts, reports);

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <memory>
 
 #include "dial.h"
 #include "fedcl.capnp.h"
@@ -59,13 +60,17 @@ void copy_status(wire::DaemonStatus::Reader status, DaemonReport &report) {
                                session.getObjects(), session.getSeconds()});
 }
 
-std::string ask(int fd, const std::string &key, Clock::time_point deadline, int timeout_ms, DaemonReport &report) {
-  capnp::MallocMessageBuilder request;
-  auto root = request.initRoot<wire::Request>();
-  root.setSeq(1);
-  auto status = root.initDaemonStatus();
-  status.setProtocolVersion(wire::PROTOCOL_VERSION);
-  status.setKey(key);
+// A reply as read off the socket, and the reader over its words.
+struct ReceivedReply {
+  kj::Array<capnp::word> words;
+  std::unique_ptr<capnp::FlatArrayMessageReader> reader;
+  wire::Reply::Reader root() { return reader->getRoot<wire::Reply>(); }
+};
+
+// Sends request and reads the daemon's reply into *reply before the deadline; "" or why not (the
+// daemon's refusal included).
+std::string exchange(int fd, capnp::MessageBuilder &request, Clock::time_point deadline, int timeout_ms,
+                     ReceivedReply *reply) {
   std::vector<uint8_t> out;
   frame_append(out, wire::FrameKind::REQUEST, request, 0);
   std::string why = transfer(fd, out.data(), out.size(), true, deadline, timeout_ms);
@@ -77,14 +82,41 @@ std::string ask(int fd, const std::string &key, Clock::time_point deadline, int 
   why = frame_check(header);
   if (!why.empty() || header.kind != uint16_t(wire::FrameKind::REPLY) || header.payload_bytes != 0)
     return "the daemon's answer is not a fedcl reply" + (why.empty() ? "" : ": " + why);
-  kj::Array<capnp::word> words = kj::heapArray<capnp::word>(header.message_words);
-  why = transfer(fd, words.begin(), words.asBytes().size(), false, deadline, timeout_ms);
+  reply->reader.reset();
+  reply->words = kj::heapArray<capnp::word>(header.message_words);
+  why = transfer(fd, reply->words.begin(), reply->words.asBytes().size(), false, deadline, timeout_ms);
   if (!why.empty()) return why;
-  capnp::FlatArrayMessageReader reader(words.asPtr());
-  auto reply = reader.getRoot<wire::Reply>();
-  if (reply.getStatus() != 0) return reply.getMessage();
-  if (reply.which() != wire::Reply::DAEMON_STATUS) return "the daemon answered with something else than its status";
-  copy_status(reply.getDaemonStatus(), report);
+  reply->reader = std::make_unique<capnp::FlatArrayMessageReader>(reply->words.asPtr());
+  if (reply->root().getStatus() != 0) return reply->root().getMessage();
+  return {};
+}
+
+// The StatusRequest, and on a daemon with a key the challenge-response, as a session's handshake.
+std::string ask(int fd, const Credentials &credentials, Clock::time_point deadline, int timeout_ms,
+                DaemonReport &report) {
+  ClientAuth auth(credentials);
+  capnp::MallocMessageBuilder request;
+  auto root = request.initRoot<wire::Request>();
+  root.setSeq(1);
+  auto status = root.initDaemonStatus();
+  status.setProtocolVersion(wire::PROTOCOL_VERSION);
+  status.setUser(auth.user());
+  status.setNonce(auth.nonce());
+  ReceivedReply answer;
+  std::string why = exchange(fd, request, deadline, timeout_ms, &answer);
+  if (why.empty() && answer.root().which() == wire::Reply::CHALLENGE) {
+    capnp::MallocMessageBuilder proof;
+    auto proof_root = proof.initRoot<wire::Request>();
+    proof_root.setSeq(2);
+    why = auth.answer(answer.root().getChallenge(), proof_root.initAuthenticate());
+    if (why.empty()) why = exchange(fd, proof, deadline, timeout_ms, &answer);
+  }
+  if (!why.empty()) return why;
+  if (answer.root().which() != wire::Reply::DAEMON_STATUS) return "the daemon answered with something else than its status";
+  auto daemon_status = answer.root().getDaemonStatus();
+  why = auth.check_daemon(daemon_status.getProof());
+  if (!why.empty()) return why;
+  copy_status(daemon_status, report);
   return {};
 }
 
@@ -96,7 +128,7 @@ uint64_t DaemonReport::memory_in_use() const {
   return total;
 }
 
-DaemonReport query_daemon_status(const std::string &endpoint, const std::string &key, int timeout_ms) {
+DaemonReport query_daemon_status(const std::string &endpoint, const Credentials &credentials, int timeout_ms) {
   DaemonReport report;
   report.endpoint = endpoint;
   auto start = Clock::now();
@@ -104,7 +136,7 @@ DaemonReport query_daemon_status(const std::string &endpoint, const std::string 
   int fd = connect_with_timeout(endpoint, timeout_ms, &report.error);
   if (fd < 0) return report;
   try {
-    report.error = ask(fd, key, deadline, timeout_ms, report);
+    report.error = ask(fd, credentials, deadline, timeout_ms, report);
   } catch (const kj::Exception &e) {
     report.error = "the daemon's answer is malformed: " + std::string(e.getDescription().cStr());
   }

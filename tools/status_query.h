@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "client_auth.h"
+
 namespace fedcl {
 
 struct DaemonReport {
@@ -42,6 +44,8 @@ struct DaemonReport {
   uint64_t memory_in_use() const;
 };
 
-DaemonReport query_daemon_status(const std::string &endpoint, const std::string &key, int timeout_ms);
+// On a daemon with a key, proves credentials as a session's handshake does (the key never crosses
+// the wire), and takes the answer only if the daemon proves it holds the key too.
+DaemonReport query_daemon_status(const std::string &endpoint, const Credentials &credentials, int timeout_ms);
 
 }  // namespace fedcl

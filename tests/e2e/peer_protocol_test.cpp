@@ -7,6 +7,7 @@
 #include <chrono>
 #include <fstream>
 
+#include "auth.h"
 #include "cl_harness.h"
 #include "raw_session.h"
 
@@ -21,33 +22,56 @@ bool send_peer(RawSession &raw, capnp::MessageBuilder &message) {
   return raw.send_bytes(bytes.data(), bytes.size());
 }
 
-bool send_peer_hello(RawSession &raw, const std::string &key, uint64_t instance, uint64_t expect) {
+bool send_peer_hello(RawSession &raw, uint64_t instance, uint64_t expect, const fedcl::Nonce &nonce) {
   capnp::MallocMessageBuilder message;
   auto hello = message.initRoot<wire::PeerMessage>().initHello();
   hello.setProtocolVersion(wire::PROTOCOL_VERSION);
-  hello.setKey(key);
   hello.setInstance(instance);
   hello.setExpect(expect);
+  hello.setNonce(fedcl::as_data(nonce));
+  return send_peer(raw, message);
+}
+
+std::string peer_identity(uint64_t dialling, uint64_t answering) {
+  char text[48];
+  std::snprintf(text, sizeof text, "%016llx>%016llx", (unsigned long long)dialling, (unsigned long long)answering);
+  return text;
+}
+
+// A dialling daemon's side of the peer handshake, by hand: hello, and on a daemon with a key
+// (keyed), the proof its challenge asks for, under key (empty when key is empty). *daemon_proof
+// gets what the daemon must then prove.
+bool peer_handshake(RawSession &raw, const std::string &key, uint64_t instance, uint64_t expect,
+                    fedcl::Proof *daemon_proof = nullptr, bool keyed = true) {
+  fedcl::Nonce nonce = fedcl::fresh_nonce();
+  if (!send_peer_hello(raw, instance, expect, nonce)) return false;
+  if (!keyed) return true;
+  ReceivedFrame frame;
+  if (!raw.read_frame(&frame)) return false;
+  auto challenge = frame.reader->getRoot<wire::PeerMessage>();
+  if (challenge.which() != wire::PeerMessage::CHALLENGE) return false;
+  std::string identity = peer_identity(instance, expect);
+  auto their_nonce = challenge.getChallenge().getNonce();
+  capnp::MallocMessageBuilder message;
+  auto proof = message.initRoot<wire::PeerMessage>().initProof();
+  if (!key.empty())
+    proof.setProof(fedcl::as_data(fedcl::auth_proof(key, fedcl::AuthRole::dialling_peer, their_nonce, fedcl::as_data(nonce), identity)));
+  if (daemon_proof) *daemon_proof = fedcl::auth_proof(key, fedcl::AuthRole::answering_peer, their_nonce, fedcl::as_data(nonce), identity);
   return send_peer(raw, message);
 }
 
 // The daemon's instance, as a client's Hello reply gives it.
 uint64_t daemon_instance(int port, const std::string &key = "") {
   RawSession client(port);
-  capnp::MallocMessageBuilder message;
-  auto hello = message.initRoot<wire::Request>();
-  hello.setSeq(1);
-  hello.initHello().setProtocolVersion(wire::PROTOCOL_VERSION);
-  hello.getHello().setKey(key);
-  if (!client.send_request(message)) return 0;
   ReceivedFrame frame;
-  if (!client.read_frame(&frame)) return 0;
+  if (!client.handshake("", key, &frame)) return 0;
   auto reply = frame.reader->getRoot<wire::Reply>();
   return reply.which() == wire::Reply::HELLO ? reply.getHello().getInstance() : 0;
 }
 
 // Reads the daemon's answer to a peer hello.
-bool read_welcome(RawSession &raw, cl_int *status, std::string *message, uint64_t *instance = nullptr) {
+bool read_welcome(RawSession &raw, cl_int *status, std::string *message, uint64_t *instance = nullptr,
+                  const fedcl::Proof *expected_proof = nullptr) {
   ReceivedFrame frame;
   if (!raw.read_frame(&frame) || frame.header.kind != uint16_t(wire::FrameKind::PEER)) return false;
   auto peer = frame.reader->getRoot<wire::PeerMessage>();
@@ -55,6 +79,10 @@ bool read_welcome(RawSession &raw, cl_int *status, std::string *message, uint64_
   *status = peer.getWelcome().getStatus();
   *message = peer.getWelcome().getMessage();
   if (instance) *instance = peer.getWelcome().getInstance();
+  if (expected_proof) {
+    EXPECT_TRUE(fedcl::auth_proof_matches(*expected_proof, peer.getWelcome().getProof()))
+        << "the daemon did not prove it holds the cluster key";
+  }
   return true;
 }
 
@@ -69,11 +97,12 @@ TEST(PeerProtocol, AHandshakeWithTheRightKeyIsWelcomedAndKeptAlive) {
   uint64_t instance = daemon_instance(daemon.port(), "cluster-secret");
   ASSERT_NE(0u, instance);
   RawSession raw(daemon.port(), 5000);
-  ASSERT_TRUE(send_peer_hello(raw, "cluster-secret", 0x1234, instance));
+  fedcl::Proof daemon_proof;
+  ASSERT_TRUE(peer_handshake(raw, "cluster-secret", 0x1234, instance, &daemon_proof));
   cl_int status = -1;
   std::string message;
   uint64_t answered = 0;
-  ASSERT_TRUE(read_welcome(raw, &status, &message, &answered));
+  ASSERT_TRUE(read_welcome(raw, &status, &message, &answered, &daemon_proof));
   EXPECT_EQ(CL_SUCCESS, status) << message;
   EXPECT_EQ(instance, answered);
   // An idle link carries a heartbeat every second.
@@ -93,9 +122,9 @@ TEST(PeerProtocol, AWrongKeyOrTheWrongDaemonIsRefused) {
   DaemonProcess daemon({"--key-file", key_file});
   uint64_t instance = daemon_instance(daemon.port(), "cluster-secret");
   ASSERT_NE(0u, instance);
-  {
+  for (std::string key : {"guess", ""}) {  // a wrong key, and none
     RawSession raw(daemon.port());
-    ASSERT_TRUE(send_peer_hello(raw, "guess", 0x1234, instance));
+    ASSERT_TRUE(peer_handshake(raw, key, 0x1234, instance));
     cl_int status = CL_SUCCESS;
     std::string message;
     ASSERT_TRUE(read_welcome(raw, &status, &message));
@@ -103,9 +132,24 @@ TEST(PeerProtocol, AWrongKeyOrTheWrongDaemonIsRefused) {
     EXPECT_NE(std::string::npos, message.find("key")) << message;
     EXPECT_TRUE(raw.wait_closed());
   }
+  {  // The key itself, as older daemons sent it, is refused even when right.
+    RawSession raw(daemon.port());
+    capnp::MallocMessageBuilder hello;
+    auto fields = hello.initRoot<wire::PeerMessage>().initHello();
+    fields.setProtocolVersion(wire::PROTOCOL_VERSION);
+    fields.setKey("cluster-secret");
+    fields.setInstance(0x1234);
+    fields.setExpect(instance);
+    ASSERT_TRUE(send_peer(raw, hello));
+    cl_int status = CL_SUCCESS;
+    std::string message;
+    ASSERT_TRUE(read_welcome(raw, &status, &message));
+    EXPECT_NE(CL_SUCCESS, status);
+    EXPECT_NE(std::string::npos, message.find("in the clear")) << message;
+  }
   {
     RawSession raw(daemon.port());
-    ASSERT_TRUE(send_peer_hello(raw, "cluster-secret", 0x1234, instance + 1));
+    ASSERT_TRUE(send_peer_hello(raw, 0x1234, instance + 1, fedcl::fresh_nonce()));
     cl_int status = CL_SUCCESS;
     std::string message;
     ASSERT_TRUE(read_welcome(raw, &status, &message));
@@ -146,7 +190,7 @@ TEST(PeerProtocol, MessagesOutOfPlaceCloseOnlyThatConnection) {
   {
     uint64_t instance = daemon_instance(port);
     RawSession raw(port);
-    ASSERT_TRUE(send_peer_hello(raw, "", 0x77, instance));
+    ASSERT_TRUE(peer_handshake(raw, "", 0x77, instance, nullptr, false));
     cl_int status = -1;
     std::string text;
     ASSERT_TRUE(read_welcome(raw, &status, &text));

@@ -4,11 +4,13 @@
 #include <signal.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
 
 #include "cl_harness.h"
+#include "recording_proxy.h"
 
 using namespace fedcl_test;
 
@@ -96,19 +98,46 @@ TEST(StatusCommand, ADaemonMayKeepItsSessionsToItself) {
   EXPECT_TRUE(has(text.out, "sessions: not shown by this daemon")) << text.out;
 }
 
-TEST(StatusCommand, AKeyedDaemonAnswersOnlyWithItsKey) {
+TEST(StatusCommand, AKeyedDaemonAnswersOnlyAProofOfItsKey) {
   std::string key_file = "/tmp/fedcl-status-key-" + std::to_string(getpid());
-  std::ofstream(key_file) << "right-key\n";
+  std::ofstream(key_file) << "right-key-4f1c\n";
   DaemonProcess daemon({"--key-file", key_file});
   std::remove(key_file.c_str());
+  RecordingProxy proxy(daemon.port());
   setenv("FEDCL_KEY", "wrong-key", 1);
-  StatusRun wrong = fedcl_status(daemon.endpoint(), "");
+  StatusRun wrong = fedcl_status(proxy.endpoint(), "");
   EXPECT_EQ(1, wrong.status) << wrong.out;
-  EXPECT_TRUE(has(wrong.out, "wrong or missing key")) << wrong.out;
-  setenv("FEDCL_KEY", "right-key", 1);
-  StatusRun right = fedcl_status(daemon.endpoint(), "");
+  EXPECT_TRUE(has(wrong.out, "fedcld refused the session: wrong key")) << wrong.out;
+  setenv("FEDCL_KEY", "right-key-4f1c", 1);
+  StatusRun right = fedcl_status(proxy.endpoint(), "");
   EXPECT_EQ(0, right.status) << right.out;
+  EXPECT_TRUE(has(right.out, proxy.endpoint() + ": reachable")) << right.out;
+  std::vector<uint8_t> sent = proxy.client_bytes();
+  std::string key = "right-key-4f1c";
+  EXPECT_TRUE(std::search(sent.begin(), sent.end(), key.begin(), key.end()) == sent.end()) << "the key crossed the wire";
+  // A status with a key trusts only daemons that prove it, as the driver does.
+  DaemonProcess open;
+  StatusRun unproved = fedcl_status(open.endpoint(), "");
+  EXPECT_EQ(1, unproved.status) << unproved.out;
+  EXPECT_TRUE(has(unproved.out, "the daemon runs without a key")) << unproved.out;
   unsetenv("FEDCL_KEY");
+}
+
+TEST(StatusCommand, AUserProvesTheirKeyFromTheKeyList) {
+  std::string dir = ::testing::TempDir();
+  std::ofstream(dir + "fedcl-status-users") << "alice alices-key\n";
+  std::ofstream(dir + "fedcl-status-alice") << "alices-key\n";
+  DaemonProcess daemon({"--key-list", dir + "fedcl-status-users"});
+  setenv("FEDCL_USER", "alice", 1);
+  setenv("FEDCL_KEY_FILE", (dir + "fedcl-status-alice").c_str(), 1);
+  StatusRun alice = fedcl_status(daemon.endpoint(), "");
+  EXPECT_EQ(0, alice.status) << alice.out;
+  setenv("FEDCL_USER", "bob", 1);
+  StatusRun bob = fedcl_status(daemon.endpoint(), "");
+  EXPECT_EQ(1, bob.status) << bob.out;
+  EXPECT_TRUE(has(bob.out, "user 'bob' is not in the key list")) << bob.out;
+  unsetenv("FEDCL_USER");
+  unsetenv("FEDCL_KEY_FILE");
 }
 
 TEST(StatusCommand, ConfigurationProblemsAndUsageErrorsExitWithTwo) {

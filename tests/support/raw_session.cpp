@@ -10,6 +10,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "auth.h"
+
 namespace fedcl_test {
 
 RawSession::RawSession(int port, int timeout_ms) {
@@ -54,6 +56,29 @@ bool RawSession::send_hello(uint32_t protocol_version, uint64_t seq) {
   hello.setProtocolVersion(protocol_version);
   hello.setClient("raw test client");
   return send_request(message);
+}
+
+bool RawSession::handshake(const std::string &user, const std::string &key, ReceivedFrame *last) {
+  fedcl::Nonce nonce = fedcl::fresh_nonce();
+  capnp::MallocMessageBuilder hello_message;
+  auto request = hello_message.initRoot<fedcl::wire::Request>();
+  request.setSeq(1);
+  auto hello = request.initHello();
+  hello.setProtocolVersion(fedcl::wire::PROTOCOL_VERSION);
+  hello.setClient("raw test client");
+  hello.setUser(user);
+  hello.setNonce(fedcl::as_data(nonce));
+  if (!send_request(hello_message) || !read_frame(last)) return false;
+  auto reply = last->reader->getRoot<fedcl::wire::Reply>();
+  if (reply.which() != fedcl::wire::Reply::CHALLENGE) return true;
+  capnp::MallocMessageBuilder proof_message;
+  auto answer = proof_message.initRoot<fedcl::wire::Request>();
+  answer.setSeq(2);
+  auto proof = answer.initAuthenticate();
+  if (!key.empty())
+    proof.setProof(fedcl::as_data(fedcl::auth_proof(key, fedcl::AuthRole::client, reply.getChallenge().getNonce(),
+                                                    fedcl::as_data(nonce), user)));
+  return send_request(proof_message) && read_frame(last);
 }
 
 bool RawSession::read_exact(void *dst, size_t size) {

@@ -32,6 +32,10 @@ class RawSession {
   bool send_bytes(const void *bytes, size_t size);
   bool send_request(capnp::MessageBuilder &message);
   bool send_hello(uint32_t protocol_version, uint64_t seq = 1);
+  // The client's handshake by hand (protocol/auth.h): Hello as user, and when the daemon challenges,
+  // a proof under key (an empty proof when key is empty). *last gets the daemon's last answer: the
+  // HelloReply, or a refusal. False if no answer came.
+  bool handshake(const std::string &user, const std::string &key, ReceivedFrame *last);
 
   // Reads one whole frame. False on EOF, timeout or a truncated frame.
   bool read_frame(ReceivedFrame *frame);

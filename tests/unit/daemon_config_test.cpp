@@ -57,13 +57,16 @@ TEST(ConfigSyntax, ReadsNameValueLinesCommentsAndBlanks) {
 
 TEST(DaemonConfig, GoodFileFillsTheSettings) {
   std::string key = temporary_file("s3cret\n");
+  std::string key_list = temporary_file("alice alices-key\n");
   DaemonSettings s;
   auto problems = apply_daemon_config(
       "listen = 0.0.0.0:7171\nname = gpu01\nplatform = NVIDIA\ndevices = 0,2\nkey-file = " + key +
+          "\nkey-list = " + key_list +
           "\npeer-address = 10.0.0.1:7072\npeer-timeout = 2.5\nfile-root = /tmp\nmax-sessions = 8\n"
           "max-memory = 4G\ncompletion = wait\nlog-level = debug\nstatus-sessions = no\n",
       "f", s);
   unlink(key.c_str());
+  unlink(key_list.c_str());
   EXPECT_TRUE(problems.empty()) << problems[0];
   EXPECT_EQ("0.0.0.0", s.server.host);
   EXPECT_EQ(7171, s.server.port);
@@ -71,6 +74,7 @@ TEST(DaemonConfig, GoodFileFillsTheSettings) {
   EXPECT_EQ("NVIDIA", s.selection.platform);
   EXPECT_EQ((std::vector<unsigned>{0, 2}), s.selection.devices);
   EXPECT_EQ("s3cret", s.server.key);
+  EXPECT_EQ(key_list, s.server.key_list);  // read again at each handshake
   EXPECT_EQ("10.0.0.1:7072", s.server.peer_address);
   EXPECT_EQ(2500u, s.server.peer_timeout_ms);
   EXPECT_EQ("/tmp", s.server.file_root);
@@ -127,7 +131,8 @@ TEST(DaemonConfig, EveryKindOfBadValueIsRefused) {
       {"file-root = /nonexistent/fedcl", "No such file or directory"},
       {"file-root = /etc/hostname", "wants a directory"},
       {"key-file = /nonexistent/key", "No such file or directory"},
-      {"key-file = /dev/null", "which is empty"},
+      {"key-file = /dev/null", "its first line is empty"},
+      {"key-list = /nonexistent/keys", "No such file or directory"},
   };
   for (const auto &c : cases) {
     std::string problem = only_problem(std::string("# line 1\n") + c.line + "\n", 2);
@@ -135,6 +140,13 @@ TEST(DaemonConfig, EveryKindOfBadValueIsRefused) {
     EXPECT_TRUE(mentions(problem, ": " + name + " ")) << problem;
     EXPECT_TRUE(mentions(problem, c.why)) << problem;
   }
+}
+
+TEST(DaemonConfig, AKeyListWithABadLineIsRefusedAtStart) {
+  std::string key_list = temporary_file("alice alices-key\nbob\n");
+  std::string problem = only_problem("\nkey-list = " + key_list + "\n", 2);
+  unlink(key_list.c_str());
+  EXPECT_TRUE(mentions(problem, key_list + ":2: user 'bob' has no key")) << problem;
 }
 
 TEST(DaemonConfig, AllProblemsAreReportedInLineOrder) {
@@ -183,6 +195,8 @@ TEST(DaemonOptions, EveryOptionIsInTheHelpAndTheExampleFile) {
   text << example.rdbuf();
   for (const auto &option : fedcld::daemon_options()) {
     EXPECT_TRUE(mentions(usage, std::string("--") + option.name)) << option.name;
-    if (option.in_file) EXPECT_TRUE(mentions(text.str(), std::string(option.name) + " = ")) << option.name;
+    if (option.in_file) {
+      EXPECT_TRUE(mentions(text.str(), std::string(option.name) + " = ")) << option.name;
+    }
   }
 }

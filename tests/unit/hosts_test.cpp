@@ -9,13 +9,14 @@
 using fedcl::hosts_parse;
 using fedcl::hosts_parse_list;
 
-TEST(HostsParse, ReadsEntriesCommentsAndKey) {
+TEST(HostsParse, ReadsEntriesCommentsKeyAndUser) {
   auto list = hosts_parse(
       "# the cluster\n"
       "node1:7171\n"
       "\n"
       "  node2   # default port\n"
       "key s3cret\n"
+      "user\talice\n"
       "10.0.0.5:80\r\n"
       "[fe80::1]:9000\n"
       "[::1]\n",
@@ -23,6 +24,7 @@ TEST(HostsParse, ReadsEntriesCommentsAndKey) {
   std::vector<std::string> expected = {"node1:7171", "node2:7070", "10.0.0.5:80", "[fe80::1]:9000", "[::1]:7070"};
   EXPECT_EQ(expected, list.endpoints);
   EXPECT_EQ("s3cret", list.key);
+  EXPECT_EQ("alice", list.user);
   EXPECT_EQ("hosts.conf", list.source);
   EXPECT_TRUE(list.problems.empty());
 }
@@ -60,6 +62,7 @@ TEST(HostsParse, EveryKindOfBadEntrySaysWhy) {
       {"gpu[01-", "not a host list: a '[' without its ']'"},
       {"gpu[3-1]:7070", "not a host list: the range '3-1' runs backwards"},
       {"key", "a 'key' line without a key"},
+      {"user  ", "a 'user' line without a name"},
   };
   for (const auto &c : cases) {
     auto list = hosts_parse(std::string("# first\n") + c.line + "\n", "/etc/fedcl/hosts.conf");
@@ -100,6 +103,17 @@ TEST(HostsFromEnvironment, HostsVariableWinsAndKeyVariableOverrides) {
   EXPECT_EQ((std::vector<std::string>{"a:1", "b:7070"}), list.endpoints);
   EXPECT_EQ("from-env", list.key);
   EXPECT_TRUE(list.problems.empty());
+}
+
+TEST(HostsFromEnvironment, AKeyFileAndUserComeFromTheEnvironment) {
+  setenv("FEDCL_HOSTS", "a:1", 1);
+  unsetenv("FEDCL_KEY");
+  setenv("FEDCL_USER", "alice", 1);
+  setenv("FEDCL_KEY_FILE", "/nonexistent/key", 1);
+  auto list = fedcl::hosts_from_environment();
+  EXPECT_EQ("alice", list.user);
+  ASSERT_EQ(1u, list.problems.size());
+  EXPECT_EQ("FEDCL_KEY_FILE: cannot read a key from /nonexistent/key", list.problems[0]);
 }
 
 TEST(HostsFromEnvironment, ReadsTheFileNamedByHostsFile) {

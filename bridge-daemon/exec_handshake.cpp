@@ -1,0 +1,141 @@
+// A client's handshake: Hello (protocol version, platform, who it is, its nonce), then, on a daemon
+// with a key, the challenge and the client's proof (protocol/auth.h). Only a client that proved
+// itself gets a session: its token, its platform, its devices. `fedcl status` opens its connection
+// with a StatusRequest instead, proves itself the same way, and gets the daemon's status.
+#include <capnp/message.h>
+
+#include "auth.h"
+#include "exec.h"
+#include "keys.h"
+#include "log.h"
+#include "server.h"
+
+namespace fedcld {
+
+namespace {
+
+// Refuses the session: the client gets status and why, the log warns why (a wrong key may be an
+// attack), the connection closes.
+void refuse(Call &call, const std::string &why) {
+  Session &session = call.session;
+  FEDCLD_LOG(warn, "session %llu (%s) refused: %s", (unsigned long long)session.number(), session.peer().c_str(), why.c_str());
+  session.send_status(call.seq, CL_INVALID_PLATFORM, "fedcld refused the session: " + why);
+  session.close_after_writes("refused");
+}
+
+// The session is the client's: its platform, its token for peers, and the HelloReply (with the
+// daemon's own proof when there is a key).
+void welcome(Call &call, const Session::Handshake &handshake, const fedcl::Proof *proof) {
+  Session &session = call.session;
+  const ServerOptions &options = session.server().options();
+  const auto &platforms = session.server().platforms();
+  size_t p = handshake.platform;
+  if (p >= platforms.size())
+    return refuse(call, "fedcld exports " + std::to_string(platforms.size()) + " platform(s), not platform " + std::to_string(p));
+  session.greeted = true;
+  session.role = Session::Role::client;
+  session.token = session.server().register_token(session);
+  session.set_platform(p);
+  session.client = handshake.client;
+  FEDCLD_LOG(info, "session %llu: client %s%s%s, platform %zu", (unsigned long long)session.number(),
+             handshake.client.c_str(), handshake.identity.empty() ? "" : ", user ", handshake.identity.c_str(), p);
+
+  capnp::MallocMessageBuilder message;
+  auto reply = message.initRoot<wire::Reply>();
+  reply.setSeq(call.seq);
+  auto out = reply.initHello();
+  out.setProtocolVersion(wire::PROTOCOL_VERSION);
+  out.setNode(options.node);
+  out.setPlatformCount(platforms.size());
+  out.setInstance(session.server().peers().instance());
+  out.setPeerAddress(options.peer_address);
+  out.setSessionToken(session.token);
+  if (proof) out.setProof(fedcl::as_data(*proof));
+  auto platform = out.initPlatforms(1)[0];
+  fill_info(platform.initInfo(platforms[p].info.size()), platforms[p].info);
+  auto devices = platform.initDevices(platforms[p].devices.size());
+  for (size_t d = 0; d < platforms[p].devices.size(); d++) {
+    const BackendDevice &device = platforms[p].devices[d];
+    uint64_t id = d + 1;
+    session.objects().add_device(id, device.handle);
+    devices[d].setId(id);
+    fill_info(devices[d].initInfo(device.info.size()), device.info);
+  }
+  session.send_reply(message);
+  session.handshake = {};
+}
+
+// "" when the other side speaks this daemon's protocol, else why not.
+std::string version_mismatch(uint32_t version) {
+  if (version == wire::PROTOCOL_VERSION) return {};
+  return "protocol version mismatch: the client speaks fedcl protocol " + std::to_string(version) +
+         ", fedcld speaks " + std::to_string(wire::PROTOCOL_VERSION);
+}
+
+// On a daemon with a key: remembers the client's nonce and sends the challenge that its proof
+// must answer (exec_authenticate).
+void send_challenge(Call &call, bool sent_key, capnp::Data::Reader client_nonce) {
+  Session::Handshake &handshake = call.session.handshake;
+  // An older client sends the key itself: never take it, even when it is right.
+  if (sent_key) return refuse(call, "the client sent its key in the clear (an older fedcl?); this fedcld takes only a proof of it");
+  if (client_nonce.size() != fedcl::kNonceBytes) return refuse(call, "the client's first request carries no valid nonce");
+  handshake.hello_nonce.assign(client_nonce.begin(), client_nonce.end());
+  fedcl::Nonce nonce = fedcl::fresh_nonce();
+  handshake.challenge_nonce.assign(nonce.begin(), nonce.end());
+  handshake.challenged = true;
+  capnp::MallocMessageBuilder message;
+  auto reply = message.initRoot<wire::Reply>();
+  reply.setSeq(call.seq);
+  reply.initChallenge().setNonce(fedcl::as_data(nonce));
+  call.session.send_reply(message);
+}
+
+}  // namespace
+
+void exec_hello(Call &call, wire::Hello::Reader hello) {
+  Session &session = call.session;
+  call.replied = true;
+  if (session.handshake.challenged) return session.close("a second Hello during the handshake");
+  std::string mismatch = version_mismatch(hello.getProtocolVersion());
+  if (!mismatch.empty()) return refuse(call, mismatch);
+  Session::Handshake &handshake = session.handshake;
+  handshake.identity = hello.getUser();
+  handshake.client = hello.getClient();
+  handshake.platform = hello.getPlatform();
+  if (!session.server().options().requires_key()) return welcome(call, handshake, nullptr);
+  send_challenge(call, hello.hasKey() && hello.getKey().size() > 0, hello.getNonce());
+}
+
+void exec_daemon_status(Call &call, wire::StatusRequest::Reader request) {
+  Session &session = call.session;
+  call.replied = true;
+  if (session.handshake.challenged) return session.close("a status request during the handshake");
+  std::string mismatch = version_mismatch(request.getProtocolVersion());
+  if (!mismatch.empty()) return refuse(call, mismatch);
+  session.handshake.identity = request.getUser();
+  session.handshake.status_request = true;
+  if (!session.server().options().requires_key()) return send_daemon_status(call, nullptr);
+  send_challenge(call, request.hasKey() && request.getKey().size() > 0, request.getNonce());
+}
+
+void exec_authenticate(Call &call, wire::AuthProof::Reader answer) {
+  Session &session = call.session;
+  const ServerOptions &options = session.server().options();
+  Session::Handshake &handshake = session.handshake;
+  call.replied = true;
+  if (!handshake.challenged) return session.close("a proof without a challenge");
+  std::string why;
+  std::string key = key_for_user(options.key, options.key_list, handshake.identity, &why);
+  if (key.empty()) return refuse(call, why);
+  if (answer.getProof().size() == 0) return refuse(call, "the client has no key (this fedcld requires one)");
+  capnp::Data::Reader challenge(handshake.challenge_nonce.data(), handshake.challenge_nonce.size());
+  capnp::Data::Reader client_nonce(handshake.hello_nonce.data(), handshake.hello_nonce.size());
+  fedcl::Proof expected = fedcl::auth_proof(key, fedcl::AuthRole::client, challenge, client_nonce, handshake.identity);
+  if (!fedcl::auth_proof_matches(expected, answer.getProof()))
+    return refuse(call, handshake.identity.empty() ? "wrong key" : "wrong key for user '" + handshake.identity + "'");
+  fedcl::Proof mine = fedcl::auth_proof(key, fedcl::AuthRole::daemon, challenge, client_nonce, handshake.identity);
+  if (handshake.status_request) return send_daemon_status(call, &mine);
+  welcome(call, handshake, &mine);
+}
+
+}  // namespace fedcld

@@ -1,0 +1,38 @@
+// The challenge-response both ends of a connection run on a pre-shared key (see AuthChallenge in
+// fedcl.capnp): fresh nonces, and proofs that are HMAC-SHA256 under the key of what was said. The
+// key itself never leaves the process.
+#pragma once
+
+#include <capnp/blob.h>
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+namespace fedcl {
+
+constexpr size_t kNonceBytes = 32;
+constexpr size_t kProofBytes = 32;
+using Nonce = std::array<uint8_t, kNonceBytes>;
+using Proof = std::array<uint8_t, kProofBytes>;
+
+// Who proves. Each role signs under its own label, so no side's answer can be reflected back as
+// another's, and a client's proof is never a peer daemon's.
+enum class AuthRole { client, daemon, dialling_peer, answering_peer };
+
+// A nonce from the system's random source.
+Nonce fresh_nonce();
+
+// HMAC-SHA256 under key of the role's label, the daemon's (challenge) nonce, the nonce of the side
+// that opened the connection, and who that side says it is. Every field is length-prefixed.
+Proof auth_proof(const std::string &key, AuthRole role, capnp::Data::Reader challenge_nonce,
+                 capnp::Data::Reader hello_nonce, const std::string &identity);
+
+// Whether received is exactly expected, compared in constant time.
+bool auth_proof_matches(const Proof &expected, capnp::Data::Reader received);
+
+// A nonce or proof as a message field.
+template <size_t N>
+capnp::Data::Reader as_data(const std::array<uint8_t, N> &bytes) { return capnp::Data::Reader(bytes.data(), N); }
+
+}  // namespace fedcl

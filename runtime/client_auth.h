@@ -1,0 +1,42 @@
+// A client's side of the challenge-response (protocol/auth.h), shared by the driver's sessions and
+// `fedcl status`: the nonce its first request carries, the proof that answers a daemon's challenge,
+// and the check of the daemon's own proof. The key never leaves the process.
+#pragma once
+
+#include <string>
+
+#include "auth.h"
+#include "fedcl.capnp.h"
+
+namespace fedcl {
+
+// What a client proves to daemons that have a key.
+struct Credentials {
+  std::string user;  // whose key (a daemon's --key-list); may be empty
+  std::string key;   // empty: none; a daemon that has a key then refuses the client
+};
+
+class ClientAuth {
+ public:
+  explicit ClientAuth(Credentials credentials);
+
+  // For the first request (Hello, StatusRequest): who the client says it is, and its fresh nonce.
+  const std::string &user() const { return credentials_.user; }
+  capnp::Data::Reader nonce() const { return as_data(nonce_); }
+
+  // Fills the answer to the daemon's challenge (Reply.challenge); "" or why not. Without a key the
+  // proof stays empty, and the daemon's refusal says what is missing.
+  std::string answer(wire::AuthChallenge::Reader challenge, wire::AuthProof::Builder out);
+
+  // Whether the daemon's final reply (HelloReply.proof, DaemonStatus.proof) shows that it holds the
+  // key: "" or why not. A client with a key talks only to daemons that prove they hold it.
+  std::string check_daemon(capnp::Data::Reader proof) const;
+
+ private:
+  Credentials credentials_;
+  Nonce nonce_;
+  bool challenged_ = false;
+  Proof daemon_proof_{};  // what the daemon must answer with, once challenged
+};
+
+}  // namespace fedcl

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Builds fedcld's fuzz target (tests/fuzz/session_fuzzer.cpp) with clang's libFuzzer, AddressSanitizer
+# and UndefinedBehaviorSanitizer into build-fuzz/ (FEDCL_FUZZ_BUILD_DIR overrides), then fuzzes from
+# the committed corpus. Arguments go to libFuzzer, e.g.
+#   scripts/fuzz.sh -max_total_time=60     the bounded run of the test suite (ctest -L fuzz)
+#   scripts/fuzz.sh -runs=1000000          a long run
+# Inputs it finds go to build-fuzz/corpus-new, not into the repository. Needs scripts/setup.sh first.
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+build=${FEDCL_FUZZ_BUILD_DIR:-$repo/build-fuzz}
+flags="-fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer"
+CC=clang CXX=clang++ cmake -S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFEDCL_BUILD_FUZZ=ON \
+  -DFEDCL_BUILD_BENCH=OFF -DFEDCL_BUILD_EXAMPLES=OFF -DFEDCL_BUILD_MPI=OFF \
+  -DCMAKE_C_FLAGS="$flags" -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" >/dev/null
+cmake --build "$build" -j2 --target fedcld_session_fuzzer >/dev/null
+mkdir -p "$build/corpus-new"
+# PoCL frees memory it did not allocate with malloc (as in scripts/sanitize.sh). fedcld asks for a
+# declared payload's memory with new(std::nothrow) and closes the session when it cannot be had:
+# let ASan return null there, as the system would, instead of reporting the request itself.
+export ASAN_OPTIONS=${ASAN_OPTIONS:-alloc_dealloc_mismatch=0:allocator_may_return_null=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
+cd "$build"
+# A hostile frame may declare a payload of gigabytes, which an open fedcld allocates before the
+# bytes come (bounding that is the memory limits' work): the malloc limit is lifted, RSS stays bounded.
+exec "$build/tests/fuzz/fedcld_session_fuzzer" -timeout=30 -rss_limit_mb=4096 -malloc_limit_mb=1048576 \
+  -print_final_stats=1 "$@" \
+  "$build/corpus-new" "$repo/tests/fuzz/corpus"

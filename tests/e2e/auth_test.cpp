@@ -1,0 +1,280 @@
+// Authentication: a daemon with a key serves only clients that prove they hold it, by a
+// challenge-response in which the key never crosses the wire, a recorded handshake cannot be
+// replayed, and per-user keys can be revoked. Each TEST runs in its own process, so the client's
+// environment (FEDCL_KEY, FEDCL_USER, FEDCL_KEY_FILE) is set freely.
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+
+#include "cl_harness.h"
+#include "raw_session.h"
+#include "recording_proxy.h"
+
+using namespace fedcl_test;
+namespace wire = fedcl::wire;
+
+namespace {
+
+const char kClusterKey[] = "correct-horse-battery-staple-7f3a";
+
+// A file holding text, in the test's temporary directory.
+std::string write_file(const std::string &name, const std::string &text) {
+  std::string path = ::testing::TempDir() + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+bool contains(const std::vector<uint8_t> &bytes, const std::string &text) {
+  return std::search(bytes.begin(), bytes.end(), text.begin(), text.end()) != bytes.end();
+}
+
+// Where the frame that starts at offset in recorded bytes ends (its payload and padding included);
+// 0 if the bytes hold no whole frame there.
+size_t frame_end(const std::vector<uint8_t> &bytes, size_t offset) {
+  fedcl::FrameHeader header;
+  if (bytes.size() < offset + sizeof header) return 0;
+  std::memcpy(&header, bytes.data() + offset, sizeof header);
+  size_t end = offset + sizeof header + size_t(header.message_words) * 8 + header.payload_bytes +
+               fedcl::frame_padding(header.payload_bytes);
+  return end <= bytes.size() ? end : 0;
+}
+
+// Runs the client's handshake by hand; returns the daemon's final reply's status and message.
+cl_int raw_handshake(int port, const std::string &user, const std::string &key, std::string *message = nullptr) {
+  RawSession raw(port);
+  ReceivedFrame last;
+  if (!raw.handshake(user, key, &last)) return CL_OUT_OF_RESOURCES;  // no answer at all
+  auto reply = last.reader->getRoot<wire::Reply>();
+  if (message) *message = reply.getMessage();
+  if (reply.getStatus() == CL_SUCCESS && reply.which() != wire::Reply::HELLO) return CL_INVALID_VALUE;
+  return reply.getStatus();
+}
+
+// A context over every device of the cluster works: a vector add on the first.
+void expect_devices_work(const Cluster &cluster) {
+  ASSERT_FALSE(cluster.devices.empty());
+  cl_int err;
+  cl_context context = clCreateContext(nullptr, 1, &cluster.devices[0], nullptr, nullptr, &err);
+  ASSERT_CL_OK(err);
+  cl_command_queue queue = create_queue(context, cluster.devices[0]);
+  expect_vector_add(context, queue, 4096);
+  clReleaseCommandQueue(queue);
+  clReleaseContext(context);
+}
+
+}  // namespace
+
+TEST(Auth, TheRightKeyOpensTheDaemon) {
+  std::string key_file = write_file("fedcl_auth_key1", std::string(kClusterKey) + "\n");
+  setenv("FEDCL_KEY", kClusterKey, 1);
+  Cluster cluster(1, {"--key-file", key_file});
+  expect_devices_work(cluster);
+}
+
+TEST(Auth, AWrongKeyIsRefusedWithAMessageOnBothSides) {
+  std::string key_file = write_file("fedcl_auth_key2", std::string(kClusterKey) + "\n");
+  setenv("FEDCL_KEY", "a-guess", 1);
+  StderrCapture capture;  // before the daemon starts: its log lands here too
+  DaemonProcess daemon({"--key-file", key_file});
+  set_hosts(daemon.endpoint());
+  cl_int err = CL_SUCCESS;
+  std::vector<cl_device_id> devices = fedcl_devices(fedcl_platform(), &err);
+  EXPECT_CL(CL_DEVICE_NOT_FOUND, err);
+  EXPECT_TRUE(devices.empty());
+  daemon.stop();
+  std::string text = capture.text();
+  EXPECT_NE(std::string::npos, text.find("fedcl: warning: skipping daemon " + daemon.endpoint() +
+                                         ": fedcld refused the session: wrong key")) << text;
+  EXPECT_NE(std::string::npos, text.find("refused: wrong key")) << "no log line on the daemon:\n" << text;
+}
+
+TEST(Auth, AMissingKeyIsRefusedWithAMessage) {
+  std::string key_file = write_file("fedcl_auth_key3", std::string(kClusterKey) + "\n");
+  unsetenv("FEDCL_KEY");
+  unsetenv("FEDCL_KEY_FILE");
+  StderrCapture capture;
+  DaemonProcess daemon({"--key-file", key_file});
+  set_hosts(daemon.endpoint());
+  cl_int err = CL_SUCCESS;
+  fedcl_devices(fedcl_platform(), &err);
+  EXPECT_CL(CL_DEVICE_NOT_FOUND, err);
+  daemon.stop();
+  std::string text = capture.text();
+  EXPECT_NE(std::string::npos, text.find("fedcld refused the session: the client has no key")) << text;
+}
+
+TEST(Auth, AClientWithAKeyDoesNotTrustADaemonWithout) {
+  setenv("FEDCL_KEY", kClusterKey, 1);
+  DaemonProcess daemon;
+  set_hosts(daemon.endpoint());
+  StderrCapture capture;
+  cl_int err = CL_SUCCESS;
+  fedcl_devices(fedcl_platform(), &err);
+  EXPECT_CL(CL_DEVICE_NOT_FOUND, err);
+  std::string text = capture.text();
+  EXPECT_NE(std::string::npos, text.find("cannot prove")) << text;
+}
+
+TEST(Auth, TheKeyNeverCrossesTheWireAndARecordedHandshakeIsRefused) {
+  std::string key_file = write_file("fedcl_auth_key4", std::string(kClusterKey) + "\n");
+  setenv("FEDCL_KEY", kClusterKey, 1);
+  DaemonProcess daemon({"--key-file", key_file});
+  RecordingProxy proxy(daemon.port());
+  set_hosts(proxy.endpoint());
+  cl_int err = CL_SUCCESS;
+  std::vector<cl_device_id> devices = fedcl_devices(fedcl_platform(), &err);
+  ASSERT_CL_OK(err);
+  cl_context context = clCreateContext(nullptr, 1, &devices[0], nullptr, nullptr, &err);
+  ASSERT_CL_OK(err);
+  cl_command_queue queue = create_queue(context, devices[0]);
+  expect_vector_add(context, queue, 1024);
+  std::vector<uint8_t> sent = proxy.client_bytes(), answered = proxy.daemon_bytes();
+  ASSERT_GT(sent.size(), 1000u);
+  EXPECT_FALSE(contains(sent, kClusterKey)) << "the key travelled from the client";
+  EXPECT_FALSE(contains(answered, kClusterKey)) << "the key travelled from the daemon";
+
+  // The recorded handshake (Hello and proof), replayed verbatim on a fresh connection, answers a
+  // challenge it never saw: refused.
+  size_t handshake_bytes = frame_end(sent, frame_end(sent, 0));
+  ASSERT_GT(handshake_bytes, 0u);
+  {
+    RawSession replay(daemon.port());
+    ASSERT_TRUE(replay.send_bytes(sent.data(), handshake_bytes));
+    ReceivedFrame frame;
+    ASSERT_TRUE(replay.read_frame(&frame));
+    EXPECT_EQ(wire::Reply::CHALLENGE, frame.reader->getRoot<wire::Reply>().which());
+    ASSERT_TRUE(replay.read_frame(&frame));
+    auto refusal = frame.reader->getRoot<wire::Reply>();
+    EXPECT_CL(CL_INVALID_PLATFORM, refusal.getStatus());
+    EXPECT_NE(wire::Reply::HELLO, refusal.which());
+    EXPECT_NE(std::string::npos, std::string(refusal.getMessage().cStr()).find("wrong key")) << refusal.getMessage().cStr();
+    EXPECT_TRUE(replay.wait_closed());
+  }
+  // The whole recorded session replayed: closed without a HelloReply, so none of it ran.
+  {
+    RawSession replay(daemon.port());
+    replay.send_bytes(sent.data(), sent.size());  // the daemon may close before taking it all
+    ReceivedFrame frame;
+    while (replay.read_frame(&frame)) {
+      auto reply = frame.reader->getRoot<wire::Reply>();
+      EXPECT_NE(wire::Reply::HELLO, reply.which());
+      EXPECT_TRUE(reply.which() == wire::Reply::CHALLENGE || reply.getStatus() != CL_SUCCESS);
+    }
+    EXPECT_TRUE(replay.wait_closed());
+  }
+  clReleaseCommandQueue(queue);
+  clReleaseContext(context);
+}
+
+TEST(Auth, NothingButTheHandshakeBeforeTheProof) {
+  std::string key_file = write_file("fedcl_auth_key5", std::string(kClusterKey) + "\n");
+  DaemonProcess daemon({"--key-file", key_file});
+  {  // A request between Hello and the proof closes the connection.
+    RawSession raw(daemon.port());
+    ASSERT_TRUE(raw.send_hello(wire::PROTOCOL_VERSION));
+    ReceivedFrame challenge;
+    ASSERT_TRUE(raw.read_frame(&challenge));
+    capnp::MallocMessageBuilder message;
+    auto context = message.initRoot<wire::Request>().initCreateContext();
+    context.setId(wire::FIRST_CLIENT_ID);
+    ASSERT_TRUE(raw.send_request(message));
+    EXPECT_TRUE(raw.wait_closed());
+  }
+  {  // A proof without a Hello.
+    RawSession raw(daemon.port());
+    capnp::MallocMessageBuilder message;
+    message.initRoot<wire::Request>().initAuthenticate().setProof(kj::heapArray<kj::byte>(32));
+    ASSERT_TRUE(raw.send_request(message));
+    EXPECT_TRUE(raw.wait_closed());
+  }
+  {  // A frame larger than a handshake's: refused from its header, before its bytes are taken.
+    RawSession raw(daemon.port());
+    fedcl::FrameHeader header{100000, uint16_t(wire::FrameKind::REQUEST), 0, 0};
+    ASSERT_TRUE(raw.send_bytes(&header, sizeof header));
+    EXPECT_TRUE(raw.wait_closed());
+  }
+  {  // The old way, the key itself in Hello, is refused even with the right key.
+    RawSession raw(daemon.port());
+    capnp::MallocMessageBuilder message;
+    auto request = message.initRoot<wire::Request>();
+    request.setSeq(1);
+    request.initHello().setProtocolVersion(wire::PROTOCOL_VERSION);
+    request.getHello().setKey(kClusterKey);
+    ASSERT_TRUE(raw.send_request(message));
+    ReceivedFrame frame;
+    ASSERT_TRUE(raw.read_frame(&frame));
+    EXPECT_CL(CL_INVALID_PLATFORM, frame.reader->getRoot<wire::Reply>().getStatus());
+    EXPECT_TRUE(raw.wait_closed());
+  }
+  EXPECT_CL(CL_SUCCESS, raw_handshake(daemon.port(), "", kClusterKey));
+}
+
+TEST(Auth, PerUserKeysAreGrantedAndRevokedOneUserAtATime) {
+  std::string bob_key_file = write_file("fedcl_auth_bob", "bobs-own-key\n");
+  std::string list = write_file("fedcl_auth_users", "# user key\nalice alices-key\nbob " + bob_key_file + "\n");
+  DaemonProcess daemon({"--key-list", list});
+  std::string why;
+  EXPECT_CL(CL_SUCCESS, raw_handshake(daemon.port(), "alice", "alices-key"));
+  EXPECT_CL(CL_SUCCESS, raw_handshake(daemon.port(), "bob", "bobs-own-key"));
+  EXPECT_CL(CL_INVALID_PLATFORM, raw_handshake(daemon.port(), "alice", "bobs-own-key", &why));
+  EXPECT_NE(std::string::npos, why.find("wrong key for user 'alice'")) << why;
+  EXPECT_CL(CL_INVALID_PLATFORM, raw_handshake(daemon.port(), "", "alices-key", &why));
+  // Removing bob's line revokes him at once; alice goes on.
+  write_file("fedcl_auth_users", "alice alices-key\n");
+  EXPECT_CL(CL_INVALID_PLATFORM, raw_handshake(daemon.port(), "bob", "bobs-own-key", &why));
+  EXPECT_NE(std::string::npos, why.find("user 'bob' is not in the key list")) << why;
+  EXPECT_CL(CL_SUCCESS, raw_handshake(daemon.port(), "alice", "alices-key"));
+}
+
+TEST(Auth, TheRuntimeProvesAUsersKeyFromAFile) {
+  std::string key_file = write_file("fedcl_auth_carol", "carols-key\n");
+  std::string list = write_file("fedcl_auth_users2", "carol " + key_file + "\n");
+  unsetenv("FEDCL_KEY");
+  setenv("FEDCL_USER", "carol", 1);
+  setenv("FEDCL_KEY_FILE", key_file.c_str(), 1);
+  Cluster cluster(1, {"--key-list", list});
+  expect_devices_work(cluster);
+}
+
+TEST(Auth, DaemonsWithTheClusterKeyLinkToEachOther) {
+  std::string key_file = write_file("fedcl_auth_key6", std::string(kClusterKey) + "\n");
+  setenv("FEDCL_KEY", kClusterKey, 1);
+  StderrCapture capture;  // the daemons' log: the link must come up, not fall back to the client
+  Cluster cluster(2, {"--key-file", key_file, "--log-level", "info"});
+  ASSERT_EQ(2u, cluster.devices.size());
+  cl_int err;
+  cl_context context = clCreateContext(nullptr, 2, cluster.devices.data(), nullptr, nullptr, &err);
+  ASSERT_CL_OK(err);
+  cl_command_queue first = create_queue(context, cluster.devices[0]);
+  cl_command_queue second = create_queue(context, cluster.devices[1]);
+  const size_t n = 1 << 16;
+  std::vector<int> data(n, 5), back(n, 0);
+  cl_mem buffer = create_buffer(context, CL_MEM_READ_WRITE, n * sizeof(int));
+  ASSERT_CL_OK(clEnqueueWriteBuffer(first, buffer, CL_TRUE, 0, n * sizeof(int), data.data(), 0, nullptr, nullptr));
+  cl_kernel kernel = create_kernel(build_program(context, kScaleSource), "scale");
+  int factor = 3;
+  ASSERT_CL_OK(clSetKernelArg(kernel, 0, sizeof buffer, &buffer));
+  ASSERT_CL_OK(clSetKernelArg(kernel, 1, sizeof factor, &factor));
+  ASSERT_CL_OK(clEnqueueNDRangeKernel(first, kernel, 1, nullptr, &n, nullptr, 0, nullptr, nullptr));
+  ASSERT_CL_OK(clFinish(first));
+  // A kernel on the second daemon needs the first one's copy: it comes over the peer link.
+  cl_kernel offset = create_kernel(build_program(context, kScaleSource), "offset");
+  int one = 1;
+  ASSERT_CL_OK(clSetKernelArg(offset, 0, sizeof buffer, &buffer));
+  ASSERT_CL_OK(clSetKernelArg(offset, 1, sizeof one, &one));
+  ASSERT_CL_OK(clEnqueueNDRangeKernel(second, offset, 1, nullptr, &n, nullptr, 0, nullptr, nullptr));
+  ASSERT_CL_OK(clEnqueueReadBuffer(second, buffer, CL_TRUE, 0, n * sizeof(int), back.data(), 0, nullptr, nullptr));
+  EXPECT_EQ(16, back[0]);
+  EXPECT_EQ(16, back[n - 1]);
+  std::string text = capture.so_far();
+  EXPECT_NE(std::string::npos, text.find(") is up")) << "no peer link came up:\n" << text;
+  EXPECT_EQ(std::string::npos, text.find("refused")) << text;
+  clReleaseMemObject(buffer);
+  clReleaseKernel(kernel);
+  clReleaseKernel(offset);
+  clReleaseCommandQueue(first);
+  clReleaseCommandQueue(second);
+  clReleaseContext(context);
+}

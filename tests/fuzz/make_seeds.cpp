@@ -1,0 +1,165 @@
+// Writes the fuzz target's seed corpus (tests/fuzz/corpus): well-formed sessions of each kind, so
+// that the fuzzer starts from what fedcld really parses. Each seed is one connection's bytes behind
+// the byte that picks the daemon (0: no key, 1: a key). Run: fedcl_fuzz_seeds DIR.
+#include <capnp/message.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "auth.h"
+#include "frame.h"
+
+namespace wire = fedcl::wire;
+
+namespace {
+
+struct Seed {
+  std::vector<uint8_t> bytes;
+  explicit Seed(bool keyed) : bytes{uint8_t(keyed)} {}
+  void add(capnp::MallocMessageBuilder &message, wire::FrameKind kind = wire::FrameKind::REQUEST,
+           const std::vector<uint8_t> &payload = {}) {
+    fedcl::frame_append(bytes, kind, message, payload.size());
+    bytes.insert(bytes.end(), payload.begin(), payload.end());
+    bytes.resize(bytes.size() + fedcl::frame_padding(payload.size()));
+  }
+  void save(const std::string &path) const {
+    std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char *>(bytes.data()), bytes.size());
+  }
+};
+
+void add_hello(Seed &seed, const std::string &user = "") {
+  capnp::MallocMessageBuilder message;
+  auto request = message.initRoot<wire::Request>();
+  request.setSeq(1);
+  auto hello = request.initHello();
+  hello.setProtocolVersion(wire::PROTOCOL_VERSION);
+  hello.setClient("seed:1");
+  hello.setUser(user);
+  hello.setNonce(fedcl::as_data(fedcl::fresh_nonce()));
+  seed.add(message);
+}
+
+// The answer to a challenge, with a proof that cannot be right (the nonces are fresh each time).
+void add_wrong_proof(Seed &seed) {
+  capnp::MallocMessageBuilder message;
+  auto request = message.initRoot<wire::Request>();
+  request.setSeq(2);
+  request.initAuthenticate().setProof(fedcl::as_data(fedcl::fresh_nonce()));
+  seed.add(message);
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: fedcl_fuzz_seeds DIR\n");
+    return 2;
+  }
+  std::string dir = argv[1];
+  const uint64_t first = wire::FIRST_CLIENT_ID;
+
+  Seed hello(false);
+  add_hello(hello);
+  hello.save(dir + "/open-hello");
+
+  // A short session: context, queue, buffer with contents, a write, a read, releases.
+  Seed session(false);
+  add_hello(session);
+  {
+    capnp::MallocMessageBuilder m;
+    auto c = m.initRoot<wire::Request>().initCreateContext();
+    c.setId(first);
+    c.initDevices(1).set(0, 1);
+    session.add(m);
+  }
+  {
+    capnp::MallocMessageBuilder m;
+    auto q = m.initRoot<wire::Request>().initCreateQueue();
+    q.setId(first + 1);
+    q.setContext(first);
+    q.setDevice(1);
+    session.add(m);
+  }
+  {
+    capnp::MallocMessageBuilder m;
+    auto b = m.initRoot<wire::Request>().initCreateBuffer();
+    b.setId(first + 2);
+    b.setContext(first);
+    b.setSize(64);
+    b.setInitialContents(true);
+    session.add(m, wire::FrameKind::REQUEST, std::vector<uint8_t>(64, 7));
+  }
+  {
+    capnp::MallocMessageBuilder m;
+    auto w = m.initRoot<wire::Request>().initWriteBuffer();
+    w.initCommand().setQueue(first + 1);
+    w.setBuffer(first + 2);
+    w.setOffset(8);
+    w.setSize(16);
+    session.add(m, wire::FrameKind::REQUEST, std::vector<uint8_t>(16, 9));
+  }
+  {
+    capnp::MallocMessageBuilder m;
+    auto request = m.initRoot<wire::Request>();
+    request.setSeq(2);
+    auto r = request.initReadBuffer();
+    r.initCommand().setQueue(first + 1);
+    r.getCommand().setEvent(first + 3);
+    r.setBuffer(first + 2);
+    r.setSize(64);
+    session.add(m);
+  }
+  for (uint64_t id : {first + 3, first + 2, first + 1, first}) {
+    capnp::MallocMessageBuilder m;
+    m.initRoot<wire::Request>().setRelease(id);
+    session.add(m);
+  }
+  session.save(dir + "/open-session");
+
+  // The keyed handshake.
+  Seed keyed(true);
+  add_hello(keyed, "alice");
+  add_wrong_proof(keyed);
+  keyed.save(dir + "/keyed-handshake");
+
+  // `fedcl status`: a StatusRequest instead of Hello, answered at once by a daemon without a key,
+  // challenged (then a proof that cannot be right) by one with a key.
+  for (bool with_key : {false, true}) {
+    Seed status(with_key);
+    {
+      capnp::MallocMessageBuilder m;
+      auto request = m.initRoot<wire::Request>();
+      request.setSeq(1);
+      auto s = request.initDaemonStatus();
+      s.setProtocolVersion(wire::PROTOCOL_VERSION);
+      s.setUser("alice");
+      s.setNonce(fedcl::as_data(fedcl::fresh_nonce()));
+      status.add(m);
+    }
+    if (with_key) add_wrong_proof(status);
+    status.save(dir + (with_key ? "/keyed-status" : "/open-status"));
+  }
+
+  // A peer link's hello, to a daemon without a key and to one with a key (then a proof).
+  for (bool with_key : {false, true}) {
+    Seed peer(with_key);
+    {
+      capnp::MallocMessageBuilder m;
+      auto h = m.initRoot<wire::PeerMessage>().initHello();
+      h.setProtocolVersion(wire::PROTOCOL_VERSION);
+      h.setInstance(5);
+      h.setExpect(6);
+      h.setNonce(fedcl::as_data(fedcl::fresh_nonce()));
+      peer.add(m, wire::FrameKind::PEER);
+    }
+    {
+      capnp::MallocMessageBuilder m;
+      m.initRoot<wire::PeerMessage>().initProof().setProof(fedcl::as_data(fedcl::fresh_nonce()));
+      peer.add(m, wire::FrameKind::PEER);
+    }
+    peer.save(dir + (with_key ? "/keyed-peer-hello" : "/open-peer-hello"));
+  }
+  return 0;
+}

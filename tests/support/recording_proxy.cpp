@@ -1,0 +1,99 @@
+#include "recording_proxy.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+namespace fedcl_test {
+
+namespace {
+sockaddr_in loopback(int port) {
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  return addr;
+}
+}  // namespace
+
+RecordingProxy::RecordingProxy(int target_port) : target_port_(target_port) {
+  listener_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr = loopback(0);
+  socklen_t len = sizeof addr;
+  if (listener_ < 0 || bind(listener_, reinterpret_cast<sockaddr *>(&addr), sizeof addr) != 0 ||
+      listen(listener_, 8) != 0 || getsockname(listener_, reinterpret_cast<sockaddr *>(&addr), &len) != 0 ||
+      pipe(stop_pipe_) != 0)
+    throw std::runtime_error(std::string("recording proxy: ") + std::strerror(errno));
+  port_ = ntohs(addr.sin_port);
+  thread_ = std::thread([this] { serve(); });
+}
+
+RecordingProxy::~RecordingProxy() {
+  (void)!write(stop_pipe_[1], "x", 1);
+  thread_.join();
+  close(listener_);
+  close(stop_pipe_[0]);
+  close(stop_pipe_[1]);
+}
+
+std::vector<uint8_t> RecordingProxy::client_bytes() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return from_client_;
+}
+
+std::vector<uint8_t> RecordingProxy::daemon_bytes() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return from_daemon_;
+}
+
+void RecordingProxy::serve() {
+  for (;;) {
+    pollfd fds[2] = {{listener_, POLLIN, 0}, {stop_pipe_[0], POLLIN, 0}};
+    if (poll(fds, 2, -1) < 0 && errno != EINTR) return;
+    if (fds[1].revents) return;
+    if (!(fds[0].revents & POLLIN)) continue;
+    int client = accept4(listener_, nullptr, nullptr, SOCK_CLOEXEC);
+    if (client < 0) continue;
+    int daemon = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr = loopback(target_port_);
+    if (daemon >= 0 && connect(daemon, reinterpret_cast<sockaddr *>(&addr), sizeof addr) == 0) forward(client, daemon);
+    close(client);
+    if (daemon >= 0) close(daemon);
+  }
+}
+
+void RecordingProxy::forward(int client, int daemon) {
+  uint8_t buffer[64 * 1024];
+  for (;;) {
+    pollfd fds[3] = {{client, POLLIN, 0}, {daemon, POLLIN, 0}, {stop_pipe_[0], POLLIN, 0}};
+    if (poll(fds, 3, -1) < 0) {
+      if (errno == EINTR) continue;
+      return;
+    }
+    if (fds[2].revents) return;
+    for (int side = 0; side < 2; side++) {
+      if (!fds[side].revents) continue;
+      ssize_t got = recv(fds[side].fd, buffer, sizeof buffer, 0);
+      if (got <= 0) return;
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        auto &record = side == 0 ? from_client_ : from_daemon_;
+        record.insert(record.end(), buffer, buffer + got);
+      }
+      int to = side == 0 ? daemon : client;
+      for (ssize_t sent = 0; sent < got;) {
+        ssize_t n = send(to, buffer + sent, got - sent, MSG_NOSIGNAL);
+        if (n <= 0) return;
+        sent += n;
+      }
+    }
+  }
+}
+
+}  // namespace fedcl_test

@@ -1,0 +1,41 @@
+// A loopback TCP proxy that records what passes through it, for tests that look at the bytes on the
+// wire (what an eavesdropper on one session would see). It forwards one connection at a time, both
+// ways, until either side closes.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace fedcl_test {
+
+class RecordingProxy {
+ public:
+  // Listens on a free loopback port and forwards every connection to 127.0.0.1:target_port.
+  explicit RecordingProxy(int target_port);
+  ~RecordingProxy();
+  RecordingProxy(const RecordingProxy &) = delete;
+  RecordingProxy &operator=(const RecordingProxy &) = delete;
+
+  std::string endpoint() const { return "127.0.0.1:" + std::to_string(port_); }
+  // Everything the clients sent, and everything the daemon answered, so far, in order.
+  std::vector<uint8_t> client_bytes();
+  std::vector<uint8_t> daemon_bytes();
+
+ private:
+  void serve();
+  void forward(int client, int daemon);
+
+  int target_port_;
+  int listener_ = -1;
+  int port_ = 0;
+  int stop_pipe_[2] = {-1, -1};
+  std::thread thread_;
+  std::mutex mutex_;
+  std::vector<uint8_t> from_client_, from_daemon_;
+};
+
+}  // namespace fedcl_test
