@@ -72,6 +72,15 @@ struct Fedcl {
     host_recv = reinterpret_cast<clFedclIrecvFromDevice_fn>(clGetExtensionFunctionAddressForPlatform(platform, "clFedclIrecvFromDevice"));
     CHECK(send && recv && sendrecv && event_from && host_recv, "the MPI commands are not reachable");
   }
+  // An in-order queue of the same device, for commands that must not wait behind f.queue's.
+  cl_command_queue another_queue() {
+    cl_device_id device;
+    clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof device, &device, nullptr);
+    cl_int err;
+    cl_command_queue other = clCreateCommandQueueWithProperties(context, device, nullptr, &err);
+    CHECK(err == CL_SUCCESS, "another queue (%d)", err);
+    return other;
+  }
   cl_mem buffer(size_t words) {
     cl_int err;
     return clCreateBuffer(context, CL_MEM_READ_WRITE, words * 4, nullptr, &err);
@@ -175,10 +184,7 @@ int main(int argc, char **argv) {
   // receives on a queue of their own: behind them on an in-order queue, the sends would wait for
   // them, and so would the neighbour's.
   {
-    cl_int err;
-    cl_device_id device;
-    clGetCommandQueueInfo(f.queue, CL_QUEUE_DEVICE, sizeof device, &device, nullptr);
-    cl_command_queue receiving = clCreateCommandQueueWithProperties(f.context, device, nullptr, &err);
+    cl_command_queue receiving = f.another_queue();
     cl_mem a = f.buffer(large), b = f.buffer(large), in1 = f.buffer(large), in2 = f.buffer(large);
     f.run(f.fill, a, 110 + rank, large);
     f.run(f.fill, b, 120 + rank, large);
@@ -199,9 +205,7 @@ int main(int argc, char **argv) {
   // bytes first: the first waits for a user event, the second (on another queue) does not.
   for (size_t n : {small, large}) {
     cl_int err;
-    cl_device_id device;
-    clGetCommandQueueInfo(f.queue, CL_QUEUE_DEVICE, sizeof device, &device, nullptr);
-    cl_command_queue other = clCreateCommandQueueWithProperties(f.context, device, nullptr, &err);
+    cl_command_queue other = f.another_queue();
     cl_mem first = f.buffer(n), second = f.buffer(n), in1 = f.buffer(n), in2 = f.buffer(n);
     f.run(f.fill, first, 130 + rank, n);
     f.run(f.fill, second, 140 + rank, n);
@@ -256,9 +260,7 @@ int main(int argc, char **argv) {
     cl_event gate = clCreateUserEvent(f.context, &err), received;
     CL_OK(f.recv(f.queue, in, CL_FALSE, 0, 4096, previous, 10, MPI_COMM_WORLD, 1, &gate, &received));
     // The send on a queue of its own: on f.queue it would wait behind the gated receive.
-    cl_device_id device;
-    clGetCommandQueueInfo(f.queue, CL_QUEUE_DEVICE, sizeof device, &device, nullptr);
-    cl_command_queue other = clCreateCommandQueueWithProperties(f.context, device, nullptr, &err);
+    cl_command_queue other = f.another_queue();
     CL_OK(f.send(other, out, CL_TRUE, 0, 4096, next, 10, MPI_COMM_WORLD, 0, nullptr, nullptr));
     clReleaseCommandQueue(other);
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
@@ -338,9 +340,7 @@ int main(int argc, char **argv) {
 
     // The receive on a queue of its own: behind the failed send on an in-order queue, it could fail
     // for that reason first.
-    cl_device_id device;
-    clGetCommandQueueInfo(f.queue, CL_QUEUE_DEVICE, sizeof device, &device, nullptr);
-    cl_command_queue receiving = clCreateCommandQueueWithProperties(f.context, device, nullptr, &err);
+    cl_command_queue receiving = f.another_queue();
     cl_mem big = f.buffer(large), smaller = f.buffer(large);
     cl_event sent, received;
     CL_OK(f.send(f.queue, big, CL_FALSE, 0, large * 4, next, 16, MPI_COMM_WORLD, 0, nullptr, &sent));
