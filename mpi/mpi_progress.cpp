@@ -12,7 +12,7 @@ namespace {
 // FEDCL_MPI_DIRECT_MIN: bytes from which a message between fedcl devices takes the direct or staged
 // path ("off": never). The default is measured (docs/transfer-engine.md).
 uint64_t threshold_from_environment() {
-  constexpr uint64_t kDefault = 256 << 10;
+  constexpr uint64_t kDefault = 1 << 20;
   const char *text = std::getenv("FEDCL_MPI_DIRECT_MIN");
   if (!text || !*text) return kDefault;
   if (std::string(text) == "off") return UINT64_MAX;
@@ -222,11 +222,15 @@ void Progress::wake() {
 }
 
 void Progress::thread_main() {
-  // Idle rounds back off from 10 us to 100 us between polls: polling MPI for messages costs a core
-  // that the devices and daemons of a small node need. Work this process hands the loop (a chunk
-  // came, an operation started) wakes it at once.
-  constexpr auto kQuickest = std::chrono::microseconds(10), kSlowest = std::chrono::microseconds(100);
+  // Idle rounds back off between polls: from 10 us up to 100 us while messages have been flowing in
+  // the last 5 ms, up to 2 ms after that. Polling MPI costs a core that the devices and daemons of a
+  // small node need (a Himeno step took a quarter longer with a 100 us ceiling on 2 cores); work this
+  // process hands the loop (a chunk came, an operation started) wakes it at once.
+  using namespace std::chrono;
+  constexpr auto kQuickest = microseconds(10), kBusyCeiling = microseconds(100), kIdleCeiling = microseconds(2000);
+  constexpr auto kBusyFor = milliseconds(5);
   auto pause = kQuickest;
+  auto last_work = steady_clock::now();
   for (;;) {
     {
       std::unique_lock<std::mutex> lock(mutex_);
@@ -238,8 +242,13 @@ void Progress::thread_main() {
       if (finalized_) return;
       any = poll();
     }
-    pause = any ? kQuickest : std::min(pause * 2, kSlowest);
-    if (any) continue;
+    auto now = steady_clock::now();
+    if (any) {
+      last_work = now;
+      pause = kQuickest;
+      continue;
+    }
+    pause = std::min(pause * 2, now - last_work < kBusyFor ? kBusyCeiling : kIdleCeiling);
     std::unique_lock<std::mutex> lock(mutex_);
     if (wake_.wait_for(lock, pause, [&] { return woken_ || !added_.empty(); })) pause = kQuickest;
     woken_ = false;

@@ -22,7 +22,7 @@ extern "C" {
 /* Sends size bytes of buffer at offset to rank dest with tag on comm, as a command of queue: the
  * device's bytes are read when the queue and the wait list let the command run, and its event
  * (command type CL_COMMAND_MARKER) completes once MPI has taken them, or the daemons have moved
- * them. Below the threshold (FEDCL_MPI_DIRECT_MIN) the message is plain bytes, which a host
+ * them. Below the threshold (FEDCL_MPI_DIRECT_MIN, 1 MiB) the message is plain bytes, which a host
  * MPI_Recv takes; from it on, a receiving fedcl device takes them straight from this device's
  * daemon, and a host takes them with clFedclIrecvFromDevice. dest may be MPI_PROC_NULL. */
 typedef cl_int(CL_API_CALL *clEnqueueSendBuffer_fn)(cl_command_queue queue, cl_mem buffer, cl_bool blocking_send,
