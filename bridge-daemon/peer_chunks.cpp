@@ -120,6 +120,21 @@ long DeviceChunks::chunk_at(uint64_t offset, uint64_t bytes) const {
   return chunks[k].bytes == bytes ? long(k) : -1;
 }
 
+namespace {
+
+// The backend reads or writes host memory of fedcld's (an image's staging) until its command
+// completed, which may be after the transfer was dropped (its session closed): the memory stays
+// until then.
+void keep_until_complete(cl_event command, std::shared_ptr<uint8_t[]> memory) {
+  auto *kept = new std::shared_ptr<uint8_t[]>(std::move(memory));
+  if (clSetEventCallback(command, CL_COMPLETE, [](cl_event, cl_int, void *data) {
+        delete static_cast<std::shared_ptr<uint8_t[]> *>(data);
+      }, kept) != CL_SUCCESS)
+    delete kept;  // not watched: the command is over, or never ran
+}
+
+}  // namespace
+
 void DeviceChunks::watch(Session &session, cl_event event, size_t k, Done done) {
   try {
     watch_event(session, session.objects().contains(queue_id_) ? queue_id_ : 0, event,
@@ -157,6 +172,7 @@ void DeviceChunks::enqueue(Session &session, Direction direction, Done ready, Do
       }
       const size_t origin[3] = {0, 0, 0};
       err = clEnqueueReadImage(queue_, mem_, CL_FALSE, origin, region_, 0, 0, chunk.host, wait_count, wait, &event);
+      if (err == CL_SUCCESS) keep_until_complete(event, chunk.staging);
     } else {
       cl_map_flags flags = out ? CL_MAP_READ : CL_MAP_WRITE_INVALIDATE_REGION;
       chunk.host = static_cast<uint8_t *>(clEnqueueMapBuffer(queue_, mem_, CL_FALSE, flags, offset_ + chunk.at,
@@ -186,6 +202,7 @@ void DeviceChunks::enqueue(Session &session, Direction direction, Done ready, Do
       const size_t origin[3] = {0, 0, 0};
       err = clEnqueueWriteImage(queue_, mem_, CL_FALSE, origin, region_, 0, 0, chunk.host, cl_uint(behind.size()),
                                 behind.data(), &event);
+      if (err == CL_SUCCESS) keep_until_complete(event, chunk.staging);
     } else {
       err = clEnqueueUnmapMemObject(queue_, mem_, chunk.host, 1, &chunk.gate, &event);
     }
