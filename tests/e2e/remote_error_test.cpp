@@ -48,7 +48,13 @@ struct RemoteError : ::testing::Test {
     ASSERT_CL_OK(err);
     queue = create_queue(context, device);
     mem = create_buffer(context, CL_MEM_READ_WRITE, n * sizeof(int));
-    const char *source = kStoreSource;
+    // Every test its own source text: these tests run side by side (ctest -j2), each with a daemon of
+    // its own but one PoCL program cache on the machine. Two full runs saw clLinkProgram fail here
+    // with CL_LINK_PROGRAM_FAILURE; the same program linked in two processes at once through that
+    // cache is the likely cause (not reproduced on its own).
+    std::string source_text = std::string("// ") + ::testing::UnitTest::GetInstance()->current_test_info()->name() +
+                              "\n" + kStoreSource;
+    const char *source = source_text.c_str();
     object = clCreateProgramWithSource(context, 1, &source, nullptr, &err);
     ASSERT_CL_OK(clCompileProgram(object, 1, &device, "", 0, nullptr, nullptr, nullptr, nullptr));
     linked = clLinkProgram(context, 1, &device, "", 1, &object, nullptr, nullptr, &err);
