@@ -144,6 +144,23 @@ std::string completion(const std::string &text, DaemonSettings &s) {
   return {};
 }
 
+std::string busy_poll(const std::string &text, DaemonSettings &s) {
+  if (text == "auto") {
+    s.server.busy_poll_us = -1;
+    return {};
+  }
+  unsigned long long us = 0;
+  if (!parse_count(text, &us) || us > 1000000) return "wants auto or a number of microseconds (0 to 1000000), not '" + text + "'";
+  s.server.busy_poll_us = long(us);
+  return {};
+}
+
+std::string trace_file(const std::string &text, DaemonSettings &s) {
+  if (text.empty()) return "wants a file name";
+  s.trace_file = text;
+  return {};
+}
+
 std::string log_level(const std::string &text, DaemonSettings &s) {
   if (!log_parse_level(text.c_str(), &s.log_level)) return "wants error, warn, info or debug, not '" + text + "'";
   return {};
@@ -199,6 +216,12 @@ const std::vector<DaemonOption> &daemon_options() {
       {"completion", "MODE", "how completion is learnt: callback, wait (a waiting thread per queue as\n"
                              "well) or auto (wait for backends with late callbacks, e.g. NVIDIA; default)",
        true, completion},
+      {"busy-poll", "US|auto", "after any work, keep the loop and its completion threads polling for up to\n"
+                               "US microseconds instead of sleeping: a sleeping thread's wake-up costs\n"
+                               "as much as a network round trip (auto, the default: 50 with 4 or more\n"
+                               "cores, else 0)", true, busy_poll},
+      {"trace", "FILE", "record the hand-off times of every request and write them to FILE at exit\n"
+                        "(bench/trace_report.py reads them beside the client's FEDCL_TRACE file)", false, trace_file},
       {"log-level", "LEVEL", "error, warn, info (default) or debug", true, log_level},
       {"status-sessions", "yes|no", "whether `fedcl status` may list the client sessions and their memory\n"
                                     "(default yes)", true, status_sessions},

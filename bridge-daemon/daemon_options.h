@@ -18,6 +18,7 @@ struct DaemonSettings {
   BackendSelection selection;
   LogLevel log_level = LogLevel::info;
   std::string port_file;
+  std::string trace_file;   // --trace: hand-off times written here at exit
   bool list_only = false;
   bool help = false;
 };

@@ -6,6 +6,7 @@
 
 #include <CL/cl.h>
 
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -16,7 +17,8 @@ namespace fedcld {
 
 class EventWaiter {
  public:
-  EventWaiter();
+  // After each wait it polls for the next event for up to busy_poll before it sleeps (server.h).
+  explicit EventWaiter(std::chrono::microseconds busy_poll);
   // Lets the thread finish the waits it has and end by itself: it may be inside a long wait.
   ~EventWaiter();
   EventWaiter(const EventWaiter &) = delete;

@@ -1,4 +1,5 @@
 #include "exec.h"
+#include "trace.h"
 
 #include <capnp/serialize.h>
 
@@ -60,7 +61,9 @@ void deliver(Watch *watch, cl_int status) {
       if (clGetEventProfilingInfo(watch->event, params[i], sizeof(cl_ulong), &times[i], nullptr) != CL_SUCCESS)
         have_times = false;
   }
+  fedcl::trace::mark(fedcl::trace::Point::daemon_completion_seen, 0);
   watch->server->post([watch, status, have_times, t0 = times[0], t1 = times[1], t2 = times[2], t3 = times[3]] {
+    fedcl::trace::mark(fedcl::trace::Point::daemon_completion_run, 0);
     std::unique_ptr<Watch> owned(watch);
     clReleaseEvent(owned->event);
     auto session = owned->session.lock();
@@ -117,7 +120,7 @@ void watch_event(Session &session, uint64_t queue_id, cl_event event, Completion
   if (queue) queue->outstanding++;
   if (session.waits_for_events()) {
     std::unique_ptr<EventWaiter> &waiter = queue ? queue->waiter : session.event_waiter;
-    if (!waiter) waiter = std::make_unique<EventWaiter>();
+    if (!waiter) waiter = std::make_unique<EventWaiter>(session.server().busy_poll());
     waiter->watch(event, [serial](cl_int status) {
       if (Watch *watch = claim(serial)) deliver(watch, status);
     });
@@ -363,6 +366,7 @@ void execute(Session &session, Frame &frame) {
   capnp::FlatArrayMessageReader reader(frame.message.asPtr());
   auto request = reader.getRoot<wire::Request>();
   Call call{session, request.getSeq()};
+  fedcl::trace::mark(fedcl::trace::Point::daemon_read, call.seq);
   wire::Request::Which which = request.which();
   // Nothing runs before the handshake is done, and the handshake runs once. A connection opens with
   // Hello (a session) or DaemonStatus (one answer, then it closes).
@@ -380,6 +384,7 @@ void execute(Session &session, Frame &frame) {
   try {
     if (!handler) fail(CL_INVALID_OPERATION, "request kind " + std::to_string(unsigned(which)) + " is not known to this fedcld");
     handler->run(call, request, frame);
+    fedcl::trace::mark(fedcl::trace::Point::daemon_executed, call.seq);
     if (call.seq != 0 && !call.replied) session.send_status(call.seq, CL_SUCCESS, "");
   } catch (const RequestError &error) {
     fail_event(call, error.status);

@@ -14,6 +14,7 @@
 #include "log.h"
 #include "printf_capture.h"
 #include "server.h"
+#include "trace.h"
 
 namespace {
 
@@ -55,6 +56,10 @@ int main(int argc, char **argv) {
     }
   }
   if (list_only) return 0;
+  if (!settings.trace_file.empty()) {
+    std::string why = fedcl::trace::start(settings.trace_file);
+    if (!why.empty()) return die("--trace: " + why);
+  }
 
   std::signal(SIGPIPE, SIG_IGN);
   // Kernel printf output goes to this process's stdout: catch it there for the sessions it belongs to.
@@ -81,7 +86,7 @@ int main(int argc, char **argv) {
     std::ofstream(temporary) << port << "\n";
     if (std::rename(temporary.c_str(), port_file.c_str()) != 0) return die("cannot write " + port_file);
   }
-  uv_run(loop, UV_RUN_DEFAULT);
+  server.run();
   uv_loop_close(loop);
   return 0;
 }

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <thread>
 
 #include "log.h"
 #include "session.h"
@@ -14,10 +15,18 @@ constexpr uint64_t kHeartbeatMs = 1000;
 // A connection that has not finished its handshake by then is dropped: strangers cannot hold
 // session slots (--max-sessions) by connecting and saying nothing.
 constexpr uint64_t kHandshakeTimeoutMs = 10000;
+
+std::chrono::microseconds busy_poll_for(long option) {
+  if (option >= 0) return std::chrono::microseconds(option);
+  // Polling pays where a core is free for it; on a machine of 2 or 3 the backend (a CPU device, say)
+  // needs them all.
+  return std::chrono::microseconds(std::thread::hardware_concurrency() >= 4 ? 50 : 0);
+}
 }  // namespace
 
 Server::Server(uv_loop_t *loop, ServerOptions options, std::vector<BackendPlatform> platforms)
-    : loop_(loop), options_(std::move(options)), platforms_(std::move(platforms)) {
+    : loop_(loop), options_(std::move(options)), busy_poll_(busy_poll_for(options_.busy_poll_us)),
+      platforms_(std::move(platforms)) {
   uv_tcp_init(loop_, &listener_);
   listener_.data = this;
   uv_async_init(loop_, &wakeup_, on_async);
@@ -160,6 +169,18 @@ std::vector<std::shared_ptr<Session>> Server::client_sessions() const {
   return found;
 }
 
+void Server::run() {
+  for (;;) {
+    if (uv_run(loop_, UV_RUN_ONCE) == 0) return;  // sleeps until something happens
+    auto until = std::chrono::steady_clock::now() + busy_poll_;
+    while (std::chrono::steady_clock::now() < until) {
+      uint64_t before = activity_;
+      if (uv_run(loop_, UV_RUN_NOWAIT) == 0) return;
+      if (activity_ != before) until = std::chrono::steady_clock::now() + busy_poll_;
+    }
+  }
+}
+
 void Server::post(std::function<void()> task) {
   {
     std::lock_guard<std::mutex> lock(posted_mutex_);
@@ -170,6 +191,7 @@ void Server::post(std::function<void()> task) {
 
 void Server::on_async(uv_async_t *async) {
   auto *self = static_cast<Server *>(async->data);
+  self->note_activity();
   std::vector<std::function<void()>> tasks;
   for (;;) {
     {

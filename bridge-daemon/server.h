@@ -39,6 +39,7 @@ struct ServerOptions {
   uint64_t peer_timeout_ms = 10000;  // a peer link silent this long is dead
   std::string file_root;     // canonical directory whose files clients may load and save; "": none
   bool status_sessions = true;  // DaemonStatus lists the client sessions and their memory
+  long busy_poll_us = -1;       // how long threads poll after work before sleeping; -1: by core count
 
   bool requires_key() const { return !key.empty() || !key_list.empty(); }
 };
@@ -47,6 +48,12 @@ class Server {
  public:
   Server(uv_loop_t *loop, ServerOptions options, std::vector<BackendPlatform> platforms);
   ~Server();
+
+  // Runs the loop until it has nothing left, polling for up to busy_poll() after each piece of work.
+  void run();
+  std::chrono::microseconds busy_poll() const { return busy_poll_; }
+  // Something arrived (a read, posted work): polling goes on.
+  void note_activity() { activity_++; }
 
   // Binds and listens (on the peer address too, if one is set); returns a libuv error code.
   int listen();
@@ -82,6 +89,8 @@ class Server {
 
   uv_loop_t *loop_;
   ServerOptions options_;
+  std::chrono::microseconds busy_poll_;
+  uint64_t activity_ = 0;
   const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   std::vector<BackendPlatform> platforms_;
   uv_tcp_t listener_;

@@ -1,4 +1,5 @@
 #include "session.h"
+#include "trace.h"
 
 #include <capnp/serialize.h>
 
@@ -156,6 +157,7 @@ void Session::on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
     return;
   }
   auto keep = self->shared_from_this();
+  self->server_.note_activity();
   self->last_heard = uv_now(self->server_.loop());
   if (reinterpret_cast<uint8_t *>(buf->base) == self->read_buffer_.get()) {
     self->consume(reinterpret_cast<uint8_t *>(buf->base), nread);
@@ -377,6 +379,7 @@ void Session::send_reply(capnp::MessageBuilder &message, std::shared_ptr<uint8_t
   std::vector<uint8_t> bytes;
   fedcl::frame_append(bytes, fedcl::wire::FrameKind::REPLY, message, payload_bytes);
   write_bytes(std::move(bytes), std::move(payload), payload_bytes);
+  if (fedcl::trace::on()) fedcl::trace::mark(fedcl::trace::Point::daemon_reply_sent, message.getRoot<fedcl::wire::Reply>().getSeq());
 }
 
 void Session::send_status(uint64_t seq, cl_int status, const std::string &text) {

@@ -1,5 +1,6 @@
 #include "connection.h"
-#include "wait_hook.h"
+#include "spin_wait.h"
+#include "trace.h"
 
 #include "dial.h"
 
@@ -38,14 +39,6 @@ std::chrono::microseconds flush_delay() {
   return std::chrono::microseconds(us);
 }
 
-std::chrono::microseconds spin_time() {
-  static const long us = [] {
-    const char *text = std::getenv("FEDCL_SPIN_US");
-    return text ? std::strtol(text, nullptr, 10) : 100L;
-  }();
-  return std::chrono::microseconds(us);
-}
-
 // How long a daemon may stay silent before it counts as lost (FEDCL_DAEMON_TIMEOUT, seconds). A
 // daemon sends a heartbeat every second when it has nothing else to say, also while kernels run,
 // so silence means a daemon that is frozen or cut off; TCP keepalive cannot tell, since a frozen
@@ -69,6 +62,14 @@ void limit_silence(int fd) {
 }
 
 }  // namespace
+
+std::chrono::microseconds spin_time() {
+  static const long us = [] {
+    const char *text = std::getenv("FEDCL_SPIN_US");
+    return text ? std::strtol(text, nullptr, 10) : 100L;
+  }();
+  return std::chrono::microseconds(us);
+}
 
 bool sync_mode() {
   static const bool on = [] {
@@ -114,6 +115,13 @@ std::shared_ptr<PendingReply> Connection::handshake_call(RequestMessage &request
 }
 
 std::string Connection::open(int timeout_ms, const Credentials &credentials) {
+  static const bool traced = [] {
+    const char *path = std::getenv("FEDCL_TRACE");
+    std::string why = path && *path ? trace::start(path) : "";
+    if (!why.empty()) std::fprintf(stderr, "fedcl: FEDCL_TRACE: %s\n", why.c_str());
+    return why.empty();
+  }();
+  (void)traced;
   std::string error;
   fd_ = connect_with_timeout(endpoint_, timeout_ms, &error);
   if (fd_ < 0) return error;
@@ -241,17 +249,13 @@ std::shared_ptr<PendingReply> Connection::send_call(RequestMessage &request, con
   std::lock_guard<std::mutex> lock(send_mutex_);
   frame_append(out_, wire::FrameKind::REQUEST, request.scratch.builder(), payload_bytes);
   write_locked(payload, payload_bytes);
+  trace::mark(trace::Point::client_sent, pending->seq);
   return pending;
 }
 
 cl_int Connection::wait(PendingReply &pending) {
-  // A reply usually comes within a network round trip: spinning (politely) for that long saves the
-  // wake-up of a sleeping thread, which costs as much as the round trip itself.
-  auto deadline = std::chrono::steady_clock::now() + spin_time();
-  while (!pending.done.load(std::memory_order_acquire) && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::yield();
-  std::unique_lock<std::mutex> lock(pending.mutex);
-  hooked_wait(lock, pending.cv, [&] { return pending.done.load(std::memory_order_relaxed); });
+  spin_then_wait(pending.mutex, pending.cv, [&] { return pending.done.load(std::memory_order_acquire); });
+  trace::mark(trace::Point::client_resumed, pending.seq);
   return pending.status;
 }
 
@@ -289,6 +293,16 @@ void Connection::flusher_main() {
 // ---------------------------------------------------------------------------------------------
 // Receiving
 
+ssize_t Connection::receive(void *dst, size_t size) {
+  // Poll while a thread spins for an answer (spin_wait.h); sleep in recv otherwise.
+  while (spinning_waiters.load(std::memory_order_relaxed) > 0) {
+    ssize_t got = recv(fd_, dst, size, MSG_DONTWAIT);
+    if (got >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) return got;
+    std::this_thread::yield();
+  }
+  return recv(fd_, dst, size, 0);
+}
+
 bool Connection::read_exact(void *dst, size_t size) {
   auto *out = static_cast<uint8_t *>(dst);
   while (size > 0) {
@@ -302,7 +316,7 @@ bool Connection::read_exact(void *dst, size_t size) {
     }
     // Large reads go straight to their destination; small ones through the buffer.
     bool direct = size >= kReceiveBufferBytes / 2;
-    ssize_t got = direct ? recv(fd_, out, size, 0) : recv(fd_, in_.get(), kReceiveBufferBytes, 0);
+    ssize_t got = receive(direct ? out : in_.get(), direct ? size : kReceiveBufferBytes);
     if (got == 0 || (got < 0 && errno != EINTR)) {
       std::string reason = got == 0 ? "the daemon closed the connection"
                            : errno == EAGAIN ? "no word from the daemon for " + std::to_string(daemon_timeout().count()) +
@@ -391,6 +405,7 @@ void Connection::receiver_main() {
         continue;
       }
       auto reply = reader->getRoot<wire::Reply>();
+      trace::mark(trace::Point::client_reply_read, reply.getSeq());
       std::shared_ptr<PendingReply> pending;
       {
         std::lock_guard<std::mutex> lock(pending_mutex_);

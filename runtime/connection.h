@@ -113,6 +113,8 @@ class Connection {
   void flusher_main();
   void receiver_main();
   bool read_exact(void *dst, size_t size);
+  // One recv from the socket, polling instead of sleeping while a thread spins for an answer.
+  ssize_t receive(void *dst, size_t size);
   bool discard(uint64_t size);
   // Moves size bytes of kernel printf output from the socket to the application's stdout.
   bool write_printf(uint64_t size);

@@ -221,7 +221,7 @@ struct _cl_event : fedcl::Object {
   cl_command_type command_type;
   std::mutex mutex;
   std::condition_variable cv;
-  cl_int status;
+  std::atomic<cl_int> status;                             // changed under mutex; waits poll it without
   bool has_profiling = false;
   cl_ulong profiling[4] = {};
   fedcl::ConnectionMask proxies = 0;                      // daemons holding a user-event stand-in

@@ -7,7 +7,7 @@
 #include "coherence.h"
 #include "device.h"
 #include "hosts.h"
-#include "wait_hook.h"
+#include "spin_wait.h"
 
 namespace fedcl {
 
@@ -160,8 +160,7 @@ bool Runtime::peer_links_allowed() const {
 }
 
 cl_int wait_complete(_cl_event *event) {
-  std::unique_lock<std::mutex> lock(event->mutex);
-  hooked_wait(lock, event->cv, [&] { return event->status <= CL_COMPLETE; });
+  spin_then_wait(event->mutex, event->cv, [&] { return event->status.load(std::memory_order_acquire) <= CL_COMPLETE; });
   return event->status;
 }
 

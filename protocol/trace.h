@@ -1,0 +1,34 @@
+// Hand-off timestamps: where a synchronising call's time goes, hop by hop, on both ends of a session.
+//
+// Off unless asked for: the client records with FEDCL_TRACE=FILE, fedcld with --trace FILE. Each end
+// keeps its marks in memory (a fixed number; later ones are dropped and counted) and writes them at
+// exit, one line per mark: "<point> <seq> <ns>", ns from CLOCK_MONOTONIC, which both ends share on
+// one host. Marks that belong to no request (a completion learnt on a backend thread) carry seq 0.
+// bench/trace_report.py joins a client's and a daemon's file and prints each hop's median.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace fedcl::trace {
+
+enum class Point : uint8_t {
+  client_sent,             // a call's request left (sendmsg returned)
+  client_reply_read,       // the receiver thread has the reply's frame (payload not yet read)
+  client_resumed,          // the calling thread is back from its wait
+  daemon_read,             // fedcld starts running the request (its whole frame is in)
+  daemon_executed,         // the request ran on the loop (backend called; reply may come later)
+  daemon_completion_seen,  // a backend thread learnt a command completed (seq 0)
+  daemon_completion_run,   // the loop runs that completion's work (seq 0)
+  daemon_reply_sent,       // the reply was handed to the socket
+  count
+};
+
+const char *name(Point point);
+
+// Starts recording into memory, written to path at exit. Returns "" or why not.
+std::string start(const std::string &path);
+bool on();
+void mark(Point point, uint64_t seq);
+
+}  // namespace fedcl::trace
