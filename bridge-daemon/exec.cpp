@@ -61,11 +61,15 @@ void deliver(Watch *watch, cl_int status) {
       if (clGetEventProfilingInfo(watch->event, params[i], sizeof(cl_ulong), &times[i], nullptr) != CL_SUCCESS)
         have_times = false;
   }
-  fedcl::trace::mark(fedcl::trace::Point::daemon_completion_seen, 0);
+  fedcl::trace::mark(fedcl::trace::Point::daemon_completion_seen, 0, 0);
   watch->server->post([watch, status, have_times, t0 = times[0], t1 = times[1], t2 = times[2], t3 = times[3]] {
-    fedcl::trace::mark(fedcl::trace::Point::daemon_completion_run, 0);
+    fedcl::trace::mark(fedcl::trace::Point::daemon_completion_run, 0, 0);
     std::unique_ptr<Watch> owned(watch);
-    clReleaseEvent(owned->event);
+    // Released last: the answers go first (a backend may take microseconds to release an event).
+    struct ReleaseLast {
+      cl_event event;
+      ~ReleaseLast() { clReleaseEvent(event); }
+    } release_last{owned->event};
     auto session = owned->session.lock();
     if (!session || session->closed()) return;
     const uint64_t times[4] = {t0, t1, t2, t3};
@@ -110,7 +114,12 @@ void watch_event(Session &session, uint64_t queue_id, cl_event event, Completion
     serial = g_next_watch++;
     g_watches.emplace(serial, watch);
   }
-  cl_int err = clSetEventCallback(event, CL_COMPLETE, on_event, reinterpret_cast<void *>(serial));
+  // An in-order queue's waiter learns of its commands in the order they complete, so for a backend
+  // whose callbacks come late (the waiter always wins) a callback would only cost its registration.
+  // Other waits (several queues' events, out-of-order queues) keep the callback as a back-stop for
+  // an event stuck behind a later one in the waiter's line.
+  bool waiter_alone = session.waits_for_events() && queue && queue->in_order;
+  cl_int err = waiter_alone ? CL_SUCCESS : clSetEventCallback(event, CL_COMPLETE, on_event, reinterpret_cast<void *>(serial));
   if (err != CL_SUCCESS) {
     claim(serial);
     clReleaseEvent(event);
@@ -366,7 +375,7 @@ void execute(Session &session, Frame &frame) {
   capnp::FlatArrayMessageReader reader(frame.message.asPtr());
   auto request = reader.getRoot<wire::Request>();
   Call call{session, request.getSeq()};
-  fedcl::trace::mark(fedcl::trace::Point::daemon_read, call.seq);
+  fedcl::trace::mark(fedcl::trace::Point::daemon_read, session.peer_port(), call.seq);
   wire::Request::Which which = request.which();
   // Nothing runs before the handshake is done, and the handshake runs once. A connection opens with
   // Hello (a session) or DaemonStatus (one answer, then it closes).
@@ -384,7 +393,7 @@ void execute(Session &session, Frame &frame) {
   try {
     if (!handler) fail(CL_INVALID_OPERATION, "request kind " + std::to_string(unsigned(which)) + " is not known to this fedcld");
     handler->run(call, request, frame);
-    fedcl::trace::mark(fedcl::trace::Point::daemon_executed, call.seq);
+    fedcl::trace::mark(fedcl::trace::Point::daemon_executed, session.peer_port(), call.seq);
     if (call.seq != 0 && !call.replied) session.send_status(call.seq, CL_SUCCESS, "");
   } catch (const RequestError &error) {
     fail_event(call, error.status);

@@ -61,7 +61,8 @@ int Session::start(uv_stream_t *listener) {
         uv_ip6_name(reinterpret_cast<sockaddr_in6 *>(&addr), host, sizeof host);
       else
         uv_ip4_name(reinterpret_cast<sockaddr_in *>(&addr), host, sizeof host);
-      peer_ = std::string(host) + ":" + std::to_string(ntohs(reinterpret_cast<sockaddr_in *>(&addr)->sin_port));
+      peer_port_ = ntohs(reinterpret_cast<sockaddr_in *>(&addr)->sin_port);  // same place in IPv6
+      peer_ = std::string(host) + ":" + std::to_string(peer_port_);
     }
     err = uv_read_start(reinterpret_cast<uv_stream_t *>(&tcp_), on_alloc, on_read);
   }
@@ -379,7 +380,8 @@ void Session::send_reply(capnp::MessageBuilder &message, std::shared_ptr<uint8_t
   std::vector<uint8_t> bytes;
   fedcl::frame_append(bytes, fedcl::wire::FrameKind::REPLY, message, payload_bytes);
   write_bytes(std::move(bytes), std::move(payload), payload_bytes);
-  if (fedcl::trace::on()) fedcl::trace::mark(fedcl::trace::Point::daemon_reply_sent, message.getRoot<fedcl::wire::Reply>().getSeq());
+  if (fedcl::trace::on())
+    fedcl::trace::mark(fedcl::trace::Point::daemon_reply_sent, peer_port_, message.getRoot<fedcl::wire::Reply>().getSeq());
 }
 
 void Session::send_status(uint64_t seq, cl_int status, const std::string &text) {

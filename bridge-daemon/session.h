@@ -96,6 +96,8 @@ class Session : public std::enable_shared_from_this<Session> {
   bool waits_for_events() const { return waits_for_events_; }
   ObjectTable &objects() { return objects_; }
   const std::string &peer() const { return peer_; }
+  // The client's TCP port: names the connection in traces (trace.h).
+  uint16_t peer_port() const { return peer_port_; }
   uint64_t number() const { return number_; }
   // The client's handshake succeeded: its requests run.
   bool greeted = false;
@@ -164,6 +166,7 @@ class Session : public std::enable_shared_from_this<Session> {
   Server &server_;
   uint64_t number_;
   std::string peer_;
+  uint16_t peer_port_ = 0;
   uv_tcp_t tcp_;
   bool closing_ = false;
   bool paused_ = false;

@@ -14,10 +14,11 @@ namespace {
 struct Mark {
   uint64_t seq;
   uint64_t ns;
+  uint32_t stream;
   Point point;
 };
 
-constexpr size_t kCapacity = 1 << 21;  // 48 MiB: a benchmark's worth of calls
+constexpr size_t kCapacity = 1 << 21;  // 64 MiB: a benchmark's worth of calls
 
 std::atomic<Mark *> g_marks{nullptr};
 std::atomic<size_t> g_next{0};
@@ -41,8 +42,8 @@ void write_marks() {
   size_t kept = taken < kCapacity ? taken : kCapacity;
   if (taken > kept) std::fprintf(file, "# %zu marks dropped: the trace holds %zu\n", taken - kept, kCapacity);
   for (size_t i = 0; i < kept; i++)
-    std::fprintf(file, "%s %llu %llu\n", name(marks[i].point), (unsigned long long)marks[i].seq,
-                 (unsigned long long)marks[i].ns);
+    std::fprintf(file, "%s %u %llu %llu\n", name(marks[i].point), marks[i].stream,
+                 (unsigned long long)marks[i].seq, (unsigned long long)marks[i].ns);
   std::fclose(file);
 }
 
@@ -69,11 +70,11 @@ std::string start(const std::string &path) {
 
 bool on() { return g_marks.load(std::memory_order_relaxed) != nullptr; }
 
-void mark(Point point, uint64_t seq) {
+void mark(Point point, uint32_t stream, uint64_t seq) {
   Mark *marks = g_marks.load(std::memory_order_relaxed);
   if (!marks) return;
   size_t i = g_next.fetch_add(1, std::memory_order_relaxed);
-  if (i < kCapacity) marks[i] = {seq, now_ns(), point};
+  if (i < kCapacity) marks[i] = {seq, now_ns(), stream, point};
 }
 
 }  // namespace fedcl::trace

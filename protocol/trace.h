@@ -2,8 +2,9 @@
 //
 // Off unless asked for: the client records with FEDCL_TRACE=FILE, fedcld with --trace FILE. Each end
 // keeps its marks in memory (a fixed number; later ones are dropped and counted) and writes them at
-// exit, one line per mark: "<point> <seq> <ns>", ns from CLOCK_MONOTONIC, which both ends share on
-// one host. Marks that belong to no request (a completion learnt on a backend thread) carry seq 0.
+// exit, one line per mark: "<point> <stream> <seq> <ns>": stream is the client's TCP port (which
+// names one connection at both ends), ns from CLOCK_MONOTONIC, which both ends share on one host.
+// Marks that belong to no request (a completion learnt on a backend thread) carry stream and seq 0.
 // bench/trace_report.py joins a client's and a daemon's file and prints each hop's median.
 #pragma once
 
@@ -13,7 +14,7 @@
 namespace fedcl::trace {
 
 enum class Point : uint8_t {
-  client_sent,             // a call's request left (sendmsg returned)
+  client_sent,             // a call's request is about to leave (before sendmsg)
   client_reply_read,       // the receiver thread has the reply's frame (payload not yet read)
   client_resumed,          // the calling thread is back from its wait
   daemon_read,             // fedcld starts running the request (its whole frame is in)
@@ -29,6 +30,6 @@ const char *name(Point point);
 // Starts recording into memory, written to path at exit. Returns "" or why not.
 std::string start(const std::string &path);
 bool on();
-void mark(Point point, uint64_t seq);
+void mark(Point point, uint32_t stream, uint64_t seq);
 
 }  // namespace fedcl::trace

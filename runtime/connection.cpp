@@ -126,6 +126,10 @@ std::string Connection::open(int timeout_ms, const Credentials &credentials) {
   fd_ = connect_with_timeout(endpoint_, timeout_ms, &error);
   if (fd_ < 0) return error;
   limit_silence(fd_);
+  sockaddr_storage local{};
+  socklen_t local_size = sizeof local;
+  if (getsockname(fd_, reinterpret_cast<sockaddr *>(&local), &local_size) == 0)
+    local_port_ = ntohs(reinterpret_cast<sockaddr_in *>(&local)->sin_port);  // same place in IPv6
   alive_ = true;
   receiver_ = std::thread([this] { receiver_main(); });
   flusher_ = std::thread([this] { flusher_main(); });
@@ -248,14 +252,14 @@ std::shared_ptr<PendingReply> Connection::send_call(RequestMessage &request, con
   }
   std::lock_guard<std::mutex> lock(send_mutex_);
   frame_append(out_, wire::FrameKind::REQUEST, request.scratch.builder(), payload_bytes);
+  trace::mark(trace::Point::client_sent, local_port_, pending->seq);
   write_locked(payload, payload_bytes);
-  trace::mark(trace::Point::client_sent, pending->seq);
   return pending;
 }
 
 cl_int Connection::wait(PendingReply &pending) {
   spin_then_wait(pending.mutex, pending.cv, [&] { return pending.done.load(std::memory_order_acquire); });
-  trace::mark(trace::Point::client_resumed, pending.seq);
+  trace::mark(trace::Point::client_resumed, local_port_, pending.seq);
   return pending.status;
 }
 
@@ -381,6 +385,11 @@ void Connection::receiver_main() {
       if (header.kind == uint16_t(wire::FrameKind::NOTICE)) {
         auto notice = reader->getRoot<wire::Notice>();
         if (notice.hasTransfer()) {
+          auto chunk = notice.getTransfer();
+          if (uint8_t *landing = listener_->landing_for(chunk.getTransfer(), chunk.getOffset(), header.payload_bytes)) {
+            if (!read_exact(landing, header.payload_bytes) || !discard(frame_padding(header.payload_bytes))) return;
+            continue;
+          }
           // A chunk of a transfer to this process: off the socket into memory of its own, for the
           // thread that writes it where it goes (a file).
           std::unique_ptr<uint8_t[]> bytes(new (std::nothrow) uint8_t[header.payload_bytes ? header.payload_bytes : 1]);
@@ -405,7 +414,7 @@ void Connection::receiver_main() {
         continue;
       }
       auto reply = reader->getRoot<wire::Reply>();
-      trace::mark(trace::Point::client_reply_read, reply.getSeq());
+      trace::mark(trace::Point::client_reply_read, local_port_, reply.getSeq());
       std::shared_ptr<PendingReply> pending;
       {
         std::lock_guard<std::mutex> lock(pending_mutex_);

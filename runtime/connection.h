@@ -60,6 +60,8 @@ struct ConnectionListener {
   // A chunk of a transfer to this process (Notice.transfer), its bytes read off the socket.
   virtual void on_transfer_chunk(Connection &connection, uint64_t transfer, uint64_t offset,
                                  std::unique_ptr<uint8_t[]> bytes, uint64_t size) = 0;
+  // Where such a chunk's bytes go straight from the socket, or null (then on_transfer_chunk takes them).
+  virtual uint8_t *landing_for(uint64_t transfer, uint64_t offset, uint64_t size) = 0;
 
  protected:
   ~ConnectionListener() = default;
@@ -126,6 +128,7 @@ class Connection {
   std::string node_;
   ConnectionListener *listener_;
   int fd_ = -1;
+  uint16_t local_port_ = 0;  // names this connection in traces (trace.h)
   std::atomic<bool> alive_{false};
   std::atomic<bool> serving_{false};  // Hello succeeded: losing the daemon now matters to the runtime
   std::string lost_reason_;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <memory>
 
 #include "coherence.h"
@@ -39,6 +40,46 @@ cl_int send_device_send(Command &command, cl_mem mem, size_t offset, size_t size
   send.setTransfer(transfer);
   send.setDestinationLater(destination_later);
   return command.send(request);
+}
+
+size_t read_stream_min() {
+  static const size_t bytes = [] {
+    const char *text = std::getenv("FEDCL_READ_STREAM_MIN");
+    return text && *text ? size_t(std::strtoull(text, nullptr, 10)) : size_t(4) << 20;
+  }();
+  return bytes;
+}
+
+namespace {
+
+void CL_CALLBACK drop_landing(cl_event, cl_int, void *transfer) {
+  Runtime::get().remove_landing(reinterpret_cast<uintptr_t>(transfer));
+}
+
+}  // namespace
+
+cl_int read_streamed(cl_command_queue queue, cl_mem mem, bool blocking, size_t offset, size_t size, void *ptr,
+                     cl_uint num_events, const cl_event *wait_list, cl_event *event) {
+  Command command(queue, CL_COMMAND_READ_BUFFER);
+  cl_int err = command.begin(num_events, wait_list, event, true);
+  if (err == CL_SUCCESS && blocking && wait_list_failed(num_events, wait_list))
+    err = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
+  if (err == CL_SUCCESS) err = mem_prepare(mem, command, false);
+  if (err != CL_SUCCESS) return err;
+  uint64_t transfer = new_object_id();
+  Runtime::get().add_landing(transfer, static_cast<uint8_t *>(ptr), size);
+  {
+    // Every chunk precedes the completion on the connection: none lands after this runs.
+    std::lock_guard<std::mutex> lock(command.event()->mutex);
+    command.event()->callbacks.push_back({CL_COMPLETE, drop_landing, reinterpret_cast<void *>(uintptr_t(transfer))});
+  }
+  err = send_device_send(command, mem, offset, size, transfer, false);
+  command.connection()->flush();  // the device starts now, not at the flush timer
+  if (err != CL_SUCCESS || !blocking) return err;
+  cl_int status = wait_complete(command.event());
+  if (status >= 0) status = command.connection()->take_error(mem->id);
+  if (status < 0 && status != CL_DEVICE_NOT_AVAILABLE && num_events) return CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
+  return status < 0 ? status : CL_SUCCESS;
 }
 
 cl_int stream_to_receive(Connection *connection, uint64_t transfer, uint64_t range_size, uint64_t offset,

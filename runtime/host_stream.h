@@ -19,6 +19,14 @@ cl_int send_host_receive(Command &command, cl_mem mem, size_t offset, size_t siz
 cl_int send_device_send(Command &command, cl_mem mem, size_t offset, size_t size, uint64_t transfer,
                         bool destination_later);
 
+// A read of a buffer's range that the daemon streams to this process as the device gives it (its send
+// to this process, chunk by chunk from mapped memory), each chunk landing straight in ptr. The
+// command's event completes once every chunk is in. Arguments already checked.
+cl_int read_streamed(cl_command_queue queue, cl_mem mem, bool blocking, size_t offset, size_t size, void *ptr,
+                     cl_uint num_events, const cl_event *wait_list, cl_event *event);
+// Reads of at least this many bytes are streamed (FEDCL_READ_STREAM_MIN overrides it).
+size_t read_stream_min();
+
 // size bytes at offset (from the range's start) for the receive of transfer on a range of range_size
 // bytes: any run of whole chunks (or up to the range's end).
 cl_int stream_to_receive(Connection *connection, uint64_t transfer, uint64_t range_size, uint64_t offset,

@@ -273,6 +273,23 @@ void Runtime::on_transfer_chunk(Connection &, uint64_t transfer, uint64_t offset
   sink(offset, std::move(bytes), size);
 }
 
+uint8_t *Runtime::landing_for(uint64_t transfer, uint64_t offset, uint64_t size) {
+  std::lock_guard<std::mutex> lock(sinks_mutex_);
+  auto it = landings_.find(transfer);
+  if (it == landings_.end() || offset > it->second.second || size > it->second.second - offset) return nullptr;
+  return it->second.first + offset;
+}
+
+void Runtime::add_landing(uint64_t transfer, uint8_t *base, uint64_t size) {
+  std::lock_guard<std::mutex> lock(sinks_mutex_);
+  landings_[transfer] = {base, size};
+}
+
+void Runtime::remove_landing(uint64_t transfer) {
+  std::lock_guard<std::mutex> lock(sinks_mutex_);
+  landings_.erase(transfer);
+}
+
 void Runtime::add_sink(uint64_t transfer, TransferSink sink) {
   std::lock_guard<std::mutex> lock(sinks_mutex_);
   sinks_[transfer] = std::move(sink);

@@ -52,12 +52,17 @@ class Runtime final : public ConnectionListener {
   void on_lost(Connection &connection, const std::string &reason) override;
   void on_transfer_chunk(Connection &connection, uint64_t transfer, uint64_t offset, std::unique_ptr<uint8_t[]> bytes,
                          uint64_t size) override;
+  uint8_t *landing_for(uint64_t transfer, uint64_t offset, uint64_t size) override;
 
   // Where the chunks of a transfer to this process go (a file, file_transfer.h); called on the
   // receiver thread, so it must not block.
   using TransferSink = std::function<void(uint64_t offset, std::unique_ptr<uint8_t[]> bytes, uint64_t size)>;
   void add_sink(uint64_t transfer, TransferSink sink);
   void remove_sink(uint64_t transfer);
+  // The other kind of destination: application memory that a transfer's chunks land in straight from
+  // the socket (a streamed read, host_stream.h).
+  void add_landing(uint64_t transfer, uint8_t *base, uint64_t size);
+  void remove_landing(uint64_t transfer);
 
  private:
   Runtime() = default;
@@ -79,6 +84,7 @@ class Runtime final : public ConnectionListener {
 
   std::mutex sinks_mutex_;
   std::unordered_map<uint64_t, TransferSink> sinks_;
+  std::unordered_map<uint64_t, std::pair<uint8_t *, uint64_t>> landings_;  // base, size; under sinks_mutex_
 
   std::mutex links_mutex_;
   std::map<std::pair<size_t, size_t>, bool> links_;  // by connection indices, lower first
