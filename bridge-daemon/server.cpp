@@ -172,33 +172,51 @@ std::vector<std::shared_ptr<Session>> Server::client_sessions() const {
 void Server::run() {
   for (;;) {
     if (uv_run(loop_, UV_RUN_ONCE) == 0) return;  // sleeps until something happens
+    if (busy_poll_.count() == 0) continue;
+    set_polling(true);
     auto until = std::chrono::steady_clock::now() + busy_poll_;
-    while (std::chrono::steady_clock::now() < until) {
+    for (;;) {
       uint64_t before = activity_;
-      if (uv_run(loop_, UV_RUN_NOWAIT) == 0) return;
-      if (activity_ != before) until = std::chrono::steady_clock::now() + busy_poll_;
+      if (uv_run(loop_, UV_RUN_NOWAIT) == 0) return set_polling(false), void();
+      run_posted();
+      if (activity_ != before) {
+        until = std::chrono::steady_clock::now() + busy_poll_;
+        continue;
+      }
+      if (std::chrono::steady_clock::now() < until) continue;
+      if (!set_polling(false)) break;
+      set_polling(true);  // a task came as polling ended: run it and poll on
     }
   }
+}
+
+bool Server::set_polling(bool polling) {
+  std::lock_guard<std::mutex> lock(posted_mutex_);
+  polling_ = polling;
+  return !posted_.empty();
 }
 
 void Server::post(std::function<void()> task) {
+  bool wake;
   {
     std::lock_guard<std::mutex> lock(posted_mutex_);
     posted_.push_back(std::move(task));
+    wake = !polling_;  // a polling loop finds the task itself
   }
-  uv_async_send(&wakeup_);
+  if (wake) uv_async_send(&wakeup_);
 }
 
-void Server::on_async(uv_async_t *async) {
-  auto *self = static_cast<Server *>(async->data);
-  self->note_activity();
+void Server::on_async(uv_async_t *async) { static_cast<Server *>(async->data)->run_posted(); }
+
+void Server::run_posted() {
   std::vector<std::function<void()>> tasks;
   for (;;) {
     {
-      std::lock_guard<std::mutex> lock(self->posted_mutex_);
-      tasks.swap(self->posted_);
+      std::lock_guard<std::mutex> lock(posted_mutex_);
+      tasks.swap(posted_);
     }
     if (tasks.empty()) return;
+    note_activity();
     for (auto &task : tasks) task();
     tasks.clear();
   }

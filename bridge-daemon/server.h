@@ -85,6 +85,9 @@ class Server {
   // client tells a frozen daemon from an idle one), and the end of handshakes that take too long.
   void watch_sessions();
   static void on_async(uv_async_t *async);
+  void run_posted();
+  // Whether the loop is polling (then post() need not wake it); returns whether tasks are waiting.
+  bool set_polling(bool polling);
   static void on_signal(uv_signal_t *signal, int signum);
 
   uv_loop_t *loop_;
@@ -101,6 +104,7 @@ class Server {
   uv_signal_t sigint_, sigterm_;
   std::mutex posted_mutex_;
   std::vector<std::function<void()>> posted_;
+  bool polling_ = false;  // under posted_mutex_
   uint64_t next_session_ = 1;
   std::unordered_map<uint64_t, std::shared_ptr<Session>> sessions_;
   std::unordered_map<uint64_t, std::weak_ptr<Session>> tokens_;

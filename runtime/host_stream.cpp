@@ -45,7 +45,7 @@ cl_int send_device_send(Command &command, cl_mem mem, size_t offset, size_t size
 size_t read_stream_min() {
   static const size_t bytes = [] {
     const char *text = std::getenv("FEDCL_READ_STREAM_MIN");
-    return text && *text ? size_t(std::strtoull(text, nullptr, 10)) : size_t(4) << 20;
+    return text && *text ? size_t(std::strtoull(text, nullptr, 10)) : size_t(1) << 20;
   }();
   return bytes;
 }

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <sstream>
 #include <stdexcept>
 #include <thread>
 
@@ -57,6 +58,11 @@ DaemonProcess::DaemonProcess(const std::vector<std::string> &extra_args) {
   std::vector<std::string> args = {FEDCLD_PATH, "--config", "/dev/null", "--listen", "127.0.0.1:0", "--port-file", port_file,
                                    "--log-level", log_level ? log_level : "warn"};
   args.insert(args.end(), extra_args.begin(), extra_args.end());
+  // FEDCL_TEST_DAEMON_ARGS: more options for every daemon, e.g. a run of the suite with --busy-poll.
+  if (const char *more = std::getenv("FEDCL_TEST_DAEMON_ARGS")) {
+    std::istringstream words(more);
+    for (std::string word; words >> word;) args.push_back(word);
+  }
   std::vector<char *> argv;
   for (auto &arg : args) argv.push_back(arg.data());
   argv.push_back(nullptr);
