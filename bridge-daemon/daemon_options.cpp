@@ -218,7 +218,7 @@ const std::vector<DaemonOption> &daemon_options() {
        true, completion},
       {"busy-poll", "US|auto", "after any work, keep the loop and its completion threads polling for up to\n"
                                "US microseconds instead of sleeping: a sleeping thread's wake-up costs\n"
-                               "as much as a network round trip (auto, the default: 50 with 4 or more\n"
+                               "as much as a network round trip (auto, the default: 1000 with 4 or more\n"
                                "cores, else 0)", true, busy_poll},
       {"trace", "FILE", "record the hand-off times of every request and write them to FILE at exit\n"
                         "(bench/trace_report.py reads them beside the client's FEDCL_TRACE file)", false, trace_file},

@@ -63,10 +63,17 @@ void limit_silence(int fd) {
 
 }  // namespace
 
+bool spare_cores() {
+  static const bool spare = std::thread::hardware_concurrency() >= 4;
+  return spare;
+}
+
 std::chrono::microseconds spin_time() {
   static const long us = [] {
     const char *text = std::getenv("FEDCL_SPIN_US");
-    return text ? std::strtol(text, nullptr, 10) : 100L;
+    // Long enough to span a short kernel (a wake-up costs 25-30 us on a virtual GPU node), where a
+    // core can be spared for it; a short one where the backend needs every core.
+    return text ? std::strtol(text, nullptr, 10) : spare_cores() ? 1000L : 100L;
   }();
   return std::chrono::microseconds(us);
 }
@@ -298,13 +305,21 @@ void Connection::flusher_main() {
 // Receiving
 
 ssize_t Connection::receive(void *dst, size_t size) {
-  // Poll while a thread spins for an answer (spin_wait.h); sleep in recv otherwise.
-  while (spinning_waiters.load(std::memory_order_relaxed) > 0) {
+  // Poll while a thread spins for an answer (spin_wait.h) and, with cores to spare, for a while
+  // after the last bytes came (the next answer of a program in a loop comes soon); sleep in recv
+  // otherwise.
+  auto until = last_received_ + (spare_cores() ? spin_time() : std::chrono::microseconds(0));
+  while (spinning_waiters.load(std::memory_order_relaxed) > 0 || std::chrono::steady_clock::now() < until) {
     ssize_t got = recv(fd_, dst, size, MSG_DONTWAIT);
-    if (got >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) return got;
+    if (got >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) {
+      last_received_ = std::chrono::steady_clock::now();
+      return got;
+    }
     std::this_thread::yield();
   }
-  return recv(fd_, dst, size, 0);
+  ssize_t got = recv(fd_, dst, size, 0);
+  last_received_ = std::chrono::steady_clock::now();
+  return got;
 }
 
 bool Connection::read_exact(void *dst, size_t size) {

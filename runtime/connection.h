@@ -9,6 +9,7 @@
 #include <capnp/serialize.h>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <functional>
 #include <memory>
@@ -150,6 +151,7 @@ class Connection {
 
   std::thread receiver_;
   std::unique_ptr<uint8_t[]> in_;
+  std::chrono::steady_clock::time_point last_received_;  // receiver thread only
   size_t in_begin_ = 0, in_end_ = 0;
 };
 

@@ -1,6 +1,7 @@
 // Waiting for the daemon by spinning first. An answer usually comes within a network round trip,
 // and waking a sleeping thread costs about as much again (more in a virtual machine), so a waiting
-// thread polls for up to FEDCL_SPIN_US (default 100 us, yielding between polls) before it sleeps.
+// thread polls for up to FEDCL_SPIN_US (default 1000 us with 4 cores or more, else 100 us; yielding
+// between polls) before it sleeps.
 // While any thread of the process spins, the connections' receiver threads poll their sockets
 // instead of sleeping in recv (spinning_waiters), so that the answer is not held up by their
 // wake-up either. Both spins are bounded: a long kernel costs the waits a sleeping thread.
