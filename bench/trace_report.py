@@ -61,6 +61,11 @@ def main():
         calls += 1
         add('total', t_sent, resumed[seq])
         add('request_to_daemon', t_sent, read[seq])
+        add('reply_to_client', reply_sent[seq], reply_read[seq])
+        add('client_wakes_caller', reply_read[seq], resumed[seq])
+        if reply_sent[seq] <= executed[seq]:  # answered while it ran
+            add('daemon_runs_request', read[seq], reply_sent[seq])
+            continue
         add('daemon_runs_request', read[seq], executed[seq])
         t_seen = last_between(seen, executed[seq], reply_sent[seq])
         t_run = last_between(run, t_seen, reply_sent[seq]) if t_seen is not None else None
@@ -69,9 +74,7 @@ def main():
             add('completion_to_loop', t_seen, t_run)
             add('loop_to_reply', t_run, reply_sent[seq])
         else:
-            add('answered_at_once', executed[seq], reply_sent[seq])
-        add('reply_to_client', reply_sent[seq], reply_read[seq])
-        add('client_wakes_caller', reply_read[seq], resumed[seq])
+            add('answered_after_running', executed[seq], reply_sent[seq])
     if not calls:
         sys.exit('no call appears in both traces (are they of one host and one run?)')
     print(f'trace.calls {calls} calls')
