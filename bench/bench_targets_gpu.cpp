@@ -2,6 +2,8 @@
 // plus what the raw link costs at least (bench_floor.h).
 #include "bench_targets.h"
 
+#include <utility>
+
 namespace bench {
 
 namespace {
@@ -18,11 +20,12 @@ Target within_floor(const std::string &name, const std::string &goal, const std:
   return {name, goal, "us", true, metric(m + ".fedcl"), [=](const Results &r) { return k * result(r, m + ".floor"); }};
 }
 
-// A transfer's bandwidth through fedcl >= fraction x the raw TCP stream its bytes take.
-Target of_stream(const std::string &direction, const std::string &size, double fraction) {
+// A transfer's bandwidth through fedcl >= fraction x the raw TCP stream its bytes take. size: as in
+// the metric's name ("256MiB"); spoken: as a person writes it ("256 MiB").
+Target of_stream(const std::string &direction, const std::string &size, const std::string &spoken, double fraction) {
   std::string stream = direction == "read" ? "link.tcp_download" : "link.tcp_upload";
   return {"gpu." + direction + "_" + size,
-          size + " blocking " + direction + " >= " + std::to_string(int(fraction * 100)) + "% of raw TCP stream",
+          spoken + " blocking " + direction + " >= " + std::to_string(int(fraction * 100)) + "% of raw TCP stream",
           "MiB/s", false, metric(direction + "." + size + ".bandwidth.fedcl"),
           [=](const Results &r) { return fraction * result(r, stream); }};
 }
@@ -40,8 +43,8 @@ std::vector<Target> make_table() {
       within_floor("gpu.write_1MiB", "1 MiB blocking write <= 1.2x (backend + 1 MiB at raw stream + RTT)",
                    "write.1MiB.time", 1.2),
   };
-  for (const char *size : {"256MiB", "1GiB"})
-    for (const char *direction : {"read", "write"}) table.push_back(of_stream(direction, size, 0.9));
+  for (const auto &[size, spoken] : {std::pair{"256MiB", "256 MiB"}, std::pair{"1GiB", "1 GiB"}})
+    for (const char *direction : {"read", "write"}) table.push_back(of_stream(direction, size, spoken, 0.9));
   for (const char *n : {"4096", "16384", "65536"})
     table.push_back({std::string("gpu.nbody_") + n,
                      std::string("NBody step at N=") + n + ": overhead over backend <= 1.25x the floor's", "x", true,
