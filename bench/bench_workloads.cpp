@@ -175,7 +175,7 @@ Measures measure_create_release(Side &side, const Plan &plan) {
     double took = now_us() - start;
     if (i >= 0) samples.push_back(took);
   }
-  check(clFinish(side.queue), "clFinish");
+  check(clFinish(side.queue), "clFinish");  // releases fedcl sent on ahead are done before the next workload
   return median_and_p99("create_release", samples);
 }
 
