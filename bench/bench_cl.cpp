@@ -28,7 +28,6 @@ std::string device_text(cl_device_id device, cl_device_info param) {
 
 namespace {
 
-
 cl_platform_id find_platform(const std::string &name_part, bool is_fedcl) {
   cl_uint count = 0;
   check(clGetPlatformIDs(0, nullptr, &count), "clGetPlatformIDs");
@@ -90,9 +89,13 @@ std::unique_ptr<Side> open_side(const std::string &label, const std::string &nam
   side->description = platform_text(side->platform, CL_PLATFORM_NAME) + " (" +
                       platform_text(side->platform, CL_PLATFORM_VERSION) + "), device " +
                       device_text(side->device, CL_DEVICE_NAME);
-  check(clGetDeviceInfo(side->device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof side->max_work_group_size,
-                        &side->max_work_group_size, nullptr),
-        "clGetDeviceInfo");
+  auto device_info = [&](cl_device_info param, size_t size, void *value) {
+    check(clGetDeviceInfo(side->device, param, size, value, nullptr), "clGetDeviceInfo");
+  };
+  device_info(CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof side->max_work_group_size, &side->max_work_group_size);
+  device_info(CL_DEVICE_TYPE, sizeof side->device_type, &side->device_type);
+  device_info(CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof side->max_mem_alloc, &side->max_mem_alloc);
+  device_info(CL_DEVICE_GLOBAL_MEM_SIZE, sizeof side->global_mem, &side->global_mem);
 
   cl_int err;
   side->context = clCreateContext(nullptr, 1, &side->device, nullptr, nullptr, &err);

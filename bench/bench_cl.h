@@ -27,6 +27,8 @@ struct Side {
   cl_command_queue queue = nullptr;
   cl_program program = nullptr;
   size_t max_work_group_size = 0;
+  cl_device_type device_type = 0;
+  cl_ulong max_mem_alloc = 0, global_mem = 0;  // bytes
 
   Side() = default;
   Side(const Side &) = delete;
@@ -34,6 +36,7 @@ struct Side {
 
   cl_kernel kernel(const char *name) const;
   cl_mem buffer(size_t size, cl_mem_flags flags = CL_MEM_READ_WRITE) const;
+  bool is_gpu() const { return device_type & CL_DEVICE_TYPE_GPU; }
 };
 
 // Owns one OpenCL object and releases it at scope exit.

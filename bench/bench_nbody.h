@@ -19,5 +19,7 @@ void nbody_set_args(cl_kernel kernel, cl_mem pos_in, cl_mem vel_in, cl_mem pos_o
 
 Measures measure_nbody_1024(Side &side, const Plan &plan);
 Measures measure_nbody_4096(Side &side, const Plan &plan);
+Measures measure_nbody_16384(Side &side, const Plan &plan);
+Measures measure_nbody_65536(Side &side, const Plan &plan);
 
 }  // namespace bench

@@ -1,16 +1,32 @@
-// The issue's performance targets, checked against the results of one run.
+// The issue's performance targets, checked against the results of one run: the PoCL targets on
+// every run, the GPU targets on a GPU (or when asked).
 #pragma once
 
-#include <map>
+#include <functional>
 #include <string>
+#include <vector>
+
+#include "bench_results.h"
 
 namespace bench {
 
-// Every printed metric by its full name, e.g. "set_kernel_arg.ratio" or "link.tcp_rtt.median".
-using Results = std::map<std::string, double>;
+struct Target {
+  std::string name;  // printed as target.<name>.value/.bound/.met
+  std::string goal;  // as the issue states it
+  std::string unit;
+  bool at_most;      // met when value <= bound; otherwise when value >= bound
+  std::function<double(const Results &)> value, bound;
+};
 
-// Prints target.<name>.value/.bound/.met lines and a readable summary; returns how many targets
-// were not met or could not be evaluated.
-int report_targets(const Results &results);
+// Helpers for the tables: one metric's value, and a fixed bound.
+std::function<double(const Results &)> metric(const std::string &name);
+std::function<double(const Results &)> constant(double value);
+
+const std::vector<Target> &pocl_targets();  // bench_targets_pocl.cpp
+const std::vector<Target> &gpu_targets();   // bench_targets_gpu.cpp
+
+// Prints target.<name>.value/.bound/.met lines and a readable summary headed by title; returns how
+// many targets were not met or could not be evaluated.
+int report_targets(const char *title, const std::vector<Target> &table, const Results &results);
 
 }  // namespace bench

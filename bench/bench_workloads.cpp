@@ -52,8 +52,10 @@ struct TinySetup {
   }
 };
 
+// The median and p99 of one call's times; each has a round trip as its floor's link cost.
 Measures median_and_p99(const std::string &name, std::vector<double> &samples_us) {
-  return {{name + ".median", "us", median(samples_us)}, {name + ".p99", "us", p99(samples_us)}};
+  return {{name + ".median", "us", median(samples_us), round_trip()},
+          {name + ".p99", "us", p99(samples_us), round_trip(true)}};
 }
 
 // Times each creation in batches; the objects of a batch are released (untimed) after it.
@@ -96,7 +98,7 @@ Measures measure_set_kernel_arg(Side &side, const Plan &plan) {
     double took = now_us() - start;
     if (b >= 0) per_call.push_back(took / (rounds * kNbodyArgCount));
   }
-  return {{"set_kernel_arg", "us", median(per_call)}};
+  return {{"set_kernel_arg", "us", median(per_call), round_trip()}};
 }
 
 Measures measure_ndrange_enqueue(Side &side, const Plan &plan) {
@@ -116,7 +118,7 @@ Measures measure_ndrange_enqueue(Side &side, const Plan &plan) {
   }
   tiny.expect(side, long(batch) * (batches + 1));
   Measures measures = median_and_p99("ndrange_enqueue", back_to_back);
-  measures.push_back({"ndrange_enqueue.after_finish.median", "us", median(after_finish)});
+  measures.push_back({"ndrange_enqueue.after_finish.median", "us", median(after_finish), round_trip()});
   return measures;
 }
 
@@ -163,13 +165,37 @@ Measures measure_create_kernel(Side &side, const Plan &plan) {
       [](cl_kernel kernel) { check(clReleaseKernel(kernel), "clReleaseKernel"); });
 }
 
+Measures measure_create_release(Side &side, const Plan &plan) {
+  // What a program that makes a scratch buffer and drops it again pays: the pair, timed together.
+  const int iterations = plan.count(5000), warmup = 100;
+  std::vector<double> samples;
+  for (int i = -warmup; i < iterations; i++) {
+    double start = now_us();
+    check(clReleaseMemObject(side.buffer(4096)), "clReleaseMemObject");
+    double took = now_us() - start;
+    if (i >= 0) samples.push_back(took);
+  }
+  check(clFinish(side.queue), "clFinish");  // releases fedcl sent on ahead are done before the next workload
+  return median_and_p99("create_release", samples);
+}
+
+bool holds_largest_transfer(const Side &side) {
+  // Room for the transfer buffer and the driver's own needs beside it.
+  return side.max_mem_alloc >= kLargestTransfer && side.global_mem >= 2 * kLargestTransfer;
+}
+
 Measures measure_transfers(Side &side, const Plan &plan) {
   struct Size {
     const char *label;
     size_t bytes;
   };
-  const Size sizes[] = {{"64B", 64},           {"4KiB", 4 << 10},    {"64KiB", 64 << 10},
-                        {"1MiB", size_t(1) << 20}, {"16MiB", size_t(16) << 20}, {"256MiB", size_t(256) << 20}};
+  const Size sizes[] = {{"64B", 64},
+                        {"4KiB", 4 << 10},
+                        {"64KiB", 64 << 10},
+                        {"1MiB", size_t(1) << 20},
+                        {"16MiB", size_t(16) << 20},
+                        {"256MiB", size_t(256) << 20},
+                        {"1GiB", kLargestTransfer}};
   size_t largest = 0;
   for (const Size &size : sizes)
     if (size.bytes <= plan.max_transfer) largest = size.bytes;
@@ -186,10 +212,10 @@ Measures measure_transfers(Side &side, const Plan &plan) {
   OwnedMem mem(side.buffer(largest));
 
   Measures measures;
-  auto add = [&](const std::string &name, size_t bytes, std::vector<double> &us) {
+  auto add = [&](const std::string &name, LinkCost link, std::vector<double> &us) {
     double t = median(us);
-    measures.push_back({name + ".time", "us", t});
-    measures.push_back({name + ".bandwidth", "MiB/s", bytes / double(1 << 20) / (t * 1e-6)});
+    measures.push_back({name + ".time", "us", t, link});
+    measures.push_back({name + ".bandwidth", "MiB/s", link.bytes / double(1 << 20) / (t * 1e-6), link});
   };
   for (const Size &size : sizes) {
     if (size.bytes > largest) continue;
@@ -212,8 +238,8 @@ Measures measure_transfers(Side &side, const Plan &plan) {
       double took = now_us() - start;
       if (i >= 0) read_us.push_back(took);
     }
-    add(std::string("write.") + size.label, size.bytes, write_us);
-    add(std::string("read.") + size.label, size.bytes, read_us);
+    add(std::string("write.") + size.label, transfer(LinkCost::kUpload, size.bytes), write_us);
+    add(std::string("read.") + size.label, transfer(LinkCost::kDownload, size.bytes), read_us);
   }
   if (std::memcmp(source.get(), sink.get(), largest) != 0)
     throw std::runtime_error(side.label + ": the bytes read back differ from those written");

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "bench_cl.h"
+#include "bench_link_cost.h"
 
 namespace bench {
 
@@ -14,15 +15,20 @@ struct Measure {
   std::string name;  // e.g. "enqueue_finish.median"; the side's label is appended when printed
   std::string unit;
   double value;
+  LinkCost link = {};  // what the link adds at least, for the metric's floor
 };
 using Measures = std::vector<Measure>;
 
 // How much work each workload does; --quick does a tenth in one round, for a smoke run.
 struct Plan {
   bool quick = false;
-  size_t max_transfer = size_t(256) << 20;
+  size_t max_transfer = size_t(256) << 20;  // raised to kLargestTransfer where the device holds it
   int count(int full) const { return quick ? std::max(1, full / 10) : full; }
 };
+
+// The largest transfer size, run where the device can hold it (holds_largest_transfer).
+constexpr size_t kLargestTransfer = size_t(1) << 30;
+bool holds_largest_transfer(const Side &side);
 
 // The tiny kernel: one work-item adds one to a counter, so the count of runs can be checked.
 extern const char *const kTinyKernelSource;
@@ -33,6 +39,7 @@ Measures measure_tiny_throughput(Side &side, const Plan &plan);
 Measures measure_enqueue_finish(Side &side, const Plan &plan);
 Measures measure_create_buffer(Side &side, const Plan &plan);
 Measures measure_create_kernel(Side &side, const Plan &plan);
+Measures measure_create_release(Side &side, const Plan &plan);
 Measures measure_transfers(Side &side, const Plan &plan);
 
 }  // namespace bench
