@@ -27,7 +27,9 @@ struct QueueState {
   bool in_order = true;
   uint32_t outstanding = 0;             // commands whose completion the loop has not processed yet
   std::vector<uint64_t> finish_waiters; // seqs of clFinish calls answered once outstanding is 0
-  cl_event last = nullptr;              // an in-order queue's latest command: clFinish watches it
+  cl_event last = nullptr;              // an in-order queue's latest command with an event
+  bool untracked = false;               // commands without an event came after last (clFinish
+                                        // then enqueues a marker)
   cl_event barrier = nullptr;           // an out-of-order queue's latest barrier (print_gate.h)
   std::unique_ptr<EventWaiter> waiter;  // for backends whose event callbacks come late
   QueueState() = default;
