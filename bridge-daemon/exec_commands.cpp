@@ -116,7 +116,8 @@ void exec_read_buffer(Call &call, wire::Request::ReadBuffer::Reader request) {
   Resolved r = resolve(call, request.getCommand());
   auto mem = call.session.objects().handle<cl_mem>(request.getBuffer(), ObjectKind::mem);
   uint64_t size = request.getSize();
-  auto data = read_buffer_for(call.session, size);
+  std::shared_ptr<uint8_t[]> data = r.state->staging ? r.state->staging->take(size, &r.wait) : nullptr;
+  if (!data) data = read_buffer_for(call.session, size);
   check(clEnqueueReadBuffer(r.queue, mem, CL_FALSE, request.getOffset(), size, data.get(), r.wait_count(),
                             r.wait_ptr(), &r.event),
         "clEnqueueReadBuffer");

@@ -35,6 +35,9 @@ void exec_create_queue(Call &call, wire::Request::CreateQueue::Reader request) {
   QueueState &state = *objects.get(request.getId(), ObjectKind::queue).queue;
   state.profiling = (request.getProperties() & CL_QUEUE_PROFILING_ENABLE) != 0;
   state.in_order = (request.getProperties() & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) == 0;
+  // Every backend's queue gets one (it pays on GPUs; on a CPU device it is plain memory, and one
+  // path for all backends is one path tested).
+  state.staging = std::make_unique<StagingPool>(context, queue);
 }
 
 void exec_create_buffer(Call &call, wire::Request::CreateBuffer::Reader request, Frame &frame) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "event_waiter.h"
+#include "staging_pool.h"
 
 namespace fedcld {
 
@@ -32,6 +33,7 @@ struct QueueState {
                                         // then enqueues a marker)
   cl_event barrier = nullptr;           // an out-of-order queue's latest barrier (print_gate.h)
   std::unique_ptr<EventWaiter> waiter;  // for backends whose event callbacks come late
+  std::unique_ptr<StagingPool> staging; // memory for its reads (page-locked on a GPU)
   QueueState() = default;
   QueueState(const QueueState &) = delete;
   ~QueueState() {
