@@ -1,6 +1,9 @@
 #include "memory_trim.h"
 
 #include <malloc.h>
+#include <unistd.h>
+
+#include <algorithm>
 
 #include "log.h"
 
@@ -12,6 +15,11 @@ void configure_malloc() {
   // memory back when sessions close.
   mallopt(M_MMAP_THRESHOLD, 64 << 20);
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  // glibc gives every thread that allocates an arena of its own, up to 8 per core, and never frees
+  // one: each keeps its fragments after a trim. Two per core keep the backend's per-core workers
+  // apart; on 2 cores (a cap of 4) the RSS after rounds with killed clients was 84 MiB against 90-93.
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  mallopt(M_ARENA_MAX, int(std::max(4L, 2 * cores)));
 }
 
 void MemoryTrim::session_closed() {
