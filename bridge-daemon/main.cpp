@@ -1,8 +1,6 @@
 // fedcld: the fedcl bridge daemon. Serves this node's OpenCL devices to fedcl clients.
 #include <uv.h>
 
-#include <malloc.h>
-
 #include <csignal>
 #include <cstdio>
 #include <fstream>
@@ -12,6 +10,7 @@
 #include "backend.h"
 #include "daemon_options.h"
 #include "log.h"
+#include "memory_trim.h"
 #include "printf_capture.h"
 #include "server.h"
 #include "trace.h"
@@ -26,6 +25,7 @@ int die(const std::string &message) {
 }  // namespace
 
 int main(int argc, char **argv) {
+  fedcld::configure_malloc();  // before the backend starts its threads, which allocate
   fedcld::DaemonSettings settings;
   std::vector<std::string> problems = fedcld::load_daemon_settings(argc, argv, settings);
   if (settings.help) {
@@ -68,10 +68,6 @@ int main(int argc, char **argv) {
   std::string no_capture = printf_capture->start();
   if (!no_capture.empty())
     FEDCLD_LOG(warn, "kernel printf output stays in fedcld's stdout: %s", no_capture.c_str());
-  // Transfer staging buffers come and go by the megabyte: keep them in the heap for reuse instead of
-  // mapping fresh pages (and taking a page fault per 4 KiB) for every chunk.
-  mallopt(M_MMAP_THRESHOLD, 64 << 20);
-  mallopt(M_TRIM_THRESHOLD, 1 << 30);
   uv_loop_t *loop = uv_default_loop();
   fedcld::Server server(loop, options, std::move(platforms));
   if (printf_capture->started()) server.print_gate().set_capture(printf_capture);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "backend.h"
+#include "memory_trim.h"
 #include "peer_link.h"
 #include "print_gate.h"
 
@@ -78,6 +79,8 @@ class Server {
   PeerRegistry &peers() { return peers_; }
   // Kernel printf: which session's printing commands may run (print_gate.h).
   PrintGate &print_gate() { return print_gate_; }
+  // Gives freed memory back to the system once sessions close (memory_trim.h).
+  MemoryTrim &memory_trim() { return memory_trim_; }
 
  private:
   static void on_connection(uv_stream_t *server, int status);
@@ -110,6 +113,7 @@ class Server {
   std::unordered_map<uint64_t, std::weak_ptr<Session>> tokens_;
   PrintGate print_gate_{*this};
   PeerRegistry peers_{*this};
+  MemoryTrim memory_trim_{loop_};
 };
 
 }  // namespace fedcld

@@ -136,6 +136,8 @@ void Session::on_closed(uv_handle_t *handle) {
   self->objects_.release_all();
   self->pending_.clear();
   FEDCLD_LOG(debug, "session %llu released %zu objects", (unsigned long long)self->number_, count);
+  // What a session or link held is free now (status connections hold nothing worth a trim).
+  if (self->role != Role::undecided) self->server_.memory_trim().session_closed();
   self->server_.session_closed(self->number_);  // may destroy self
 }
 

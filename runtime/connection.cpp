@@ -61,6 +61,15 @@ void limit_silence(int fd) {
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &silence, sizeof silence);
 }
 
+// Ends a call whose reply will never come: the daemon is gone.
+void fail_pending(PendingReply &pending, std::string message) {
+  std::lock_guard<std::mutex> lock(pending.mutex);
+  pending.status = CL_DEVICE_NOT_AVAILABLE;
+  pending.message = std::move(message);
+  pending.done = true;
+  pending.cv.notify_all();
+}
+
 }  // namespace
 
 bool spare_cores() {
@@ -448,8 +457,17 @@ void Connection::receiver_main() {
           lose("the daemon sent a payload that no request asked for");
           return;
         }
-        if (!read_exact(pending->read_dest, header.payload_bytes) || !discard(frame_padding(header.payload_bytes)))
+        if (!read_exact(pending->read_dest, header.payload_bytes) || !discard(frame_padding(header.payload_bytes))) {
+          // The reply left pending_ when its header came, so lose() did not fail it: without this, a
+          // blocking read whose bytes the daemon's death cut off waited for ever.
+          std::string reason;
+          {
+            std::lock_guard<std::mutex> lock(pending_mutex_);
+            reason = lost_reason_;
+          }
+          fail_pending(*pending, "fedcl: lost daemon " + endpoint_ + ": " + reason);
           return;
+        }
         if (pending->landed) pending->landed();
       }
       if (reply.which() == wire::Reply::READ) listener_->on_read_done(*this, reply.getRead());
@@ -478,14 +496,7 @@ void Connection::lose(const std::string &reason) {
   shutdown(fd_, SHUT_RDWR);  // wakes the receiver if another thread noticed first
   // Before Hello succeeded the caller reports the failure itself; nothing of the runtime uses us yet.
   if (serving_) listener_->on_lost(*this, reason);
-  for (auto &entry : orphans) {
-    PendingReply &pending = *entry.second;
-    std::lock_guard<std::mutex> lock(pending.mutex);
-    pending.status = CL_DEVICE_NOT_AVAILABLE;
-    pending.message = "fedcl: lost daemon " + endpoint_ + ": " + reason;
-    pending.done = true;
-    pending.cv.notify_all();
-  }
+  for (auto &entry : orphans) fail_pending(*entry.second, "fedcl: lost daemon " + endpoint_ + ": " + reason);
 }
 
 void Connection::defer_error(uint64_t object, cl_int status) {

@@ -2,10 +2,14 @@
 #include <sys/wait.h>
 
 #include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <future>
 #include <mutex>
 #include <thread>
 
 #include "cl_harness.h"
+#include "recording_proxy.h"
 
 using namespace fedcl_test;
 
@@ -165,4 +169,30 @@ TEST(DaemonFailure, DaemonStoppedWithSigtermExitsCleanlyAndClientsSeeErrors) {
   ASSERT_NE(-1, status) << "fedcld ignored SIGTERM";
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "wait status " << status;
   EXPECT_NE(CL_SUCCESS, clFinish(queue));
+}
+
+TEST(DaemonFailure, ConnectionCutInTheMiddleOfAReadsBytesFailsTheRead) {
+  DaemonProcess daemon;
+  RecordingProxy proxy(daemon.port());
+  set_hosts(proxy.endpoint());
+  cl_int err;
+  std::vector<cl_device_id> devices = fedcl_devices(fedcl_platform(), &err);
+  ASSERT_CL_OK(err);
+  cl_context context = clCreateContext(nullptr, 1, devices.data(), nullptr, nullptr, &err);
+  ASSERT_CL_OK(err);
+  cl_command_queue queue = create_queue(context, devices[0]);
+  const size_t n = 1 << 20;  // one reply (reads are cut into chunks above 2 MiB)
+  cl_mem mem = create_buffer(context, CL_MEM_READ_WRITE, n);
+  ASSERT_CL_OK(clFinish(queue));
+  // Nothing else is under way, so half the read's size from now lands inside its reply's bytes.
+  proxy.cut_daemon_stream_after(n / 2);
+  std::vector<char> host(n);
+  auto read = std::async(std::launch::async, [&] {
+    return clEnqueueReadBuffer(queue, mem, CL_TRUE, 0, n, host.data(), 0, nullptr, nullptr);
+  });
+  if (read.wait_for(std::chrono::seconds(30)) != std::future_status::ready) {
+    std::fprintf(stderr, "FAILURE: the blocking read did not return within 30 s of the cut\n");
+    std::_Exit(1);  // the read's thread cannot be joined
+  }
+  EXPECT_CL(CL_DEVICE_NOT_AVAILABLE, read.get());
 }

@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
@@ -79,8 +80,11 @@ void RecordingProxy::forward(int client, int daemon) {
     if (fds[2].revents) return;
     for (int side = 0; side < 2; side++) {
       if (!fds[side].revents) continue;
-      ssize_t got = recv(fds[side].fd, buffer, sizeof buffer, 0);
+      int64_t cut_after = side == 1 ? cut_after_.load() : -1;
+      size_t room = cut_after >= 0 ? std::min<size_t>(cut_after, sizeof buffer) : sizeof buffer;
+      ssize_t got = room ? recv(fds[side].fd, buffer, room, 0) : 0;
       if (got <= 0) return;
+      if (cut_after >= 0) cut_after_ -= got;
       {
         std::lock_guard<std::mutex> lock(mutex_);
         auto &record = side == 0 ? from_client_ : from_daemon_;
@@ -92,6 +96,7 @@ void RecordingProxy::forward(int client, int daemon) {
         if (n <= 0) return;
         sent += n;
       }
+      if (cut_after >= 0 && cut_after_ <= 0) return;  // the cut
     }
   }
 }

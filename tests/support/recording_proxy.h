@@ -1,6 +1,7 @@
 // A loopback TCP proxy that records what passes through it, for tests that look at the bytes on the
 // wire (what an eavesdropper on one session would see). It forwards one connection at a time, both
-// ways, until either side closes.
+// ways, until either side closes, or until it cuts the connection where a test asked it to (a
+// daemon lost in the middle of a reply, at a byte of the test's choosing).
 #pragma once
 
 #include <atomic>
@@ -24,6 +25,8 @@ class RecordingProxy {
   // Everything the clients sent, and everything the daemon answered, so far, in order.
   std::vector<uint8_t> client_bytes();
   std::vector<uint8_t> daemon_bytes();
+  // Forwards `bytes` more of the daemon's bytes, then closes both sides of the connection.
+  void cut_daemon_stream_after(int64_t bytes) { cut_after_ = bytes; }
 
  private:
   void serve();
@@ -36,6 +39,7 @@ class RecordingProxy {
   std::thread thread_;
   std::mutex mutex_;
   std::vector<uint8_t> from_client_, from_daemon_;
+  std::atomic<int64_t> cut_after_{-1};  // daemon bytes still to forward before the cut; -1: no cut
 };
 
 }  // namespace fedcl_test

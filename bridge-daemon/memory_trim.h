@@ -1,0 +1,35 @@
+// fedcld's heap: how glibc's malloc is set up, and giving memory back once sessions close.
+//
+// While sessions run, freed memory stays in the heap so that transfer staging reuses it (no fresh
+// pages, no page fault per 4 KiB). Without a trim it stayed there for good: the RSS kept the peak of
+// the busiest moment (1.07 GB after 32 sessions of the load test, against 0.19 GB after one).
+#pragma once
+
+#include <uv.h>
+
+namespace fedcld {
+
+// The mallopt settings; call once, first thing in main().
+void configure_malloc();
+
+class MemoryTrim {
+ public:
+  explicit MemoryTrim(uv_loop_t *loop) : loop_(loop) {}
+  MemoryTrim(const MemoryTrim &) = delete;
+  MemoryTrim &operator=(const MemoryTrim &) = delete;
+
+  // A session or peer link closed and released its objects: malloc_trim soon, on libuv's thread
+  // pool (a trim of a large heap takes milliseconds the loop should not wait). One trim at a time;
+  // closes during a trim make one more after it.
+  void session_closed();
+
+ private:
+  void start();
+
+  uv_loop_t *loop_;
+  uv_work_t request_{};
+  bool running_ = false;
+  bool again_ = false;
+};
+
+}  // namespace fedcld
