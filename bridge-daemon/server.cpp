@@ -11,7 +11,11 @@
 namespace fedcld {
 
 namespace {
-constexpr uint64_t kHeartbeatMs = 1000;
+// A session that was sent nothing for this long gets a heartbeat, checked as often: at most twice
+// this without a word, which must stay well inside the shortest silence a client accepts (2 s,
+// FEDCL_DAEMON_TIMEOUT). With 1 s, the silence reached 2 s during a long NVIDIA build and a client
+// set to 2 s gave a healthy daemon up.
+constexpr uint64_t kHeartbeatMs = 500;
 // A connection that has not finished its handshake by then is dropped: strangers cannot hold
 // session slots (--max-sessions) by connecting and saying nothing.
 constexpr uint64_t kHandshakeTimeoutMs = 10000;

@@ -84,8 +84,8 @@ class Server {
 
  private:
   static void on_connection(uv_stream_t *server, int status);
-  // Every second: a heartbeat to each client session that heard nothing for a second (so that a
-  // client tells a frozen daemon from an idle one), and the end of handshakes that take too long.
+  // Every half second: a heartbeat to each client session sent nothing for half a second (so that
+  // a client tells a frozen daemon from an idle one), and the end of handshakes that take too long.
   void watch_sessions();
   static void on_async(uv_async_t *async);
   void run_posted();

@@ -594,7 +594,7 @@ struct AsyncError {
 
 struct Notice {
   # An empty Notice is a heartbeat: fedcld sends one to a client session that heard nothing from it
-  # for a second, so that the client can tell a frozen daemon from a quiet one.
+  # for half a second, so that the client can tell a frozen daemon from a quiet one.
   completions @0 :List(Completion);
   errors @1 :List(AsyncError);
   printfBytes @2 :UInt64;         # kernel printf output: the frame's payload holds this many bytes

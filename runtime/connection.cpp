@@ -40,7 +40,7 @@ std::chrono::microseconds flush_delay() {
 }
 
 // How long a daemon may stay silent before it counts as lost (FEDCL_DAEMON_TIMEOUT, seconds). A
-// daemon sends a heartbeat every second when it has nothing else to say, also while kernels run,
+// daemon sends a heartbeat every half second when it has nothing else to say, also while kernels run,
 // so silence means a daemon that is frozen or cut off; TCP keepalive cannot tell, since a frozen
 // daemon's kernel still answers it.
 std::chrono::milliseconds daemon_timeout() {
