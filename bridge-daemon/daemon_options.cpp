@@ -155,6 +155,14 @@ std::string busy_poll(const std::string &text, DaemonSettings &s) {
   return {};
 }
 
+std::string page_locked_reads(const std::string &text, DaemonSettings &s) {
+  if (text == "auto") s.server.page_locked_reads = PageLockedReads::gpus;
+  else if (text == "yes") s.server.page_locked_reads = PageLockedReads::all;
+  else if (text == "no") s.server.page_locked_reads = PageLockedReads::none;
+  else return "wants auto, yes or no, not '" + text + "'";
+  return {};
+}
+
 std::string trace_file(const std::string &text, DaemonSettings &s) {
   if (text.empty()) return "wants a file name";
   s.trace_file = text;
@@ -220,6 +228,9 @@ const std::vector<DaemonOption> &daemon_options() {
                                "US microseconds instead of sleeping: a sleeping thread's wake-up costs\n"
                                "as much as a network round trip (auto, the default: 1000 with 4 or more\n"
                                "cores, else 0)", true, busy_poll},
+      {"page-locked-reads", "auto|yes|no", "reads answered in one reply land in page-locked memory the backend\n"
+                                           "allocated, a few MiB per queue (auto, the default: on GPUs)", true,
+       page_locked_reads},
       {"trace", "FILE", "record the hand-off times of every request and write them to FILE at exit\n"
                         "(bench/trace_report.py reads them beside the client's FEDCL_TRACE file)", false, trace_file},
       {"log-level", "LEVEL", "error, warn, info (default) or debug", true, log_level},

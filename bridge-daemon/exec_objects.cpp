@@ -1,5 +1,6 @@
 // Requests that create, change or release objects.
 #include "exec.h"
+#include "server.h"
 #include "peer_signal.h"
 
 namespace fedcld {
@@ -35,9 +36,13 @@ void exec_create_queue(Call &call, wire::Request::CreateQueue::Reader request) {
   QueueState &state = *objects.get(request.getId(), ObjectKind::queue).queue;
   state.profiling = (request.getProperties() & CL_QUEUE_PROFILING_ENABLE) != 0;
   state.in_order = (request.getProperties() & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) == 0;
-  // Every backend's queue gets one (it pays on GPUs; on a CPU device it is plain memory, and one
-  // path for all backends is one path tested).
-  state.staging = std::make_unique<StagingPool>(context, queue);
+  // It pays on GPUs; on a CPU device it would be plain memory, and its map, enqueued on the
+  // application's queue, would stay pending behind a command that never runs.
+  PageLockedReads choice = call.session.server().options().page_locked_reads;
+  cl_device_type type = 0;
+  bool gpu = clGetDeviceInfo(device, CL_DEVICE_TYPE, sizeof type, &type, nullptr) == CL_SUCCESS && (type & CL_DEVICE_TYPE_GPU);
+  if (choice == PageLockedReads::all || (choice == PageLockedReads::gpus && gpu))
+    state.staging = std::make_unique<StagingPool>(context, queue);
 }
 
 void exec_create_buffer(Call &call, wire::Request::CreateBuffer::Reader request, Frame &frame) {

@@ -33,7 +33,7 @@ struct QueueState {
                                         // then enqueues a marker)
   cl_event barrier = nullptr;           // an out-of-order queue's latest barrier (print_gate.h)
   std::unique_ptr<EventWaiter> waiter;  // for backends whose event callbacks come late
-  std::unique_ptr<StagingPool> staging; // memory for its reads (page-locked on a GPU)
+  std::unique_ptr<StagingPool> staging; // page-locked memory for its reads (GPUs; --page-locked-reads)
   QueueState() = default;
   QueueState(const QueueState &) = delete;
   ~QueueState() {

@@ -26,6 +26,9 @@ class Session;
 // as well, or whichever suits the backend (waiting for backends whose callbacks come late).
 enum class CompletionMode { automatic, callback, wait };
 
+// Which devices' queues keep page-locked staging for reads (staging_pool.h).
+enum class PageLockedReads { gpus, all, none };
+
 struct ServerOptions {
   std::string host = "127.0.0.1";
   int port = 7070;
@@ -41,6 +44,7 @@ struct ServerOptions {
   std::string file_root;     // canonical directory whose files clients may load and save; "": none
   bool status_sessions = true;  // DaemonStatus lists the client sessions and their memory
   long busy_poll_us = -1;       // how long threads poll after work before sleeping; -1: by core count
+  PageLockedReads page_locked_reads = PageLockedReads::gpus;
 
   bool requires_key() const { return !key.empty() || !key_list.empty(); }
 };
