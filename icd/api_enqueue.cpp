@@ -183,7 +183,7 @@ cl_int fedcl::api::clEnqueueReadBuffer(cl_command_queue queue, cl_mem mem, cl_bo
   if (!ptr || !in_bounds(mem, offset, size)) return CL_INVALID_VALUE;
   if (mem->flags & (CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_NO_ACCESS)) return CL_INVALID_OPERATION;
   if (size == 0) return empty_transfer(queue, blocking, num_events, wait_list, event, CL_COMMAND_READ_BUFFER);
-  if (size >= read_stream_min() && !sync_mode())
+  if (size >= read_stream_min(queue->device) && !sync_mode())
     return read_streamed(queue, mem, blocking, offset, size, ptr, num_events, wait_list, event);
   return read_into(queue, mem, blocking, offset, size, ptr, num_events, wait_list, event, CL_COMMAND_READ_BUFFER);
 }

@@ -42,12 +42,15 @@ cl_int send_device_send(Command &command, cl_mem mem, size_t offset, size_t size
   return command.send(request);
 }
 
-size_t read_stream_min() {
-  static const size_t bytes = [] {
+size_t read_stream_min(cl_device_id device) {
+  static const size_t chosen = [] {
     const char *text = std::getenv("FEDCL_READ_STREAM_MIN");
-    return text && *text ? size_t(std::strtoull(text, nullptr, 10)) : size_t(1) << 20;
+    return text && *text ? size_t(std::strtoull(text, nullptr, 10)) : size_t(0);
   }();
-  return bytes;
+  if (chosen) return chosen;
+  // Measured for 1 MiB: on an H100 streamed 290-330 us against 510-570 us in one reply (NVIDIA's map
+  // lands in its page-locked memory); on PoCL (2-core VM) 406-467 against 356-369 us.
+  return device->type & CL_DEVICE_TYPE_GPU ? size_t(1) << 20 : size_t(4) << 20;
 }
 
 namespace {

@@ -24,8 +24,8 @@ cl_int send_device_send(Command &command, cl_mem mem, size_t offset, size_t size
 // command's event completes once every chunk is in. Arguments already checked.
 cl_int read_streamed(cl_command_queue queue, cl_mem mem, bool blocking, size_t offset, size_t size, void *ptr,
                      cl_uint num_events, const cl_event *wait_list, cl_event *event);
-// Reads of at least this many bytes are streamed (FEDCL_READ_STREAM_MIN overrides it).
-size_t read_stream_min();
+// Reads of at least this many bytes from device are streamed (FEDCL_READ_STREAM_MIN overrides it).
+size_t read_stream_min(cl_device_id device);
 
 // size bytes at offset (from the range's start) for the receive of transfer on a range of range_size
 // bytes: any run of whole chunks (or up to the range's end).
