@@ -22,27 +22,37 @@ void configure_malloc() {
   mallopt(M_ARENA_MAX, int(std::max(4L, 2 * cores)));
 }
 
+MemoryTrim::MemoryTrim(uv_loop_t *loop) : state_(std::make_shared<State>()) { state_->loop = loop; }
+
+MemoryTrim::~MemoryTrim() { state_->gone = true; }
+
 void MemoryTrim::session_closed() {
-  if (running_) {
-    again_ = true;
+  if (state_->running) {
+    state_->again = true;
     return;
   }
-  start();
+  start(state_);
 }
 
-void MemoryTrim::start() {
-  running_ = true;
-  again_ = false;
-  request_.data = this;
+void MemoryTrim::start(std::shared_ptr<State> state) {
+  struct Request {
+    uv_work_t work;
+    std::shared_ptr<State> state;
+  };
+  auto *request = new Request{{}, state};
+  request->work.data = request;
+  state->running = true;
+  state->again = false;
   int err = uv_queue_work(
-      loop_, &request_, [](uv_work_t *) { malloc_trim(0); },
-      [](uv_work_t *request, int) {
-        auto *self = static_cast<MemoryTrim *>(request->data);
-        self->running_ = false;
-        if (self->again_) self->start();
+      state->loop, &request->work, [](uv_work_t *) { malloc_trim(0); },
+      [](uv_work_t *work, int) {
+        std::unique_ptr<Request> done(static_cast<Request *>(work->data));
+        done->state->running = false;
+        if (done->state->again && !done->state->gone) start(done->state);
       });
   if (err != 0) {
-    running_ = false;
+    delete request;
+    state->running = false;
     FEDCLD_LOG(warn, "cannot trim the heap: %s", uv_strerror(err));
   }
 }

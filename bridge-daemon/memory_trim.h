@@ -7,6 +7,8 @@
 
 #include <uv.h>
 
+#include <memory>
+
 namespace fedcld {
 
 // The mallopt settings; call once, first thing in main().
@@ -14,7 +16,8 @@ void configure_malloc();
 
 class MemoryTrim {
  public:
-  explicit MemoryTrim(uv_loop_t *loop) : loop_(loop) {}
+  explicit MemoryTrim(uv_loop_t *loop);
+  ~MemoryTrim();
   MemoryTrim(const MemoryTrim &) = delete;
   MemoryTrim &operator=(const MemoryTrim &) = delete;
 
@@ -24,12 +27,15 @@ class MemoryTrim {
   void session_closed();
 
  private:
-  void start();
+  // Shared with the trim in flight, which may outlive this (a process that ends while the pool
+  // still trims: the request must not live in memory the exit frees under the pool's thread).
+  struct State {
+    uv_loop_t *loop;
+    bool running = false, again = false, gone = false;
+  };
+  static void start(std::shared_ptr<State> state);
 
-  uv_loop_t *loop_;
-  uv_work_t request_{};
-  bool running_ = false;
-  bool again_ = false;
+  std::shared_ptr<State> state_;
 };
 
 }  // namespace fedcld
