@@ -6,6 +6,8 @@
 // outcome goes back in one reply, a BuildResult.
 #include <uv.h>
 
+#include <optional>
+
 #include "exec.h"
 #include "kernel_names.h"
 #include "log.h"
@@ -214,6 +216,7 @@ struct ProgramWork {
   bool may_print = false;              // the program link makes may call printf (print_gate.h)
   std::function<cl_int(ProgramWork &)> run;  // the backend call
   cl_int status = CL_SUCCESS;
+  std::optional<RequestError> failed;  // describing the result failed on the pool: reported instead
   capnp::MallocMessageBuilder reply;
 
   ~ProgramWork() {
@@ -222,8 +225,20 @@ struct ProgramWork {
   }
 };
 
+void run_and_describe(ProgramWork &job);
+
+// An exception must not leave libuv's pool thread (it would end the daemon): a failure to describe
+// the result is reported on the loop instead (found by the fuzzer).
 void program_work_on_pool(uv_work_t *work) {
   auto &job = *static_cast<ProgramWork *>(work->data);
+  try {
+    run_and_describe(job);
+  } catch (const RequestError &error) {
+    job.failed = error;
+  }
+}
+
+void run_and_describe(ProgramWork &job) {
   job.status = job.run(job);
   auto reply = job.reply.initRoot<wire::Reply>();
   reply.setSeq(job.seq);
@@ -244,6 +259,7 @@ void program_work_done(uv_work_t *work, int) {
   Session &session = *job->session;
   if (session.closed()) return;
   try {
+    if (job->failed) throw *job->failed;
     // A program that link made joins the session's objects, even when linking failed: the client
     // reads its build log.
     if (job->context && job->program) {
