@@ -181,6 +181,24 @@ std::string status_sessions(const std::string &text, DaemonSettings &s) {
   return {};
 }
 
+std::string tls(const std::string &text, DaemonSettings &s) {
+  if (text == "yes") s.server.tls = true;
+  else if (text == "no") s.server.tls = false;
+  else return "wants yes or no, not '" + text + "'";
+  return {};
+}
+
+// A file --tls reads at start: checked here, so that a wrong path names the option that gave it.
+std::string readable_file(const std::string &path, std::string *into) {
+  if (!std::ifstream(path)) return "wants a readable file; " + path + ": " + std::strerror(errno);
+  *into = path;
+  return {};
+}
+
+std::string tls_cert(const std::string &path, DaemonSettings &s) { return readable_file(path, &s.server.tls_cert); }
+std::string tls_key(const std::string &path, DaemonSettings &s) { return readable_file(path, &s.server.tls_key); }
+std::string tls_ca(const std::string &path, DaemonSettings &s) { return readable_file(path, &s.server.tls_ca); }
+
 std::string list(const std::string &, DaemonSettings &s) {
   s.list_only = true;
   return {};
@@ -211,6 +229,16 @@ const std::vector<DaemonOption> &daemon_options() {
                            "prove they hold it (challenge-response; the key never crosses the wire)", true, key_file},
       {"key-list", "FILE", "per-user keys, one 'USER KEY' or 'USER /path/to/keyfile' per line, read at\n"
                            "each handshake: remove a line to revoke that user's next sessions", true, key_list},
+      {"tls", "yes|no", "encrypt every connection with TLS 1.3, client sessions and peer links alike\n"
+                        "(default no); a client without TLS is refused. The trust roots are a\n"
+                        "certificate (--tls-cert, --tls-key) and the key (--key-file, --key-list:\n"
+                        "TLS with a pre-shared key derived from it); at least one is needed", true, tls},
+      {"tls-cert", "FILE", "the certificate chain (PEM) this daemon shows, for clients with\n"
+                           "FEDCL_TLS=cert; it must name the address clients and peers dial", true, tls_cert},
+      {"tls-key", "FILE", "the private key (PEM) of --tls-cert", true, tls_key},
+      {"tls-ca", "FILE", "the CA certificates (PEM) that check other daemons' certificates on the\n"
+                         "peer links this one dials when it has no --key-file (default: the\n"
+                         "system's)", true, tls_ca},
       {"peer-address", "HOST:PORT", "where other fedcld daemons reach this one for daemon-to-daemon data and\n"
                                     "event signals (e.g. a faster data network); listened on as well as\n"
                                     "--listen. Default: the address each client reached it by", true, peer_address},

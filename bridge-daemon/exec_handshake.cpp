@@ -65,6 +65,10 @@ void welcome(Call &call, const Session::Handshake &handshake, const fedcl::Proof
   session.handshake = {};
 }
 
+// Why a client speaking plain TCP to a daemon with --tls is refused (tls_stream.h).
+constexpr const char kPlainRefused[] =
+    "this fedcld takes TLS connections only, and the client connected without TLS (set FEDCL_TLS to cert or psk)";
+
 // "" when the other side speaks this daemon's protocol, else why not.
 std::string version_mismatch(uint32_t version) {
   if (version == wire::PROTOCOL_VERSION) return {};
@@ -96,6 +100,7 @@ void exec_hello(Call &call, wire::Hello::Reader hello) {
   Session &session = call.session;
   call.replied = true;
   if (session.handshake.challenged) return session.close("a second Hello during the handshake");
+  if (session.plaintext_refused) return refuse(call, kPlainRefused);
   std::string mismatch = version_mismatch(hello.getProtocolVersion());
   if (!mismatch.empty()) return refuse(call, mismatch);
   Session::Handshake &handshake = session.handshake;
@@ -110,6 +115,7 @@ void exec_daemon_status(Call &call, wire::StatusRequest::Reader request) {
   Session &session = call.session;
   call.replied = true;
   if (session.handshake.challenged) return session.close("a status request during the handshake");
+  if (session.plaintext_refused) return refuse(call, kPlainRefused);
   std::string mismatch = version_mismatch(request.getProtocolVersion());
   if (!mismatch.empty()) return refuse(call, mismatch);
   session.handshake.identity = request.getUser();

@@ -71,6 +71,8 @@ int main(int argc, char **argv) {
   uv_loop_t *loop = uv_default_loop();
   fedcld::Server server(loop, options, std::move(platforms));
   if (printf_capture->started()) server.print_gate().set_capture(printf_capture);
+  std::string tls_problem = server.setup_tls();
+  if (!tls_problem.empty()) return die(tls_problem);
   int err = server.listen();
   if (err != 0)
     return die("cannot listen on " + options.host + ":" + std::to_string(options.port) + ": " + uv_strerror(err));

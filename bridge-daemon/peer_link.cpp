@@ -197,6 +197,7 @@ void PeerRegistry::on_hello(Session &link, Frame &frame) {
   };
   if (link.role != Session::Role::undecided) return link.close("a second peer hello");
   link.role = Session::Role::peer;
+  if (link.plaintext_refused) return refuse("this fedcld takes TLS connections only, and the peer connected without TLS (--tls yes on both)");
   if (hello.getProtocolVersion() != wire::PROTOCOL_VERSION)
     return refuse("protocol version mismatch: the peer speaks " + std::to_string(hello.getProtocolVersion()) +
                   ", this fedcld " + std::to_string(wire::PROTOCOL_VERSION));

@@ -17,6 +17,7 @@
 #include "memory_trim.h"
 #include "peer_link.h"
 #include "print_gate.h"
+#include "tls_stream.h"
 
 namespace fedcld {
 
@@ -45,6 +46,10 @@ struct ServerOptions {
   bool status_sessions = true;  // DaemonStatus lists the client sessions and their memory
   long busy_poll_us = -1;       // how long threads poll after work before sleeping; -1: by core count
   PageLockedReads page_locked_reads = PageLockedReads::gpus;
+  bool tls = false;          // every connection, accepted or dialled, speaks TLS (tls_stream.h)
+  std::string tls_cert;      // PEM certificate chain shown to clients and peers; "": none (PSK only)
+  std::string tls_key;       // its private key
+  std::string tls_ca;        // CA file that checks peers' certificates; "": the system's
 
   bool requires_key() const { return !key.empty() || !key_list.empty(); }
 };
@@ -60,6 +65,9 @@ class Server {
   // Something arrived (a read, posted work): polling goes on.
   void note_activity() { activity_++; }
 
+  // Loads what --tls needs (certificate, contexts); "" or why the daemon cannot start. Before listen().
+  std::string setup_tls() { return tls_.setup(options_); }
+  const DaemonTls &tls() const { return tls_; }
   // Binds and listens (on the peer address too, if one is set); returns a libuv error code.
   int listen();
   void close();
@@ -99,6 +107,7 @@ class Server {
 
   uv_loop_t *loop_;
   ServerOptions options_;
+  DaemonTls tls_;
   std::chrono::microseconds busy_poll_;
   uint64_t activity_ = 0;
   const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();

@@ -64,6 +64,12 @@ int Session::start(uv_stream_t *listener) {
       peer_port_ = ntohs(reinterpret_cast<sockaddr_in *>(&addr)->sin_port);  // same place in IPv6
       peer_ = std::string(host) + ":" + std::to_string(peer_port_);
     }
+    transport_ = server_.tls().accepting(reinterpret_cast<uv_stream_t *>(&tcp_));
+    if (!transport_) {
+      close("cannot set up TLS for the connection");
+      return UV_ENOMEM;
+    }
+    transport_->start(*this, nullptr);  // an accepted connection waits for its client's first bytes
     err = uv_read_start(reinterpret_cast<uv_stream_t *>(&tcp_), on_alloc, on_read);
   }
   if (err != 0) close(std::string("accept failed: ") + uv_strerror(err));
@@ -83,12 +89,11 @@ void Session::connect(const sockaddr *address, std::string name, std::function<v
     delete req;
     auto session = self->lock();
     if (!session || session->closing_) return;
-    if (status == 0) {
-      uv_tcp_nodelay(&session->tcp_, 1);
-      status = uv_read_start(reinterpret_cast<uv_stream_t *>(&session->tcp_), on_alloc, on_read);
+    if (status == 0) status = session->start_dialled();
+    if (status != 0) {
+      auto done = std::move(session->connected_);
+      if (done) done(status);
     }
-    auto done = std::move(session->connected_);
-    if (done) done(status);
   });
   if (err != 0) {
     delete static_cast<std::weak_ptr<Session> *>(request->data);
@@ -100,6 +105,28 @@ void Session::connect(const sockaddr *address, std::string name, std::function<v
       if (done) done(err);
     });
   }
+}
+
+int Session::start_dialled() {
+  auto *stream = reinterpret_cast<uv_stream_t *>(&tcp_);
+  uv_tcp_nodelay(&tcp_, 1);
+  std::string why;
+  transport_ = server_.tls().dialling(stream, peer_, &why);
+  if (!transport_) {
+    FEDCLD_LOG(warn, "peer link %llu (%s): %s", (unsigned long long)number_, peer_.c_str(), why.c_str());
+    return UV_EINVAL;
+  }
+  int err = uv_read_start(stream, on_alloc, on_read);
+  if (err != 0) return err;
+  // Connected once the transport is ready: at once on plain TCP, after the handshake with TLS (a
+  // failed handshake closes the link, which reports it to the dial).
+  why = transport_->start(*this, [self = weak_from_this()] {
+    auto session = self.lock();
+    if (!session) return;
+    if (auto done = std::move(session->connected_)) done(0);
+  });
+  if (!why.empty()) close(why);
+  return 0;
 }
 
 void Session::close(const std::string &reason) {
@@ -143,13 +170,25 @@ void Session::on_closed(uv_handle_t *handle) {
 
 void Session::on_alloc(uv_handle_t *handle, size_t, uv_buf_t *buf) {
   auto *self = static_cast<Session *>(handle->data);
-  uint64_t remaining = self->payload_wire_bytes_ - self->have_;
-  if (self->state_ == ReadState::payload && remaining >= kDirectPayloadBytes) {
-    // Zero copy: the socket fills the payload buffer directly.
-    *buf = uv_buf_init(reinterpret_cast<char *>(self->frame_.payload.get()) + self->have_,
+  self->transport_->alloc(*self, buf);
+}
+
+uv_buf_t Session::plaintext_buffer() {
+  uint64_t remaining = payload_wire_bytes_ - have_;
+  if (state_ == ReadState::payload && remaining >= kDirectPayloadBytes) {
+    // Zero copy: the socket (or the decryption) fills the payload buffer directly.
+    return uv_buf_init(reinterpret_cast<char *>(frame_.payload.get()) + have_,
                        static_cast<unsigned>(std::min<uint64_t>(remaining, 1u << 30)));
+  }
+  return uv_buf_init(reinterpret_cast<char *>(read_buffer_.get()), kReadBufferBytes);
+}
+
+void Session::plaintext_landed(const uv_buf_t &buf, size_t size) {
+  if (reinterpret_cast<uint8_t *>(buf.base) == read_buffer_.get()) {
+    consume(reinterpret_cast<uint8_t *>(buf.base), size);
   } else {
-    *buf = uv_buf_init(reinterpret_cast<char *>(self->read_buffer_.get()), kReadBufferBytes);
+    have_ += size;
+    if (have_ == payload_wire_bytes_) frame_complete();
   }
 }
 
@@ -162,12 +201,8 @@ void Session::on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
   auto keep = self->shared_from_this();
   self->server_.note_activity();
   self->last_heard = uv_now(self->server_.loop());
-  if (reinterpret_cast<uint8_t *>(buf->base) == self->read_buffer_.get()) {
-    self->consume(reinterpret_cast<uint8_t *>(buf->base), nread);
-  } else {
-    self->have_ += nread;
-    if (self->have_ == self->payload_wire_bytes_) self->frame_complete();
-  }
+  std::string why = self->transport_->received(*self, *buf, nread);
+  if (!why.empty()) return self->close(why);
   self->run();
 }
 
@@ -192,7 +227,7 @@ void Session::consume(const uint8_t *bytes, size_t size) {
         // Before the other side has proved itself it may only say small things: a stranger makes
         // fedcld allocate no more than a handshake's worth. (An open daemon takes anyone, and the
         // requests that follow Hello at once.)
-        if (server_.options().requires_key() && !authenticated() && (frame_.header.message_words > kHandshakeMaxWords || frame_.header.payload_bytes != 0)) {
+        if ((server_.options().requires_key() || plaintext_refused) && !authenticated() && (frame_.header.message_words > kHandshakeMaxWords || frame_.header.payload_bytes != 0)) {
           close("a frame of " + std::to_string(frame_.header.message_words) + " words and " +
                 std::to_string(frame_.header.payload_bytes) + " payload bytes before the handshake was done");
           return;
@@ -361,7 +396,7 @@ void Session::write_bytes(std::vector<uint8_t> bytes, std::shared_ptr<uint8_t[]>
   }
   const uv_buf_t *list = large.empty() ? bufs : large.data();
   unsigned n = large.empty() ? count : large.size();
-  int err = uv_write(&request->req, reinterpret_cast<uv_stream_t *>(&tcp_), list, n, [](uv_write_t *req, int status) {
+  int err = transport_->write(&request->req, list, n, [](uv_write_t *req, int status) {
     auto *request = reinterpret_cast<WriteRequest *>(req);
     if (status < 0 && status != UV_ECANCELED) {
       if (auto session = request->session.lock()) session->close(std::string("write failed: ") + uv_strerror(status));

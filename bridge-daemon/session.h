@@ -21,6 +21,7 @@
 #include "frame.h"
 #include "objects.h"
 #include "peer_inbox.h"
+#include "stream_transport.h"
 
 namespace fedcld {
 
@@ -77,6 +78,16 @@ class Session : public std::enable_shared_from_this<Session> {
   void flush_notices();
   // An empty Notice: tells a client whose session has been quiet that this daemon still answers.
   void send_heartbeat();
+
+  // For the transport (stream_transport.h): where the next bytes of the stream should land (a large
+  // payload's own buffer, else the read buffer), and that size of them landed in buf, which came from
+  // plaintext_buffer(); consume() takes bytes that lie elsewhere.
+  uv_buf_t plaintext_buffer();
+  void plaintext_landed(const uv_buf_t &buf, size_t size);
+  void consume(const uint8_t *bytes, size_t size);
+  // The connection spoke plain TCP to a daemon that takes TLS only (tls_stream.h): its handshake is
+  // answered with a refusal.
+  bool plaintext_refused = false;
 
   void pause();
   void resume();
@@ -153,7 +164,8 @@ class Session : public std::enable_shared_from_this<Session> {
   static void on_alloc(uv_handle_t *handle, size_t suggested, uv_buf_t *buf);
   static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf);
   static void on_closed(uv_handle_t *handle);
-  void consume(const uint8_t *bytes, size_t size);
+  // A dialled connection is up: its transport starts (TLS: the handshake); libuv's error or 0.
+  int start_dialled();
   // Where the current frame's payload should land (transfer chunks), or null for memory of its own.
   std::shared_ptr<uint8_t[]> payload_destination();
   void frame_complete();
@@ -168,6 +180,7 @@ class Session : public std::enable_shared_from_this<Session> {
   std::string peer_;
   uint16_t peer_port_ = 0;
   uv_tcp_t tcp_;
+  std::unique_ptr<StreamTransport> transport_;  // set once connected (start, start_dialled)
   bool closing_ = false;
   bool paused_ = false;
   bool running_ = false;

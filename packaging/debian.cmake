@@ -3,7 +3,8 @@
 #   fedcld_<version>_amd64.deb      the daemon, its systemd unit and fedcld.conf
 #   fedcl-mpi_<version>_amd64.deb   the MPI commands (libfedcl_mpi.so), apart so that the driver, which
 #                                   every OpenCL program of a node loads, never pulls in MPI
-# Library dependencies come from dpkg-shlibdeps (dpkg-dev). No maintainer scripts: installing starts
+# Library dependencies come from dpkg-shlibdeps (dpkg-dev): libssl3 for TLS (driver and daemon) among
+# them. No maintainer scripts: installing starts
 # and enables nothing; /etc files are conffiles, so an administrator's edits survive upgrades.
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME fedcl)
@@ -36,6 +37,8 @@ set(CPACK_DEBIAN_DAEMON_PACKAGE_NAME fedcld)
 set(CPACK_DEBIAN_DAEMON_PACKAGE_SECTION net)
 # The daemon serves the node's own OpenCL driver: any ICD will do (pocl-opencl-icd on a CPU node).
 set(CPACK_DEBIAN_DAEMON_PACKAGE_RECOMMENDS "pocl-opencl-icd | opencl-icd")
+# The openssl command makes a daemon's key and certificate for --tls-cert (README, "TLS").
+set(CPACK_DEBIAN_DAEMON_PACKAGE_SUGGESTS "openssl")
 set(CPACK_COMPONENT_DAEMON_DESCRIPTION "fedcl bridge daemon: serves this node's OpenCL devices
  fedcld, configured in /etc/fedcl/fedcld.conf, with a systemd unit (not enabled on install).")
 

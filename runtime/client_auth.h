@@ -7,13 +7,16 @@
 
 #include "auth.h"
 #include "fedcl.capnp.h"
+#include "tls.h"
 
 namespace fedcl {
 
-// What a client proves to daemons that have a key.
+// What a client proves to daemons that have a key, and how its links are protected.
 struct Credentials {
   std::string user;  // whose key (a daemon's --key-list); may be empty
   std::string key;   // empty: none; a daemon that has a key then refuses the client
+  TlsMode tls = TlsMode::off;  // off: plain TCP; cert: the daemon's certificate; psk: the key (tls.h)
+  std::string tls_ca;          // cert: the CA file that signed daemons' certificates ("": the system's)
 };
 
 class ClientAuth {

@@ -2,13 +2,9 @@
 #include "spin_wait.h"
 #include "trace.h"
 
-#include "dial.h"
+#include "transport.h"
 
-#include <fcntl.h>
-#include <netdb.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <sys/socket.h>
@@ -50,15 +46,6 @@ std::chrono::milliseconds daemon_timeout() {
     return long(std::max(seconds, 2.0) * 1000);  // two heartbeats' room at least
   }();
   return std::chrono::milliseconds(ms);
-}
-
-std::string errno_text(const char *what) { return std::string(what) + ": " + std::strerror(errno); }
-
-// The daemon's heartbeat: a receive on fd that waits daemon_timeout() for a single byte gives up.
-void limit_silence(int fd) {
-  long silence_ms = daemon_timeout().count();
-  timeval silence{silence_ms / 1000, (silence_ms % 1000) * 1000};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &silence, sizeof silence);
 }
 
 // Ends a call whose reply will never come: the daemon is gone.
@@ -108,10 +95,9 @@ Connection::~Connection() {
     stopping_ = true;
   }
   flush_cv_.notify_all();
-  if (fd_ >= 0) shutdown(fd_, SHUT_RDWR);
+  if (transport_) transport_->shutdown();
   if (flusher_.joinable()) flusher_.join();
   if (receiver_.joinable()) receiver_.join();
-  if (fd_ >= 0) close(fd_);
 }
 
 std::shared_ptr<PendingReply> Connection::handshake_call(RequestMessage &request, int timeout_ms) {
@@ -139,12 +125,13 @@ std::string Connection::open(int timeout_ms, const Credentials &credentials) {
   }();
   (void)traced;
   std::string error;
-  fd_ = connect_with_timeout(endpoint_, timeout_ms, &error);
-  if (fd_ < 0) return error;
-  limit_silence(fd_);
+  transport_ = dial(endpoint_, timeout_ms, credentials, &error);
+  if (!transport_) return error;
+  // The daemon's heartbeat: a receive that waits this long for a single byte gives up.
+  transport_->limit_silence(daemon_timeout());
   sockaddr_storage local{};
   socklen_t local_size = sizeof local;
-  if (getsockname(fd_, reinterpret_cast<sockaddr *>(&local), &local_size) == 0)
+  if (getsockname(transport_->fd(), reinterpret_cast<sockaddr *>(&local), &local_size) == 0)
     local_port_ = ntohs(reinterpret_cast<sockaddr_in *>(&local)->sin_port);  // same place in IPv6
   alive_ = true;
   receiver_ = std::thread([this] { receiver_main(); });
@@ -199,26 +186,14 @@ bool Connection::write_locked(const void *payload, uint64_t payload_bytes) {
     uint64_t padding = frame_padding(payload_bytes);
     if (padding) iov[count++] = {const_cast<uint8_t *>(kZeroPadding), padding};
   }
-  int first = 0;
-  while (first < count) {
-    msghdr msg{};
-    msg.msg_iov = iov + first;
-    msg.msg_iovlen = count - first;
-    ssize_t sent = sendmsg(fd_, &msg, MSG_NOSIGNAL);
-    if (sent < 0) {
-      if (errno == EINTR) continue;
-      // The receiver thread reports the loss: doing it here, under send_mutex_, could deadlock with
-      // a thread that holds an event's lock and waits for this connection.
-      out_.clear();
-      if (send_error_.empty()) send_error_ = errno_text("send");
-      shutdown(fd_, SHUT_RDWR);
-      return false;
-    }
-    while (first < count && size_t(sent) >= iov[first].iov_len) sent -= iov[first++].iov_len;
-    if (first < count) {
-      iov[first].iov_base = static_cast<uint8_t *>(iov[first].iov_base) + sent;
-      iov[first].iov_len -= sent;
-    }
+  std::string why = transport_->send(iov, count);
+  if (!why.empty()) {
+    // The receiver thread reports the loss: doing it here, under send_mutex_, could deadlock with
+    // a thread that holds an event's lock and waits for this connection.
+    out_.clear();
+    if (send_error_.empty()) send_error_ = why;
+    transport_->shutdown();
+    return false;
   }
   out_.clear();
   return true;
@@ -319,14 +294,14 @@ ssize_t Connection::receive(void *dst, size_t size) {
   // otherwise.
   auto until = last_received_ + (spare_cores() ? spin_time() : std::chrono::microseconds(0));
   while (spinning_waiters.load(std::memory_order_relaxed) > 0 || std::chrono::steady_clock::now() < until) {
-    ssize_t got = recv(fd_, dst, size, MSG_DONTWAIT);
+    ssize_t got = transport_->receive(dst, size, false);
     if (got >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) {
       last_received_ = std::chrono::steady_clock::now();
       return got;
     }
     std::this_thread::yield();
   }
-  ssize_t got = recv(fd_, dst, size, 0);
+  ssize_t got = transport_->receive(dst, size, true);
   last_received_ = std::chrono::steady_clock::now();
   return got;
 }
@@ -349,7 +324,7 @@ bool Connection::read_exact(void *dst, size_t size) {
       std::string reason = got == 0 ? "the daemon closed the connection"
                            : errno == EAGAIN ? "no word from the daemon for " + std::to_string(daemon_timeout().count()) +
                                                    " ms (FEDCL_DAEMON_TIMEOUT): it is frozen or cut off"
-                                             : errno_text("receive");
+                                             : transport_->failure("receive");
       {
         std::lock_guard<std::mutex> lock(send_mutex_);
         if (!send_error_.empty()) reason = send_error_;
@@ -493,7 +468,7 @@ void Connection::lose(const std::string &reason) {
     lost_reason_ = reason;
     orphans.swap(pending_);
   }
-  shutdown(fd_, SHUT_RDWR);  // wakes the receiver if another thread noticed first
+  transport_->shutdown();  // wakes the receiver if another thread noticed first
   // Before Hello succeeded the caller reports the failure itself; nothing of the runtime uses us yet.
   if (serving_) listener_->on_lost(*this, reason);
   for (auto &entry : orphans) fail_pending(*entry.second, "fedcl: lost daemon " + endpoint_ + ": " + reason);

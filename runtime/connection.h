@@ -1,4 +1,4 @@
-// One session with one bridge daemon: a TCP connection, the coalescing sender, and a receiver
+// One session with one bridge daemon: a TCP or TLS connection (transport.h), the coalescing sender, and a receiver
 // thread that delivers replies to waiting calls and notices to the runtime.
 //
 // Requests that need no answer are appended to an output buffer and leave in batches: when a call
@@ -26,6 +26,7 @@
 namespace fedcl {
 
 class Connection;
+class Transport;
 
 // A request being built; seq is filled in by the connection.
 struct RequestMessage {
@@ -128,7 +129,7 @@ class Connection {
   uint32_t platform_;
   std::string node_;
   ConnectionListener *listener_;
-  int fd_ = -1;
+  std::unique_ptr<Transport> transport_;  // plain TCP or TLS (transport.h); set once by open()
   uint16_t local_port_ = 0;  // names this connection in traces (trace.h)
   std::atomic<bool> alive_{false};
   std::atomic<bool> serving_{false};  // Hello succeeded: losing the daemon now matters to the runtime

@@ -68,7 +68,7 @@ void add_entry(HostList &list, const std::string &entry, const std::string &wher
   if (!why.empty()) list.problems.push_back(where + ": '" + entry + "' is not HOST or HOST:PORT: " + why);
 }
 
-// Whether line is the setting "NAME VALUE" (key, user), with its value ("" when it has none).
+// Whether line is the setting "NAME VALUE" (key, user, tls, tls-ca), with its value ("" when it has none).
 bool is_setting(const std::string &line, const std::string &name, std::string *value) {
   if (line.compare(0, name.size(), name) != 0) return false;
   if (line.size() > name.size() && line[name.size()] != ' ' && line[name.size()] != '\t') return false;
@@ -108,6 +108,15 @@ HostList hosts_parse(const std::string &text, const std::string &source) {
     if (is_setting(line, "user", &value)) {
       if (value.empty()) list.problems.push_back(where + ": a 'user' line without a name");
       else list.user = value;
+      continue;
+    }
+    if (is_setting(line, "tls", &value)) {
+      if (!tls_mode_parse(value, &list.tls)) list.problems.push_back(where + ": 'tls' wants off, cert or psk, not '" + value + "'");
+      continue;
+    }
+    if (is_setting(line, "tls-ca", &value)) {
+      if (value.empty()) list.problems.push_back(where + ": a 'tls-ca' line without a file");
+      else list.tls_ca = value;
       continue;
     }
     add_entry(list, line, where);
@@ -151,6 +160,10 @@ HostList hosts_from_environment() {
       list.problems.push_back("FEDCL_KEY_FILE: cannot read a key from " + std::string(path));
   }
   if (const char *user = std::getenv("FEDCL_USER")) list.user = user;
+  if (const char *tls = std::getenv("FEDCL_TLS")) {
+    if (!tls_mode_parse(tls, &list.tls)) list.problems.push_back("FEDCL_TLS: wants off, cert or psk, not '" + std::string(tls) + "'");
+  }
+  if (const char *ca = std::getenv("FEDCL_TLS_CA")) list.tls_ca = ca;
   return list;
 }
 

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "client_auth.h"
+
 namespace fedcl {
 
 struct HostList {
@@ -12,9 +14,13 @@ struct HostList {
   std::string key;                     // pre-shared key: FEDCL_KEY, else FEDCL_KEY_FILE's first line,
                                        // else a "key" line
   std::string user;                    // whose key it is (a daemon's --key-list): FEDCL_USER or a "user" line
+  TlsMode tls = TlsMode::off;          // FEDCL_TLS, else a "tls" line
+  std::string tls_ca;                  // FEDCL_TLS_CA, else a "tls-ca" line
   std::vector<std::string> problems;   // lines that were ignored: "SOURCE:LINE: why"
   std::vector<std::string> notes;      // what a person may want to know (slurm-job outside a job)
   std::string source;                  // where the list came from, for messages
+
+  Credentials credentials() const { return {user, key, tls, tls_ca}; }
 };
 
 constexpr int kDefaultPort = 7070;
@@ -24,7 +30,8 @@ constexpr const char kSlurmJobEntry[] = "slurm-job";
 extern const char kDefaultHostsFile[];
 
 HostList hosts_from_environment();
-// Parses hosts.conf text (one entry per line, '#' comments, "key SECRET" and "user NAME" lines). An
+// Parses hosts.conf text (one entry per line, '#' comments, "key SECRET", "user NAME", "tls off|cert|psk"
+// and "tls-ca FILE" lines). An
 // entry is HOST[:PORT], a Slurm host list with an optional port (gpu[01-04,07]:7071), or
 // slurm-job[:PORT].
 HostList hosts_parse(const std::string &text, const std::string &source);

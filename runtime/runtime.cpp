@@ -39,7 +39,7 @@ void Runtime::connect_all() {
   std::vector<std::unique_ptr<Connection>> first;
   for (size_t i = 0; i < hosts.endpoints.size(); i++)
     first.push_back(std::make_unique<Connection>(0, hosts.endpoints[i], 0, this));
-  std::vector<std::string> errors = open_all(first, {hosts.user, hosts.key});
+  std::vector<std::string> errors = open_all(first, hosts.credentials());
   for (size_t i = 0; i < first.size(); i++) {
     if (!errors[i].empty()) {
       std::fprintf(stderr, "fedcl: warning: skipping daemon %s: %s\n", hosts.endpoints[i].c_str(), errors[i].c_str());
@@ -48,7 +48,7 @@ void Runtime::connect_all() {
     std::vector<std::unique_ptr<Connection>> more;
     for (uint32_t p = 1; p < first[i]->hello().getPlatformCount(); p++)
       more.push_back(std::make_unique<Connection>(0, hosts.endpoints[i], p, this));
-    std::vector<std::string> more_errors = open_all(more, {hosts.user, hosts.key});
+    std::vector<std::string> more_errors = open_all(more, hosts.credentials());
     connections_.push_back(std::move(first[i]));
     for (size_t m = 0; m < more.size(); m++) {
       if (more_errors[m].empty()) connections_.push_back(std::move(more[m]));

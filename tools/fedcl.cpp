@@ -57,7 +57,7 @@ int status(int argc, char **argv) {
   std::vector<fedcl::DaemonReport> reports(hosts.endpoints.size());
   std::vector<std::thread> askers;
   for (size_t i = 0; i < hosts.endpoints.size(); i++)
-    askers.emplace_back([&, i] { reports[i] = fedcl::query_daemon_status(hosts.endpoints[i], {hosts.user, hosts.key}, timeout_ms); });
+    askers.emplace_back([&, i] { reports[i] = fedcl::query_daemon_status(hosts.endpoints[i], hosts.credentials(), timeout_ms); });
   for (std::thread &asker : askers) asker.join();
   if (json) fedcl::print_status_json(stdout, hosts, reports);
   else fedcl::print_status_text(stdout, hosts, reports);

@@ -10,9 +10,9 @@
 #include <cstring>
 #include <memory>
 
-#include "dial.h"
 #include "fedcl.capnp.h"
 #include "frame.h"
+#include "transport.h"
 
 namespace fedcl {
 
@@ -25,17 +25,24 @@ int remaining_ms(Clock::time_point deadline) {
   return left > 0 ? int(left) : 0;
 }
 
-// Moves size bytes over fd before deadline; "" or why not.
-std::string transfer(int fd, void *bytes, size_t size, bool sending, Clock::time_point deadline, int timeout_ms) {
+// Moves size bytes over the connection before deadline; "" or why not.
+std::string transfer(Transport &link, void *bytes, size_t size, bool sending, Clock::time_point deadline, int timeout_ms) {
+  if (sending) {
+    iovec piece{bytes, size};  // a request of a few hundred bytes: the socket's buffer takes it
+    return link.send(&piece, 1);
+  }
   auto *cursor = static_cast<uint8_t *>(bytes);
   while (size > 0) {
-    pollfd p{fd, short(sending ? POLLOUT : POLLIN), 0};
-    int ready = poll(&p, 1, remaining_ms(deadline));
-    if (ready < 0 && errno == EINTR) continue;
-    if (ready <= 0) return "no answer within " + std::to_string(timeout_ms) + " ms (a frozen or overloaded daemon?)";
-    ssize_t n = sending ? send(fd, cursor, size, MSG_NOSIGNAL) : recv(fd, cursor, size, 0);
+    ssize_t n = link.receive(cursor, size, false);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return std::string(sending ? "send: " : "receive: ") + std::strerror(errno);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      pollfd p{link.fd(), POLLIN, 0};
+      int ready = poll(&p, 1, remaining_ms(deadline));
+      if (ready < 0 && errno == EINTR) continue;
+      if (ready <= 0) return "no answer within " + std::to_string(timeout_ms) + " ms (a frozen or overloaded daemon?)";
+      continue;
+    }
+    if (n < 0) return link.failure("receive");
     if (n == 0) return "the daemon closed the connection without answering (a fedcld too old for `fedcl status`?)";
     cursor += n;
     size -= size_t(n);
@@ -69,22 +76,22 @@ struct ReceivedReply {
 
 // Sends request and reads the daemon's reply into *reply before the deadline; "" or why not (the
 // daemon's refusal included).
-std::string exchange(int fd, capnp::MessageBuilder &request, Clock::time_point deadline, int timeout_ms,
+std::string exchange(Transport &link, capnp::MessageBuilder &request, Clock::time_point deadline, int timeout_ms,
                      ReceivedReply *reply) {
   std::vector<uint8_t> out;
   frame_append(out, wire::FrameKind::REQUEST, request, 0);
-  std::string why = transfer(fd, out.data(), out.size(), true, deadline, timeout_ms);
+  std::string why = transfer(link, out.data(), out.size(), true, deadline, timeout_ms);
   if (!why.empty()) return why;
 
   FrameHeader header{};
-  why = transfer(fd, &header, sizeof header, false, deadline, timeout_ms);
+  why = transfer(link, &header, sizeof header, false, deadline, timeout_ms);
   if (!why.empty()) return why;
   why = frame_check(header);
   if (!why.empty() || header.kind != uint16_t(wire::FrameKind::REPLY) || header.payload_bytes != 0)
     return "the daemon's answer is not a fedcl reply" + (why.empty() ? "" : ": " + why);
   reply->reader.reset();
   reply->words = kj::heapArray<capnp::word>(header.message_words);
-  why = transfer(fd, reply->words.begin(), reply->words.asBytes().size(), false, deadline, timeout_ms);
+  why = transfer(link, reply->words.begin(), reply->words.asBytes().size(), false, deadline, timeout_ms);
   if (!why.empty()) return why;
   reply->reader = std::make_unique<capnp::FlatArrayMessageReader>(reply->words.asPtr());
   if (reply->root().getStatus() != 0) return reply->root().getMessage();
@@ -92,7 +99,7 @@ std::string exchange(int fd, capnp::MessageBuilder &request, Clock::time_point d
 }
 
 // The StatusRequest, and on a daemon with a key the challenge-response, as a session's handshake.
-std::string ask(int fd, const Credentials &credentials, Clock::time_point deadline, int timeout_ms,
+std::string ask(Transport &link, const Credentials &credentials, Clock::time_point deadline, int timeout_ms,
                 DaemonReport &report) {
   ClientAuth auth(credentials);
   capnp::MallocMessageBuilder request;
@@ -103,13 +110,13 @@ std::string ask(int fd, const Credentials &credentials, Clock::time_point deadli
   status.setUser(auth.user());
   status.setNonce(auth.nonce());
   ReceivedReply answer;
-  std::string why = exchange(fd, request, deadline, timeout_ms, &answer);
+  std::string why = exchange(link, request, deadline, timeout_ms, &answer);
   if (why.empty() && answer.root().which() == wire::Reply::CHALLENGE) {
     capnp::MallocMessageBuilder proof;
     auto proof_root = proof.initRoot<wire::Request>();
     proof_root.setSeq(2);
     why = auth.answer(answer.root().getChallenge(), proof_root.initAuthenticate());
-    if (why.empty()) why = exchange(fd, proof, deadline, timeout_ms, &answer);
+    if (why.empty()) why = exchange(link, proof, deadline, timeout_ms, &answer);
   }
   if (!why.empty()) return why;
   if (answer.root().which() != wire::Reply::DAEMON_STATUS) return "the daemon answered with something else than its status";
@@ -133,14 +140,14 @@ DaemonReport query_daemon_status(const std::string &endpoint, const Credentials 
   report.endpoint = endpoint;
   auto start = Clock::now();
   auto deadline = start + std::chrono::milliseconds(timeout_ms);
-  int fd = connect_with_timeout(endpoint, timeout_ms, &report.error);
-  if (fd < 0) return report;
+  std::unique_ptr<Transport> link = dial(endpoint, timeout_ms, credentials, &report.error);
+  if (!link) return report;
   try {
-    report.error = ask(fd, credentials, deadline, timeout_ms, report);
+    report.error = ask(*link, credentials, deadline, timeout_ms, report);
   } catch (const kj::Exception &e) {
     report.error = "the daemon's answer is malformed: " + std::string(e.getDescription().cStr());
   }
-  close(fd);
+  link.reset();
   report.answered = report.error.empty();
   report.answer_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
   return report;

@@ -1,0 +1,79 @@
+// TLS for fedcl's links (OpenSSL, TLS 1.3 only), the part both ends share: the contexts, the two
+// trust roots and the readable reasons a handshake failed. The transports that carry the bytes live
+// with each end: runtime/tls_transport.h (the client's blocking socket) and bridge-daemon/tls_stream.h
+// (fedcld's libuv streams).
+//
+// Trust roots: certificates (the daemon shows a certificate chain, the client checks it against a CA
+// file or the system's store and the host name it dialled), or the pre-shared key fedcl already has
+// for its challenge-response: TLS 1.3 external PSK, whose identity names the user ("fedcl:USER", or
+// "fedcl:" for the cluster key) and whose secret is derived from that user's key, so that a cluster
+// with keys needs no PKI. The challenge-response still runs inside the TLS session.
+#pragma once
+
+#include <openssl/ssl.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace fedcl {
+
+// How a client reaches its daemons (FEDCL_TLS, the hosts file's `tls` line).
+enum class TlsMode { off, cert, psk };
+// "off", "cert", "psk"; false for anything else.
+bool tls_mode_parse(const std::string &text, TlsMode *mode);
+const char *tls_mode_name(TlsMode mode);
+
+struct SslCtxFree {
+  void operator()(SSL_CTX *ctx) const { SSL_CTX_free(ctx); }
+};
+using TlsContext = std::unique_ptr<SSL_CTX, SslCtxFree>;
+struct SslFree {
+  void operator()(SSL *ssl) const { SSL_free(ssl); }
+};
+using TlsSession = std::unique_ptr<SSL, SslFree>;
+
+// The key a user proves, looked up at each handshake (fedcld's key_for_user); "" when the user has
+// none here.
+using TlsKeyLookup = std::function<std::string(const std::string &user)>;
+
+// A daemon's context for the connections it accepts: the certificate chain and private key (PEM)
+// when cert_file is set, and pre-shared keys when lookup is set (one of them at least). Null with
+// why in *error.
+TlsContext tls_server_context(const std::string &cert_file, const std::string &key_file, TlsKeyLookup lookup,
+                              std::string *error);
+// A context for connections this side dials. cert: the peer's chain is checked against ca_file (the
+// system's store when empty); psk: no certificate is asked for or accepted.
+TlsContext tls_client_context(TlsMode mode, const std::string &ca_file, std::string *error);
+
+// A connection of a client context to host (a name or an address, checked against the certificate)
+// whose key, in psk mode, is key on behalf of user.
+TlsSession tls_client_session(SSL_CTX *ctx, TlsMode mode, const std::string &host, const std::string &key,
+                              const std::string &user, std::string *error);
+
+// OpenSSL's queued errors as one line (and the queue emptied).
+std::string tls_errors();
+// Why a client's handshake with endpoint failed (ret: what SSL_connect or SSL_do_handshake returned),
+// in words a person can act on: an untrusted certificate, a name that does not match, a key the daemon
+// refused, a daemon that does not speak TLS.
+std::string tls_handshake_failure(SSL *ssl, int ret, TlsMode mode, const std::string &endpoint);
+
+// The host part of "host:port" or "[v6]:port": what a daemon's certificate must name.
+std::string tls_host_of(const std::string &endpoint);
+
+// Whether bytes start like a TLS handshake record (what a TLS client sends first).
+bool tls_record_start(const uint8_t *bytes, size_t size);
+
+// A BIO for a memory transport: it reads from a span the caller sets (and asks to be retried when
+// that is used up) and appends what is written to a vector the caller sets, so that ciphertext moves
+// once between OpenSSL and the socket's buffers.
+struct TlsSpan {
+  const uint8_t *in = nullptr;
+  size_t in_size = 0;
+  std::vector<uint8_t> *out = nullptr;
+};
+BIO *tls_span_bio(TlsSpan *span);
+
+}  // namespace fedcl

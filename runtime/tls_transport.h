@@ -1,0 +1,45 @@
+// A client's connection to a daemon over TLS (protocol/tls.h): OpenSSL on the connection's socket,
+// made non-blocking so that the receiver can busy-poll and a wait can time out.
+//
+// One SSL object serves the receiving thread and the sending ones, which OpenSSL does not allow at
+// the same time: a mutex covers each call into it, never a wait on the socket. Reads go from the
+// socket into OpenSSL's buffer (large, with read-ahead) and are decrypted into where the bytes go (a
+// reply's destination in the application's memory, a chunk's landing place). Writes are encrypted
+// into a buffer of this object's and leave in sends of up to a MiB.
+#pragma once
+
+#include <chrono>
+#include <mutex>
+
+#include "tls.h"
+#include "transport.h"
+
+namespace fedcl {
+
+class TlsTransport final : public Transport {
+ public:
+  // Takes a connected, non-blocking socket and an SSL on it whose handshake is done.
+  TlsTransport(int fd, TlsSession ssl);
+  std::string send(iovec *iov, int count) override;
+  ssize_t receive(void *dst, size_t size, bool wait) override;
+  std::string failure(const char *what) const override;
+  void limit_silence(std::chrono::milliseconds silence) override { silence_ = silence; }
+
+ private:
+  // Writes out_ to the socket, waiting while it is full; "" or why not.
+  std::string drain();
+
+  TlsSession ssl_;
+  TlsSpan span_;  // its out is out_ while a send encrypts
+  std::mutex ssl_mutex_;
+  std::vector<uint8_t> out_;
+  std::chrono::milliseconds silence_{0};  // 0: no limit
+  std::string failure_;                   // the receiver's last TLS error
+};
+
+// Runs the TLS handshake on fd (connected to endpoint) as credentials ask, before deadline. Owns fd:
+// closes it on failure, returning null with why in *error.
+std::unique_ptr<Transport> tls_connect(int fd, const std::string &endpoint, const Credentials &credentials,
+                                       std::chrono::steady_clock::time_point deadline, std::string *error);
+
+}  // namespace fedcl

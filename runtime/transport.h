@@ -1,0 +1,56 @@
+// The byte stream under a client's connection to a daemon: plain TCP here, TLS in tls_transport.h.
+// The connection's threads use it as they used the socket: one thread receives while others send
+// (the connection serialises its senders), a receive that waits gives up after the daemon's
+// heartbeat interval, and a receive that does not wait lets the receiver busy-poll.
+#pragma once
+
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "client_auth.h"
+
+namespace fedcl {
+
+class Transport {
+ public:
+  explicit Transport(int fd) : fd_(fd) {}
+  virtual ~Transport();
+  Transport(const Transport &) = delete;
+  Transport &operator=(const Transport &) = delete;
+
+  // Sends every byte of iov[0..count) (using iov up); "" or why not.
+  virtual std::string send(iovec *iov, int count) = 0;
+  // Receives up to size bytes into dst: how many (> 0), 0 once the daemon closed the connection, or
+  // -1 with errno set (EAGAIN: nothing came within the silence limit, or nothing is there now when
+  // wait is false; EINTR: try again).
+  virtual ssize_t receive(void *dst, size_t size, bool wait) = 0;
+  // Why the last receive failed, as "what: reason".
+  virtual std::string failure(const char *what) const;
+  // A receive that waits gives up after this long without a byte.
+  virtual void limit_silence(std::chrono::milliseconds silence) = 0;
+  // Ends both directions: a receive that waits returns, the next send fails.
+  void shutdown();
+  int fd() const { return fd_; }
+
+ protected:
+  int fd_;
+};
+
+class PlainTransport final : public Transport {
+ public:
+  using Transport::Transport;
+  std::string send(iovec *iov, int count) override;
+  ssize_t receive(void *dst, size_t size, bool wait) override;
+  void limit_silence(std::chrono::milliseconds silence) override;
+};
+
+// Connects to endpoint ("host:port") within timeout_ms, over TLS when credentials ask for it (the
+// handshake inside the same deadline). Null with why in *error.
+std::unique_ptr<Transport> dial(const std::string &endpoint, int timeout_ms, const Credentials &credentials,
+                                std::string *error);
+
+}  // namespace fedcl
