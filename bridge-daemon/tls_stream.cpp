@@ -17,7 +17,7 @@ constexpr size_t kCipherReadBytes = 256 * 1024;
 // A write of ciphertext for the session's write req (null: OpenSSL's own bytes).
 struct CipherWrite {
   uv_write_t req;  // first: libuv's callback gets its address
-  std::vector<uint8_t> bytes;
+  fedcl::TlsBytes bytes;
   uv_write_t *outer = nullptr;
   uv_write_cb cb = nullptr;
 };

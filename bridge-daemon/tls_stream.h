@@ -41,7 +41,7 @@ class TlsStream final : public StreamTransport {
   bool plaintext_ = false;  // a plain-TCP client, read in the clear until refused
   std::function<void()> ready_;
   fedcl::TlsSpan span_;             // in: the read being decrypted; out: control_ or a write's buffer
-  std::vector<uint8_t> control_;
+  fedcl::TlsBytes control_;
   std::unique_ptr<uint8_t[]> in_;
 };
 

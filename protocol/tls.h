@@ -16,6 +16,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace fedcl {
@@ -69,10 +70,29 @@ bool tls_record_start(const uint8_t *bytes, size_t size);
 // A BIO for a memory transport: it reads from a span the caller sets (and asks to be retried when
 // that is used up) and appends what is written to a vector the caller sets, so that ciphertext moves
 // once between OpenSSL and the socket's buffers.
+//
+// Ciphertext buffers grow without zero-filling what OpenSSL is about to overwrite.
+template <typename T>
+struct UninitializedAllocator : std::allocator<T> {
+  template <typename U>
+  struct rebind {
+    using other = UninitializedAllocator<U>;
+  };
+  template <typename U>
+  void construct(U *place) noexcept {
+    ::new (static_cast<void *>(place)) U;
+  }
+  template <typename U, typename... Args>
+  void construct(U *place, Args &&...args) {
+    ::new (static_cast<void *>(place)) U(std::forward<Args>(args)...);
+  }
+};
+using TlsBytes = std::vector<uint8_t, UninitializedAllocator<uint8_t>>;
+
 struct TlsSpan {
   const uint8_t *in = nullptr;
   size_t in_size = 0;
-  std::vector<uint8_t> *out = nullptr;
+  TlsBytes *out = nullptr;
 };
 BIO *tls_span_bio(TlsSpan *span);
 

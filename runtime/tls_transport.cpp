@@ -18,6 +18,8 @@ namespace {
 // Plaintext encrypted per send: bounds the buffer, and lets the socket take one piece while the
 // next is encrypted.
 constexpr size_t kSendPieceBytes = 1 << 20;
+// Ciphertext taken off the socket per recv: many records per system call.
+constexpr size_t kReceiveBytes = 256 * 1024;
 
 // One client context per trust root and CA file, shared by every connection of the process.
 SSL_CTX *client_context(TlsMode mode, const std::string &ca_file, std::string *error) {
@@ -41,9 +43,12 @@ bool await(int fd, short events, int timeout_ms) {
 
 }  // namespace
 
-TlsTransport::TlsTransport(int fd, TlsSession ssl) : Transport(fd), ssl_(std::move(ssl)) {
-  // The handshake wrote to the socket itself; from now on records go to out_ and leave in large sends.
-  SSL_set0_wbio(ssl_.get(), tls_span_bio(&span_));
+TlsTransport::TlsTransport(int fd, TlsSession ssl)
+    : Transport(fd), ssl_(std::move(ssl)), in_(new uint8_t[kReceiveBytes]) {
+  // The handshake used the socket itself (and, without read-ahead, read no byte past it); from now on
+  // records come from in_ and go to out_, each filled and emptied in large pieces.
+  BIO *bio = tls_span_bio(&span_);
+  SSL_set_bio(ssl_.get(), bio, bio);
 }
 
 std::string TlsTransport::drain() {
@@ -100,25 +105,27 @@ ssize_t TlsTransport::receive(void *dst, size_t size, bool wait) {
       kind = got > 0 ? SSL_ERROR_NONE : SSL_get_error(ssl_.get(), got);
       if (kind == SSL_ERROR_SSL) failure_ = tls_errors();
     }
-    switch (kind) {
-      case SSL_ERROR_NONE: return got;
-      case SSL_ERROR_ZERO_RETURN: return 0;
-      case SSL_ERROR_WANT_READ:
-        if (!wait) {
-          errno = EAGAIN;
-          return -1;
-        }
-        if (!await(fd_, POLLIN, silence_.count() ? int(silence_.count()) : -1)) {
-          errno = EAGAIN;
-          return -1;
-        }
-        continue;
-      case SSL_ERROR_SYSCALL:
-        if (errno == EINTR || errno == EAGAIN) continue;
-        return errno == 0 ? 0 : -1;
-      default:
-        errno = EPROTO;
-        return -1;
+    if (kind == SSL_ERROR_NONE) return got;
+    if (kind == SSL_ERROR_ZERO_RETURN) return 0;
+    if (kind != SSL_ERROR_WANT_READ) {
+      errno = EPROTO;
+      return -1;
+    }
+    // OpenSSL used up in_: more ciphertext from the socket (this thread alone receives).
+    ssize_t n = recv(fd_, in_.get(), kReceiveBytes, MSG_DONTWAIT);
+    if (n > 0) {
+      std::lock_guard<std::mutex> lock(ssl_mutex_);
+      span_.in = in_.get();
+      span_.in_size = size_t(n);
+      continue;
+    }
+    if (n == 0) return 0;
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK) return -1;
+    if (!wait) return -1;
+    if (!await(fd_, POLLIN, silence_.count() ? int(silence_.count()) : -1)) {
+      errno = EAGAIN;
+      return -1;
     }
   }
 }

@@ -2,10 +2,10 @@
 // made non-blocking so that the receiver can busy-poll and a wait can time out.
 //
 // One SSL object serves the receiving thread and the sending ones, which OpenSSL does not allow at
-// the same time: a mutex covers each call into it, never a wait on the socket. Reads go from the
-// socket into OpenSSL's buffer (large, with read-ahead) and are decrypted into where the bytes go (a
-// reply's destination in the application's memory, a chunk's landing place). Writes are encrypted
-// into a buffer of this object's and leave in sends of up to a MiB.
+// the same time: a mutex covers each call into it, never a wait on the socket. Reads take up to
+// 256 KiB of ciphertext off the socket at once, which OpenSSL decrypts record by record straight into
+// where the bytes go (a reply's destination in the application's memory, a chunk's landing place).
+// Writes are encrypted into a buffer of this object's and leave in sends of up to a MiB.
 #pragma once
 
 #include <chrono>
@@ -30,9 +30,10 @@ class TlsTransport final : public Transport {
   std::string drain();
 
   TlsSession ssl_;
-  TlsSpan span_;  // its out is out_ while a send encrypts
+  TlsSpan span_;  // in: what of in_ OpenSSL has not read yet; out: out_ while a send encrypts
+  std::unique_ptr<uint8_t[]> in_;
   std::mutex ssl_mutex_;
-  std::vector<uint8_t> out_;
+  TlsBytes out_;
   std::chrono::milliseconds silence_{0};  // 0: no limit
   std::string failure_;                   // the receiver's last TLS error
 };
