@@ -106,7 +106,7 @@ awk '
         if (index(name, "tls.plain.") != 1) continue
         metric = substr(name, 11); other = "tls." mode "." metric
         if (!(other in m)) continue
-        if (unit[name] == "MiB/s") printf "tls.%s.%s.ratio %.4g x\n", mode, metric, m[name] > 0 ? m[other] / m[name] : 0
+        if (unit[name] == "MiB/s") printf "tls.%s.%s.ratio %.4g x\n", mode, metric, (m[name] > 0 ? m[other] / m[name] : 0)
         else printf "tls.%s.%s.extra %.4g us\n", mode, metric, m[other] - m[name]
       }
       if (!("tls.plain.read_256MiB" in m) || !(("tls." mode ".read_256MiB") in m)) {

@@ -31,7 +31,7 @@ SSL_CTX *client_context(TlsMode mode, const std::string &ca_file, std::string *e
   return ctx.get();
 }
 
-// Waits until fd is ready for events, at most timeout_ms (-1: no limit); false on timeout.
+// Waits until fd is ready for events, at most timeout_ms; false on timeout.
 bool await(int fd, short events, int timeout_ms) {
   for (;;) {
     pollfd p{fd, events, 0};
@@ -57,8 +57,6 @@ std::string TlsTransport::drain() {
     ssize_t sent = ::send(fd_, out_.data() + done, out_.size() - done, MSG_NOSIGNAL);
     if (sent >= 0) {
       done += sent;
-    } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
-      await(fd_, POLLOUT, -1);  // TCP_USER_TIMEOUT (dial.cpp) ends a send that never drains
     } else if (errno != EINTR) {
       out_.clear();
       return std::string("send: ") + std::strerror(errno);
@@ -111,22 +109,16 @@ ssize_t TlsTransport::receive(void *dst, size_t size, bool wait) {
       errno = EPROTO;
       return -1;
     }
-    // OpenSSL used up in_: more ciphertext from the socket (this thread alone receives).
-    ssize_t n = recv(fd_, in_.get(), kReceiveBytes, MSG_DONTWAIT);
-    if (n > 0) {
-      std::lock_guard<std::mutex> lock(ssl_mutex_);
-      span_.in = in_.get();
-      span_.in_size = size_t(n);
-      continue;
+    // OpenSSL used up in_: more ciphertext from the socket (this thread alone receives). EAGAIN:
+    // nothing there now, or nothing within the silence limit.
+    ssize_t n = recv(fd_, in_.get(), kReceiveBytes, wait ? 0 : MSG_DONTWAIT);
+    if (n <= 0) {
+      if (n < 0 && errno == EINTR) continue;
+      return n;
     }
-    if (n == 0) return 0;
-    if (errno == EINTR) continue;
-    if (errno != EAGAIN && errno != EWOULDBLOCK) return -1;
-    if (!wait) return -1;
-    if (!await(fd_, POLLIN, silence_.count() ? int(silence_.count()) : -1)) {
-      errno = EAGAIN;
-      return -1;
-    }
+    std::lock_guard<std::mutex> lock(ssl_mutex_);
+    span_.in = in_.get();
+    span_.in_size = size_t(n);
   }
 }
 
@@ -168,6 +160,7 @@ std::unique_ptr<Transport> tls_connect(int fd, const std::string &endpoint, cons
     close(fd);
     return nullptr;
   }
+  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);  // non-blocking for the handshake's deadline only
   return std::make_unique<TlsTransport>(fd, std::move(ssl));
 }
 

@@ -1,5 +1,6 @@
-// A client's connection to a daemon over TLS (protocol/tls.h): OpenSSL on the connection's socket,
-// made non-blocking so that the receiver can busy-poll and a wait can time out.
+// A client's connection to a daemon over TLS (protocol/tls.h): OpenSSL over the connection's socket,
+// which stays blocking as with plain TCP (the receiver busy-polls with MSG_DONTWAIT, a wait ends at
+// the silence limit).
 //
 // One SSL object serves the receiving thread and the sending ones, which OpenSSL does not allow at
 // the same time: a mutex covers each call into it, never a wait on the socket. Reads take up to
@@ -18,15 +19,14 @@ namespace fedcl {
 
 class TlsTransport final : public Transport {
  public:
-  // Takes a connected, non-blocking socket and an SSL on it whose handshake is done.
+  // Takes a connected socket and an SSL on it whose handshake is done.
   TlsTransport(int fd, TlsSession ssl);
   std::string send(iovec *iov, int count) override;
   ssize_t receive(void *dst, size_t size, bool wait) override;
   std::string failure(const char *what) const override;
-  void limit_silence(std::chrono::milliseconds silence) override { silence_ = silence; }
 
  private:
-  // Writes out_ to the socket, waiting while it is full; "" or why not.
+  // Writes out_ to the socket; "" or why not.
   std::string drain();
 
   TlsSession ssl_;
@@ -34,7 +34,6 @@ class TlsTransport final : public Transport {
   std::unique_ptr<uint8_t[]> in_;
   std::mutex ssl_mutex_;
   TlsBytes out_;
-  std::chrono::milliseconds silence_{0};  // 0: no limit
   std::string failure_;                   // the receiver's last TLS error
 };
 

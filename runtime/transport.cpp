@@ -39,7 +39,7 @@ std::string PlainTransport::send(iovec *iov, int count) {
 
 ssize_t PlainTransport::receive(void *dst, size_t size, bool wait) { return recv(fd_, dst, size, wait ? 0 : MSG_DONTWAIT); }
 
-void PlainTransport::limit_silence(std::chrono::milliseconds silence) {
+void Transport::limit_silence(std::chrono::milliseconds silence) {
   long ms = silence.count();
   timeval limit{ms / 1000, (ms % 1000) * 1000};
   setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);

@@ -30,8 +30,9 @@ class Transport {
   virtual ssize_t receive(void *dst, size_t size, bool wait) = 0;
   // Why the last receive failed, as "what: reason".
   virtual std::string failure(const char *what) const;
-  // A receive that waits gives up after this long without a byte.
-  virtual void limit_silence(std::chrono::milliseconds silence) = 0;
+  // A receive that waits gives up after this long without a byte (SO_RCVTIMEO: both transports wait
+  // in recv on the blocking socket).
+  void limit_silence(std::chrono::milliseconds silence);
   // Ends both directions: a receive that waits returns, the next send fails.
   void shutdown();
   int fd() const { return fd_; }
@@ -45,7 +46,6 @@ class PlainTransport final : public Transport {
   using Transport::Transport;
   std::string send(iovec *iov, int count) override;
   ssize_t receive(void *dst, size_t size, bool wait) override;
-  void limit_silence(std::chrono::milliseconds silence) override;
 };
 
 // Connects to endpoint ("host:port") within timeout_ms, over TLS when credentials ask for it (the
