@@ -8,6 +8,8 @@
 
 using fedcl::hosts_parse;
 using fedcl::hosts_parse_list;
+using fedcl::HostList;
+using fedcl::TlsMode;
 
 TEST(HostsParse, ReadsEntriesCommentsKeyAndUser) {
   auto list = hosts_parse(
@@ -140,4 +142,19 @@ TEST(HostsFromEnvironment, UnreadableHostsFileIsReported) {
   EXPECT_TRUE(list.endpoints.empty());
   ASSERT_EQ(1u, list.problems.size());
   EXPECT_NE(std::string::npos, list.problems[0].find("/nonexistent/fedcl/hosts.conf")) << list.problems[0];
+}
+
+TEST(HostsParse, TlsLinesChooseTheTrustRootAndTheCa) {
+  HostList list = hosts_parse("gpu1\ntls psk\ntls-ca /etc/fedcl/tls/ca.pem\n", "hosts.conf");
+  EXPECT_TRUE(list.problems.empty());
+  EXPECT_EQ(TlsMode::psk, list.tls);
+  EXPECT_EQ("/etc/fedcl/tls/ca.pem", list.tls_ca);
+  EXPECT_EQ(TlsMode::psk, list.credentials().tls);
+  EXPECT_EQ(TlsMode::off, hosts_parse("gpu1\n", "hosts.conf").tls);
+
+  HostList bad = hosts_parse("gpu1\ntls yes\ntls-ca\n", "hosts.conf");
+  ASSERT_EQ(2u, bad.problems.size());
+  EXPECT_EQ("hosts.conf:2: 'tls' wants off, cert or psk, not 'yes'", bad.problems[0]);
+  EXPECT_EQ("hosts.conf:3: a 'tls-ca' line without a file", bad.problems[1]);
+  EXPECT_EQ(TlsMode::off, bad.tls);
 }
