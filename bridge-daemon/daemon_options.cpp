@@ -118,6 +118,15 @@ std::string file_root(const std::string &text, DaemonSettings &s) {
   return {};
 }
 
+std::string resume_window(const std::string &text, DaemonSettings &s) {
+  char *end = nullptr;
+  double seconds = std::strtod(text.c_str(), &end);
+  if (end == text.c_str() || *end != '\0' || !(seconds >= 0) || seconds > 3600)
+    return "wants a number of seconds from 0 (no resumption) to 3600, not '" + text + "'";
+  s.server.resume_window_ms = static_cast<uint32_t>(seconds * 1000);
+  return {};
+}
+
 std::string max_sessions(const std::string &text, DaemonSettings &s) {
   unsigned long long count = 0;
   if (!parse_count(text, &count) || count == 0 || count > 1000000) return "wants a number of 1 to 1000000, not '" + text + "'";
@@ -257,6 +266,9 @@ const std::vector<DaemonOption> &daemon_options() {
                                     "--listen. Default: the address each client reached it by", true, peer_address},
       {"peer-timeout", "SECONDS", "a peer link silent this long is dead; what waits on it fails (default 10)",
        true, peer_timeout},
+      {"resume-window", "SECONDS", "a client session whose connection dropped is kept this long for the\n"
+                                   "client to reconnect and resume it with nothing lost; 0: closed at once\n"
+                                   "(default 10)", true, resume_window},
       {"file-root", "DIR", "clients may load buffers from and save them to files under DIR on this\n"
                            "node (clEnqueueWriteBufferFromNodeFile...); without it, no file is served", true, file_root},
       {"max-sessions", "N", "refuse sessions beyond N at once (default 256)", true, max_sessions},

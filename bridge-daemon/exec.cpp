@@ -307,6 +307,8 @@ struct RequestHandler {
 const RequestHandler kHandlers[] = {
     HANDLE(HELLO, false, exec_hello(c, r.getHello())),
     HANDLE(AUTHENTICATE, false, exec_authenticate(c, r.getAuthenticate())),
+    HANDLE(RESUME, false, exec_resume(c, r.getResume())),
+    HANDLE(ACK, false, c.session.acknowledged(r.getAck())),
     HANDLE(CREATE_CONTEXT, false, exec_create_context(c, r.getCreateContext())),
     HANDLE(CREATE_QUEUE, false, exec_create_queue(c, r.getCreateQueue())),
     HANDLE(CREATE_BUFFER, true, exec_create_buffer(c, r.getCreateBuffer(), f)),
@@ -381,7 +383,7 @@ void execute(Session &session, Frame &frame) {
   // Nothing runs before the handshake is done, and the handshake runs once. A connection opens with
   // Hello (a session) or DaemonStatus (one answer, then it closes).
   bool handshake = which == wire::Request::HELLO || which == wire::Request::DAEMON_STATUS ||
-                   which == wire::Request::AUTHENTICATE;
+                   which == wire::Request::AUTHENTICATE || which == wire::Request::RESUME;
   if (session.greeted == handshake) {
     session.close(session.greeted ? "a second handshake" : "a request before the handshake was done");
     return;

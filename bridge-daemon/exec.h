@@ -70,6 +70,7 @@ std::vector<cl_device_id> devices_of(ObjectTable &objects, capnp::List<uint64_t>
 // The handshake (exec_handshake.cpp).
 void exec_hello(Call &call, wire::Hello::Reader hello);
 void exec_authenticate(Call &call, wire::AuthProof::Reader answer);
+void exec_resume(Call &call, wire::Resume::Reader resume);
 // DaemonStatus, for `fedcl status`: a connection's first request instead of Hello, checked like a
 // Hello (exec_handshake.cpp) and answered, with the daemon's proof where it has a key, by
 // send_daemon_status (exec_status.cpp).

@@ -1,7 +1,9 @@
 // A client's handshake: Hello (protocol version, platform, who it is, its nonce), then, on a daemon
 // with a key, the challenge and the client's proof (protocol/auth.h). Only a client that proved
 // itself gets a session: its token, its platform, its devices. `fedcl status` opens its connection
-// with a StatusRequest instead, proves itself the same way, and gets the daemon's status.
+// with a StatusRequest instead, proves itself the same way, and gets the daemon's status. A client
+// whose connection dropped opens a new one with Resume instead, proves itself the same way on a
+// fresh challenge, and its parked session goes on over the new connection.
 #include <capnp/message.h>
 
 #include "auth.h"
@@ -37,6 +39,9 @@ void welcome(Call &call, const Session::Handshake &handshake, const fedcl::Proof
   session.token = session.server().register_token(session);
   session.set_platform(p);
   session.client = handshake.client;
+  session.user = handshake.identity;
+  uint32_t window = options.resume_window_ms;
+  if (window > 0) session.resume_token = session.server().register_resume_token(session);
   FEDCLD_LOG(info, "session %llu: client %s%s%s, platform %zu", (unsigned long long)session.number(),
              handshake.client.c_str(), handshake.identity.empty() ? "" : ", user ", handshake.identity.c_str(), p);
 
@@ -51,6 +56,11 @@ void welcome(Call &call, const Session::Handshake &handshake, const fedcl::Proof
   out.setPeerAddress(options.peer_address);
   out.setSessionToken(session.token);
   if (proof) out.setProof(fedcl::as_data(*proof));
+  if (window > 0) {
+    out.setResumeToken(capnp::Data::Reader(reinterpret_cast<const uint8_t *>(session.resume_token.data()),
+                                           session.resume_token.size()));
+    out.setResumeWindowMs(window);
+  }
   auto platform = out.initPlatforms(1)[0];
   fill_info(platform.initInfo(platforms[p].info.size()), platforms[p].info);
   auto devices = platform.initDevices(platforms[p].devices.size());
@@ -94,7 +104,51 @@ void send_challenge(Call &call, bool sent_key, capnp::Data::Reader client_nonce)
   call.session.send_reply(message);
 }
 
+// The parked session named by the Resume goes on over this connection, which proved it may resume
+// it (with the daemon's proof where it has a key); the connection's own Session ends here.
+void finish_resume(Call &call, const Session::Handshake &handshake, const fedcl::Proof *proof) {
+  Session &session = call.session;
+  auto parked = session.server().session_by_resume_token(handshake.resume_token);
+  if (!parked || parked->closed())
+    return refuse(call, "the session cannot be resumed: this fedcld has no such session (it was restarted, or the "
+                        "resume window passed)");
+  if (parked->user != handshake.identity) return refuse(call, "the session to resume belongs to another user");
+  const fedcl::ResendBuffer &sent = parked->sent();
+  if (handshake.resume_received < sent.acknowledged() || handshake.resume_received > sent.sent())
+    return refuse(call, "the session cannot be resumed: the client says it received " +
+                            std::to_string(handshake.resume_received) + " bytes, fedcld kept bytes " +
+                            std::to_string(sent.acknowledged()) + " to " + std::to_string(sent.sent()));
+  // The client found the old connection dead before this daemon did: it is.
+  parked->park("the client resumed the session on a new connection");
+  capnp::MallocMessageBuilder message;
+  auto reply = message.initRoot<wire::Reply>();
+  reply.setSeq(call.seq);
+  auto resumed = reply.initResumed();
+  resumed.setReceived(parked->received());
+  if (proof) resumed.setProof(fedcl::as_data(*proof));
+  session.send_reply(message);
+  parked->adopt_link(session, handshake.resume_received);
+  session.close("its connection resumed session " + std::to_string(parked->number()));
+}
+
 }  // namespace
+
+void exec_resume(Call &call, wire::Resume::Reader resume) {
+  Session &session = call.session;
+  call.replied = true;
+  if (session.handshake.challenged) return session.close("a Resume during the handshake");
+  if (session.plaintext_refused) return refuse(call, kPlainRefused);
+  std::string mismatch = version_mismatch(resume.getProtocolVersion());
+  if (!mismatch.empty()) return refuse(call, mismatch);
+  Session::Handshake &handshake = session.handshake;
+  handshake.identity = resume.getUser();
+  auto token = resume.getToken();
+  handshake.resume_token.assign(reinterpret_cast<const char *>(token.begin()), token.size());
+  handshake.resume_received = resume.getReceived();
+  handshake.resuming = true;
+  if (!session.server().options().requires_key()) return finish_resume(call, handshake, nullptr);
+  send_challenge(call, false, resume.getNonce());
+}
 
 void exec_hello(Call &call, wire::Hello::Reader hello) {
   Session &session = call.session;
@@ -141,6 +195,7 @@ void exec_authenticate(Call &call, wire::AuthProof::Reader answer) {
     return refuse(call, handshake.identity.empty() ? "wrong key" : "wrong key for user '" + handshake.identity + "'");
   fedcl::Proof mine = fedcl::auth_proof(key, fedcl::AuthRole::daemon, challenge, client_nonce, handshake.identity);
   if (handshake.status_request) return send_daemon_status(call, &mine);
+  if (handshake.resuming) return finish_resume(call, handshake, &mine);
   welcome(call, handshake, &mine);
 }
 

@@ -130,15 +130,21 @@ void Server::on_connection(uv_stream_t *listener, int status) {
 
 void Server::watch_sessions() {
   uint64_t now = uv_now(loop_);
-  std::vector<std::shared_ptr<Session>> late;
+  std::vector<std::shared_ptr<Session>> late, unresumed;
   for (auto &[number, session] : sessions_) {
     if (session->closed()) continue;
+    if (session->parked()) {
+      if (now - session->parked_at() >= options_.resume_window_ms) unresumed.push_back(session);
+      continue;
+    }
     if (!session->authenticated() && now - session->opened_at > kHandshakeTimeoutMs)
       late.push_back(session);
     else if (session->greeted && now - session->last_sent >= kHeartbeatMs)
       session->send_heartbeat();
   }
   for (auto &session : late) session->close("no handshake within " + std::to_string(kHandshakeTimeoutMs / 1000) + " s");
+  for (auto &session : unresumed)
+    session->close("not resumed within the resume window (" + std::to_string(options_.resume_window_ms) + " ms)");
 }
 
 std::shared_ptr<Session> Server::add_session() {
@@ -152,6 +158,7 @@ void Server::session_closed(uint64_t number) {
   auto it = sessions_.find(number);
   if (it == sessions_.end()) return;
   if (it->second->token) tokens_.erase(it->second->token);
+  if (!it->second->resume_token.empty()) resume_tokens_.erase(it->second->resume_token);
   sessions_.erase(it);
 }
 
@@ -161,6 +168,18 @@ uint64_t Server::register_token(Session &session) {
   while (tokens_.count(token));
   tokens_.emplace(token, session.weak_from_this());
   return token;
+}
+
+std::string Server::register_resume_token(Session &session) {
+  fedcl::Nonce random = fedcl::fresh_nonce();
+  std::string token(reinterpret_cast<const char *>(random.data()), 16);  // 128 random bits
+  resume_tokens_[token] = session.weak_from_this();
+  return token;
+}
+
+std::shared_ptr<Session> Server::session_by_resume_token(const std::string &token) const {
+  auto it = resume_tokens_.find(token);
+  return it == resume_tokens_.end() ? nullptr : it->second.lock();
 }
 
 std::shared_ptr<Session> Server::session_by_token(uint64_t token) const {

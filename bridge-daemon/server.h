@@ -42,6 +42,7 @@ struct ServerOptions {
   CompletionMode completion = CompletionMode::automatic;
   std::string peer_address;  // host:port advertised to peers (and listened on); empty: the client's
   uint64_t peer_timeout_ms = 10000;  // a peer link silent this long is dead
+  uint32_t resume_window_ms = 10000;  // a client session whose connection dropped waits this long
   std::string file_root;     // canonical directory whose files clients may load and save; "": none
   bool status_sessions = true;  // DaemonStatus lists the client sessions and their memory
   long busy_poll_us = -1;       // how long threads poll after work before sleeping; -1: by core count
@@ -87,6 +88,9 @@ class Server {
   // Client sessions by the token peers address them with.
   uint64_t register_token(Session &session);
   std::shared_ptr<Session> session_by_token(uint64_t token) const;
+  // Client sessions by their resume token (HelloReply.resumeToken): 16 fresh random bytes.
+  std::string register_resume_token(Session &session);
+  std::shared_ptr<Session> session_by_resume_token(const std::string &token) const;
   std::vector<std::shared_ptr<Session>> client_sessions() const;
   PeerRegistry &peers() { return peers_; }
   // Kernel printf: which session's printing commands may run (print_gate.h).
@@ -124,6 +128,7 @@ class Server {
   uint64_t next_session_ = 1;
   std::unordered_map<uint64_t, std::shared_ptr<Session>> sessions_;
   std::unordered_map<uint64_t, std::weak_ptr<Session>> tokens_;
+  std::unordered_map<std::string, std::weak_ptr<Session>> resume_tokens_;
   PrintGate print_gate_{*this};
   PeerRegistry peers_{*this};
   MemoryTrim memory_trim_{loop_};

@@ -38,8 +38,8 @@ constexpr size_t kDirectPayloadBytes = 16 * 1024;
 }  // namespace
 
 Session::Session(Server &server, uint64_t number)
-    : server_(server), number_(number), read_buffer_(new uint8_t[kReadBufferBytes]) {
-  tcp_.data = this;
+    : server_(server), number_(number), link_(new SessionLink), read_buffer_(new uint8_t[kReadBufferBytes]) {
+  link_->tcp.data = this;
   objects_.set_memory_limit(server.options().max_session_memory);
   last_heard = last_sent = opened_at = uv_now(server.loop());
 }
@@ -47,16 +47,17 @@ Session::Session(Server &server, uint64_t number)
 Session::~Session() = default;
 
 int Session::start(uv_stream_t *listener) {
-  uv_tcp_init(server_.loop(), &tcp_);
-  int err = uv_accept(listener, reinterpret_cast<uv_stream_t *>(&tcp_));
+  uv_tcp_t &tcp = link_->tcp;
+  uv_tcp_init(server_.loop(), &tcp);
+  int err = uv_accept(listener, reinterpret_cast<uv_stream_t *>(&tcp));
   if (err == 0) {
-    uv_tcp_nodelay(&tcp_, 1);
+    uv_tcp_nodelay(&tcp, 1);
     // A client whose node vanished without closing the connection still has its objects released.
-    uv_tcp_keepalive(&tcp_, 1, 10);
+    uv_tcp_keepalive(&tcp, 1, 10);
     sockaddr_storage addr{};
     int len = sizeof addr;
     char host[64] = "?";
-    if (uv_tcp_getpeername(&tcp_, reinterpret_cast<sockaddr *>(&addr), &len) == 0) {
+    if (uv_tcp_getpeername(&tcp, reinterpret_cast<sockaddr *>(&addr), &len) == 0) {
       if (addr.ss_family == AF_INET6)
         uv_ip6_name(reinterpret_cast<sockaddr_in6 *>(&addr), host, sizeof host);
       else
@@ -64,13 +65,14 @@ int Session::start(uv_stream_t *listener) {
       peer_port_ = ntohs(reinterpret_cast<sockaddr_in *>(&addr)->sin_port);  // same place in IPv6
       peer_ = std::string(host) + ":" + std::to_string(peer_port_);
     }
-    transport_ = server_.tls().accepting(reinterpret_cast<uv_stream_t *>(&tcp_));
-    if (!transport_) {
+    auto &transport = link_->transport;
+    transport = server_.tls().accepting(reinterpret_cast<uv_stream_t *>(&tcp));
+    if (!transport) {
       close("cannot set up TLS for the connection");
       return UV_ENOMEM;
     }
-    transport_->start(*this, nullptr);  // an accepted connection waits for its client's first bytes
-    err = uv_read_start(reinterpret_cast<uv_stream_t *>(&tcp_), on_alloc, on_read);
+    transport->start(*this, nullptr);  // an accepted connection waits for its client's first bytes
+    err = uv_read_start(reinterpret_cast<uv_stream_t *>(&tcp), on_alloc, on_read);
   }
   if (err != 0) close(std::string("accept failed: ") + uv_strerror(err));
   return err;
@@ -81,10 +83,11 @@ void Session::connect(const sockaddr *address, std::string name, std::function<v
   role = Role::peer;
   dialled = true;
   connected_ = std::move(done);
-  uv_tcp_init(server_.loop(), &tcp_);
+  uv_tcp_t &tcp = link_->tcp;
+  uv_tcp_init(server_.loop(), &tcp);
   auto *request = new uv_connect_t;
   request->data = new std::weak_ptr<Session>(weak_from_this());
-  int err = uv_tcp_connect(request, &tcp_, address, [](uv_connect_t *req, int status) {
+  int err = uv_tcp_connect(request, &tcp, address, [](uv_connect_t *req, int status) {
     std::unique_ptr<std::weak_ptr<Session>> self(static_cast<std::weak_ptr<Session> *>(req->data));
     delete req;
     auto session = self->lock();
@@ -108,11 +111,12 @@ void Session::connect(const sockaddr *address, std::string name, std::function<v
 }
 
 int Session::start_dialled() {
-  auto *stream = reinterpret_cast<uv_stream_t *>(&tcp_);
-  uv_tcp_nodelay(&tcp_, 1);
+  auto *stream = link_->stream();
+  uv_tcp_nodelay(&link_->tcp, 1);
+  auto &transport = link_->transport;
   std::string why;
-  transport_ = server_.tls().dialling(stream, peer_, &why);
-  if (!transport_) {
+  transport = server_.tls().dialling(stream, peer_, &why);
+  if (!transport) {
     FEDCLD_LOG(warn, "peer link %llu (%s): %s", (unsigned long long)number_, peer_.c_str(), why.c_str());
     return UV_EINVAL;
   }
@@ -120,7 +124,7 @@ int Session::start_dialled() {
   if (err != 0) return err;
   // Connected once the transport is ready: at once on plain TCP, after the handshake with TLS (a
   // failed handshake closes the link, which reports it to the dial).
-  why = transport_->start(*this, [self = weak_from_this()] {
+  why = transport->start(*this, [self = weak_from_this()] {
     auto session = self.lock();
     if (!session) return;
     if (auto done = std::move(session->connected_)) done(0);
@@ -137,15 +141,21 @@ void Session::close(const std::string &reason) {
   server_.print_gate().session_closed(number_);
   if (auto done = std::move(connected_)) done(UV_ECANCELED);
   if (role == Role::peer) server_.peers().link_closed(*this, reason);
-  uv_close(reinterpret_cast<uv_handle_t *>(&tcp_), on_closed);
+  if (link_) {
+    uv_close(reinterpret_cast<uv_handle_t *>(&link_->tcp), on_closed);
+  } else {
+    // Parked: no handle to wait for.
+    server_.post([self = shared_from_this()] { self->finish(); });
+  }
 }
 
 void Session::close_after_writes(const std::string &reason) {
   if (closing_) return;
-  uv_read_stop(reinterpret_cast<uv_stream_t *>(&tcp_));
+  if (!link_) return close(reason);
+  uv_read_stop(link_->stream());
   auto *request = new ShutdownRequest{{}, shared_from_this()};
   FEDCLD_LOG(info, "session %llu (%s) closing: %s", (unsigned long long)number_, peer_.c_str(), reason.c_str());
-  int err = uv_shutdown(&request->req, reinterpret_cast<uv_stream_t *>(&tcp_), [](uv_shutdown_t *req, int) {
+  int err = uv_shutdown(&request->req, link_->stream(), [](uv_shutdown_t *req, int) {
     auto *request = reinterpret_cast<ShutdownRequest *>(req);
     request->session->close("its last reply was written");
     delete request;
@@ -158,6 +168,13 @@ void Session::close_after_writes(const std::string &reason) {
 
 void Session::on_closed(uv_handle_t *handle) {
   auto *self = static_cast<Session *>(handle->data);
+  delete reinterpret_cast<SessionLink *>(handle);
+  self->link_ = nullptr;
+  self->finish();
+}
+
+void Session::finish() {
+  Session *self = this;
   size_t count = self->objects_.size();
   self->inbox_.clear();
   self->objects_.release_all();
@@ -170,7 +187,7 @@ void Session::on_closed(uv_handle_t *handle) {
 
 void Session::on_alloc(uv_handle_t *handle, size_t, uv_buf_t *buf) {
   auto *self = static_cast<Session *>(handle->data);
-  self->transport_->alloc(*self, buf);
+  self->link_->transport->alloc(*self, buf);
 }
 
 uv_buf_t Session::plaintext_buffer() {
@@ -187,6 +204,7 @@ void Session::plaintext_landed(const uv_buf_t &buf, size_t size) {
   if (reinterpret_cast<uint8_t *>(buf.base) == read_buffer_.get()) {
     consume(reinterpret_cast<uint8_t *>(buf.base), size);
   } else {
+    received_ += size;
     have_ += size;
     if (have_ == payload_wire_bytes_) frame_complete();
   }
@@ -195,18 +213,20 @@ void Session::plaintext_landed(const uv_buf_t &buf, size_t size) {
 void Session::on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
   auto *self = static_cast<Session *>(stream->data);
   if (nread < 0) {
-    self->close(nread == UV_EOF ? "client disconnected" : std::string("read failed: ") + uv_strerror(nread));
+    self->connection_lost(nread == UV_EOF ? "client disconnected" : std::string("read failed: ") + uv_strerror(nread));
     return;
   }
   auto keep = self->shared_from_this();
   self->server_.note_activity();
   self->last_heard = uv_now(self->server_.loop());
-  std::string why = self->transport_->received(*self, *buf, nread);
+  std::string why = self->link_->transport->received(*self, *buf, nread);
   if (!why.empty()) return self->close(why);
   self->run();
+  self->acknowledge_if_due();
 }
 
 void Session::consume(const uint8_t *bytes, size_t size) {
+  received_ += size;
   while (size > 0 && !closing_) {
     size_t take = 0;
     switch (state_) {
@@ -343,7 +363,7 @@ std::shared_ptr<uint8_t[]> Session::stage(uint64_t size) {
   uint8_t *memory = new (std::nothrow) uint8_t[size ? size : 1];
   if (!memory) return nullptr;
   staged_bytes_ += size;
-  if (throttled()) uv_read_stop(reinterpret_cast<uv_stream_t *>(&tcp_));
+  if (throttled() && link_) uv_read_stop(link_->stream());
   // The last reference goes on the loop (a written reply or a dropped completion): give the bytes
   // back and take requests again once under the limit.
   return std::shared_ptr<uint8_t[]>(memory, [self = weak_from_this(), size](uint8_t *bytes) {
@@ -353,7 +373,7 @@ std::shared_ptr<uint8_t[]> Session::stage(uint64_t size) {
     bool was_throttled = session->throttled();
     session->staged_bytes_ -= size;
     if (was_throttled && !session->throttled() && !session->closing_ && !session->paused_) {
-      uv_read_start(reinterpret_cast<uv_stream_t *>(&session->tcp_), on_alloc, on_read);
+      if (session->link_) uv_read_start(session->link_->stream(), on_alloc, on_read);
       session->server_.post([self] {
         if (auto s = self.lock()) s->run();
       });
@@ -363,13 +383,13 @@ std::shared_ptr<uint8_t[]> Session::stage(uint64_t size) {
 
 void Session::pause() {
   paused_ = true;
-  if (!closing_) uv_read_stop(reinterpret_cast<uv_stream_t *>(&tcp_));
+  if (!closing_ && link_) uv_read_stop(link_->stream());
 }
 
 void Session::resume() {
   paused_ = false;
   if (closing_) return;
-  uv_read_start(reinterpret_cast<uv_stream_t *>(&tcp_), on_alloc, on_read);
+  if (link_) uv_read_start(link_->stream(), on_alloc, on_read);
   run();
 }
 
@@ -377,6 +397,20 @@ void Session::write_bytes(std::vector<uint8_t> bytes, std::shared_ptr<uint8_t[]>
                           std::function<void(int status)> written) {
   if (closing_) {
     if (written) written(UV_ECANCELED);
+    return;
+  }
+  if (keeps_sent()) {
+    // Kept until the client acknowledges them: the frame's own bytes copied, the payload (staging,
+    // a transfer chunk, printf output: memory of its own) by reference.
+    sent_.append_copy(bytes.data(), bytes.size());
+    if (payload_bytes) {
+      sent_.append_shared(payload, payload.get(), payload_bytes);
+      sent_.append_copy(kZeroPadding, fedcl::frame_padding(payload_bytes));
+    }
+  }
+  if (parked_) {
+    // Resent once the client resumes; until then, as good as written.
+    if (written) written(0);
     return;
   }
   last_sent = uv_now(server_.loop());
@@ -401,19 +435,21 @@ void Session::write_bytes(std::vector<uint8_t> bytes, std::shared_ptr<uint8_t[]>
   }
   const uv_buf_t *list = large.empty() ? bufs : large.data();
   unsigned n = large.empty() ? count : large.size();
-  int err = transport_->write(&request->req, list, n, [](uv_write_t *req, int status) {
+  int err = link_->transport->write(&request->req, list, n, [](uv_write_t *req, int status) {
     auto *request = reinterpret_cast<WriteRequest *>(req);
-    if (status < 0 && status != UV_ECANCELED) {
-      if (auto session = request->session.lock()) session->close(std::string("write failed: ") + uv_strerror(status));
-    }
+    auto session = request->session.lock();
+    if (status < 0 && status != UV_ECANCELED && session)
+      session->connection_lost(std::string("write failed: ") + uv_strerror(status));
+    // A resumable session's bytes are resent from what it kept: the write did not fail for them.
+    if (status < 0 && session && session->resumable() && !session->closing_) status = 0;
     if (request->written) request->written(status);
     delete request;
   });
   if (err != 0) {
     auto done = std::move(request->written);
     delete request;
-    close(std::string("write failed: ") + uv_strerror(err));
-    if (done) done(err);
+    connection_lost(std::string("write failed: ") + uv_strerror(err));
+    if (done) done(resumable() && !closing_ ? 0 : err);
   }
 }
 
@@ -500,7 +536,8 @@ void Session::notify_printf(std::string bytes) {
 
 void Session::send_heartbeat() {
   fedcl::ScratchMessage message;
-  message.builder().initRoot<fedcl::wire::Notice>();
+  auto notice = message.builder().initRoot<fedcl::wire::Notice>();
+  if (resumable()) notice.setReceived(received_told_ = received_);
   std::vector<uint8_t> bytes;
   fedcl::frame_append(bytes, fedcl::wire::FrameKind::NOTICE, message.builder(), 0);
   write_bytes(std::move(bytes), nullptr, 0);
@@ -531,6 +568,7 @@ void Session::flush_notices() {
   }
   completions_.clear();
   errors_.clear();
+  if (resumable()) notice.setReceived(received_told_ = received_);
   // Kernel printf output travels as the payload, straight from the string that collected it.
   std::shared_ptr<uint8_t[]> payload;
   uint64_t payload_bytes = printf_.size();

@@ -21,11 +21,21 @@
 #include "frame.h"
 #include "objects.h"
 #include "peer_inbox.h"
+#include "resend_buffer.h"
 #include "stream_transport.h"
 
 namespace fedcld {
 
 class Server;
+
+// A session's connection: its libuv TCP handle and the transport over it (plain TCP or TLS, with
+// its state). Apart from the Session so that a client session whose connection dropped can stay
+// (parked) without one and take over the connection that resumed it (session_resume.cpp).
+struct SessionLink {
+  uv_tcp_t tcp;  // first: the handle's address is the link's
+  std::unique_ptr<StreamTransport> transport;
+  uv_stream_t *stream() { return reinterpret_cast<uv_stream_t *>(&tcp); }
+};
 
 struct Frame {
   fedcl::FrameHeader header;
@@ -50,6 +60,26 @@ class Session : public std::enable_shared_from_this<Session> {
   // Sends what is queued, then closes.
   void close_after_writes(const std::string &reason);
   bool closed() const { return closing_; }
+
+  // Resumption (session_resume.cpp, docs/design-decisions.md "Lost daemons"). A client session
+  // counts the bytes of its stream both ways and keeps what it sent until the client acknowledged
+  // it; when its connection drops (EOF, reset, a failed write) it is parked for the daemon's
+  // resume window instead of closed, and a new connection that proves it may resume hands it its
+  // link. Peer links and status connections are not resumed.
+  bool resumable() const;
+  bool parked() const { return parked_; }
+  uint64_t parked_at() const { return parked_at_; }
+  // The connection is gone: parks a resumable session, closes any other.
+  void connection_lost(const std::string &reason);
+  void park(const std::string &reason);
+  // This (parked) session goes on over the link of `from` (the connection that resumed it): the
+  // client has received `client_received` bytes of the session's stream, which are resent from there.
+  void adopt_link(Session &from, uint64_t client_received);
+  // The client has received this many bytes of the session's stream (Request.ack).
+  void acknowledged(uint64_t client_received) { sent_.acknowledge(client_received); }
+  uint64_t received() const { return received_; }
+  const fedcl::ResendBuffer &sent() const { return sent_; }
+  std::string resume_token;  // HelloReply.resumeToken; empty: this session is not resumed
 
   // A Reply, optionally followed by payload_bytes of payload, which the session owns until written.
   void send_reply(capnp::MessageBuilder &message, std::shared_ptr<uint8_t[]> payload = nullptr,
@@ -114,6 +144,8 @@ class Session : public std::enable_shared_from_this<Session> {
   bool greeted = false;
   // For `fedcl status`: who the client said it is (Hello.client).
   std::string client;
+  // Whose key the client proved (Hello.user): only that user may resume the session.
+  std::string user;
 
   // A handshake under way (protocol/auth.h): what the proofs are computed over. Before the other side
   // has proved itself, nothing else of the connection is used and its frames stay handshake-sized.
@@ -127,6 +159,9 @@ class Session : public std::enable_shared_from_this<Session> {
     uint32_t platform = 0;                 // client sessions: the platform asked for
     uint64_t dialling_instance = 0;        // peer links: the daemon that dialled
     bool challenged = false;               // a challenge went out (answering) or came in (dialling)
+    bool resuming = false;                 // the connection opened with Resume
+    std::string resume_token;              // which session it resumes
+    uint64_t resume_received = 0;          // how much of that session's stream the client received
   } handshake;
   bool authenticated() const { return greeted || peer_instance != 0; }
   // uv_now when the connection was made: a handshake must end in time; `fedcl status` shows how
@@ -164,6 +199,13 @@ class Session : public std::enable_shared_from_this<Session> {
   static void on_alloc(uv_handle_t *handle, size_t suggested, uv_buf_t *buf);
   static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf);
   static void on_closed(uv_handle_t *handle);
+  // Releases what the session held once it is closed and its link (if any) is gone.
+  void finish();
+  // Closes the link's handle; the session itself stays.
+  void drop_link();
+  // Tells the client how far this daemon read (Notice.received) once it read kAckBytes more.
+  void acknowledge_if_due();
+  bool keeps_sent() const;
   // A dialled connection is up: its transport starts (TLS: the handshake); libuv's error or 0.
   int start_dialled();
   // Where the current frame's payload should land (transfer chunks), or null for memory of its own.
@@ -179,9 +221,14 @@ class Session : public std::enable_shared_from_this<Session> {
   uint64_t number_;
   std::string peer_;
   uint16_t peer_port_ = 0;
-  uv_tcp_t tcp_;
-  std::unique_ptr<StreamTransport> transport_;  // set once connected (start, start_dialled)
+  SessionLink *link_;  // null while parked; freed once its handle closed
   bool closing_ = false;
+  bool parked_ = false;
+  uint64_t parked_at_ = 0;
+  // Resumption's byte counts of the session's stream, from its first byte.
+  fedcl::ResendBuffer sent_;
+  uint64_t received_ = 0;
+  uint64_t received_told_ = 0;  // the last Notice.received sent
   bool paused_ = false;
   bool running_ = false;
   bool dirty_ = false;

@@ -88,6 +88,29 @@ struct HelloReply {
   peerAddress @5 :Text;           # host:port where peers reach it; empty: the address the client used
   sessionToken @6 :UInt64;        # random: how a peer daemon addresses this session (PeerRef)
   proof @7 :Data;                 # the daemon's proof that it holds the key; empty without a key
+  resumeToken @8 :Data;           # 16 random bytes naming this session for Request.resume; empty:
+                                  # the daemon does not resume dropped connections
+  resumeWindowMs @9 :UInt32;      # how long the daemon keeps the session of a dropped connection
+}
+
+# Resuming a session whose connection dropped (docs/design-decisions.md, "Lost daemons"). Both sides
+# count the bytes of the session's stream (plaintext, from the first byte of Hello) they sent and
+# received, and keep what they sent until the other side acknowledged it (Notice.received,
+# Request.ack). A new connection's first request may be resume instead of hello; on a daemon with a
+# key it is challenged and answered with authenticate like Hello. The Resume exchange itself is not
+# part of the session's stream. Reply.resumed then says how far the daemon read; each side resends
+# from the other's count, and the session goes on as if the connection had never dropped.
+struct Resume {
+  protocolVersion @0 :UInt32;
+  token @1 :Data;                 # HelloReply.resumeToken
+  received @2 :UInt64;            # bytes of the session's stream the client has received
+  user @3 :Text;                  # as Hello.user
+  nonce @4 :Data;                 # as Hello.nonce: fresh for this connection
+}
+
+struct Resumed {
+  received @0 :UInt64;            # bytes of the session's stream the daemon has received
+  proof @1 :Data;                 # as HelloReply.proof
 }
 
 struct PeerRef {
@@ -198,6 +221,11 @@ struct Request {
 
     # The answer to Reply.challenge; reply: what the first request asked for (hello, daemonStatus).
     authenticate @51 :AuthProof;
+
+    # Resumption (struct Resume): a new connection's first request, instead of hello.
+    resume @52 :Resume;
+    # The client has received this many bytes of the session's stream; no reply (seq 0).
+    ack @53 :UInt64;
   }
 
   struct CreateContext {
@@ -575,6 +603,7 @@ struct Reply {
     daemonStatus @9 :DaemonStatus;
     challenge @10 :AuthChallenge; # to Hello or StatusRequest, from a daemon that has a key: answer
                                   # with authenticate
+    resumed @11 :Resumed;         # to resume (or its authenticate): the session goes on
   }
 }
 
@@ -606,6 +635,8 @@ struct Notice {
                                   # set: the payload is a chunk of a SendToPeer whose peer is this
                                   # session's client (peer.instance 0: a file the client writes,
                                   # clEnqueueReadBufferToStdioFile); printfBytes is then 0
+  received @4 :UInt64;            # bytes of the session's stream the daemon has received: the client
+                                  # may drop what it kept for resending up to there (0: nothing said)
 }
 
 # ---------------------------------------------------------------------------------------------------

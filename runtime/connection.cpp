@@ -35,19 +35,6 @@ std::chrono::microseconds flush_delay() {
   return std::chrono::microseconds(us);
 }
 
-// How long a daemon may stay silent before it counts as lost (FEDCL_DAEMON_TIMEOUT, seconds). A
-// daemon sends a heartbeat every half second when it has nothing else to say, also while kernels run,
-// so silence means a daemon that is frozen or cut off; TCP keepalive cannot tell, since a frozen
-// daemon's kernel still answers it.
-std::chrono::milliseconds daemon_timeout() {
-  static const long ms = [] {
-    const char *text = std::getenv("FEDCL_DAEMON_TIMEOUT");
-    double seconds = text ? std::strtod(text, nullptr) : 10.0;
-    return long(std::max(seconds, 2.0) * 1000);  // two heartbeats' room at least
-  }();
-  return std::chrono::milliseconds(ms);
-}
-
 // Ends a call whose reply will never come: the daemon is gone.
 void fail_pending(PendingReply &pending, std::string message) {
   std::lock_guard<std::mutex> lock(pending.mutex);
@@ -72,6 +59,19 @@ std::chrono::microseconds spin_time() {
     return text ? std::strtol(text, nullptr, 10) : spare_cores() ? 1000L : 100L;
   }();
   return std::chrono::microseconds(us);
+}
+
+// How long a daemon may stay silent before it counts as lost (FEDCL_DAEMON_TIMEOUT, seconds; connection.h). A
+// daemon sends a heartbeat every half second when it has nothing else to say, also while kernels run,
+// so silence means a daemon that is frozen or cut off; TCP keepalive cannot tell, since a frozen
+// daemon's kernel still answers it.
+std::chrono::milliseconds daemon_timeout() {
+  static const long ms = [] {
+    const char *text = std::getenv("FEDCL_DAEMON_TIMEOUT");
+    double seconds = text ? std::strtod(text, nullptr) : 10.0;
+    return long(std::max(seconds, 2.0) * 1000);  // two heartbeats' room at least
+  }();
+  return std::chrono::milliseconds(ms);
 }
 
 bool sync_mode() {
@@ -124,6 +124,8 @@ std::string Connection::open(int timeout_ms, const Credentials &credentials) {
     return why.empty();
   }();
   (void)traced;
+  credentials_ = credentials;
+  connect_timeout_ms_ = timeout_ms;
   std::string error;
   transport_ = dial(endpoint_, timeout_ms, credentials, &error);
   if (!transport_) return error;
@@ -162,6 +164,18 @@ std::string Connection::open(int timeout_ms, const Credentials &credentials) {
   if (!why.empty()) return why;
   hello_ = std::move(answer);
   node_ = hello_->reply().getHello().getNode();
+  {
+    std::lock_guard<std::mutex> lock(send_mutex_);
+    auto token = hello_->reply().getHello().getResumeToken();
+    resume_token_.assign(reinterpret_cast<const char *>(token.begin()), token.size());
+    resume_window_ms_ = hello_->reply().getHello().getResumeWindowMs();
+    if (!resumable()) {
+      // A daemon that does not resume (--resume-window 0, an older fedcld): nothing is kept.
+      keeps_sent_ = false;
+      std::lock_guard<std::mutex> sent_lock(sent_mutex_);
+      sent_ = ResendBuffer();
+    }
+  }
   serving_ = true;
   return {};
 }
@@ -186,7 +200,25 @@ bool Connection::write_locked(const void *payload, uint64_t payload_bytes) {
     uint64_t padding = frame_padding(payload_bytes);
     if (padding) iov[count++] = {const_cast<uint8_t *>(kZeroPadding), padding};
   }
+  if (keeps_sent_) {
+    // Kept until the daemon says it has them: copied, since the application may reuse its memory
+    // as soon as the call returns (design-decisions.md measures what this costs).
+    std::lock_guard<std::mutex> lock(sent_mutex_);
+    for (int i = 0; i < count; i++) sent_.append_copy(iov[i].iov_base, iov[i].iov_len);
+  }
+  if (link_down_) {
+    // The receiver is resuming the session; it resends these bytes from sent_.
+    out_.clear();
+    return true;
+  }
   std::string why = transport_->send(iov, count);
+  if (!why.empty() && resumable()) {
+    // The connection dropped: the receiver finds it closed and resumes.
+    link_down_ = true;
+    transport_->shutdown();
+    out_.clear();
+    return true;
+  }
   if (!why.empty()) {
     // The receiver thread reports the loss: doing it here, under send_mutex_, could deadlock with
     // a thread that holds an event's lock and waits for this connection.
@@ -262,6 +294,7 @@ std::shared_ptr<PendingReply> Connection::call(RequestMessage &request, const vo
 
 void Connection::flush() {
   std::lock_guard<std::mutex> lock(send_mutex_);
+  append_due_ack();
   if (!out_.empty() && alive()) write_locked(nullptr, 0);
 }
 
@@ -281,6 +314,7 @@ void Connection::flusher_main() {
     std::lock_guard<std::mutex> lock(send_mutex_);
     // Cleared before writing, under send_mutex_: a request queued after this write arms us again.
     armed_.store(false, std::memory_order_release);
+    append_due_ack();
     if (!out_.empty() && alive()) write_locked(nullptr, 0);
   }
 }
@@ -320,6 +354,11 @@ bool Connection::read_exact(void *dst, size_t size) {
     // Large reads go straight to their destination; small ones through the buffer.
     bool direct = size >= kReceiveBufferBytes / 2;
     ssize_t got = receive(direct ? out : in_.get(), direct ? size : kReceiveBufferBytes);
+    if ((got == 0 || (got < 0 && errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK)) && resumable() && alive()) {
+      // The connection dropped (closed, reset, a send failed), not a silent daemon: resume.
+      if (resume_session(got == 0 ? "the daemon's side closed the connection" : transport_->failure("receive"))) continue;
+      return false;
+    }
     if (got == 0 || (got < 0 && errno != EINTR)) {
       std::string reason = got == 0 ? "the daemon closed the connection"
                            : errno == EAGAIN ? "no word from the daemon for " + std::to_string(daemon_timeout().count()) +
@@ -333,6 +372,7 @@ bool Connection::read_exact(void *dst, size_t size) {
       return false;
     }
     if (got < 0) continue;
+    count_received(got);
     if (direct) {
       out += got;
       size -= got;
@@ -400,6 +440,10 @@ void Connection::receiver_main() {
           listener_->on_transfer_chunk(*this, notice.getTransfer().getTransfer(), notice.getTransfer().getOffset(),
                                        std::move(bytes), header.payload_bytes);
           continue;
+        }
+        if (notice.getReceived()) {
+          std::lock_guard<std::mutex> lock(sent_mutex_);
+          sent_.acknowledge(notice.getReceived());
         }
         if (header.payload_bytes != notice.getPrintfBytes()) {
           lose("the daemon sent a notice whose payload is not its printf output");

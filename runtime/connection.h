@@ -22,6 +22,7 @@
 #include "client_auth.h"
 #include "fedcl.capnp.h"
 #include "frame.h"
+#include "resend_buffer.h"
 
 namespace fedcl {
 
@@ -124,12 +125,30 @@ class Connection {
   bool write_printf(uint64_t size);
   void lose(const std::string &reason);
 
+  // Resumption (session_resume.cpp; docs/design-decisions.md, "Lost daemons"). The connection
+  // dropped under a session whose daemon resumes: dials again within the daemon's window, resumes,
+  // resends what the daemon did not receive, and returns true; the receiver then reads on where it
+  // was. False once the window passed or the daemon refused (the caller loses the daemon).
+  bool resumable() const { return !resume_token_.empty(); }
+  bool resume_session(const std::string &why_dropped);
+  // One attempt on a fresh connection: "" with the daemon's received count in *daemon_received,
+  // or why not; *refused: the daemon answered and refused (trying again cannot help).
+  std::string resume_over(Transport &transport, uint64_t *daemon_received, bool *refused);
+  // Appends an Ack (Request.ack) to out_ when the receiver asked for one; under send_mutex_.
+  void append_due_ack();
+  // Counts received bytes of the session's stream; asks for an Ack every kAckBytes.
+  void count_received(size_t bytes);
+
   size_t index_;
   std::string endpoint_;
   uint32_t platform_;
   std::string node_;
   ConnectionListener *listener_;
-  std::unique_ptr<Transport> transport_;  // plain TCP or TLS (transport.h); set once by open()
+  std::unique_ptr<Transport> transport_;  // plain TCP or TLS (transport.h); set by open(), replaced
+                                          // by the receiver when it resumes (under send_mutex_)
+  std::vector<std::unique_ptr<Transport>> dropped_transports_;  // other threads may still shut them down
+  Credentials credentials_;  // for dialling again
+  int connect_timeout_ms_ = 0;
   uint16_t local_port_ = 0;  // names this connection in traces (trace.h)
   std::atomic<bool> alive_{false};
   std::atomic<bool> serving_{false};  // Hello succeeded: losing the daemon now matters to the runtime
@@ -142,6 +161,18 @@ class Connection {
   std::condition_variable flush_cv_;
   std::vector<uint8_t> out_;
   std::string send_error_;  // why the last send failed; the receiver reports it
+  // Resumption: the session's token and the daemon's window (HelloReply), what was sent and not
+  // acknowledged (appended under send_mutex_ and sent_mutex_; the receiver trims it under
+  // sent_mutex_ alone, so that it never waits for a sender), and whether senders only keep their
+  // bytes because the connection dropped and the receiver is resuming (under send_mutex_).
+  std::string resume_token_;
+  uint32_t resume_window_ms_ = 0;
+  bool keeps_sent_ = true;  // until HelloReply says that the daemon does not resume
+  std::mutex sent_mutex_;
+  ResendBuffer sent_;
+  bool link_down_ = false;
+  std::atomic<uint64_t> ack_due_{0};  // the received count an Ack should carry; 0: none due
+  uint64_t received_ = 0, received_acked_ = 0;  // receiver thread only
   std::atomic<bool> armed_{false};  // a flush is scheduled
   bool stopping_ = false;
   std::thread flusher_;
@@ -155,6 +186,9 @@ class Connection {
   std::chrono::steady_clock::time_point last_received_;  // receiver thread only
   size_t in_begin_ = 0, in_end_ = 0;
 };
+
+// How long a daemon may stay silent before it counts as lost (FEDCL_DAEMON_TIMEOUT).
+std::chrono::milliseconds daemon_timeout();
 
 // FEDCL_SYNC=1: every call waits for the daemon, as the Hybrid OpenCL runtime did.
 bool sync_mode();

@@ -1,0 +1,102 @@
+// A client session outliving its connection (session.h, "Resumption"): parking it when the
+// connection drops, and going on over the connection that resumed it.
+#include <algorithm>
+#include <vector>
+
+#include "log.h"
+#include "server.h"
+#include "session.h"
+
+namespace fedcld {
+
+namespace {
+
+// Past this many bytes read since the client was last told, a Notice tells it how far this daemon
+// read, so that what it keeps for resending stays bounded while it streams a large write.
+constexpr uint64_t kAckBytes = 4ull << 20;
+
+struct ResendRequest {
+  uv_write_t req;
+  std::vector<uv_buf_t> bufs;
+  std::weak_ptr<Session> session;
+};
+
+}  // namespace
+
+bool Session::resumable() const {
+  return role == Role::client && greeted && !resume_token.empty();
+}
+
+bool Session::keeps_sent() const {
+  // From the first byte (the client counts its handshake too), until it is known that the
+  // connection is not a resumable client session.
+  return server_.options().resume_window_ms > 0 && role != Role::peer && !handshake.status_request &&
+         (!greeted || resumable());
+}
+
+void Session::connection_lost(const std::string &reason) {
+  if (resumable()) return park(reason);
+  close(reason);
+}
+
+void Session::park(const std::string &reason) {
+  if (parked_ || closing_) return;
+  parked_ = true;
+  parked_at_ = uv_now(server_.loop());
+  FEDCLD_LOG(info, "session %llu (%s): connection lost (%s); kept %u ms for the client to resume it",
+             (unsigned long long)number_, peer_.c_str(), reason.c_str(), server_.options().resume_window_ms);
+  drop_link();
+}
+
+void Session::drop_link() {
+  if (!link_) return;
+  SessionLink *link = link_;
+  link_ = nullptr;
+  uv_read_stop(link->stream());
+  // Writes still queued on it are cancelled first (their bytes are kept in sent_).
+  uv_close(reinterpret_cast<uv_handle_t *>(&link->tcp),
+           [](uv_handle_t *handle) { delete reinterpret_cast<SessionLink *>(handle); });
+}
+
+void Session::adopt_link(Session &from, uint64_t client_received) {
+  link_ = from.link_;
+  from.link_ = nullptr;
+  link_->tcp.data = this;
+  parked_ = false;
+  FEDCLD_LOG(info, "session %llu resumed from %s: resending %llu bytes, reading on from byte %llu",
+             (unsigned long long)number_, from.peer_.c_str(), (unsigned long long)(sent_.sent() - client_received),
+             (unsigned long long)received_);
+  peer_ = from.peer_;
+  peer_port_ = from.peer_port_;
+  last_sent = last_heard = uv_now(server_.loop());
+  // The connection was reading for `from`; it reads for this session now, unless it waits.
+  if (paused_ || throttled()) uv_read_stop(link_->stream());
+  std::vector<iovec> pieces;
+  sent_.pieces_from(client_received, &pieces);  // the caller checked the range
+  if (pieces.empty()) return;
+  // The bytes stay in sent_ until the client acknowledges them, which it can only do for bytes
+  // that were written; so they outlive the part of the write that reads them.
+  auto *request = new ResendRequest{{}, {}, weak_from_this()};
+  for (const iovec &piece : pieces)
+    for (size_t off = 0; off < piece.iov_len; off += (1u << 30))
+      request->bufs.push_back(uv_buf_init(static_cast<char *>(piece.iov_base) + off,
+                                          std::min<size_t>(1u << 30, piece.iov_len - off)));
+  int err = link_->transport->write(&request->req, request->bufs.data(), request->bufs.size(), [](uv_write_t *req, int status) {
+    auto *request = reinterpret_cast<ResendRequest *>(req);
+    // A failed resend is one more dropped connection.
+    if (status < 0 && status != UV_ECANCELED) {
+      if (auto session = request->session.lock()) session->connection_lost(std::string("resend failed: ") + uv_strerror(status));
+    }
+    delete request;
+  });
+  if (err != 0) {
+    delete request;
+    connection_lost(std::string("resend failed: ") + uv_strerror(err));
+  }
+}
+
+void Session::acknowledge_if_due() {
+  if (resumable() && !closing_ && !parked_ && received_ - received_told_ >= kAckBytes) send_heartbeat();
+}
+
+}  // namespace fedcld
