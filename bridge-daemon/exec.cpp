@@ -309,6 +309,7 @@ const RequestHandler kHandlers[] = {
     HANDLE(AUTHENTICATE, false, exec_authenticate(c, r.getAuthenticate())),
     HANDLE(RESUME, false, exec_resume(c, r.getResume())),
     HANDLE(ACK, false, c.session.acknowledged(r.getAck())),
+    HANDLE(GOODBYE, false, c.session.close("the client said goodbye")),
     HANDLE(CREATE_CONTEXT, false, exec_create_context(c, r.getCreateContext())),
     HANDLE(CREATE_QUEUE, false, exec_create_queue(c, r.getCreateQueue())),
     HANDLE(CREATE_BUFFER, true, exec_create_buffer(c, r.getCreateBuffer(), f)),

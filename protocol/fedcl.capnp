@@ -226,6 +226,9 @@ struct Request {
     resume @52 :Resume;
     # The client has received this many bytes of the session's stream; no reply (seq 0).
     ack @53 :UInt64;
+    # The client is done (its process exits): the session closes now instead of waiting to be
+    # resumed when the connection closes. No reply (seq 0).
+    goodbye @54 :Void;
   }
 
   struct CreateContext {

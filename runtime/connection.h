@@ -95,6 +95,9 @@ class Connection {
 
   // Writes everything queued.
   void flush();
+  // The process exits: writes what is queued and a Goodbye, so that the daemon closes the session
+  // at once instead of keeping it for a resumption (skipped if a sender holds the connection).
+  void say_goodbye();
 
   bool alive() const { return alive_.load(std::memory_order_acquire); }
   const std::string &lost_reason() const { return lost_reason_; }

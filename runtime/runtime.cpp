@@ -21,8 +21,16 @@ int connect_timeout_ms() {
 
 Runtime &Runtime::get() {
   // Never destroyed: application threads may still call in while the process exits.
-  static Runtime *runtime = new Runtime();
+  static Runtime *runtime = [] {
+    auto *created = new Runtime();
+    std::atexit([] { get().say_goodbye(); });
+    return created;
+  }();
   return *runtime;
+}
+
+void Runtime::say_goodbye() {
+  for (auto &connection : connections_) connection->say_goodbye();
 }
 
 const std::vector<cl_device_id> &Runtime::devices() {

@@ -16,6 +16,8 @@ namespace fedcl {
 
 class Runtime final : public ConnectionListener {
  public:
+  // At exit: every daemon closes this process's sessions at once (Connection::say_goodbye).
+  void say_goodbye();
   static Runtime &get();
 
   _cl_platform_id *platform() { return &platform_; }

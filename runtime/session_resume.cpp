@@ -113,6 +113,15 @@ std::string Connection::resume_over(Transport &transport, uint64_t *daemon_recei
   }
 }
 
+void Connection::say_goodbye() {
+  std::unique_lock<std::mutex> lock(send_mutex_, std::try_to_lock);
+  if (!lock.owns_lock() || !alive() || !resumable() || link_down_) return;
+  RequestMessage goodbye;
+  goodbye.root.setGoodbye();
+  frame_append(out_, wire::FrameKind::REQUEST, goodbye.scratch.builder(), 0);
+  write_locked(nullptr, 0);
+}
+
 bool Connection::resume_session(const std::string &why_dropped) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(resume_window_ms_);
   // Senders blocked on the dead socket return, and from now on only keep their bytes.
