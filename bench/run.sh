@@ -11,6 +11,7 @@
 #                          file FEDCL_BENCH_BACKEND_ICD names (default PoCL's)
 #
 # BUILD_DIR defaults to build-bench (configure it with -DCMAKE_BUILD_TYPE=Release).
+# FEDCL_BENCH_DAEMON_ARGS: more options for fedcld, e.g. "--resume-window 0".
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -55,7 +56,8 @@ else
   bench_env=(env -u OCL_ICD_FILENAMES OCL_ICD_VENDORS="$work/vendors")
 fi
 
-"${daemon_env[@]}" "$daemon" --listen 127.0.0.1:0 --port-file "$work/port" --log-level warn 2>"$work/fedcld.log" &
+# shellcheck disable=SC2086 # FEDCL_BENCH_DAEMON_ARGS is a list of options
+"${daemon_env[@]}" "$daemon" --listen 127.0.0.1:0 --port-file "$work/port" --log-level warn ${FEDCL_BENCH_DAEMON_ARGS:-} 2>"$work/fedcld.log" &
 daemon_pid=$!
 for _ in $(seq 100); do
   [[ -s $work/port ]] && break
@@ -71,6 +73,7 @@ out=$results/$(date +%Y-%m-%dT%H%M%S)-$(hostname -s).txt
   echo "# fedcl_bench $(date -Iseconds)"
   echo "# commit: $(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$repo" diff --quiet HEAD 2>/dev/null || echo ' (with local changes)')"
   echo "# host: $(hostname)"
+  echo "# fedcld options: ${FEDCL_BENCH_DAEMON_ARGS:-(defaults)}"
   echo "# cpu: $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) cores online"
   echo "# memory: $(awk '/MemTotal/ {printf "%.1f GiB", $2 / 1048576}' /proc/meminfo)"
   echo "# kernel: $(uname -sr)"

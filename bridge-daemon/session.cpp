@@ -372,12 +372,15 @@ std::shared_ptr<uint8_t[]> Session::stage(uint64_t size) {
     if (!session) return;
     bool was_throttled = session->throttled();
     session->staged_bytes_ -= size;
-    if (was_throttled && !session->throttled() && !session->closing_ && !session->paused_) {
-      if (session->link_) uv_read_start(session->link_->stream(), on_alloc, on_read);
-      session->server_.post([self] {
-        if (auto s = self.lock()) s->run();
-      });
-    }
+    if (was_throttled && !session->throttled()) session->unthrottled();
+  });
+}
+
+void Session::unthrottled() {
+  if (closing_ || paused_) return;
+  if (link_) uv_read_start(link_->stream(), on_alloc, on_read);
+  server_.post([self = weak_from_this()] {
+    if (auto s = self.lock()) s->run();
   });
 }
 
@@ -402,11 +405,13 @@ void Session::write_bytes(std::vector<uint8_t> bytes, std::shared_ptr<uint8_t[]>
   if (keeps_sent()) {
     // Kept until the client acknowledges them: the frame's own bytes copied, the payload (staging,
     // a transfer chunk, printf output: memory of its own) by reference.
+    bool was_throttled = throttled();
     sent_.append_copy(bytes.data(), bytes.size());
     if (payload_bytes) {
       sent_.append_shared(payload, payload.get(), payload_bytes);
       sent_.append_copy(kZeroPadding, fedcl::frame_padding(payload_bytes));
     }
+    if (was_throttled && !throttled()) unthrottled();
   }
   if (parked_) {
     // Resent once the client resumes; until then, as good as written.

@@ -8,6 +8,7 @@
 
 #include <uv.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -237,7 +238,10 @@ class Session : public std::enable_shared_from_this<Session> {
   size_t platform_index_ = 0;
   static constexpr uint64_t kMaxStagedBytes = uint64_t(1) << 30;
   uint64_t staged_bytes_ = 0;  // changed on the loop only: stage() and the staging's deleter
-  bool throttled() const { return staged_bytes_ > kMaxStagedBytes; }
+  // Staging kept only for resending does not count: the client's Ack that frees it must still be read.
+  bool throttled() const { return staged_bytes_ - std::min(staged_bytes_, sent_.held()) > kMaxStagedBytes; }
+  // The session was throttled and is no longer: reads and runs again.
+  void unthrottled();
 
   // Framing.
   ReadState state_ = ReadState::header;

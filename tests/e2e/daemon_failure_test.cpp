@@ -172,7 +172,8 @@ TEST(DaemonFailure, DaemonStoppedWithSigtermExitsCleanlyAndClientsSeeErrors) {
 }
 
 TEST(DaemonFailure, ConnectionCutInTheMiddleOfAReadsBytesFailsTheRead) {
-  DaemonProcess daemon;
+  // Without resumption: a dropped connection loses the daemon at once (resume_test.cpp resumes it).
+  DaemonProcess daemon({"--resume-window", "0"});
   RecordingProxy proxy(daemon.port());
   set_hosts(proxy.endpoint());
   cl_int err;
