@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <initializer_list>
+#include <utility>
 
 #include "keys.h"
 
@@ -136,12 +138,26 @@ std::string max_memory(const std::string &text, DaemonSettings &s) {
   return {};
 }
 
+// An option that takes one of a few words: sets *value to the word's, or says which words it wants.
+template <typename Value>
+std::string one_of(const std::string &text, std::initializer_list<std::pair<const char *, Value>> words, Value *value) {
+  std::string wanted;
+  size_t k = 0;
+  for (const auto &[word, meaning] : words) {
+    if (text == word) {
+      *value = meaning;
+      return {};
+    }
+    if (k > 0) wanted += k + 1 == words.size() ? " or " : ", ";
+    wanted += word;
+    k++;
+  }
+  return "wants " + wanted + ", not '" + text + "'";
+}
+
 std::string completion(const std::string &text, DaemonSettings &s) {
-  if (text == "auto") s.server.completion = CompletionMode::automatic;
-  else if (text == "callback") s.server.completion = CompletionMode::callback;
-  else if (text == "wait") s.server.completion = CompletionMode::wait;
-  else return "wants callback, wait or auto, not '" + text + "'";
-  return {};
+  return one_of(text, {{"callback", CompletionMode::callback}, {"wait", CompletionMode::wait}, {"auto", CompletionMode::automatic}},
+                &s.server.completion);
 }
 
 std::string busy_poll(const std::string &text, DaemonSettings &s) {
@@ -156,11 +172,8 @@ std::string busy_poll(const std::string &text, DaemonSettings &s) {
 }
 
 std::string page_locked_reads(const std::string &text, DaemonSettings &s) {
-  if (text == "auto") s.server.page_locked_reads = PageLockedReads::gpus;
-  else if (text == "yes") s.server.page_locked_reads = PageLockedReads::all;
-  else if (text == "no") s.server.page_locked_reads = PageLockedReads::none;
-  else return "wants auto, yes or no, not '" + text + "'";
-  return {};
+  return one_of(text, {{"auto", PageLockedReads::gpus}, {"yes", PageLockedReads::all}, {"no", PageLockedReads::none}},
+                &s.server.page_locked_reads);
 }
 
 std::string trace_file(const std::string &text, DaemonSettings &s) {

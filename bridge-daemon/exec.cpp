@@ -281,7 +281,8 @@ namespace {
 // A command that failed before reaching the device still gets its event on the daemon, already
 // failed, so that commands waiting for it fail as the specification says instead of finding no event.
 void fail_event(Call &call, cl_int status) {
-  if (call.event == 0 || call.context == nullptr || call.session.objects().contains(call.event)) return;
+  // Runs while a failure is answered, so it must not fail itself: an id the client may not use is left alone.
+  if (call.context == nullptr || !call.session.objects().can_add(call.event)) return;
   cl_int err = CL_SUCCESS;
   cl_event event = clCreateUserEvent(call.context, &err);
   if (err != CL_SUCCESS) return;

@@ -43,8 +43,10 @@ const char *object_kind_name(ObjectKind kind) {
   return names[static_cast<int>(kind)];
 }
 
+bool ObjectTable::can_add(uint64_t id) const { return id >= fedcl::wire::FIRST_CLIENT_ID && !contains(id); }
+
 void ObjectTable::add(uint64_t id, ObjectKind kind, void *handle, cl_context context) {
-  if (id < fedcl::wire::FIRST_CLIENT_ID || objects_.count(id)) {
+  if (!can_add(id)) {
     release_handle(kind, handle);
     throw RequestError{CL_INVALID_VALUE, "object id " + std::to_string(id) + " is reserved or already in use"};
   }

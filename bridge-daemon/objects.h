@@ -66,6 +66,8 @@ class ObjectTable {
     return static_cast<Handle>(get(id, kind).handle);
   }
   bool contains(uint64_t id) const { return objects_.count(id) != 0; }
+  // Whether add() would take id: a client's id not in use.
+  bool can_add(uint64_t id) const;
   // Device memory: a buffer or image of bytes is charged to the session until released; fails with
   // CL_MEM_OBJECT_ALLOCATION_FAILURE past the limit (0: no limit).
   void set_memory_limit(uint64_t limit) { memory_limit_ = limit; }

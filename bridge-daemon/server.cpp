@@ -223,7 +223,14 @@ void Server::run_posted() {
     }
     if (tasks.empty()) return;
     note_activity();
-    for (auto &task : tasks) task();
+    for (auto &task : tasks) {
+      // A task answers its own failures; one escaping is fedcld's bug, which must not end the daemon.
+      try {
+        task();
+      } catch (const RequestError &error) {
+        FEDCLD_LOG(error, "a failure escaped fedcld's work on the loop: %s", error.message.c_str());
+      }
+    }
     tasks.clear();
   }
 }

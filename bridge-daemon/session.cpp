@@ -304,6 +304,11 @@ void Session::run() {
       execute(*this, frame);
     } catch (const kj::Exception &e) {
       close("malformed message: " + std::string(e.getDescription().cStr()));
+    } catch (const RequestError &error) {
+      // execute() answers a request's failures itself; one escaping is fedcld's bug. It ends this
+      // session, not the daemon with everyone's sessions.
+      FEDCLD_LOG(error, "session %s: a failure escaped its request: %s", peer().c_str(), error.message.c_str());
+      close("fedcld failed internally: " + error.message);
     }
   }
   running_ = false;

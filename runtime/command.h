@@ -15,6 +15,11 @@ class Command {
   // Checks and translates the wait list; creates the event when the application asks for one
   // (or when internal is set). Returns CL_SUCCESS or the error the specification names.
   cl_int begin(cl_uint num_events, const cl_event *wait_list, cl_event *event_out, bool internal = false);
+  // The start of a command whose bytes travel outside its request (streamed reads, file commands):
+  // begun with its own event, a blocking one refused behind a failed wait list, mem made ready on the
+  // queue's daemon.
+  cl_int begin_streamed(bool blocking, cl_mem mem, bool overwrites_all, cl_uint num_events, const cl_event *wait_list,
+                        cl_event *event_out);
   // Fills the wire Command with the queue, the event and the wait list.
   void fill(wire::Command::Builder command) const;
   // Posts request (with its payload) and hands the event to the application.

@@ -243,17 +243,6 @@ class FileSink {
   std::string why_;
 };
 
-// The start every file command shares: begun with its event, a blocking one refused behind a
-// failed wait list, the buffer made ready on the queue's daemon.
-cl_int begin_file_command(Command &command, bool blocking, cl_mem mem, bool overwrites_all, cl_uint num_events,
-                          const cl_event *wait_list, cl_event *event) {
-  cl_int err = command.begin(num_events, wait_list, event, true);
-  if (err == CL_SUCCESS && blocking && wait_list_failed(num_events, wait_list))
-    err = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
-  if (err == CL_SUCCESS) err = mem_prepare(mem, command, overwrites_all);
-  return err;
-}
-
 // A blocking command's end: what failed it (a short file: CL_INVALID_VALUE), or an error the daemon
 // reported for the buffer meanwhile.
 cl_int wait_file_command(Command &command, Connection *connection, cl_mem mem) {
@@ -278,7 +267,7 @@ cl_int enqueue_read_to_file(cl_command_queue queue, cl_mem mem, bool blocking, s
   // once the bytes are in the file too. The latter lives in this process alone: other daemons'
   // commands that wait for it are released by the runtime, as for a user event.
   Command command(queue, CL_COMMAND_READ_BUFFER);
-  cl_int err = begin_file_command(command, blocking, mem, false, num_events, wait_list, nullptr);
+  cl_int err = command.begin_streamed(blocking, mem, false, num_events, wait_list, nullptr);
   if (err != CL_SUCCESS) return err;
   _cl_event *done = event_create(queue->context, queue, CL_COMMAND_READ_BUFFER, CL_QUEUED);
   done->connection = nullptr;
@@ -316,7 +305,7 @@ cl_int enqueue_read_to_file(cl_command_queue queue, cl_mem mem, bool blocking, s
 cl_int enqueue_write_from_file(cl_command_queue queue, cl_mem mem, bool blocking, size_t offset, size_t size,
                                FILE *file, cl_uint num_events, const cl_event *wait_list, cl_event *event) {
   Command command(queue, CL_COMMAND_WRITE_BUFFER);
-  cl_int err = begin_file_command(command, blocking, mem, offset == 0 && size == mem->size, num_events, wait_list, event);
+  cl_int err = command.begin_streamed(blocking, mem, offset == 0 && size == mem->size, num_events, wait_list, event);
   if (err != CL_SUCCESS) return err;
   uint64_t transfer = 0;
   err = send_host_receive(command, mem, offset, size, &transfer);
@@ -330,7 +319,7 @@ cl_int enqueue_node_file(cl_command_queue queue, cl_mem mem, bool blocking, size
                          const char *path, uint64_t file_offset, bool to_file, cl_uint num_events,
                          const cl_event *wait_list, cl_event *event) {
   Command command(queue, to_file ? CL_COMMAND_READ_BUFFER : CL_COMMAND_WRITE_BUFFER);
-  cl_int err = begin_file_command(command, blocking, mem, !to_file && offset == 0 && size == mem->size, num_events,
+  cl_int err = command.begin_streamed(blocking, mem, !to_file && offset == 0 && size == mem->size, num_events,
                                   wait_list, event);
   if (err != CL_SUCCESS) return err;
   RequestMessage request;

@@ -64,10 +64,7 @@ void CL_CALLBACK drop_landing(cl_event, cl_int, void *transfer) {
 cl_int read_streamed(cl_command_queue queue, cl_mem mem, bool blocking, size_t offset, size_t size, void *ptr,
                      cl_uint num_events, const cl_event *wait_list, cl_event *event) {
   Command command(queue, CL_COMMAND_READ_BUFFER);
-  cl_int err = command.begin(num_events, wait_list, event, true);
-  if (err == CL_SUCCESS && blocking && wait_list_failed(num_events, wait_list))
-    err = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
-  if (err == CL_SUCCESS) err = mem_prepare(mem, command, false);
+  cl_int err = command.begin_streamed(blocking, mem, false, num_events, wait_list, event);
   if (err != CL_SUCCESS) return err;
   uint64_t transfer = new_object_id();
   Runtime::get().add_landing(transfer, static_cast<uint8_t *>(ptr), size);

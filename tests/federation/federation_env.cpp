@@ -102,6 +102,11 @@ std::string ClusterEnv::cut_link(size_t k) const {
   return run_ip(netns[k], "link set '" + ifaces[k] + "' down");
 }
 
+std::string ClusterEnv::restore_link(size_t k) const {
+  if (!netns_mode() || k >= nodes()) return "no link to restore: not in netns mode";
+  return run_ip(netns[k], "link set '" + ifaces[k] + "' up");
+}
+
 std::string ClusterEnv::cut_peer_link(size_t k) const {
   if (!netns_mode() || k >= peer_ifaces.size() || peer_ifaces[k].empty())
     return "no peer-network interface (netns-cluster.sh --peer-net) for node " + std::to_string(k);

@@ -42,6 +42,8 @@ struct ClusterEnv {
   // Sets node k's only link down (`ip -n NS link set IF down`): the node can reach no one, nor be
   // reached. Only in netns mode; "" on success, else what went wrong.
   std::string cut_link(size_t k) const;
+  // Sets node k's link up again after cut_link.
+  std::string restore_link(size_t k) const;
   // Sets node k's peer-network interface down (scripts/netns-cluster.sh --peer-net): the node keeps
   // its client link but loses its daemon-to-daemon network.
   std::string cut_peer_link(size_t k) const;

@@ -643,6 +643,71 @@ TEST_F(Federation, PeerLinkCut) {
   EXPECT_CL(CL_COMPLETE, event_status(e3));
 }
 
+// A network blip: node1's only link goes down for 3 s while a program runs kernels, reads and
+// migrations on both nodes (its client link and its peer link both cut), then comes back. Nothing
+// is lost: every result is right, and no call fails. The cut is shorter than the heartbeat's limit
+// (FEDCL_DAEMON_TIMEOUT, 10 s by default) and than TCP's (30 s): the connections stay up and TCP
+// delivers what waited once the link is back.
+TEST_F(Federation, NetworkBlip) {
+  if (!env.netns_mode()) GTEST_SKIP() << "cutting a link needs network namespaces (FEDCL_TEST_MODE=" << env.mode << ")";
+  require_nodes(2);
+  const size_t n = 1 << 16;
+  cl_kernel k_fill = kernel("fill"), k_ping = kernel("ping"), k_pong = kernel("pong");
+  using clock = std::chrono::steady_clock;
+  std::string cut_problem, restore_problem;
+  clock::time_point start = clock::now(), cut_at, restored_at;
+  std::thread cutter([&] {
+    std::this_thread::sleep_for(milliseconds(1500));
+    cut_at = clock::now();
+    cut_problem = env.cut_link(1);
+    std::this_thread::sleep_for(seconds(3));
+    restored_at = clock::now();
+    restore_problem = env.restore_link(1);
+  });
+  // Rounds until well after the link is back: a buffer filled on node0, moved to node1 for a kernel,
+  // back to node0 for another, read on node1; and a write, kernel and read on node1 alone.
+  int rounds = 0;
+  double longest = 0;
+  std::string failure;
+  while (failure.empty() && (clock::now() - start < seconds(8) || rounds < 3)) {
+    uint32_t seed = uint32_t(100 + rounds);
+    step("round " + std::to_string(rounds));
+    clock::time_point round_start = clock::now();
+    try {
+      Words host = filled(n, seed);
+      cl_mem moving = buffer(n);
+      cl_event e0 = run1(queues[0], k_fill, moving, seed, n);
+      cl_event e1 = run1(queues[1], k_ping, moving, seed, n, {e0});
+      ping(host, seed);
+      run1(queues[0], k_pong, moving, seed, n, {e1});
+      pong(host, seed);
+      Words got;
+      ok(try_read(queues[1], moving, n, &got), "reading the moved buffer on node1");
+      if (!diff(host, got).empty()) failure = "round " + std::to_string(rounds) + ", moved buffer: " + diff(host, got);
+      Words local = filled(n, seed + 1), out;
+      cl_mem own = buffer(n, &local);
+      run1(queues[1], k_ping, own, seed, n);
+      ping(local, seed);
+      ok(try_read(queues[1], own, n, &out), "reading node1's own buffer");
+      if (failure.empty() && !diff(local, out).empty()) failure = "round " + std::to_string(rounds) + ", node1's buffer: " + diff(local, out);
+      clReleaseMemObject(moving);
+      clReleaseMemObject(own);
+    } catch (const std::exception &e) {
+      failure = "round " + std::to_string(rounds) + ": " + e.what();
+    }
+    longest = std::max(longest, std::chrono::duration<double>(clock::now() - round_start).count());
+    rounds++;
+  }
+  cutter.join();
+  ASSERT_EQ("", cut_problem);
+  ASSERT_EQ("", restore_problem);
+  std::printf("%d rounds; the longest took %.2f s (the link was down %.2f s)\n", rounds, longest,
+              std::chrono::duration<double>(restored_at - cut_at).count());
+  EXPECT_EQ("", failure) << logs();
+  EXPECT_GT(longest, 2.0) << "no round waited for the link: the cut did not land in the program";
+  EXPECT_EQ("  (none)\n", notices.all()) << "the context was told of errors";
+}
+
 // Like PeerLinkCut, but node1 loses only its peer network (netns-cluster.sh --peer-net, daemons
 // started with --peer-address on it) and keeps its client link: a migration node0 -> node1 fails in
 // bounded time, node1 still serves work that needs no peer, a later migration node0 -> node1 goes

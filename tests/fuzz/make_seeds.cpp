@@ -118,6 +118,39 @@ int main(int argc, char **argv) {
   }
   session.save(dir + "/open-session");
 
+  // A command that fails (its wait list names no event) and asks for a reserved event id: fedcld
+  // used to end when standing in a failed event under that id (found by the bounded fuzz run).
+  Seed reserved(false);
+  add_hello(reserved);
+  {
+    capnp::MallocMessageBuilder m;
+    auto c = m.initRoot<wire::Request>().initCreateContext();
+    c.setId(first);
+    c.initDevices(1).set(0, 1);
+    reserved.add(m);
+  }
+  {
+    capnp::MallocMessageBuilder m;
+    auto q = m.initRoot<wire::Request>().initCreateQueue();
+    q.setId(first + 1);
+    q.setContext(first);
+    q.setDevice(1);
+    reserved.add(m);
+  }
+  {
+    capnp::MallocMessageBuilder m;
+    auto request = m.initRoot<wire::Request>();
+    request.setSeq(2);
+    auto r = request.initReadBuffer();
+    r.initCommand().setQueue(first + 1);
+    r.getCommand().setEvent(5);
+    r.getCommand().initWaitFor(1).set(0, first + 99);
+    r.setBuffer(first + 2);
+    r.setSize(64);
+    reserved.add(m);
+  }
+  reserved.save(dir + "/reserved-event-id");
+
   // The keyed handshake.
   Seed keyed(true);
   add_hello(keyed, "alice");

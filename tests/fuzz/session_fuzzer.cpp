@@ -15,11 +15,15 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <memory>
 
 #include "backend.h"
 #include "log.h"
 #include "server.h"
+
+// Present when the target is built with a sanitizer (the libFuzzer build), absent in the replay build.
+extern "C" void __sanitizer_print_stack_trace() __attribute__((weak));
 
 namespace {
 
@@ -60,6 +64,13 @@ void pump(int fd, short events) {
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int *, char ***) {
+  // An exception no one catches ends the process before unwinding: show where it was thrown (the
+  // crash libFuzzer sees then is an abort with no input saved when it came on another thread).
+  std::set_terminate([] {
+    std::fprintf(stderr, "session_fuzzer: std::terminate, the stack at the throw:\n");
+    if (__sanitizer_print_stack_trace) __sanitizer_print_stack_trace();
+    std::abort();
+  });
   fedcld::log_set_level(fedcld::LogLevel::error);
   std::vector<fedcld::BackendPlatform> platforms;
   std::string problem = fedcld::backend_discover(fedcld::BackendSelection{}, &platforms);
