@@ -204,10 +204,7 @@ std::string status_sessions(const std::string &text, DaemonSettings &s) {
 }
 
 std::string tls(const std::string &text, DaemonSettings &s) {
-  if (text == "yes") s.server.tls = true;
-  else if (text == "no") s.server.tls = false;
-  else return "wants yes or no, not '" + text + "'";
-  return {};
+  return one_of(text, {{"yes", true}, {"no", false}}, &s.server.tls);
 }
 
 // A file --tls reads at start: checked here, so that a wrong path names the option that gave it.

@@ -2,6 +2,8 @@
 
 #include <openssl/err.h>
 
+#include <cstring>
+
 #include "keys.h"
 #include "log.h"
 #include "server.h"
@@ -129,12 +131,24 @@ int TlsStream::write(uv_write_t *req, const uv_buf_t *bufs, unsigned count, uv_w
   write->cb = cb;
   size_t total = 0;
   for (unsigned i = 0; i < count; i++) total += bufs[i].len;
-  write->bytes.reserve(total + (total / 16384 + 1) * 32);  // each record adds 22 bytes
+  write->bytes.reserve(total + (total / fedcl::kTlsRecordBytes + 1) * 32);  // each record adds 22 bytes
   span_.out = &write->bytes;
   bool ok = true;
-  for (unsigned i = 0; i < count && ok; i++) {
+  if (count > 1 && total <= fedcl::kTlsRecordBytes) {
+    // A reply and its small payload (and padding) as one record.
+    uint8_t gathered[fedcl::kTlsRecordBytes];
+    size_t used = 0;
+    for (unsigned i = 0; i < count; i++) {
+      std::memcpy(gathered + used, bufs[i].base, bufs[i].len);
+      used += bufs[i].len;
+    }
     size_t written = 0;
-    ok = SSL_write_ex(ssl_.get(), bufs[i].base, bufs[i].len, &written) == 1;
+    ok = SSL_write_ex(ssl_.get(), gathered, used, &written) == 1;
+  } else {
+    for (unsigned i = 0; i < count && ok; i++) {
+      size_t written = 0;
+      ok = SSL_write_ex(ssl_.get(), bufs[i].base, bufs[i].len, &written) == 1;
+    }
   }
   span_.out = &control_;
   if (!ok) {

@@ -61,6 +61,10 @@ std::string tls_errors();
 // refused, a daemon that does not speak TLS.
 std::string tls_handshake_failure(SSL *ssl, int ret, TlsMode mode, const std::string &endpoint);
 
+// A record's plaintext at most. Writes smaller than this are gathered into one record: each record
+// costs a fixed amount to seal and open (and 22 bytes), more than copying a few hundred bytes.
+constexpr size_t kTlsRecordBytes = 16384;
+
 // The host part of "host:port" or "[v6]:port": what a daemon's certificate must name.
 std::string tls_host_of(const std::string &endpoint);
 

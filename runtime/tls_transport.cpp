@@ -66,7 +66,20 @@ std::string TlsTransport::drain() {
   return {};
 }
 
+// A request and its small payload (and padding) travel as one record.
 std::string TlsTransport::send(iovec *iov, int count) {
+  size_t total = 0;
+  for (int i = 0; i < count; i++) total += iov[i].iov_len;
+  if (count > 1 && total <= kTlsRecordBytes) {
+    uint8_t gathered[kTlsRecordBytes];
+    size_t used = 0;
+    for (int i = 0; i < count; i++) {
+      std::memcpy(gathered + used, iov[i].iov_base, iov[i].iov_len);
+      used += iov[i].iov_len;
+    }
+    iovec one{gathered, used};
+    return send(&one, 1);
+  }
   for (int i = 0; i < count; i++) {
     const auto *bytes = static_cast<const uint8_t *>(iov[i].iov_base);
     size_t left = iov[i].iov_len;
