@@ -306,6 +306,8 @@ std::shared_ptr<uint8_t[]> Session::payload_destination() {
 }
 
 void Session::frame_complete() {
+  // The client's call waits until this daemon acknowledged a large payload (kept by reference).
+  if (frame_.header.payload_bytes >= kAckPromptlyBytes) large_frame_read_ = true;
   pending_.push_back(std::move(frame_));
   frame_ = Frame{};
   state_ = ReadState::header;

@@ -207,6 +207,8 @@ class Session : public std::enable_shared_from_this<Session> {
   // Tells the client how far this daemon read (Notice.received) once it read kAckBytes more.
   void acknowledge_if_due();
   bool keeps_sent() const;
+  // A frame with a payload of this size or more is acknowledged as soon as it was read.
+  static constexpr uint64_t kAckPromptlyBytes = 1 << 20;
   // A dialled connection is up: its transport starts (TLS: the handshake); libuv's error or 0.
   int start_dialled();
   // Where the current frame's payload should land (transfer chunks), or null for memory of its own.
@@ -230,6 +232,7 @@ class Session : public std::enable_shared_from_this<Session> {
   fedcl::ResendBuffer sent_;
   uint64_t received_ = 0;
   uint64_t received_told_ = 0;  // the last Notice.received sent
+  bool large_frame_read_ = false;  // a client waits for the acknowledgement of its large payload
   bool paused_ = false;
   bool running_ = false;
   bool dirty_ = false;

@@ -96,7 +96,9 @@ void Session::adopt_link(Session &from, uint64_t client_received) {
 }
 
 void Session::acknowledge_if_due() {
-  if (resumable() && !closing_ && !parked_ && received_ - received_told_ >= kAckBytes) send_heartbeat();
+  if (!resumable() || closing_ || parked_) return;
+  if (received_ - received_told_ >= kAckBytes || large_frame_read_) send_heartbeat();
+  large_frame_read_ = false;
 }
 
 }  // namespace fedcld

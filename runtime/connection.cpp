@@ -24,6 +24,9 @@ namespace {
 
 constexpr size_t kCoalesceBytes = 64 * 1024;   // past this, queued requests leave at once
 constexpr size_t kInlinePayloadBytes = 64 * 1024;  // smaller payloads are copied into the batch
+// Payloads from this size on are kept for resending by reference: the call then waits for the
+// daemon's acknowledgement (about one round trip) instead of copying them.
+constexpr size_t kReferencedPayloadBytes = 1 << 20;
 constexpr size_t kReceiveBufferBytes = 256 * 1024;
 const uint8_t kZeroPadding[8] = {};
 
@@ -191,7 +194,7 @@ void Connection::arm() {
   flush_cv_.notify_one();
 }
 
-bool Connection::write_locked(const void *payload, uint64_t payload_bytes) {
+bool Connection::write_locked(const void *payload, uint64_t payload_bytes, bool referenced) {
   iovec iov[3];
   int count = 0;
   if (!out_.empty()) iov[count++] = {out_.data(), out_.size()};
@@ -202,9 +205,15 @@ bool Connection::write_locked(const void *payload, uint64_t payload_bytes) {
   }
   if (keeps_sent_) {
     // Kept until the daemon says it has them: copied, since the application may reuse its memory
-    // as soon as the call returns (design-decisions.md measures what this costs).
+    // as soon as the call returns, unless the caller waits for the acknowledgement (referenced).
     std::lock_guard<std::mutex> lock(sent_mutex_);
-    for (int i = 0; i < count; i++) sent_.append_copy(iov[i].iov_base, iov[i].iov_len);
+    for (int i = 0; i < count; i++) {
+      if (referenced && iov[i].iov_base == payload)
+        sent_.append_shared(nullptr, iov[i].iov_base, iov[i].iov_len);
+      else
+        sent_.append_copy(iov[i].iov_base, iov[i].iov_len);
+    }
+    sent_end_ = sent_.sent();
   }
   if (link_down_) {
     // The receiver is resuming the session; it resends these bytes from sent_.
@@ -240,7 +249,14 @@ cl_int Connection::post(RequestMessage &request, const void *payload, uint64_t p
   std::unique_lock<std::mutex> lock(send_mutex_);
   frame_append(out_, wire::FrameKind::REQUEST, request.scratch.builder(), payload_bytes);
   if (payload_bytes >= kInlinePayloadBytes) {
-    if (!write_locked(payload, payload_bytes)) return CL_DEVICE_NOT_AVAILABLE;
+    bool referenced = keeps_sent_ && payload_bytes >= kReferencedPayloadBytes;
+    if (!write_locked(payload, payload_bytes, referenced)) return CL_DEVICE_NOT_AVAILABLE;
+    if (referenced) {
+      uint64_t end = sent_end_;
+      lock.unlock();  // the receiver may need send_mutex_ to resume meanwhile
+      wait_acknowledged(end);
+      if (!alive()) return CL_DEVICE_NOT_AVAILABLE;
+    }
     return CL_SUCCESS;
   }
   if (payload_bytes) {
@@ -442,8 +458,11 @@ void Connection::receiver_main() {
           continue;
         }
         if (notice.getReceived()) {
-          std::lock_guard<std::mutex> lock(sent_mutex_);
-          sent_.acknowledge(notice.getReceived());
+          {
+            std::lock_guard<std::mutex> lock(sent_mutex_);
+            sent_.acknowledge(notice.getReceived());
+          }
+          acknowledged_cv_.notify_all();
         }
         if (header.payload_bytes != notice.getPrintfBytes()) {
           lose("the daemon sent a notice whose payload is not its printf output");
@@ -513,6 +532,8 @@ void Connection::lose(const std::string &reason) {
     orphans.swap(pending_);
   }
   transport_->shutdown();  // wakes the receiver if another thread noticed first
+  { std::lock_guard<std::mutex> lock(sent_mutex_); }  // orders alive_ against a waiter's check
+  acknowledged_cv_.notify_all();
   // Before Hello succeeded the caller reports the failure itself; nothing of the runtime uses us yet.
   if (serving_) listener_->on_lost(*this, reason);
   for (auto &entry : orphans) fail_pending(*entry.second, "fedcl: lost daemon " + endpoint_ + ": " + reason);

@@ -117,7 +117,11 @@ class Connection {
   // Sends a handshake request and waits for its reply, at most timeout_ms.
   std::shared_ptr<PendingReply> handshake_call(RequestMessage &request, int timeout_ms);
   void arm();
-  bool write_locked(const void *payload, uint64_t payload_bytes);
+  // referenced: the payload is kept for resending by reference, and the caller waits for its
+  // acknowledgement (wait_acknowledged) before the memory may change.
+  bool write_locked(const void *payload, uint64_t payload_bytes, bool referenced = false);
+  // Waits until the daemon acknowledged the session's stream up to offset end (or is lost).
+  void wait_acknowledged(uint64_t end);
   void flusher_main();
   void receiver_main();
   bool read_exact(void *dst, size_t size);
@@ -172,7 +176,9 @@ class Connection {
   uint32_t resume_window_ms_ = 0;
   bool keeps_sent_ = true;  // until HelloReply says that the daemon does not resume
   std::mutex sent_mutex_;
+  std::condition_variable acknowledged_cv_;  // sent_ was acknowledged further, or the daemon lost
   ResendBuffer sent_;
+  uint64_t sent_end_ = 0;  // sent_.sent() after the last write_locked (under send_mutex_)
   bool link_down_ = false;
   std::atomic<uint64_t> ack_due_{0};  // the received count an Ack should carry; 0: none due
   uint64_t received_ = 0, received_acked_ = 0;  // receiver thread only

@@ -113,6 +113,11 @@ std::string Connection::resume_over(Transport &transport, uint64_t *daemon_recei
   }
 }
 
+void Connection::wait_acknowledged(uint64_t end) {
+  std::unique_lock<std::mutex> lock(sent_mutex_);
+  acknowledged_cv_.wait(lock, [&] { return sent_.acknowledged() >= end || !alive(); });
+}
+
 void Connection::say_goodbye() {
   std::unique_lock<std::mutex> lock(send_mutex_, std::try_to_lock);
   if (!lock.owns_lock() || !alive() || !resumable() || link_down_) return;
