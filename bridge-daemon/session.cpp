@@ -174,15 +174,14 @@ void Session::on_closed(uv_handle_t *handle) {
 }
 
 void Session::finish() {
-  Session *self = this;
-  size_t count = self->objects_.size();
-  self->inbox_.clear();
-  self->objects_.release_all();
-  self->pending_.clear();
-  FEDCLD_LOG(debug, "session %llu released %zu objects", (unsigned long long)self->number_, count);
+  size_t count = objects_.size();
+  inbox_.clear();
+  objects_.release_all();
+  pending_.clear();
+  FEDCLD_LOG(debug, "session %llu released %zu objects", (unsigned long long)number_, count);
   // What a session or link held is free now (status connections hold nothing worth a trim).
-  if (self->role != Role::undecided) self->server_.memory_trim().session_closed();
-  self->server_.session_closed(self->number_);  // may destroy self
+  if (role != Role::undecided) server_.memory_trim().session_closed();
+  server_.session_closed(number_);  // may destroy this
 }
 
 void Session::on_alloc(uv_handle_t *handle, size_t, uv_buf_t *buf) {
