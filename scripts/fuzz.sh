@@ -4,6 +4,8 @@
 # the committed corpus. Arguments go to libFuzzer, e.g.
 #   scripts/fuzz.sh -max_total_time=60     the bounded run of the test suite (ctest -L fuzz)
 #   scripts/fuzz.sh -runs=1000000          a long run
+#   scripts/fuzz.sh --merge                adds to tests/fuzz/corpus the inputs of build-fuzz/corpus-new
+#                                          that reach what the corpus does not (libFuzzer's -merge=1)
 # Inputs it finds go to build-fuzz/corpus-new, not into the repository. Needs scripts/setup.sh first.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -27,6 +29,11 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 cd "$build"
 # A hostile frame may declare a payload of gigabytes, which an open fedcld allocates before the
 # bytes come (bounding that is the memory limits' work): the malloc limit is lifted, RSS stays bounded.
+if [ "${1:-}" = --merge ]; then
+  shift
+  exec "$build/tests/fuzz/fedcld_session_fuzzer" -merge=1 -timeout=30 -rss_limit_mb=4096 -malloc_limit_mb=1048576 \
+    "$@" "$repo/tests/fuzz/corpus" "$build/corpus-new"
+fi
 exec "$build/tests/fuzz/fedcld_session_fuzzer" -timeout=30 -rss_limit_mb=4096 -malloc_limit_mb=1048576 \
   -print_final_stats=1 "$@" \
   "$build/corpus-new" "$repo/tests/fuzz/corpus"

@@ -35,7 +35,10 @@ reports=$build/sanitizer-reports
 rm -rf "$reports"
 mkdir -p "$reports"
 export LD_PRELOAD="$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libubsan.so)"
-export ASAN_OPTIONS=detect_leaks=0:alloc_dealloc_mismatch=0:verify_asan_link_order=0:log_path=$reports/asan
+# fedcld allocates a frame's declared payload with new(std::nothrow) and closes the session when that
+# fails (the corpus's replay declares terabytes): ASan returns null there, as the system would,
+# with a warning in the log, not an error.
+export ASAN_OPTIONS=detect_leaks=0:alloc_dealloc_mismatch=0:verify_asan_link_order=0:allocator_may_return_null=1:log_path=$reports/asan
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 status=0
 echo "==> running the unit, end-to-end and tool tests and the fuzz corpus's replay under ASan and UBSan"
@@ -43,11 +46,12 @@ ctest --test-dir "$build" -j2 --timeout 300 --output-on-failure --no-tests=error
   --test-output-size-passed 10000000 --test-output-size-failed 10000000 \
   -L 'unit|e2e|tools|fuzz' -E '^fuzz\.session_bounded$' || status=$?
 unset LD_PRELOAD
-if compgen -G "$reports/asan*" >/dev/null; then
+mapfile -t errors < <(grep -l 'ERROR: ' "$reports"/asan* 2>/dev/null || true)
+if ((${#errors[@]})); then
   echo "sanitize.sh: AddressSanitizer reports (in $reports):" >&2
-  for report in "$reports"/asan*; do
+  for report in "${errors[@]}"; do
     echo "--- $report" >&2
-    head -n 60 "$report" >&2
+    grep -v '^==[0-9]*==WARNING: AddressSanitizer failed to allocate' "$report" | head -n 60 >&2
   done
   status=1
 fi
