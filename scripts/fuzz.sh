@@ -24,14 +24,16 @@ mkdir -p "$build/corpus-new"
 # while each declared payload of gigabytes cost ASan a shadow of an eighth of it, written when
 # allocated and again when freed (90% of the run's time, 130 inputs/s instead of 2,000+, and the
 # peak RSS of 2.1 GB that libFuzzer's "rss:" reports: ASan's shadow, given back once freed).
-export ASAN_OPTIONS=${ASAN_OPTIONS:-alloc_dealloc_mismatch=0:allocator_may_return_null=1:max_allocation_size_mb=256}
+# handle_abort: ASan reports an abort (an uncaught exception, a failed assertion) with its stack, and
+# libFuzzer saves the input (session_fuzzer.cpp keeps PoCL's LLVM from taking SIGABRT over).
+export ASAN_OPTIONS=${ASAN_OPTIONS:-alloc_dealloc_mismatch=0:allocator_may_return_null=1:max_allocation_size_mb=256:handle_abort=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 cd "$build"
 # A hostile frame may declare a payload of gigabytes, which an open fedcld allocates before the
 # bytes come (bounding that is the memory limits' work): the malloc limit is lifted, RSS stays bounded.
 if [ "${1:-}" = --merge ]; then
   shift
-  exec "$build/tests/fuzz/fedcld_session_fuzzer" -merge=1 -timeout=30 -rss_limit_mb=4096 -malloc_limit_mb=1048576 \
+  exec "$build/tests/fuzz/fedcld_session_fuzzer" -merge=1 -use_counters=0 -timeout=30 -rss_limit_mb=4096 -malloc_limit_mb=1048576 \
     "$@" "$repo/tests/fuzz/corpus" "$build/corpus-new"
 fi
 exec "$build/tests/fuzz/fedcld_session_fuzzer" -timeout=30 -rss_limit_mb=4096 -malloc_limit_mb=1048576 \
