@@ -5,7 +5,7 @@
 #   scripts/fuzz.sh -max_total_time=60     the bounded run of the test suite (ctest -L fuzz)
 #   scripts/fuzz.sh -runs=1000000          a long run
 #   scripts/fuzz.sh --merge                adds to tests/fuzz/corpus the inputs of build-fuzz/corpus-new
-#                                          that reach what the corpus does not (libFuzzer's -merge=1)
+#                                          that reach code the corpus does not (-merge=1, by edges)
 # Inputs it finds go to build-fuzz/corpus-new, not into the repository. Needs scripts/setup.sh first.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
