@@ -151,6 +151,54 @@ int main(int argc, char **argv) {
   }
   reserved.save(dir + "/reserved-event-id");
 
+  // A write the backend accepts whose event id is refused afterwards (reserved, then one in use):
+  // fedcld freed the write's payload while the backend still copied from it, and kept the event
+  // (a use after free and a leak, found by the long fuzz run). The id is now refused first.
+  for (uint64_t event : {uint64_t(5), first}) {
+    Seed write(false);
+    add_hello(write);
+    {
+      capnp::MallocMessageBuilder m;
+      auto c = m.initRoot<wire::Request>().initCreateContext();
+      c.setId(first);
+      c.initDevices(1).set(0, 1);
+      write.add(m);
+    }
+    {
+      capnp::MallocMessageBuilder m;
+      auto q = m.initRoot<wire::Request>().initCreateQueue();
+      q.setId(first + 1);
+      q.setContext(first);
+      q.setDevice(1);
+      write.add(m);
+    }
+    {
+      capnp::MallocMessageBuilder m;
+      auto b = m.initRoot<wire::Request>().initCreateBuffer();
+      b.setId(first + 2);
+      b.setContext(first);
+      b.setSize(4096);
+      write.add(m);
+    }
+    {
+      capnp::MallocMessageBuilder m;
+      auto w = m.initRoot<wire::Request>().initWriteBuffer();
+      w.initCommand().setQueue(first + 1);
+      w.getCommand().setEvent(event);
+      w.setBuffer(first + 2);
+      w.setSize(4096);
+      write.add(m, wire::FrameKind::REQUEST, std::vector<uint8_t>(4096, 3));
+    }
+    {
+      capnp::MallocMessageBuilder m;
+      auto request = m.initRoot<wire::Request>();
+      request.setSeq(2);
+      request.setFinish(first + 1);
+      write.add(m);
+    }
+    write.save(dir + (event == first ? "/write-event-id-in-use" : "/write-reserved-event-id"));
+  }
+
   // The keyed handshake.
   Seed keyed(true);
   add_hello(keyed, "alice");
