@@ -2,7 +2,7 @@
 # Installs and builds fedcl (scripts/setup.sh), then runs the whole test suite. The tests start their
 # own daemons on loopback (not those labelled `long`: ctest -L long runs them). Then builds a second
 # tree with AddressSanitizer and UndefinedBehaviorSanitizer (scripts/sanitize.sh, build-asan/) and
-# runs the unit, end-to-end and tool tests there again, failing on any sanitizer report. Exits
+# runs the unit, end-to-end, TLS and tool tests there again, failing on any sanitizer report. Exits
 # non-zero when any test fails.
 set -euo pipefail
 
