@@ -9,6 +9,10 @@ Resolved resolve(Call &call, wire::Command::Reader command) {
   call.object = command.getQueue();
   call.event = command.getEvent();
   Object &queue = objects.get(command.getQueue(), ObjectKind::queue);
+  // Checked before the command reaches the backend: track() cannot refuse the id once the backend
+  // holds the command, whose host memory (a write's payload) must then live until it completes.
+  if (call.event != 0 && !objects.can_add(call.event))
+    fail(CL_INVALID_VALUE, "event id " + std::to_string(call.event) + " is reserved or already in use");
   call.context = queue.context;
   Resolved resolved{static_cast<cl_command_queue>(queue.handle), queue.queue.get(), {}};
   call.session.touch_queue(command.getQueue());

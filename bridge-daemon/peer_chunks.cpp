@@ -11,6 +11,9 @@ namespace fedcld {
 
 OwnEvent::OwnEvent(Call &call) : id_(call.event), context_(call.context) {
   if (id_ == 0) return;
+  // Before the event exists: a refused id must not leave this object's reference behind.
+  if (!call.session.objects().can_add(id_))
+    fail(CL_INVALID_VALUE, "event id " + std::to_string(id_) + " is reserved or already in use");
   cl_int err = CL_SUCCESS;
   event_ = clCreateUserEvent(context_, &err);
   check(err, "clCreateUserEvent");

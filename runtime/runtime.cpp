@@ -183,7 +183,8 @@ void Runtime::link_peers(const std::vector<Connection *> &connections) {
     std::lock_guard<std::mutex> lock(links_mutex_);
     for (size_t i = 0; i < connections.size(); i++) {
       for (size_t j = i + 1; j < connections.size(); j++) {
-        auto key = std::minmax(connections[i]->index(), connections[j]->index());
+        // A copy: std::minmax returns references, here to the temporaries index() returned.
+        const std::pair<size_t, size_t> key = std::minmax(connections[i]->index(), connections[j]->index());
         if (links_.count(key)) continue;
         links_[key] = false;  // until the probe says otherwise
         if (enabled && connections[i]->alive() && connections[j]->alive()) probes.push_back({connections[i], connections[j], nullptr});

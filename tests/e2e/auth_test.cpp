@@ -243,38 +243,5 @@ TEST(Auth, DaemonsWithTheClusterKeyLinkToEachOther) {
   setenv("FEDCL_KEY", kClusterKey, 1);
   StderrCapture capture;  // the daemons' log: the link must come up, not fall back to the client
   Cluster cluster(2, {"--key-file", key_file, "--log-level", "info"});
-  ASSERT_EQ(2u, cluster.devices.size());
-  cl_int err;
-  cl_context context = clCreateContext(nullptr, 2, cluster.devices.data(), nullptr, nullptr, &err);
-  ASSERT_CL_OK(err);
-  cl_command_queue first = create_queue(context, cluster.devices[0]);
-  cl_command_queue second = create_queue(context, cluster.devices[1]);
-  const size_t n = 1 << 16;
-  std::vector<int> data(n, 5), back(n, 0);
-  cl_mem buffer = create_buffer(context, CL_MEM_READ_WRITE, n * sizeof(int));
-  ASSERT_CL_OK(clEnqueueWriteBuffer(first, buffer, CL_TRUE, 0, n * sizeof(int), data.data(), 0, nullptr, nullptr));
-  cl_kernel kernel = create_kernel(build_program(context, kScaleSource), "scale");
-  int factor = 3;
-  ASSERT_CL_OK(clSetKernelArg(kernel, 0, sizeof buffer, &buffer));
-  ASSERT_CL_OK(clSetKernelArg(kernel, 1, sizeof factor, &factor));
-  ASSERT_CL_OK(clEnqueueNDRangeKernel(first, kernel, 1, nullptr, &n, nullptr, 0, nullptr, nullptr));
-  ASSERT_CL_OK(clFinish(first));
-  // A kernel on the second daemon needs the first one's copy: it comes over the peer link.
-  cl_kernel offset = create_kernel(build_program(context, kScaleSource), "offset");
-  int one = 1;
-  ASSERT_CL_OK(clSetKernelArg(offset, 0, sizeof buffer, &buffer));
-  ASSERT_CL_OK(clSetKernelArg(offset, 1, sizeof one, &one));
-  ASSERT_CL_OK(clEnqueueNDRangeKernel(second, offset, 1, nullptr, &n, nullptr, 0, nullptr, nullptr));
-  ASSERT_CL_OK(clEnqueueReadBuffer(second, buffer, CL_TRUE, 0, n * sizeof(int), back.data(), 0, nullptr, nullptr));
-  EXPECT_EQ(16, back[0]);
-  EXPECT_EQ(16, back[n - 1]);
-  std::string text = capture.so_far();
-  EXPECT_NE(std::string::npos, text.find(") is up")) << "no peer link came up:\n" << text;
-  EXPECT_EQ(std::string::npos, text.find("refused")) << text;
-  clReleaseMemObject(buffer);
-  clReleaseKernel(kernel);
-  clReleaseKernel(offset);
-  clReleaseCommandQueue(first);
-  clReleaseCommandQueue(second);
-  clReleaseContext(context);
+  expect_buffer_crosses_peer_link(cluster, capture, 1 << 16);
 }

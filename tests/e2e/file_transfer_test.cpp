@@ -37,7 +37,7 @@ struct TempFile {
   FILE *file = nullptr;
   explicit TempFile(const std::vector<uint32_t> &words, const char *mode = "rb") {
     FILE *out = std::fopen(path.c_str(), "wb");
-    std::fwrite(words.data(), sizeof(uint32_t), words.size(), out);
+    if (!words.empty()) std::fwrite(words.data(), sizeof(uint32_t), words.size(), out);  // an empty vector's data() may be null
     std::fclose(out);
     file = std::fopen(path.c_str(), mode);
   }

@@ -41,6 +41,36 @@ void add_hello(Seed &seed, const std::string &user = "") {
   seed.add(message);
 }
 
+// Context first on device 1 and an in-order queue first + 1 on it, first being the first client id.
+void add_context_and_queue(Seed &seed) {
+  const uint64_t first = wire::FIRST_CLIENT_ID;
+  {
+    capnp::MallocMessageBuilder m;
+    auto c = m.initRoot<wire::Request>().initCreateContext();
+    c.setId(first);
+    c.initDevices(1).set(0, 1);
+    seed.add(m);
+  }
+  capnp::MallocMessageBuilder m;
+  auto q = m.initRoot<wire::Request>().initCreateQueue();
+  q.setId(first + 1);
+  q.setContext(first);
+  q.setDevice(1);
+  seed.add(m);
+}
+
+// Buffer first + 2 in that context: of contents (sent with it) or, without them, of size bytes.
+void add_buffer(Seed &seed, const std::vector<uint8_t> &contents, uint64_t size = 0) {
+  const uint64_t first = wire::FIRST_CLIENT_ID;
+  capnp::MallocMessageBuilder m;
+  auto b = m.initRoot<wire::Request>().initCreateBuffer();
+  b.setId(first + 2);
+  b.setContext(first);
+  b.setSize(contents.empty() ? size : contents.size());
+  b.setInitialContents(!contents.empty());
+  seed.add(m, wire::FrameKind::REQUEST, contents);
+}
+
 // The answer to a challenge, with a proof that cannot be right (the nonces are fresh each time).
 void add_wrong_proof(Seed &seed) {
   capnp::MallocMessageBuilder message;
@@ -67,30 +97,8 @@ int main(int argc, char **argv) {
   // A short session: context, queue, buffer with contents, a write, a read, releases.
   Seed session(false);
   add_hello(session);
-  {
-    capnp::MallocMessageBuilder m;
-    auto c = m.initRoot<wire::Request>().initCreateContext();
-    c.setId(first);
-    c.initDevices(1).set(0, 1);
-    session.add(m);
-  }
-  {
-    capnp::MallocMessageBuilder m;
-    auto q = m.initRoot<wire::Request>().initCreateQueue();
-    q.setId(first + 1);
-    q.setContext(first);
-    q.setDevice(1);
-    session.add(m);
-  }
-  {
-    capnp::MallocMessageBuilder m;
-    auto b = m.initRoot<wire::Request>().initCreateBuffer();
-    b.setId(first + 2);
-    b.setContext(first);
-    b.setSize(64);
-    b.setInitialContents(true);
-    session.add(m, wire::FrameKind::REQUEST, std::vector<uint8_t>(64, 7));
-  }
+  add_context_and_queue(session);
+  add_buffer(session, std::vector<uint8_t>(64, 7));
   {
     capnp::MallocMessageBuilder m;
     auto w = m.initRoot<wire::Request>().initWriteBuffer();
@@ -122,21 +130,7 @@ int main(int argc, char **argv) {
   // used to end when standing in a failed event under that id (found by the bounded fuzz run).
   Seed reserved(false);
   add_hello(reserved);
-  {
-    capnp::MallocMessageBuilder m;
-    auto c = m.initRoot<wire::Request>().initCreateContext();
-    c.setId(first);
-    c.initDevices(1).set(0, 1);
-    reserved.add(m);
-  }
-  {
-    capnp::MallocMessageBuilder m;
-    auto q = m.initRoot<wire::Request>().initCreateQueue();
-    q.setId(first + 1);
-    q.setContext(first);
-    q.setDevice(1);
-    reserved.add(m);
-  }
+  add_context_and_queue(reserved);
   {
     capnp::MallocMessageBuilder m;
     auto request = m.initRoot<wire::Request>();
@@ -150,6 +144,33 @@ int main(int argc, char **argv) {
     reserved.add(m);
   }
   reserved.save(dir + "/reserved-event-id");
+
+  // A write the backend accepts whose event id is refused afterwards (reserved, then one in use):
+  // fedcld freed the write's payload while the backend still copied from it, and kept the event
+  // (a use after free and a leak, found by the long fuzz run). The id is now refused first.
+  for (uint64_t event : {uint64_t(5), first}) {
+    Seed write(false);
+    add_hello(write);
+    add_context_and_queue(write);
+    add_buffer(write, {}, 4096);
+    {
+      capnp::MallocMessageBuilder m;
+      auto w = m.initRoot<wire::Request>().initWriteBuffer();
+      w.initCommand().setQueue(first + 1);
+      w.getCommand().setEvent(event);
+      w.setBuffer(first + 2);
+      w.setSize(4096);
+      write.add(m, wire::FrameKind::REQUEST, std::vector<uint8_t>(4096, 3));
+    }
+    {
+      capnp::MallocMessageBuilder m;
+      auto request = m.initRoot<wire::Request>();
+      request.setSeq(2);
+      request.setFinish(first + 1);
+      write.add(m);
+    }
+    write.save(dir + (event == first ? "/write-event-id-in-use" : "/write-reserved-event-id"));
+  }
 
   // The keyed handshake.
   Seed keyed(true);

@@ -169,6 +169,34 @@ void expect_runtime_session_works(const Cluster &cluster, size_t n) {
   clReleaseContext(context);
 }
 
+void expect_buffer_crosses_peer_link(const Cluster &cluster, OutputCapture &capture, size_t n) {
+  ASSERT_EQ(2u, cluster.devices.size());
+  cl_int err;
+  cl_context context = clCreateContext(nullptr, 2, cluster.devices.data(), nullptr, nullptr, &err);
+  ASSERT_CL_OK(err);
+  cl_command_queue first = create_queue(context, cluster.devices[0]);
+  cl_command_queue second = create_queue(context, cluster.devices[1]);
+  std::vector<int> data(n, 5), back(n, 0);
+  cl_mem buffer = create_buffer(context, CL_MEM_READ_WRITE, n * sizeof(int));
+  ASSERT_CL_OK(clEnqueueWriteBuffer(first, buffer, CL_TRUE, 0, n * sizeof(int), data.data(), 0, nullptr, nullptr));
+  cl_kernel offset = create_kernel(build_program(context, kScaleSource), "offset");
+  int one = 1;
+  ASSERT_CL_OK(clSetKernelArg(offset, 0, sizeof buffer, &buffer));
+  ASSERT_CL_OK(clSetKernelArg(offset, 1, sizeof one, &one));
+  ASSERT_CL_OK(clEnqueueNDRangeKernel(second, offset, 1, nullptr, &n, nullptr, 0, nullptr, nullptr));
+  ASSERT_CL_OK(clEnqueueReadBuffer(second, buffer, CL_TRUE, 0, n * sizeof(int), back.data(), 0, nullptr, nullptr));
+  EXPECT_EQ(6, back[0]);
+  EXPECT_EQ(6, back[n - 1]);
+  std::string text = capture.so_far();
+  EXPECT_NE(std::string::npos, text.find(") is up")) << "no peer link came up:\n" << text;
+  EXPECT_EQ(std::string::npos, text.find("refused")) << text;
+  clReleaseMemObject(buffer);
+  clReleaseKernel(offset);
+  clReleaseCommandQueue(first);
+  clReleaseCommandQueue(second);
+  clReleaseContext(context);
+}
+
 void expect_vector_add(cl_context context, cl_command_queue queue, size_t n) {
   std::vector<float> a(n), b(n), c(n, -1.0f);
   for (size_t i = 0; i < n; i++) {

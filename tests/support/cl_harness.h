@@ -75,6 +75,12 @@ void expect_vector_add(cl_context context, cl_command_queue queue, size_t n);
 // A session of the real runtime on the cluster's first daemon, proved alive by a vector add of n.
 void expect_runtime_session_works(const Cluster &cluster, size_t n);
 
+// Two daemons' peer link at work: n ints written on the cluster's first device, a kernel on the second
+// adds one to each (the data crosses from the first daemon), read back there. capture holds the
+// daemons' log (they run with --log-level info): the link must come up and nothing be refused.
+class OutputCapture;
+void expect_buffer_crosses_peer_link(const Cluster &cluster, OutputCapture &capture, size_t n);
+
 // Kernels several tests use.
 extern const char kVectorAddSource[];  // add(a, b, c, n): c = a + b
 extern const char kScaleSource[];      // scale(x, factor): x *= factor, and offset(x, add): x += add

@@ -105,7 +105,9 @@ void expect_refused(DaemonProcess &daemon, StderrCapture &capture, const std::st
   std::string text = capture.text();
   EXPECT_NE(std::string::npos, text.find("fedcl: warning: skipping daemon " + daemon.endpoint() + ": " + client_says))
       << text;
-  if (!daemon_logs.empty()) EXPECT_NE(std::string::npos, text.find(daemon_logs)) << "not in the daemon's log:\n" << text;
+  if (!daemon_logs.empty()) {
+    EXPECT_NE(std::string::npos, text.find(daemon_logs)) << "not in the daemon's log:\n" << text;
+  }
 }
 
 // Two daemons with TLS link to each other (over TLS: each takes nothing else) and move a buffer.
@@ -114,34 +116,8 @@ void expect_peer_link_over_tls(const std::vector<std::string> &daemon_args) {
   std::vector<std::string> args = daemon_args;
   args.insert(args.end(), {"--log-level", "info"});
   Cluster cluster(2, args);
-  ASSERT_EQ(2u, cluster.devices.size());
-  cl_int err;
-  cl_context context = clCreateContext(nullptr, 2, cluster.devices.data(), nullptr, nullptr, &err);
-  ASSERT_CL_OK(err);
-  cl_command_queue first = create_queue(context, cluster.devices[0]);
-  cl_command_queue second = create_queue(context, cluster.devices[1]);
-  const size_t n = 1 << 20;
-  std::vector<int> data(n, 5), back(n, 0);
-  cl_mem buffer = create_buffer(context, CL_MEM_READ_WRITE, n * sizeof(int));
-  ASSERT_CL_OK(clEnqueueWriteBuffer(first, buffer, CL_TRUE, 0, n * sizeof(int), data.data(), 0, nullptr, nullptr));
-  // A kernel on the second daemon needs the first one's copy: it comes over the peer link.
-  cl_kernel offset = create_kernel(build_program(context, kScaleSource), "offset");
-  int one = 1;
-  ASSERT_CL_OK(clSetKernelArg(offset, 0, sizeof buffer, &buffer));
-  ASSERT_CL_OK(clSetKernelArg(offset, 1, sizeof one, &one));
-  ASSERT_CL_OK(clEnqueueNDRangeKernel(second, offset, 1, nullptr, &n, nullptr, 0, nullptr, nullptr));
-  ASSERT_CL_OK(clEnqueueReadBuffer(second, buffer, CL_TRUE, 0, n * sizeof(int), back.data(), 0, nullptr, nullptr));
-  EXPECT_EQ(6, back[0]);
-  EXPECT_EQ(6, back[n - 1]);
-  std::string text = capture.so_far();
-  EXPECT_NE(std::string::npos, text.find(") is up")) << "no peer link came up:\n" << text;
-  EXPECT_EQ(std::string::npos, text.find("TLS handshake failed")) << text;
-  EXPECT_EQ(std::string::npos, text.find("refused")) << text;
-  clReleaseMemObject(buffer);
-  clReleaseKernel(offset);
-  clReleaseCommandQueue(first);
-  clReleaseCommandQueue(second);
-  clReleaseContext(context);
+  expect_buffer_crosses_peer_link(cluster, capture, 1 << 20);
+  EXPECT_EQ(std::string::npos, capture.so_far().find("TLS handshake failed"));
 }
 
 }  // namespace
