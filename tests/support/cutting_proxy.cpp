@@ -1,4 +1,5 @@
 #include "cutting_proxy.h"
+#include "loopback_address.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -17,19 +18,11 @@ namespace fedcl_test {
 
 namespace {
 
-sockaddr_in loopback(int port) {
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  return addr;
-}
-
 int listen_on(int port) {
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   int on = 1;
   setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
-  sockaddr_in addr = loopback(port);
+  sockaddr_in addr = loopback_address(port);
   if (fd < 0 || bind(fd, reinterpret_cast<sockaddr *>(&addr), sizeof addr) != 0 || listen(fd, 8) != 0) {
     if (fd >= 0) close(fd);
     return -1;
@@ -100,7 +93,7 @@ void CuttingProxy::serve() {
     if (client < 0) continue;
     connections_++;
     int daemon = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr = loopback(target_port_);
+    sockaddr_in addr = loopback_address(target_port_);
     bool cut = daemon >= 0 && connect(daemon, reinterpret_cast<sockaddr *>(&addr), sizeof addr) == 0 && forward(client, daemon);
     close(client);
     if (daemon >= 0) close(daemon);

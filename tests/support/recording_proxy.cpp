@@ -1,4 +1,5 @@
 #include "recording_proxy.h"
+#include "loopback_address.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -13,19 +14,9 @@
 
 namespace fedcl_test {
 
-namespace {
-sockaddr_in loopback(int port) {
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  return addr;
-}
-}  // namespace
-
 RecordingProxy::RecordingProxy(int target_port) : target_port_(target_port) {
   listener_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in addr = loopback(0);
+  sockaddr_in addr = loopback_address(0);
   socklen_t len = sizeof addr;
   if (listener_ < 0 || bind(listener_, reinterpret_cast<sockaddr *>(&addr), sizeof addr) != 0 ||
       listen(listener_, 8) != 0 || getsockname(listener_, reinterpret_cast<sockaddr *>(&addr), &len) != 0 ||
@@ -62,7 +53,7 @@ void RecordingProxy::serve() {
     int client = accept4(listener_, nullptr, nullptr, SOCK_CLOEXEC);
     if (client < 0) continue;
     int daemon = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr = loopback(target_port_);
+    sockaddr_in addr = loopback_address(target_port_);
     if (daemon >= 0 && connect(daemon, reinterpret_cast<sockaddr *>(&addr), sizeof addr) == 0) forward(client, daemon);
     close(client);
     if (daemon >= 0) close(daemon);
