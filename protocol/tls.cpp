@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <openssl/err.h>
+#include <openssl/ssl.h>
 #include <openssl/evp.h>
 #include <openssl/x509v3.h>
 
@@ -88,6 +89,11 @@ int use_psk(SSL *ssl, const EVP_MD *md, const unsigned char **identity, size_t *
 }
 
 SSL_CTX *new_context(const SSL_METHOD *method, const char *suites, std::string *error) {
+  // OpenSSL would otherwise free its state at exit, from a handler registered after the runtime's own,
+  // so before the runtime's Goodbye still writes to its TLS sessions (a crash at exit). The process's
+  // end frees it anyway. A program that set OpenSSL up first keeps its own choice.
+  static const bool initialised = OPENSSL_init_ssl(OPENSSL_INIT_NO_ATEXIT, nullptr) == 1;
+  (void)initialised;
   SSL_CTX *ctx = SSL_CTX_new(method);
   if (!ctx || !SSL_CTX_set_min_proto_version(ctx, TLS1_3_VERSION) || !SSL_CTX_set_ciphersuites(ctx, suites)) {
     *error = "cannot set up OpenSSL: " + tls_errors();
