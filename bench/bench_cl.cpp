@@ -8,15 +8,6 @@
 
 namespace bench {
 
-std::string platform_text(cl_platform_id platform, cl_platform_info param) {
-  size_t size = 0;
-  if (clGetPlatformInfo(platform, param, 0, nullptr, &size) != CL_SUCCESS || size == 0) return {};
-  std::string text(size, '\0');
-  clGetPlatformInfo(platform, param, size, text.data(), nullptr);
-  text.resize(size - 1);
-  return text;
-}
-
 std::string device_text(cl_device_id device, cl_device_info param) {
   size_t size = 0;
   if (clGetDeviceInfo(device, param, 0, nullptr, &size) != CL_SUCCESS || size == 0) return {};
@@ -27,21 +18,6 @@ std::string device_text(cl_device_id device, cl_device_info param) {
 }
 
 namespace {
-
-cl_platform_id find_platform(const std::string &name_part, bool is_fedcl) {
-  cl_uint count = 0;
-  check(clGetPlatformIDs(0, nullptr, &count), "clGetPlatformIDs");
-  std::vector<cl_platform_id> platforms(count);
-  check(clGetPlatformIDs(count, platforms.data(), nullptr), "clGetPlatformIDs");
-  std::string seen;
-  for (cl_platform_id platform : platforms) {
-    std::string name = platform_text(platform, CL_PLATFORM_NAME);
-    seen += " '" + name + "'";
-    if (name.find(name_part) != std::string::npos && (name == "fedcl") == is_fedcl) return platform;
-  }
-  throw std::runtime_error("no platform named like '" + name_part + "' among" + seen +
-                           " (run through bench/run.sh, or set OCL_ICD_VENDORS)");
-}
 
 std::string build_log(cl_program program, cl_device_id device) {
   size_t size = 0;
@@ -84,7 +60,7 @@ cl_mem Side::buffer(size_t size, cl_mem_flags flags) const { return make_buffer(
 std::unique_ptr<Side> open_side(const std::string &label, const std::string &name_part, bool is_fedcl) {
   auto side = std::make_unique<Side>();
   side->label = label;
-  side->platform = find_platform(name_part, is_fedcl);
+  side->platform = find_platform(name_part, is_fedcl, "run through bench/run.sh, or set OCL_ICD_VENDORS");
   check(clGetDeviceIDs(side->platform, CL_DEVICE_TYPE_ALL, 1, &side->device, nullptr), "clGetDeviceIDs");
   side->description = platform_text(side->platform, CL_PLATFORM_NAME) + " (" +
                       platform_text(side->platform, CL_PLATFORM_VERSION) + "), device " +

@@ -7,6 +7,8 @@
 #include <memory>
 #include <string>
 
+#include "bench_platform.h"
+
 namespace bench {
 
 // Throws std::runtime_error naming the call when err is not CL_SUCCESS.
@@ -14,8 +16,7 @@ void check(cl_int err, const char *what);
 // clCreateKernel and clCreateBuffer that throw on failure.
 cl_kernel make_kernel(cl_program program, const char *name);
 cl_mem make_buffer(cl_context context, size_t size, cl_mem_flags flags);
-// A platform's or device's string property ("" if it cannot be had).
-std::string platform_text(cl_platform_id platform, cl_platform_info param);
+// A device's string property ("" if it cannot be had).
 std::string device_text(cl_device_id device, cl_device_info param);
 
 struct Side {

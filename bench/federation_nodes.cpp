@@ -10,20 +10,6 @@ namespace bench {
 
 namespace {
 
-cl_platform_id find_fedcl() {
-  cl_uint count = 0;
-  check(clGetPlatformIDs(0, nullptr, &count), "clGetPlatformIDs");
-  std::vector<cl_platform_id> platforms(count);
-  check(clGetPlatformIDs(count, platforms.data(), nullptr), "clGetPlatformIDs");
-  std::string seen;
-  for (cl_platform_id platform : platforms) {
-    std::string name = platform_text(platform, CL_PLATFORM_NAME);
-    if (name == "fedcl") return platform;
-    seen += " '" + name + "'";
-  }
-  throw std::runtime_error("no fedcl platform among" + seen + " (run through bench/run_federation.sh)");
-}
-
 cl_command_queue make_queue(cl_context context, cl_device_id device) {
   cl_int err;
   cl_command_queue queue = clCreateCommandQueueWithProperties(context, device, nullptr, &err);
@@ -48,7 +34,7 @@ cl_mem Federation::buffer(size_t size, cl_mem_flags flags) const { return make_b
 
 std::unique_ptr<Federation> open_federation(size_t max_nodes) {
   auto fed = std::make_unique<Federation>();
-  fed->platform = find_fedcl();
+  fed->platform = find_platform("fedcl", true, "run through bench/run_federation.sh");
   fed->platform_version = platform_text(fed->platform, CL_PLATFORM_VERSION);
   cl_uint count = 0;
   check(clGetDeviceIDs(fed->platform, CL_DEVICE_TYPE_ALL, 0, nullptr, &count), "clGetDeviceIDs");

@@ -21,6 +21,7 @@
 #include <unistd.h>
 #include <vector>
 
+#include "bench_platform.h"
 #include "bench_stats.h"
 
 using namespace bench;
@@ -41,16 +42,7 @@ struct Fedcl {
 
 Fedcl open_fedcl() {
   Fedcl f;
-  cl_uint count = 0;
-  check(clGetPlatformIDs(0, nullptr, &count), "clGetPlatformIDs");
-  std::vector<cl_platform_id> platforms(count);
-  check(clGetPlatformIDs(count, platforms.data(), nullptr), "clGetPlatformIDs");
-  for (cl_platform_id p : platforms) {
-    char name[64] = {};
-    clGetPlatformInfo(p, CL_PLATFORM_NAME, sizeof name - 1, name, nullptr);
-    if (std::string(name) == "fedcl") f.platform = p;
-  }
-  if (!f.platform) throw std::runtime_error("no fedcl platform");
+  f.platform = find_platform("fedcl", true, "set OCL_ICD_VENDORS and FEDCL_HOSTS");
   cl_device_id device;
   check(clGetDeviceIDs(f.platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr), "clGetDeviceIDs");
   cl_int err;

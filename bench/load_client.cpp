@@ -25,6 +25,8 @@
 
 #include <unistd.h>
 
+#include "bench_platform.h"
+
 namespace {
 
 const char kSource[] = R"(
@@ -43,19 +45,6 @@ struct ClError : std::runtime_error {
 
 void check(cl_int err, const char *what) {
   if (err != CL_SUCCESS) throw ClError(std::string(what) + " failed with " + std::to_string(err));
-}
-
-cl_platform_id fedcl_platform() {
-  cl_uint count = 0;
-  check(clGetPlatformIDs(0, nullptr, &count), "clGetPlatformIDs");
-  std::vector<cl_platform_id> platforms(count);
-  check(clGetPlatformIDs(count, platforms.data(), nullptr), "clGetPlatformIDs");
-  for (cl_platform_id platform : platforms) {
-    char name[64] = {};
-    clGetPlatformInfo(platform, CL_PLATFORM_NAME, sizeof name - 1, name, nullptr);
-    if (std::strcmp(name, "fedcl") == 0) return platform;
-  }
-  throw ClError("the ICD loader offers no fedcl platform (is OCL_ICD_VENDORS set?)");
 }
 
 struct Totals {
@@ -132,7 +121,7 @@ int main(int argc, char **argv) {
   Totals totals;
   std::atomic<bool> cl_failed{false};
   try {
-    cl_platform_id platform = fedcl_platform();
+    cl_platform_id platform = bench::find_platform("fedcl", true, "is OCL_ICD_VENDORS set?");
     cl_device_id device;
     check(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr), "clGetDeviceIDs");
     cl_int err;
@@ -159,7 +148,7 @@ int main(int argc, char **argv) {
       clReleaseProgram(program);
       clReleaseContext(context);
     }
-  } catch (const ClError &e) {
+  } catch (const std::exception &e) {  // OpenCL's failures, and no fedcl platform
     std::fprintf(stderr, "fedcl_load_client: %s\n", e.what());
     cl_failed = true;
   }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "bench_link.h"
+#include "bench_platform.h"
 #include "bench_stats.h"
 
 namespace {
@@ -31,17 +32,8 @@ struct Session {
   cl_kernel kernel = nullptr;
 
   Session() {
-    cl_uint count = 0;
-    check(clGetPlatformIDs(0, nullptr, &count), "clGetPlatformIDs");
-    std::vector<cl_platform_id> platforms(count);
-    check(clGetPlatformIDs(count, platforms.data(), nullptr), "clGetPlatformIDs");
-    for (cl_platform_id platform : platforms) {
-      char name[256] = {};
-      clGetPlatformInfo(platform, CL_PLATFORM_NAME, sizeof name, name, nullptr);
-      if (std::strstr(name, "fedcl") && clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr) == CL_SUCCESS) break;
-      device = nullptr;
-    }
-    if (!device) throw std::runtime_error("no fedcl device (is FEDCL_HOSTS set, and the daemon up?)");
+    cl_platform_id platform = bench::find_platform("fedcl", true, "run through bench/run_tls.sh");
+    check(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr), "clGetDeviceIDs (is FEDCL_HOSTS set, and the daemon up?)");
     cl_int err;
     context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
     check(err, "clCreateContext");

@@ -1,0 +1,18 @@
+// Finding a platform by name, shared by every benchmark program (the ICD loader lists the backend
+// and fedcl side by side).
+#pragma once
+
+#include <CL/cl.h>
+
+#include <string>
+
+namespace bench {
+
+// A platform's string property ("" if it cannot be had).
+std::string platform_text(cl_platform_id platform, cl_platform_info param);
+// The platform whose CL_PLATFORM_NAME contains name_part and is (is_fedcl) or is not fedcl's. Throws
+// std::runtime_error naming the platforms there are, and hint (how to run the program so that it
+// finds one).
+cl_platform_id find_platform(const std::string &name_part, bool is_fedcl, const std::string &hint);
+
+}  // namespace bench
