@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <openssl/err.h>
 #include <poll.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -73,7 +72,8 @@ std::string TlsTransport::send(iovec *iov, int count) {
   }
   bool hand_off = total > kHandOffBytes;
   std::string why;
-  for (int i = 0; i < count && why.empty(); i++) why = encrypt(static_cast<const uint8_t *>(iov[i].iov_base), iov[i].iov_len, hand_off);
+  for (int i = 0; i < count && why.empty(); i++)
+    why = encrypt(static_cast<const uint8_t *>(iov[i].iov_base), iov[i].iov_len, hand_off);
   if (why.empty()) why = writer_.post(hand_off);
   std::string failed = writer_.finish();  // returns once every byte is on the socket
   return why.empty() ? failed : why;
