@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <openssl/err.h>
 #include <poll.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,11 +14,17 @@ namespace fedcl {
 
 namespace {
 
-// Plaintext encrypted per send: bounds the buffer, and lets the socket take one piece while the
+// Ciphertext per send to the socket: bounds the buffers, and lets the socket take one piece while the
 // next is encrypted.
-constexpr size_t kSendPieceBytes = 1 << 20;
-// Ciphertext taken off the socket per recv: many records per system call.
-constexpr size_t kReceiveBytes = 256 * 1024;
+constexpr size_t kSendPieceBytes = 512 * 1024;
+// Sends larger than this hand their pieces to the writer's thread; smaller ones leave at once.
+constexpr size_t kHandOffBytes = 256 * 1024;
+// Receives of this much or more let the reader's thread read ahead.
+constexpr size_t kReadAheadBytes = 1 << 20;
+// How far short of a receive's size the reader stops: what OpenSSL holds of it already (a record's
+// unread plaintext, part of the next record) is at most two records, and each record's ciphertext is
+// longer than its plaintext.
+constexpr size_t kReadAheadMargin = 2 * (kTlsRecordBytes + 256 + 5);
 
 // One client context per trust root and CA file, shared by every connection of the process.
 SSL_CTX *client_context(TlsMode mode, const std::string &ca_file, std::string *error) {
@@ -43,27 +48,12 @@ bool await(int fd, short events, int timeout_ms) {
 
 }  // namespace
 
-TlsTransport::TlsTransport(int fd, TlsSession ssl)
-    : Transport(fd), ssl_(std::move(ssl)), in_(new uint8_t[kReceiveBytes]) {
+TlsTransport::TlsTransport(int fd, TlsSession ssl) : Transport(fd), ssl_(std::move(ssl)), writer_(fd), reader_(fd) {
   // The handshake used the socket itself (and, without read-ahead, read no byte past it); from now on
-  // records come from in_ and go to out_, each filled and emptied in large pieces.
+  // records come from the reader's buffers and go to the writer's, each filled and emptied in large
+  // pieces.
   BIO *bio = tls_span_bio(&span_);
   SSL_set_bio(ssl_.get(), bio, bio);
-}
-
-std::string TlsTransport::drain() {
-  size_t done = 0;
-  while (done < out_.size()) {
-    ssize_t sent = ::send(fd_, out_.data() + done, out_.size() - done, MSG_NOSIGNAL);
-    if (sent >= 0) {
-      done += sent;
-    } else if (errno != EINTR) {
-      out_.clear();
-      return std::string("send: ") + std::strerror(errno);
-    }
-  }
-  out_.clear();
-  return {};
 }
 
 // A request and its small payload (and padding) travel as one record.
@@ -80,33 +70,43 @@ std::string TlsTransport::send(iovec *iov, int count) {
     iovec one{gathered, used};
     return send(&one, 1);
   }
-  for (int i = 0; i < count; i++) {
-    const auto *bytes = static_cast<const uint8_t *>(iov[i].iov_base);
-    size_t left = iov[i].iov_len;
-    while (left > 0) {
-      size_t piece = std::min(left, kSendPieceBytes - out_.size());  // out_ holds less than a piece here
-      size_t written = 0;
-      int ok;
-      {
-        std::lock_guard<std::mutex> lock(ssl_mutex_);
-        span_.out = &out_;
-        ok = SSL_write_ex(ssl_.get(), bytes, piece, &written);
-        span_.out = nullptr;
-      }
-      if (!ok) return "send: TLS: " + tls_errors();
-      bytes += written;
-      left -= written;
-      // Small pieces (a header, a small payload) join the next ones in one send.
-      if (out_.size() >= kSendPieceBytes) {
-        std::string why = drain();
-        if (!why.empty()) return why;
-      }
+  bool hand_off = total > kHandOffBytes;
+  std::string why;
+  for (int i = 0; i < count && why.empty(); i++)
+    why = encrypt(static_cast<const uint8_t *>(iov[i].iov_base), iov[i].iov_len, hand_off);
+  if (why.empty()) why = writer_.post(hand_off);
+  std::string failed = writer_.finish();  // returns once every byte is on the socket
+  return why.empty() ? failed : why;
+}
+
+std::string TlsTransport::encrypt(const uint8_t *bytes, size_t size, bool hand_off) {
+  while (size > 0) {
+    TlsBytes &out = writer_.pending();
+    size_t piece = std::min(size, kSendPieceBytes - out.size());  // out holds less than a piece here
+    size_t written = 0;
+    int ok;
+    {
+      std::lock_guard<std::mutex> lock(ssl_mutex_);
+      span_.out = &out;
+      ok = SSL_write_ex(ssl_.get(), bytes, piece, &written);
+      span_.out = nullptr;
+    }
+    if (!ok) return "send: TLS: " + tls_errors();
+    bytes += written;
+    size -= written;
+    // Small pieces (a header, a small payload) join the next ones in one send.
+    if (out.size() >= kSendPieceBytes) {
+      std::string why = writer_.post(hand_off);
+      if (!why.empty()) return why;
     }
   }
-  return drain();
+  return {};
 }
 
 ssize_t TlsTransport::receive(void *dst, size_t size, bool wait) {
+  // A large landing: the reader may take its ciphertext off the socket while this thread decrypts.
+  // (span_.in_size changes on this thread only.)
+  if (size >= kReadAheadBytes) reader_.read_ahead(reader_.given() - span_.in_size + size - kReadAheadMargin);
   for (;;) {
     int got, kind;
     {
@@ -122,15 +122,16 @@ ssize_t TlsTransport::receive(void *dst, size_t size, bool wait) {
       errno = EPROTO;
       return -1;
     }
-    // OpenSSL used up in_: more ciphertext from the socket (this thread alone receives). EAGAIN:
-    // nothing there now, or nothing within the silence limit.
-    ssize_t n = recv(fd_, in_.get(), kReceiveBytes, wait ? 0 : MSG_DONTWAIT);
+    // OpenSSL used up the last ciphertext: more (this thread alone receives). EAGAIN: nothing there
+    // now, or nothing within the silence limit.
+    const uint8_t *bytes;
+    ssize_t n = reader_.next(&bytes, wait);
     if (n <= 0) {
       if (n < 0 && errno == EINTR) continue;
       return n;
     }
     std::lock_guard<std::mutex> lock(ssl_mutex_);
-    span_.in = in_.get();
+    span_.in = bytes;
     span_.in_size = size_t(n);
   }
 }

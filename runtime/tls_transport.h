@@ -6,13 +6,16 @@
 // the same time: a mutex covers each call into it, never a wait on the socket. Reads take up to
 // 256 KiB of ciphertext off the socket at once, which OpenSSL decrypts record by record straight into
 // where the bytes go (a reply's destination in the application's memory, a chunk's landing place).
-// Writes are encrypted into a buffer of this object's and leave in sends of up to a MiB.
+// Writes are encrypted into buffers of this object's and leave in pieces. Large messages pipeline
+// (tls_pipe.h): a second thread moves one piece through the socket while this one encrypts or
+// decrypts the next.
 #pragma once
 
 #include <chrono>
 #include <mutex>
 
 #include "tls.h"
+#include "tls_pipe.h"
 #include "transport.h"
 
 namespace fedcl {
@@ -26,15 +29,15 @@ class TlsTransport final : public Transport {
   std::string failure(const char *what) const override;
 
  private:
-  // Writes out_ to the socket; "" or why not.
-  std::string drain();
+  // Encrypts size bytes into the writer's buffers, posting each full piece; "" or why not.
+  std::string encrypt(const uint8_t *bytes, size_t size, bool hand_off);
 
   TlsSession ssl_;
-  TlsSpan span_;  // in: what of in_ OpenSSL has not read yet; out: out_ while a send encrypts
-  std::unique_ptr<uint8_t[]> in_;
+  TlsSpan span_;  // in: what of the reader's last bytes OpenSSL has not read yet; out: while a send encrypts
   std::mutex ssl_mutex_;
-  TlsBytes out_;
-  std::string failure_;                   // the receiver's last TLS error
+  SocketWriter writer_;
+  SocketReader reader_;
+  std::string failure_;  // the receiver's last TLS error
 };
 
 // Runs the TLS handshake on fd (connected to endpoint) as credentials ask, before deadline. Owns fd:

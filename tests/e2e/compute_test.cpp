@@ -1,4 +1,5 @@
 // Kernels through fedcl give the results the CPU computes.
+#include <algorithm>
 #include <numeric>
 
 #include "cl_harness.h"
@@ -8,6 +9,10 @@ using namespace fedcl_test;
 namespace {
 
 struct OneDevice : OneDeviceFixture {};
+// A dropped connection is not resumed: a transfer that broke the stream fails instead of being sent again.
+struct NoResume : OneDeviceFixture {
+  NoResume() : OneDeviceFixture({"--resume-window", "0"}) {}
+};
 
 const char kReduceSource[] = R"(
 __kernel void partial_sums(__global const int *in, __global int *out, __local int *scratch) {
@@ -83,4 +88,34 @@ TEST_F(OneDevice, LargeTransferRoundTrip) {
   std::vector<uint8_t> part(1001, 0);
   ASSERT_CL_OK(clEnqueueReadBuffer(queue, mem, CL_TRUE, 12345, part.size(), part.data(), 0, nullptr, nullptr));
   EXPECT_TRUE(std::equal(part.begin(), part.end(), data.begin() + 12345));
+}
+
+TEST_F(NoResume, LargeTransfersBetweenSmallCalls) {
+  // 64 MiB each way, checked byte by byte: over TLS the pieces of a large send and the read-ahead of
+  // a large (streamed) read cross threads, and the small calls around them must find the stream in order.
+  const size_t n = size_t(64) << 20;
+  std::vector<uint8_t> data(n), back(n, 0);
+  for (size_t i = 0; i < n; i++) data[i] = uint8_t(i * 131 + (i >> 13));
+  cl_mem big = create_buffer(context, CL_MEM_READ_WRITE, n);
+  cl_mem small = create_buffer(context, CL_MEM_READ_WRITE, 64);
+  const int word = 0x5eed;
+  int seen = 0;
+  ASSERT_CL_OK(clEnqueueWriteBuffer(queue, big, CL_FALSE, 0, n, data.data(), 0, nullptr, nullptr));
+  ASSERT_CL_OK(clEnqueueWriteBuffer(queue, small, CL_TRUE, 0, sizeof word, &word, 0, nullptr, nullptr));
+  ASSERT_CL_OK(clEnqueueReadBuffer(queue, small, CL_TRUE, 0, sizeof seen, &seen, 0, nullptr, nullptr));
+  EXPECT_EQ(word, seen);
+  ASSERT_CL_OK(clEnqueueReadBuffer(queue, big, CL_FALSE, 0, n, back.data(), 0, nullptr, nullptr));
+  seen = 0;
+  ASSERT_CL_OK(clEnqueueReadBuffer(queue, small, CL_TRUE, 0, sizeof seen, &seen, 0, nullptr, nullptr));
+  EXPECT_EQ(word, seen);
+  ASSERT_CL_OK(clFinish(queue));
+  auto differ = std::mismatch(data.begin(), data.end(), back.begin());
+  EXPECT_TRUE(differ.first == data.end()) << "first difference at byte " << (differ.first - data.begin());
+  // A blocking read of an odd size at an odd offset lands exactly there.
+  const size_t offset = 12345, size = n - 3 * offset;
+  std::fill(back.begin(), back.end(), 0);
+  ASSERT_CL_OK(clEnqueueReadBuffer(queue, big, CL_TRUE, offset, size, back.data(), 0, nullptr, nullptr));
+  EXPECT_TRUE(std::equal(back.begin(), back.begin() + size, data.begin() + offset));
+  clReleaseMemObject(small);
+  clReleaseMemObject(big);
 }

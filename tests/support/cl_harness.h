@@ -56,7 +56,8 @@ cl_command_queue create_queue(cl_context context, cl_device_id device, cl_comman
 // One daemon, its first device, a context and an in-order queue on it: what most tests start from.
 // Each test file derives a fixture of its own name from it.
 struct OneDeviceFixture : ::testing::Test {
-  Cluster cluster{1};
+  explicit OneDeviceFixture(const std::vector<std::string> &daemon_args = {}) : cluster(1, daemon_args) {}
+  Cluster cluster;
   cl_device_id device = cluster.devices.at(0);
   cl_context context = nullptr;
   cl_command_queue queue = nullptr;
