@@ -108,19 +108,24 @@ ssize_t TlsTransport::receive(void *dst, size_t size, bool wait) {
   // (span_.in_size changes on this thread only.)
   if (size >= kReadAheadBytes) reader_.read_ahead(reader_.given() - span_.in_size + size - kReadAheadMargin);
   for (;;) {
-    int got, kind;
-    {
-      std::lock_guard<std::mutex> lock(ssl_mutex_);
-      ERR_clear_error();
-      got = SSL_read(ssl_.get(), dst, int(std::min<size_t>(size, 1 << 30)));
-      kind = got > 0 ? SSL_ERROR_NONE : SSL_get_error(ssl_.get(), got);
-      if (kind == SSL_ERROR_SSL) failure_ = tls_errors();
-    }
-    if (kind == SSL_ERROR_NONE) return got;
-    if (kind == SSL_ERROR_ZERO_RETURN) return 0;
-    if (kind != SSL_ERROR_WANT_READ) {
-      errno = EPROTO;
-      return -1;
+    // A receiver polling an idle connection skips OpenSSL (and its lock, which the senders need)
+    // until new ciphertext came.
+    if (!starved_) {
+      int got, kind;
+      {
+        std::lock_guard<std::mutex> lock(ssl_mutex_);
+        ERR_clear_error();
+        got = SSL_read(ssl_.get(), dst, int(std::min<size_t>(size, 1 << 30)));
+        kind = got > 0 ? SSL_ERROR_NONE : SSL_get_error(ssl_.get(), got);
+        if (kind == SSL_ERROR_SSL) failure_ = tls_errors();
+        starved_ = kind == SSL_ERROR_WANT_READ && span_.in_size == 0;
+      }
+      if (kind == SSL_ERROR_NONE) return got;
+      if (kind == SSL_ERROR_ZERO_RETURN) return 0;
+      if (kind != SSL_ERROR_WANT_READ) {
+        errno = EPROTO;
+        return -1;
+      }
     }
     // OpenSSL used up the last ciphertext: more (this thread alone receives). EAGAIN: nothing there
     // now, or nothing within the silence limit.
@@ -133,6 +138,7 @@ ssize_t TlsTransport::receive(void *dst, size_t size, bool wait) {
     std::lock_guard<std::mutex> lock(ssl_mutex_);
     span_.in = bytes;
     span_.in_size = size_t(n);
+    starved_ = false;
   }
 }
 

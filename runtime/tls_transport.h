@@ -38,6 +38,7 @@ class TlsTransport final : public Transport {
   SocketWriter writer_;
   SocketReader reader_;
   std::string failure_;  // the receiver's last TLS error
+  bool starved_ = false;  // OpenSSL has used every byte given and holds no record (the receiver's)
 };
 
 // Runs the TLS handshake on fd (connected to endpoint) as credentials ask, before deadline. Owns fd:
