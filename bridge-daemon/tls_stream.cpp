@@ -17,7 +17,7 @@ namespace {
 
 // Ciphertext read at once: records are 16 KiB at most, several land per read.
 constexpr size_t kCipherReadBytes = 256 * 1024;
-// Read buffers a stream starts with; reading stops while the worker holds them all.
+// Read buffers a stream may have while its worker decrypts: reading stops while it holds them all.
 constexpr size_t kReadBuffers = 4;
 // A span the session wants filled (a payload's rest) this large or larger is decrypted on the worker.
 constexpr size_t kWorkerSpanBytes = 1 << 20;
@@ -249,7 +249,6 @@ TlsStream::TlsStream(uv_stream_t *stream, fedcl::TlsSession ssl, bool accepting)
   shared_->owner = this;
   if (accepting_) SSL_set_accept_state(shared_->ssl.get());
   else SSL_set_connect_state(shared_->ssl.get());
-  for (size_t i = 0; i < kReadBuffers; i++) read_buffer_free(new_read_buffer());
 }
 
 TlsStream::~TlsStream() {
@@ -281,7 +280,8 @@ void TlsStream::alloc(Session &session, uv_buf_t *buf) {
     *buf = session.plaintext_buffer();
     return;
   }
-  // None free: the session read on while the worker holds them all (it resumed, say).
+  // Made as needed: one while reads are decrypted here; more while the worker holds some, and one
+  // more if the session reads on while it holds kReadBuffers (a paused session resumed, say).
   uint8_t *buffer = free_buffers_.empty() ? new_read_buffer() : free_buffers_.back();
   if (!free_buffers_.empty()) free_buffers_.pop_back();
   *buf = uv_buf_init(reinterpret_cast<char *>(buffer), kCipherReadBytes);
@@ -356,7 +356,7 @@ std::string TlsStream::received(Session &session, const uv_buf_t &buf, size_t si
   }
   if (span_on_worker_) {
     wake_worker();
-    if (free_buffers_.empty()) {
+    if (free_buffers_.empty() && shared_->read_buffers.size() >= kReadBuffers) {
       reads_starved_ = true;
       uv_read_stop(stream_);
     }
