@@ -282,9 +282,9 @@ void TlsStream::alloc(Session &session, uv_buf_t *buf) {
   }
   // Made as needed: one while reads are decrypted here; more while the worker holds some, and one
   // more if the session reads on while it holds kReadBuffers (a paused session resumed, say).
-  uint8_t *buffer = free_buffers_.empty() ? new_read_buffer() : free_buffers_.back();
-  if (!free_buffers_.empty()) free_buffers_.pop_back();
-  *buf = uv_buf_init(reinterpret_cast<char *>(buffer), kCipherReadBytes);
+  if (free_buffers_.empty()) free_buffers_.push_back(new_read_buffer());
+  *buf = uv_buf_init(reinterpret_cast<char *>(free_buffers_.back()), kCipherReadBytes);
+  free_buffers_.pop_back();
 }
 
 void TlsStream::read_buffer_free(uint8_t *buffer) {
