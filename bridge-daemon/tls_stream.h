@@ -29,7 +29,6 @@
 
 namespace fedcld {
 
-class Server;
 struct ServerOptions;
 
 class TlsStream final : public StreamTransport {
@@ -44,6 +43,7 @@ class TlsStream final : public StreamTransport {
   std::string received(Session &session, const uv_buf_t &buf, size_t size) override;
   int write(uv_write_t *req, const uv_buf_t *bufs, unsigned count, uv_write_cb cb) override;
 
+  // The pipeline's parts (tls_stream.cpp).
   struct Write;
   struct Sealed;
   struct Ciphertext;
@@ -71,7 +71,6 @@ class TlsStream final : public StreamTransport {
   Session &session() const;
 
   uv_stream_t *stream_;
-  Server *server_ = nullptr;
   std::shared_ptr<Shared> shared_;
   bool accepting_;
   bool established_ = false;
