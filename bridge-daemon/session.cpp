@@ -220,8 +220,16 @@ void Session::on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
   self->last_heard = uv_now(self->server_.loop());
   std::string why = self->link_->transport->received(*self, *buf, nread);
   if (!why.empty()) return self->close(why);
-  self->run();
-  self->acknowledge_if_due();
+  self->read_done();
+}
+
+void Session::read_done() {
+  run();
+  acknowledge_if_due();
+}
+
+void Session::read_on() {
+  if (link_ && !closing_ && !paused_ && !throttled()) uv_read_start(link_->stream(), on_alloc, on_read);
 }
 
 void Session::consume(const uint8_t *bytes, size_t size) {

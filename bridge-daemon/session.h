@@ -116,6 +116,11 @@ class Session : public std::enable_shared_from_this<Session> {
   uv_buf_t plaintext_buffer();
   void plaintext_landed(const uv_buf_t &buf, size_t size);
   void consume(const uint8_t *bytes, size_t size);
+  // For a transport that lands bytes outside libuv's read callback (TLS's worker): requests run as
+  // after a read. read_on(): reading goes on after the transport stopped it (its buffers were all
+  // busy), unless the session itself waits.
+  void read_done();
+  void read_on();
   // The connection spoke plain TCP to a daemon that takes TLS only (tls_stream.h): its handshake is
   // answered with a refusal.
   bool plaintext_refused = false;

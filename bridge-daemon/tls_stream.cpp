@@ -2,7 +2,9 @@
 
 #include <openssl/err.h>
 
+#include <climits>
 #include <cstring>
+#include <utility>
 
 #include "keys.h"
 #include "log.h"
@@ -15,67 +17,310 @@ namespace {
 
 // Ciphertext read at once: records are 16 KiB at most, several land per read.
 constexpr size_t kCipherReadBytes = 256 * 1024;
+// Read buffers a stream may have while its worker decrypts: reading stops while it holds them all.
+constexpr size_t kReadBuffers = 4;
+// A span the session wants filled (a payload's rest) this large or larger is decrypted on the worker.
+constexpr size_t kWorkerSpanBytes = 1 << 20;
+// A write larger than this is sealed on the worker, in pieces of kPieceBytes, no more than
+// kPiecesInFlight of them sealed or being sealed but not yet written (the memory it may hold).
+constexpr size_t kWorkerWriteBytes = 256 * 1024;
+constexpr size_t kPieceBytes = 512 * 1024;
+constexpr unsigned kPiecesInFlight = 4;
 
-// A write of ciphertext for the session's write req (null: OpenSSL's own bytes).
-struct CipherWrite {
-  uv_write_t req;  // first: libuv's callback gets its address
-  fedcl::TlsBytes bytes;
-  uv_write_t *outer = nullptr;
-  uv_write_cb cb = nullptr;
+}  // namespace
+
+// A session's write: its callback runs once its last piece was written, with the first failure.
+struct TlsStream::Write {
+  uv_write_t *req;
+  uv_write_cb cb;
+  int status = 0;
 };
 
-int write_cipher(uv_stream_t *stream, CipherWrite *write) {
-  uv_buf_t buf = uv_buf_init(reinterpret_cast<char *>(write->bytes.data()), write->bytes.size());
-  int err = uv_write(&write->req, stream, &buf, 1, [](uv_write_t *req, int status) {
-    auto *done = reinterpret_cast<CipherWrite *>(req);
-    if (done->cb) done->cb(done->outer, status);
-    delete done;
-  });
-  if (err != 0) delete write;
-  return err;
+// A piece of a write (or OpenSSL's own bytes, with no write): its plaintext, then its ciphertext.
+struct TlsStream::Sealed {
+  uv_write_t req;
+  std::shared_ptr<Shared> shared;
+  std::shared_ptr<Write> write;
+  bool last = false;       // the write is done once this piece is
+  bool on_worker = false;  // counts in pieces_in_flight_
+  std::vector<uv_buf_t> plain;
+  fedcl::TlsBytes cipher;
+  int status = 0;  // sealing failed
+};
+
+// Read, not yet decrypted: the rest of one of the stream's read buffers.
+struct TlsStream::Ciphertext {
+  uint8_t *buffer;
+  const uint8_t *at;
+  size_t size;
+};
+
+// What the stream shares with its worker; it outlives both (posted reports hold it).
+struct TlsStream::Shared : std::enable_shared_from_this<Shared> {
+  explicit Shared(fedcl::TlsSession session) : ssl(std::move(session)) {
+    span.out = &out;
+    BIO *bio = fedcl::tls_span_bio(&span);
+    SSL_set_bio(ssl.get(), bio, bio);
+  }
+
+  TlsStream *owner = nullptr;  // loop only: null once the stream is gone
+  Server *server = nullptr;
+
+  // Held by every SSL call (lock order: ssl_mutex, then mutex).
+  std::mutex ssl_mutex;
+  fedcl::TlsSession ssl;
+  fedcl::TlsSpan span;  // in: the oldest unread ciphertext; out: out
+  fedcl::TlsBytes out;
+
+  std::mutex mutex;
+  std::condition_variable wake;
+  bool stopping = false;
+  bool decrypt_wanted = false;
+  bool flush_posted = false;
+  uint8_t *span_at = nullptr;  // the worker's span: where its next plaintext goes, and how much more
+  size_t span_left = 0;
+  std::deque<Ciphertext> ciphertext;
+  std::deque<std::unique_ptr<Sealed>> to_seal, sealed;  // sealed: in the order OpenSSL sealed them
+  std::vector<std::unique_ptr<uint8_t[]>> read_buffers;  // loop only
+
+  // Under ssl_mutex: op (an SSL call) reads from the oldest unread ciphertext; *done: the read
+  // buffer that it used up, if it did.
+  template <typename Op>
+  int with_input(Op op, uint8_t **done) {
+    Ciphertext next{};
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      if (!ciphertext.empty()) next = ciphertext.front();
+    }
+    span.in = next.at;
+    span.in_size = next.size;
+    ERR_clear_error();
+    int ret = op();
+    size_t used = next.size - span.in_size;
+    span.in = nullptr;
+    span.in_size = 0;
+    if (!next.buffer) return ret;
+    std::lock_guard<std::mutex> lock(mutex);
+    Ciphertext &front = ciphertext.front();
+    front.at += used;
+    front.size -= used;
+    if (front.size == 0) {
+      *done = front.buffer;
+      ciphertext.pop_front();
+    }
+    return ret;
+  }
+
+  bool unread() {
+    std::lock_guard<std::mutex> lock(mutex);
+    return !ciphertext.empty();
+  }
+
+  // Under ssl_mutex: bufs encrypted into out; false when OpenSSL fails.
+  bool seal(const uv_buf_t *bufs, size_t count) {
+    size_t total = 0;
+    for (size_t i = 0; i < count; i++) total += bufs[i].len;
+    out.reserve(out.size() + total + (total / fedcl::kTlsRecordBytes + 1) * 32);  // each record adds 22 bytes
+    size_t written = 0;
+    if (count > 1 && total <= fedcl::kTlsRecordBytes) {
+      // A reply and its small payload (and padding) as one record.
+      uint8_t gathered[fedcl::kTlsRecordBytes];
+      size_t used = 0;
+      for (size_t i = 0; i < count; i++) {
+        std::memcpy(gathered + used, bufs[i].base, bufs[i].len);
+        used += bufs[i].len;
+      }
+      return SSL_write_ex(ssl.get(), gathered, used, &written) == 1;
+    }
+    for (size_t i = 0; i < count; i++)
+      if (bufs[i].len && SSL_write_ex(ssl.get(), bufs[i].base, bufs[i].len, &written) != 1) return false;
+    return true;
+  }
+
+  // Under ssl_mutex: what OpenSSL wrote joins the queue to the socket, as piece's ciphertext or (no
+  // piece) as its own bytes. Returns whether the loop must be told (no flush is posted yet).
+  bool emit(std::unique_ptr<Sealed> piece) {
+    if (!piece) {
+      if (out.empty()) return false;
+      piece = std::make_unique<Sealed>();
+    }
+    piece->cipher.swap(out);
+    std::lock_guard<std::mutex> lock(mutex);
+    sealed.push_back(std::move(piece));
+    return !std::exchange(flush_posted, true);
+  }
+
+  void post(std::function<void(TlsStream &)> task) {
+    server->post([self = shared_from_this(), task = std::move(task)] {
+      if (self->owner) task(*self->owner);
+    });
+  }
+
+  // The worker's turns: one piece sealed, or one read buffer's ciphertext decrypted into its span.
+  void seal_piece(std::unique_ptr<Sealed> piece) {
+    bool tell;
+    {
+      std::lock_guard<std::mutex> lock(ssl_mutex);
+      if (!seal(piece->plain.data(), piece->plain.size())) {
+        FEDCLD_LOG(warn, "TLS: cannot encrypt a write: %s", fedcl::tls_errors().c_str());
+        piece->status = UV_EPROTO;
+      }
+      tell = emit(std::move(piece));
+    }
+    if (tell) post([](TlsStream &stream) { stream.flush_sealed(); });
+  }
+
+  void decrypt_span() {
+    uint8_t *at;
+    size_t left;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      at = span_at;
+      left = span_left;
+    }
+    if (left == 0) return;  // the loop took the span back
+    size_t got = 0;
+    uint8_t *done = nullptr;
+    std::string why;
+    bool tell;
+    {
+      std::lock_guard<std::mutex> lock(ssl_mutex);
+      for (;;) {
+        int ret = with_input([&] { return SSL_read(ssl.get(), at + got, int(std::min<size_t>(left - got, INT_MAX))); }, &done);
+        if (ret > 0) got += ret;
+        else if (int kind = SSL_get_error(ssl.get(), ret); kind != SSL_ERROR_WANT_READ) why = failure(kind);
+        if (ret <= 0 || done || got == left) break;
+      }
+      tell = emit(nullptr);  // rare (alerts): flushed with the report
+    }
+    bool filled;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      span_at += got;
+      span_left -= got;
+      filled = span_left == 0;
+      if (!filled && why.empty() && !ciphertext.empty()) decrypt_wanted = true;
+    }
+    if (got || done || filled || tell || !why.empty())
+      post([=](TlsStream &stream) { stream.landed(at, got, done, filled, why); });
+  }
+
+  static std::string failure(int kind) {
+    return kind == SSL_ERROR_ZERO_RETURN ? "the other side ended the TLS session" : "TLS: " + fedcl::tls_errors();
+  }
+
+  // The worker thread: decrypting and sealing take turns while both have work.
+  static void work(std::shared_ptr<Shared> shared) {
+    bool decrypted_last = false;
+    for (;;) {
+      std::unique_ptr<Sealed> piece;
+      {
+        std::unique_lock<std::mutex> lock(shared->mutex);
+        shared->wake.wait(lock, [&] { return shared->stopping || shared->decrypt_wanted || !shared->to_seal.empty(); });
+        if (shared->stopping) return;
+        decrypted_last = shared->decrypt_wanted && (shared->to_seal.empty() || !decrypted_last);
+        if (decrypted_last) {
+          shared->decrypt_wanted = false;
+        } else {
+          piece = std::move(shared->to_seal.front());
+          shared->to_seal.pop_front();
+        }
+      }
+      if (piece) shared->seal_piece(std::move(piece));
+      else shared->decrypt_span();
+    }
+  }
+};
+
+namespace {
+
+// A piece is written (or failed): its write is done if it was the last.
+void finish(TlsStream::Sealed &piece, int status) {
+  TlsStream::Write *write = piece.write.get();
+  if (!write) return;
+  if (status < 0 && write->status == 0) write->status = status;
+  if (piece.last) write->cb(write->req, write->status);
 }
 
 }  // namespace
 
 TlsStream::TlsStream(uv_stream_t *stream, fedcl::TlsSession ssl, bool accepting)
-    : stream_(stream), ssl_(std::move(ssl)), accepting_(accepting), in_(new uint8_t[kCipherReadBytes]) {
-  span_.out = &control_;
-  BIO *bio = fedcl::tls_span_bio(&span_);
-  SSL_set_bio(ssl_.get(), bio, bio);
-  if (accepting_) SSL_set_accept_state(ssl_.get());
-  else SSL_set_connect_state(ssl_.get());
+    : stream_(stream), shared_(std::make_shared<Shared>(std::move(ssl))), accepting_(accepting) {
+  shared_->owner = this;
+  if (accepting_) SSL_set_accept_state(shared_->ssl.get());
+  else SSL_set_connect_state(shared_->ssl.get());
+}
+
+TlsStream::~TlsStream() {
+  {
+    std::lock_guard<std::mutex> lock(shared_->mutex);
+    shared_->stopping = true;
+  }
+  shared_->wake.notify_all();
+  if (worker_.joinable()) worker_.join();
+  shared_->owner = nullptr;
+  for (auto *pieces : {&waiting_, &shared_->to_seal, &shared_->sealed})
+    for (auto &piece : *pieces) finish(*piece, UV_ECANCELED);
 }
 
 std::string TlsStream::start(Session &session, std::function<void()> ready) {
+  shared_->server = &session.server();
   ready_ = std::move(ready);
   if (accepting_) return {};  // the client speaks first
   return handshake(session);  // the ClientHello
 }
 
-void TlsStream::alloc(Session &session, uv_buf_t *buf) {
-  if (plaintext_) *buf = session.plaintext_buffer();
-  else *buf = uv_buf_init(reinterpret_cast<char *>(in_.get()), kCipherReadBytes);
+uint8_t *TlsStream::new_read_buffer() {
+  shared_->read_buffers.emplace_back(new uint8_t[kCipherReadBytes]);
+  return shared_->read_buffers.back().get();
 }
 
-void TlsStream::flush_control() {
-  if (control_.empty()) return;
-  auto *write = new CipherWrite;
-  write->bytes.swap(control_);
-  write_cipher(stream_, write);  // a failure shows as the connection's next read failing
+void TlsStream::alloc(Session &session, uv_buf_t *buf) {
+  if (plaintext_) {
+    *buf = session.plaintext_buffer();
+    return;
+  }
+  // Made as needed: one while reads are decrypted here; more while the worker holds some, and one
+  // more if the session reads on while it holds kReadBuffers (a paused session resumed, say).
+  if (free_buffers_.empty()) free_buffers_.push_back(new_read_buffer());
+  *buf = uv_buf_init(reinterpret_cast<char *>(free_buffers_.back()), kCipherReadBytes);
+  free_buffers_.pop_back();
+}
+
+void TlsStream::read_buffer_free(uint8_t *buffer) {
+  free_buffers_.push_back(buffer);
+  if (!reads_starved_) return;
+  reads_starved_ = false;
+  session().read_on();
+}
+
+Session &TlsStream::session() const { return *static_cast<Session *>(stream_->data); }
+
+void TlsStream::wake_worker() {
+  if (!worker_.joinable()) worker_ = std::thread(Shared::work, shared_);
+  shared_->wake.notify_one();
 }
 
 std::string TlsStream::handshake(Session &session) {
-  ERR_clear_error();
-  int ret = SSL_do_handshake(ssl_.get());
-  flush_control();
+  Shared &shared = *shared_;
+  uint8_t *done = nullptr;
+  int ret, kind = 0;
+  {
+    std::lock_guard<std::mutex> lock(shared.ssl_mutex);
+    ret = shared.with_input([&] { return SSL_do_handshake(shared.ssl.get()); }, &done);
+    if (ret != 1) kind = SSL_get_error(shared.ssl.get(), ret);
+    shared.emit(nullptr);
+  }
+  if (done) read_buffer_free(done);
+  flush_sealed();
   if (ret == 1) {
     established_ = true;
     if (auto ready = std::move(ready_)) ready();
     return {};
   }
-  if (SSL_get_error(ssl_.get(), ret) == SSL_ERROR_WANT_READ) return {};
+  if (kind == SSL_ERROR_WANT_READ) return {};
   std::string why = "TLS handshake failed: " + fedcl::tls_errors();
-  long verify = SSL_get_verify_result(ssl_.get());
+  long verify = SSL_get_verify_result(shared.ssl.get());
   if (verify != X509_V_OK) why += std::string(" (the peer's certificate: ") + X509_verify_cert_error_string(verify) + ")";
   FEDCLD_LOG(warn, "%s %llu (%s): %s", accepting_ ? "session" : "peer link", (unsigned long long)session.number(),
              session.peer().c_str(), why.c_str());
@@ -87,8 +332,11 @@ std::string TlsStream::received(Session &session, const uv_buf_t &buf, size_t si
     session.plaintext_landed(buf, size);
     return {};
   }
-  if (size == 0) return {};  // libuv's "nothing after all"
-  const auto *bytes = reinterpret_cast<const uint8_t *>(buf.base);
+  auto *bytes = reinterpret_cast<uint8_t *>(buf.base);
+  if (size == 0) {  // libuv's "nothing after all"
+    read_buffer_free(bytes);
+    return {};
+  }
   if (first_bytes_ && accepting_) {
     first_bytes_ = false;
     if (!fedcl::tls_record_start(bytes, size)) {
@@ -97,66 +345,181 @@ std::string TlsStream::received(Session &session, const uv_buf_t &buf, size_t si
       plaintext_ = true;
       session.plaintext_refused = true;
       session.consume(bytes, size);
+      read_buffer_free(bytes);
       return {};
     }
   }
-  span_.in = bytes;
-  span_.in_size = size;
+  {
+    std::lock_guard<std::mutex> lock(shared_->mutex);
+    shared_->ciphertext.push_back({bytes, bytes, size});
+    if (span_on_worker_) shared_->decrypt_wanted = true;
+  }
+  if (span_on_worker_) {
+    wake_worker();
+    if (free_buffers_.empty() && shared_->read_buffers.size() >= kReadBuffers) {
+      reads_starved_ = true;
+      uv_read_stop(stream_);
+    }
+    return {};
+  }
   std::string why;
   if (!established_) why = handshake(session);
+  if (why.empty() && established_) why = decrypt_here(session);
+  return why;
+}
+
+std::string TlsStream::decrypt_here(Session &session) {
+  Shared &shared = *shared_;
+  std::string why;
   while (why.empty() && established_ && !session.closed()) {
     uv_buf_t dest = session.plaintext_buffer();
-    ERR_clear_error();
-    int got = SSL_read(ssl_.get(), dest.base, int(dest.len));
-    if (got > 0) {
-      session.plaintext_landed(dest, got);
-      continue;
+    if (dest.len >= kWorkerSpanBytes) {
+      hand_span_to_worker(dest);
+      break;
     }
-    int kind = SSL_get_error(ssl_.get(), got);
-    if (kind == SSL_ERROR_WANT_READ) break;
-    why = kind == SSL_ERROR_ZERO_RETURN ? "the other side ended the TLS session" : "TLS: " + fedcl::tls_errors();
+    uint8_t *done = nullptr;
+    int got, kind = 0;
+    {
+      std::lock_guard<std::mutex> lock(shared.ssl_mutex);
+      got = shared.with_input([&] { return SSL_read(shared.ssl.get(), dest.base, int(dest.len)); }, &done);
+      if (got <= 0) kind = SSL_get_error(shared.ssl.get(), got);
+      if (kind != 0 && kind != SSL_ERROR_WANT_READ) why = Shared::failure(kind);
+      shared.emit(nullptr);
+    }
+    if (done) read_buffer_free(done);
+    if (got > 0) session.plaintext_landed(dest, got);
+    else if (kind == SSL_ERROR_WANT_READ && !shared.unread()) break;
   }
-  span_.in = nullptr;
-  span_.in_size = 0;
-  flush_control();
+  flush_sealed();
   return why;
+}
+
+void TlsStream::hand_span_to_worker(const uv_buf_t &dest) {
+  {
+    std::lock_guard<std::mutex> lock(shared_->mutex);
+    shared_->span_at = reinterpret_cast<uint8_t *>(dest.base);
+    shared_->span_left = dest.len;
+    shared_->decrypt_wanted = true;
+  }
+  span_on_worker_ = true;
+  wake_worker();
+}
+
+void TlsStream::landed(uint8_t *at, size_t size, uint8_t *done, bool filled, const std::string &why) {
+  if (uv_is_closing(reinterpret_cast<uv_handle_t *>(stream_))) return;
+  Session &session = this->session();
+  auto keep = session.shared_from_this();
+  if (done) read_buffer_free(done);
+  flush_sealed();
+  if (session.closed()) return;
+  if (size) session.plaintext_landed(uv_buf_init(reinterpret_cast<char *>(at), size), size);
+  std::string problem = why;
+  if (problem.empty() && filled) {
+    span_on_worker_ = false;
+    problem = decrypt_here(session);
+  }
+  if (!problem.empty()) return session.close(problem);
+  session.read_done();
 }
 
 int TlsStream::write(uv_write_t *req, const uv_buf_t *bufs, unsigned count, uv_write_cb cb) {
   if (plaintext_) return uv_write(req, stream_, bufs, count, cb);
   if (!established_) return UV_ENOTCONN;
-  flush_control();
-  auto *write = new CipherWrite;
-  write->outer = req;
-  write->cb = cb;
+  auto write = std::make_shared<Write>(Write{req, cb});
   size_t total = 0;
   for (unsigned i = 0; i < count; i++) total += bufs[i].len;
-  write->bytes.reserve(total + (total / fedcl::kTlsRecordBytes + 1) * 32);  // each record adds 22 bytes
-  span_.out = &write->bytes;
-  bool ok = true;
-  if (count > 1 && total <= fedcl::kTlsRecordBytes) {
-    // A reply and its small payload (and padding) as one record.
-    uint8_t gathered[fedcl::kTlsRecordBytes];
-    size_t used = 0;
-    for (unsigned i = 0; i < count; i++) {
-      std::memcpy(gathered + used, bufs[i].base, bufs[i].len);
-      used += bufs[i].len;
+  if (total <= kWorkerWriteBytes && waiting_.empty() && pieces_in_flight_ == 0) {
+    // Small, and nothing queued before it: sealed here.
+    auto piece = new_piece(write);
+    piece->last = true;
+    {
+      std::lock_guard<std::mutex> lock(shared_->ssl_mutex);
+      if (!shared_->seal(bufs, count)) {
+        FEDCLD_LOG(warn, "TLS: cannot encrypt a write: %s", fedcl::tls_errors().c_str());
+        shared_->out.clear();
+        return UV_EPROTO;
+      }
+      shared_->emit(std::move(piece));
     }
-    size_t written = 0;
-    ok = SSL_write_ex(ssl_.get(), gathered, used, &written) == 1;
-  } else {
-    for (unsigned i = 0; i < count && ok; i++) {
-      size_t written = 0;
-      ok = SSL_write_ex(ssl_.get(), bufs[i].base, bufs[i].len, &written) == 1;
+    flush_sealed();
+    return 0;
+  }
+  // In pieces, for the worker: slices of the caller's buffers.
+  auto piece = new_piece(write);
+  size_t in_piece = 0;
+  for (unsigned i = 0; i < count; i++) {
+    for (size_t off = 0; off < bufs[i].len;) {
+      size_t take = std::min(bufs[i].len - off, kPieceBytes - in_piece);
+      piece->plain.push_back(uv_buf_init(bufs[i].base + off, take));
+      off += take;
+      in_piece += take;
+      if (in_piece < kPieceBytes) continue;
+      waiting_.push_back(std::exchange(piece, new_piece(write)));
+      in_piece = 0;
     }
   }
-  span_.out = &control_;
-  if (!ok) {
-    FEDCLD_LOG(warn, "TLS: cannot encrypt a write: %s", fedcl::tls_errors().c_str());
-    delete write;
-    return UV_EPROTO;
+  if (in_piece > 0 || waiting_.empty() || waiting_.back()->write != write) waiting_.push_back(std::move(piece));
+  waiting_.back()->last = true;
+  schedule();
+  return 0;
+}
+
+std::unique_ptr<TlsStream::Sealed> TlsStream::new_piece(const std::shared_ptr<Write> &write) {
+  auto piece = std::make_unique<Sealed>();
+  piece->write = write;
+  return piece;
+}
+
+void TlsStream::schedule() {
+  bool handed = false;
+  while (pieces_in_flight_ < kPiecesInFlight && !waiting_.empty()) {
+    auto piece = std::move(waiting_.front());
+    waiting_.pop_front();
+    piece->on_worker = true;
+    pieces_in_flight_++;
+    std::lock_guard<std::mutex> lock(shared_->mutex);
+    shared_->to_seal.push_back(std::move(piece));
+    handed = true;
   }
-  return write_cipher(stream_, write);
+  if (handed) wake_worker();
+}
+
+void TlsStream::flush_sealed() {
+  if (flushing_ || uv_is_closing(reinterpret_cast<uv_handle_t *>(stream_))) return;  // ~TlsStream cancels the rest
+  flushing_ = true;
+  for (;;) {
+    std::unique_ptr<Sealed> piece;
+    {
+      std::lock_guard<std::mutex> lock(shared_->mutex);
+      shared_->flush_posted = false;
+      if (shared_->sealed.empty()) break;
+      piece = std::move(shared_->sealed.front());
+      shared_->sealed.pop_front();
+    }
+    if (piece->status != 0) {
+      piece_written(*piece, piece->status);
+      continue;
+    }
+    piece->shared = shared_;
+    piece->req.data = piece.get();
+    uv_buf_t buf = uv_buf_init(reinterpret_cast<char *>(piece->cipher.data()), piece->cipher.size());
+    int err = uv_write(&piece->req, stream_, &buf, 1, on_piece_written);
+    if (err != 0) piece_written(*piece, err);
+    else piece.release();  // libuv's until on_piece_written
+  }
+  flushing_ = false;
+}
+
+void TlsStream::on_piece_written(uv_write_t *req, int status) {
+  std::unique_ptr<Sealed> piece(static_cast<Sealed *>(req->data));
+  if (TlsStream *owner = piece->shared->owner) owner->piece_written(*piece, status);
+  else finish(*piece, status);
+}
+
+void TlsStream::piece_written(Sealed &piece, int status) {
+  if (piece.on_worker) pieces_in_flight_--;
+  finish(piece, status);
+  if (piece.on_worker) schedule();
 }
 
 std::string DaemonTls::setup(const ServerOptions &options) {

@@ -1,15 +1,27 @@
 // fedcld's side of TLS (protocol/tls.h): OpenSSL over libuv's reads and writes, with memory BIOs in
 // between, for the client sessions it accepts and the peer links it dials (--tls).
 //
-// Reads: ciphertext lands in the transport's buffer and is decrypted straight into where the
+// Reads: ciphertext lands in the transport's buffers and is decrypted straight into where the
 // session wants its bytes (a large payload's buffer included). Writes: the session's buffers are
-// encrypted into one buffer that libuv writes; its callback reports the session's write done.
+// encrypted into buffers that libuv writes; the last one's callback reports the session's write done.
 // A connection that starts with something other than a TLS record is a client speaking plain TCP:
 // its Hello is read in the clear and refused in the clear (exec_handshake.cpp), so that it learns why.
+//
+// Bulk bytes are encrypted and decrypted off the loop: small writes and reads stay on the loop (a
+// hand-off costs a thread's wake-up each way), but a large write is encrypted piece by piece on the
+// stream's worker thread while the loop writes the pieces already done, and a large payload is
+// decrypted into its buffer there while the loop reads on into further buffers. The worker starts
+// with the stream's first large transfer and ends with the stream. Every SSL call holds the
+// stream's mutex, and the ciphertext it makes joins one queue in the same hold, so records leave in
+// the order OpenSSL sealed them.
 #pragma once
 
+#include <condition_variable>
+#include <deque>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "stream_transport.h"
@@ -23,26 +35,57 @@ class TlsStream final : public StreamTransport {
  public:
   // accepting: the daemon's side of a client's or peer's connection; otherwise this daemon dialled.
   TlsStream(uv_stream_t *stream, fedcl::TlsSession ssl, bool accepting);
+  // Waits for the worker's current piece: it may be reading a write's buffers or filling a payload.
+  // Writes not yet handed to libuv report UV_ECANCELED, as libuv's own queued writes do.
+  ~TlsStream() override;
   std::string start(Session &session, std::function<void()> ready) override;
   void alloc(Session &session, uv_buf_t *buf) override;
   std::string received(Session &session, const uv_buf_t &buf, size_t size) override;
   int write(uv_write_t *req, const uv_buf_t *bufs, unsigned count, uv_write_cb cb) override;
 
+  // The pipeline's parts (tls_stream.cpp).
+  struct Write;
+  struct Sealed;
+  struct Ciphertext;
+  struct Shared;
+
  private:
-  // Writes what OpenSSL said on its own (handshake messages, alerts).
-  void flush_control();
   std::string handshake(Session &session);
+  // Decrypts on the loop until the session wants a large span, which goes to the worker with the
+  // rest of the ciphertext.
+  std::string decrypt_here(Session &session);
+  void hand_span_to_worker(const uv_buf_t &dest);
+  // The worker reports (on the loop, in order) what landed and which read buffers it is done with.
+  void landed(uint8_t *at, size_t size, uint8_t *done, bool filled, const std::string &why);
+  uint8_t *new_read_buffer();
+  // A read buffer may be filled again (reading goes on if it stopped for want of one).
+  void read_buffer_free(uint8_t *buffer);
+  std::unique_ptr<Sealed> new_piece(const std::shared_ptr<Write> &write);
+  // Queues pieces of writes for the worker, no more than kPiecesInFlight at once.
+  void schedule();
+  // Hands what was sealed to libuv, in order.
+  void flush_sealed();
+  static void on_piece_written(uv_write_t *req, int status);
+  void piece_written(Sealed &piece, int status);
+  void wake_worker();
+  Session &session() const;
 
   uv_stream_t *stream_;
-  fedcl::TlsSession ssl_;
+  std::shared_ptr<Shared> shared_;
   bool accepting_;
   bool established_ = false;
   bool first_bytes_ = true;
   bool plaintext_ = false;  // a plain-TCP client, read in the clear until refused
   std::function<void()> ready_;
-  fedcl::TlsSpan span_;             // in: the read being decrypted; out: control_ or a write's buffer
-  fedcl::TlsBytes control_;
-  std::unique_ptr<uint8_t[]> in_;
+  // Reads: buffers libuv may fill; the worker decrypts a large span (reading stops when all are busy).
+  std::vector<uint8_t *> free_buffers_;
+  bool span_on_worker_ = false;
+  bool reads_starved_ = false;
+  // Writes: pieces not yet given to the worker, and those given whose ciphertext libuv has not written.
+  std::deque<std::unique_ptr<Sealed>> waiting_;
+  unsigned pieces_in_flight_ = 0;
+  bool flushing_ = false;
+  std::thread worker_;
 };
 
 // The daemon's TLS contexts, from its options: with --tls yes, every connection accepted speaks TLS

@@ -5,6 +5,10 @@
 //
 // The certificates and the key are made at test time (make_certificates.sh, the tls_certificates
 // fixture) in FEDCL_TLS_DIR. Each TEST runs in its own process, so the environment is set freely.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <string>
@@ -118,6 +122,51 @@ void expect_peer_link_over_tls(const std::vector<std::string> &daemon_args) {
   Cluster cluster(2, args);
   expect_buffer_crosses_peer_link(cluster, capture, 1 << 20);
   EXPECT_EQ(std::string::npos, capture.so_far().find("TLS handshake failed"));
+}
+
+// Bytes that differ from place to place, so that a lost, doubled or reordered piece shows.
+std::vector<uint8_t> numbered_bytes(size_t size, uint32_t seed) {
+  std::vector<uint8_t> bytes(size);
+  for (size_t i = 0; i < size; i++) {
+    seed = seed * 1664525u + 1013904223u;
+    bytes[i] = uint8_t(seed >> 24);
+  }
+  return bytes;
+}
+
+// Where two equal-sized byte ranges first differ (size when they do not).
+size_t first_difference(const uint8_t *a, const uint8_t *b, size_t size) {
+  return std::mismatch(a, a + size, b).first - a;
+}
+
+struct Queue {
+  cl_context context = nullptr;
+  cl_command_queue queue = nullptr;
+  ~Queue() {
+    if (queue) clReleaseCommandQueue(queue);
+    if (context) clReleaseContext(context);
+  }
+};
+
+// A context and queue on the first device of the daemons in FEDCL_HOSTS.
+void open_queue(Queue *q) {
+  cl_int err = CL_SUCCESS;
+  std::vector<cl_device_id> devices = fedcl_devices(fedcl_platform(), &err);
+  ASSERT_CL_OK(err);
+  q->context = clCreateContext(nullptr, 1, &devices[0], nullptr, nullptr, &err);
+  ASSERT_CL_OK(err);
+  q->queue = create_queue(q->context, devices[0]);
+}
+
+// A write of size bytes at offset and a read of the whole buffer back, checked byte by byte.
+void expect_round_trip(cl_command_queue queue, cl_mem buffer, size_t buffer_size, size_t offset, size_t size,
+                       uint32_t seed, std::vector<uint8_t> *expected) {
+  std::vector<uint8_t> data = numbered_bytes(size, seed);
+  std::copy(data.begin(), data.end(), expected->begin() + offset);
+  ASSERT_CL_OK(clEnqueueWriteBuffer(queue, buffer, CL_FALSE, offset, size, data.data(), 0, nullptr, nullptr));
+  std::vector<uint8_t> back(buffer_size);
+  ASSERT_CL_OK(clEnqueueReadBuffer(queue, buffer, CL_TRUE, 0, buffer_size, back.data(), 0, nullptr, nullptr));
+  EXPECT_EQ(buffer_size, first_difference(back.data(), expected->data(), buffer_size));
 }
 
 }  // namespace
@@ -235,4 +284,86 @@ TEST(Tls, FedclStatusSpeaksTlsWithEitherTrustRoot) {
   std::string output;
   EXPECT_NE(0, run_command(base + "FEDCL_TLS=off " + FEDCL_COMMAND_PATH + " status --timeout 10000", &output));
   EXPECT_NE(std::string::npos, output.find("this fedcld takes TLS connections only")) << output;
+}
+
+// fedcld seals large writes and decrypts large payloads on a worker thread while its loop moves
+// other bytes: large transfers with small calls queued behind and between them keep every byte in
+// its place, in both directions.
+TEST(Tls, LargeTransfersWithSmallCallsBetweenKeepEveryByte) {
+  psk_client(cluster_key());
+  DaemonProcess daemon(psk_daemon());
+  set_hosts(daemon.endpoint());
+  Queue q;
+  ASSERT_NO_FATAL_FAILURE(open_queue(&q));
+  const size_t n = 64u << 20, small = 4096;
+  std::vector<uint8_t> data = numbered_bytes(n, 1);
+  cl_mem big = create_buffer(q.context, CL_MEM_READ_WRITE, n);
+  cl_mem little = create_buffer(q.context, CL_MEM_READ_WRITE, small);
+
+  // Small writes and blocking reads behind a large write that is still arriving.
+  ASSERT_CL_OK(clEnqueueWriteBuffer(q.queue, big, CL_FALSE, 0, n, data.data(), 0, nullptr, nullptr));
+  for (uint32_t i = 0; i < 8; i++) {
+    std::vector<uint8_t> bytes = numbered_bytes(small, 100 + i), back(small);
+    ASSERT_CL_OK(clEnqueueWriteBuffer(q.queue, little, CL_FALSE, 0, small, bytes.data(), 0, nullptr, nullptr));
+    ASSERT_CL_OK(clEnqueueReadBuffer(q.queue, little, CL_TRUE, 0, small, back.data(), 0, nullptr, nullptr));
+    EXPECT_EQ(small, first_difference(back.data(), bytes.data(), small)) << "small round trip " << i;
+  }
+
+  // Large reads with small reads between them: the small replies queue behind the large ones.
+  std::vector<uint8_t> back(n), tail(64), head(64);
+  ASSERT_CL_OK(clEnqueueReadBuffer(q.queue, big, CL_FALSE, 0, n / 2, back.data(), 0, nullptr, nullptr));
+  ASSERT_CL_OK(clEnqueueReadBuffer(q.queue, big, CL_TRUE, n - tail.size(), tail.size(), tail.data(), 0, nullptr, nullptr));
+  ASSERT_CL_OK(clEnqueueReadBuffer(q.queue, big, CL_FALSE, n / 2, n / 2, back.data() + n / 2, 0, nullptr, nullptr));
+  ASSERT_CL_OK(clEnqueueReadBuffer(q.queue, big, CL_TRUE, 0, head.size(), head.data(), 0, nullptr, nullptr));
+  ASSERT_CL_OK(clFinish(q.queue));
+  EXPECT_EQ(n, first_difference(back.data(), data.data(), n)) << "the 64 MiB read differs there";
+  EXPECT_EQ(tail.size(), first_difference(tail.data(), data.data() + n - tail.size(), tail.size()));
+  EXPECT_EQ(head.size(), first_difference(head.data(), data.data(), head.size()));
+
+  // Sizes that fall between the pieces' and the records' boundaries, at odd offsets.
+  for (size_t size : {size_t(1u << 20) + 1, size_t(3u << 20) + 5, size_t(256u << 10) + 3, size_t(2u << 20) - 7})
+    ASSERT_NO_FATAL_FAILURE(expect_round_trip(q.queue, big, n, 7 + size % 4099, size, uint32_t(size), &data));
+  clReleaseMemObject(little);
+  clReleaseMemObject(big);
+}
+
+// A client killed while fedcld writes it a large reply over TLS (its worker sealing the pieces)
+// costs only that session: the daemon goes on serving another client's large transfers.
+TEST(Tls, AClientKilledInALargeReadLeavesOtherSessionsServed) {
+  psk_client(cluster_key());
+  DaemonProcess daemon(psk_daemon());
+  set_hosts(daemon.endpoint());
+  const size_t n = 64u << 20;
+  int ready[2];
+  ASSERT_EQ(0, pipe(ready));
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // Reads the buffer again and again, telling the parent once the first read is in.
+    close(ready[0]);
+    Queue q;
+    open_queue(&q);
+    cl_mem big = create_buffer(q.context, CL_MEM_READ_WRITE, n);
+    std::vector<uint8_t> back(n);
+    for (bool told = false;; told = true) {
+      if (clEnqueueReadBuffer(q.queue, big, CL_TRUE, 0, n, back.data(), 0, nullptr, nullptr) != CL_SUCCESS) _exit(1);
+      if (!told && write(ready[1], "r", 1) != 1) _exit(1);
+    }
+  }
+  close(ready[1]);
+  char said = 0;
+  ASSERT_EQ(1, read(ready[0], &said, 1)) << "the reading client did not get going";
+  close(ready[0]);
+  usleep(30 * 1000);  // into a later read
+  kill(child, SIGKILL);
+  int status = 0;
+  ASSERT_EQ(child, waitpid(child, &status, 0));
+
+  Queue q;
+  ASSERT_NO_FATAL_FAILURE(open_queue(&q));
+  cl_mem big = create_buffer(q.context, CL_MEM_READ_WRITE, n);
+  std::vector<uint8_t> expected(n);
+  ASSERT_NO_FATAL_FAILURE(expect_round_trip(q.queue, big, n, 0, n, 9, &expected));
+  EXPECT_EQ(0, waitpid(daemon.pid(), &status, WNOHANG)) << "fedcld ended";
+  clReleaseMemObject(big);
 }
