@@ -2,7 +2,6 @@
 
 #include <openssl/err.h>
 
-#include <climits>
 #include <cstring>
 #include <utility>
 
@@ -10,6 +9,7 @@
 #include "log.h"
 #include "server.h"
 #include "session.h"
+#include "tls_records.h"
 
 namespace fedcld {
 
@@ -66,9 +66,10 @@ struct TlsStream::Shared : std::enable_shared_from_this<Shared> {
   TlsStream *owner = nullptr;  // loop only: null once the stream is gone
   Server *server = nullptr;
 
-  // Held by every SSL call (lock order: ssl_mutex, then mutex).
+  // Held by every SSL call and every use of records (lock order: ssl_mutex, then mutex).
   std::mutex ssl_mutex;
-  fedcl::TlsSession ssl;
+  fedcl::TlsSession ssl;       // the handshake
+  fedcl::TlsRecords records;  // the data, once the handshake is done
   fedcl::TlsSpan span;  // in: the oldest unread ciphertext; out: out
   fedcl::TlsBytes out;
 
@@ -83,10 +84,10 @@ struct TlsStream::Shared : std::enable_shared_from_this<Shared> {
   std::deque<std::unique_ptr<Sealed>> to_seal, sealed;  // sealed: in the order OpenSSL sealed them
   std::vector<std::unique_ptr<uint8_t[]>> read_buffers;  // loop only
 
-  // Under ssl_mutex: op (an SSL call) reads from the oldest unread ciphertext; *done: the read
-  // buffer that it used up, if it did.
+  // Under ssl_mutex: op (the handshake, or a read of records) reads from the oldest unread
+  // ciphertext; *done: the read buffer that it used up, if it did.
   template <typename Op>
-  int with_input(Op op, uint8_t **done) {
+  auto with_input(Op op, uint8_t **done) {
     Ciphertext next{};
     {
       std::lock_guard<std::mutex> lock(mutex);
@@ -116,12 +117,11 @@ struct TlsStream::Shared : std::enable_shared_from_this<Shared> {
     return !ciphertext.empty();
   }
 
-  // Under ssl_mutex: bufs encrypted into out; false when OpenSSL fails.
+  // Under ssl_mutex: bufs sealed into out; false when OpenSSL fails.
   bool seal(const uv_buf_t *bufs, size_t count) {
     size_t total = 0;
     for (size_t i = 0; i < count; i++) total += bufs[i].len;
-    out.reserve(out.size() + total + (total / fedcl::kTlsRecordBytes + 1) * 32);  // each record adds 22 bytes
-    size_t written = 0;
+    out.reserve(out.size() + total + (total / fedcl::kTlsRecordBytes + count) * fedcl::kTlsRecordOverhead);
     if (count > 1 && total <= fedcl::kTlsRecordBytes) {
       // A reply and its small payload (and padding) as one record.
       uint8_t gathered[fedcl::kTlsRecordBytes];
@@ -130,10 +130,10 @@ struct TlsStream::Shared : std::enable_shared_from_this<Shared> {
         std::memcpy(gathered + used, bufs[i].base, bufs[i].len);
         used += bufs[i].len;
       }
-      return SSL_write_ex(ssl.get(), gathered, used, &written) == 1;
+      return records.write(gathered, used, &out);
     }
     for (size_t i = 0; i < count; i++)
-      if (bufs[i].len && SSL_write_ex(ssl.get(), bufs[i].base, bufs[i].len, &written) != 1) return false;
+      if (!records.write(reinterpret_cast<const uint8_t *>(bufs[i].base), bufs[i].len, &out)) return false;
     return true;
   }
 
@@ -186,9 +186,8 @@ struct TlsStream::Shared : std::enable_shared_from_this<Shared> {
     {
       std::lock_guard<std::mutex> lock(ssl_mutex);
       for (;;) {
-        int ret = with_input([&] { return SSL_read(ssl.get(), at + got, int(std::min<size_t>(left - got, INT_MAX))); }, &done);
-        if (ret > 0) got += ret;
-        else if (int kind = SSL_get_error(ssl.get(), ret); kind != SSL_ERROR_WANT_READ) why = failure(kind);
+        ptrdiff_t ret = with_input([&] { return records.read(span, at + got, left - got, &why); }, &done);
+        if (ret > 0) got += size_t(ret);
         if (ret <= 0 || done || got == left) break;
       }
       tell = emit(nullptr);  // rare (alerts): flushed with the report
@@ -203,10 +202,6 @@ struct TlsStream::Shared : std::enable_shared_from_this<Shared> {
     }
     if (got || done || filled || tell || !why.empty())
       post([=](TlsStream &stream) { stream.landed(at, got, done, filled, why); });
-  }
-
-  static std::string failure(int kind) {
-    return kind == SSL_ERROR_ZERO_RETURN ? "the other side ended the TLS session" : "TLS: " + fedcl::tls_errors();
   }
 
   // The worker thread: decrypting and sealing take turns while both have work.
@@ -314,6 +309,16 @@ std::string TlsStream::handshake(Session &session) {
   if (done) read_buffer_free(done);
   flush_sealed();
   if (ret == 1) {
+    std::string why;
+    {
+      std::lock_guard<std::mutex> lock(shared.ssl_mutex);
+      why = shared.records.start(shared.ssl.get());
+    }
+    if (!why.empty()) {
+      FEDCLD_LOG(warn, "%s %llu (%s): %s", accepting_ ? "session" : "peer link", (unsigned long long)session.number(),
+                 session.peer().c_str(), why.c_str());
+      return why;
+    }
     established_ = true;
     if (auto ready = std::move(ready_)) ready();
     return {};
@@ -378,17 +383,15 @@ std::string TlsStream::decrypt_here(Session &session) {
       break;
     }
     uint8_t *done = nullptr;
-    int got, kind = 0;
+    ptrdiff_t got;
     {
       std::lock_guard<std::mutex> lock(shared.ssl_mutex);
-      got = shared.with_input([&] { return SSL_read(shared.ssl.get(), dest.base, int(dest.len)); }, &done);
-      if (got <= 0) kind = SSL_get_error(shared.ssl.get(), got);
-      if (kind != 0 && kind != SSL_ERROR_WANT_READ) why = Shared::failure(kind);
-      shared.emit(nullptr);
+      got = shared.with_input(
+          [&] { return shared.records.read(shared.span, reinterpret_cast<uint8_t *>(dest.base), dest.len, &why); }, &done);
     }
     if (done) read_buffer_free(done);
-    if (got > 0) session.plaintext_landed(dest, got);
-    else if (kind == SSL_ERROR_WANT_READ && !shared.unread()) break;
+    if (got > 0) session.plaintext_landed(dest, size_t(got));
+    else if (got == 0 && !shared.unread()) break;
   }
   flush_sealed();
   return why;

@@ -1,19 +1,20 @@
-// fedcld's side of TLS (protocol/tls.h): OpenSSL over libuv's reads and writes, with memory BIOs in
-// between, for the client sessions it accepts and the peer links it dials (--tls).
+// fedcld's side of TLS (protocol/tls.h): OpenSSL's handshake over libuv's reads and writes, through
+// memory BIOs, then fedcl's record layer (protocol/tls_records.h) for the data, for the client
+// sessions it accepts and the peer links it dials (--tls).
 //
 // Reads: ciphertext lands in the transport's buffers and is decrypted straight into where the
 // session wants its bytes (a large payload's buffer included). Writes: the session's buffers are
-// encrypted into buffers that libuv writes; the last one's callback reports the session's write done.
+// sealed into buffers that libuv writes; the last one's callback reports the session's write done.
 // A connection that starts with something other than a TLS record is a client speaking plain TCP:
 // its Hello is read in the clear and refused in the clear (exec_handshake.cpp), so that it learns why.
 //
-// Bulk bytes are encrypted and decrypted off the loop: small writes and reads stay on the loop (a
-// hand-off costs a thread's wake-up each way), but a large write is encrypted piece by piece on the
+// Bulk bytes are sealed and opened off the loop: small writes and reads stay on the loop (a
+// hand-off costs a thread's wake-up each way), but a large write is sealed piece by piece on the
 // stream's worker thread while the loop writes the pieces already done, and a large payload is
 // decrypted into its buffer there while the loop reads on into further buffers. The worker starts
-// with the stream's first large transfer and ends with the stream. Every SSL call holds the
-// stream's mutex, and the ciphertext it makes joins one queue in the same hold, so records leave in
-// the order OpenSSL sealed them.
+// with the stream's first large transfer and ends with the stream. Every use of the SSL object or
+// the records holds the stream's mutex, and the ciphertext it makes joins one queue in the same hold,
+// so records leave in the order they were sealed.
 #pragma once
 
 #include <condition_variable>

@@ -9,15 +9,16 @@
 #include <algorithm>
 #include <cstring>
 
+#include "tls_records.h"
+
 namespace fedcl {
 
 namespace {
 
-// AES-GCM first: with AES-NI it costs the least per byte. A PSK connection offers AES-128-GCM alone,
-// since its pre-shared key is tied to that suite's hash (SHA-256).
-constexpr const char kSuites[] = "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256";
-constexpr const char kPskSuite[] = "TLS_AES_128_GCM_SHA256";
-const unsigned char kPskSuiteId[] = {0x13, 0x01};
+// One suite, AES-128-GCM with SHA-256: with AES-NI it costs the least per byte, the pre-shared key is
+// tied to its hash, and fedcl's record layer (tls_records.h) seals with it.
+constexpr const char kSuite[] = "TLS_AES_128_GCM_SHA256";
+const unsigned char kSuiteId[] = {0x13, 0x01};
 constexpr const char kPskIdentityPrefix[] = "fedcl:";
 constexpr const char kPskLabel[] = "fedcl TLS 1.3 external PSK v1";
 constexpr size_t kPskBytes = 32;
@@ -32,7 +33,7 @@ bool derive_psk(const std::string &key, unsigned char out[kPskBytes]) {
 }
 
 SSL_SESSION *psk_session(SSL *ssl, const std::string &key) {
-  const SSL_CIPHER *cipher = SSL_CIPHER_find(ssl, kPskSuiteId);
+  const SSL_CIPHER *cipher = SSL_CIPHER_find(ssl, kSuiteId);
   unsigned char psk[kPskBytes];
   if (!cipher || !derive_psk(key, psk)) return nullptr;
   SSL_SESSION *session = SSL_SESSION_new();
@@ -103,6 +104,7 @@ SSL_CTX *new_context(const SSL_METHOD *method, const char *suites, std::string *
   // Neither side sends close_notify: a connection ends with the TCP connection, and fedcl's framing
   // tells a cut-off frame from a whole one.
   SSL_CTX_set_options(ctx, SSL_OP_IGNORE_UNEXPECTED_EOF);
+  tls_capture_secrets(ctx);
   // No read-ahead: OpenSSL 3.0 moves the unread rest of its read buffer to the front at each record,
   // so a large read-ahead buffer costs a copy of itself per 16 KiB record (a 256 KiB one cut a
   // transfer's rate to a quarter). The transports read large pieces of the socket themselves and
@@ -178,7 +180,7 @@ std::string tls_errors() {
 
 TlsContext tls_server_context(const std::string &cert_file, const std::string &key_file, TlsKeyLookup lookup,
                               std::string *error) {
-  TlsContext ctx(new_context(TLS_server_method(), kSuites, error));
+  TlsContext ctx(new_context(TLS_server_method(), kSuite, error));
   if (!ctx) return nullptr;
   // No session tickets: every connection proves itself afresh, and nothing but fedcl's own bytes
   // follows the handshake.
@@ -202,7 +204,7 @@ TlsContext tls_server_context(const std::string &cert_file, const std::string &k
 }
 
 TlsContext tls_client_context(TlsMode mode, const std::string &ca_file, std::string *error) {
-  TlsContext ctx(new_context(TLS_client_method(), mode == TlsMode::psk ? kPskSuite : kSuites, error));
+  TlsContext ctx(new_context(TLS_client_method(), kSuite, error));
   if (!ctx) return nullptr;
   // In psk mode the store stays empty: a daemon that answers with a certificate instead of taking the
   // key fails the handshake.

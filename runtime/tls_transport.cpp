@@ -21,10 +21,10 @@ constexpr size_t kSendPieceBytes = 512 * 1024;
 constexpr size_t kHandOffBytes = 256 * 1024;
 // Receives of this much or more let the reader's thread read ahead.
 constexpr size_t kReadAheadBytes = 1 << 20;
-// How far short of a receive's size the reader stops: what OpenSSL holds of it already (a record's
-// unread plaintext, part of the next record) is at most two records, and each record's ciphertext is
-// longer than its plaintext.
-constexpr size_t kReadAheadMargin = 2 * (kTlsRecordBytes + 256 + 5);
+// How far short of a receive's size the reader stops: what the record layer holds of it already (a
+// record's unread plaintext, part of the next record) is at most two records, and each record's
+// ciphertext is longer than its plaintext.
+constexpr size_t kReadAheadMargin = 2 * kTlsRecordMax;
 
 // One client context per trust root and CA file, shared by every connection of the process.
 SSL_CTX *client_context(TlsMode mode, const std::string &ca_file, std::string *error) {
@@ -48,13 +48,7 @@ bool await(int fd, short events, int timeout_ms) {
 
 }  // namespace
 
-TlsTransport::TlsTransport(int fd, TlsSession ssl) : Transport(fd), ssl_(std::move(ssl)), writer_(fd), reader_(fd) {
-  // The handshake used the socket itself (and, without read-ahead, read no byte past it); from now on
-  // records come from the reader's buffers and go to the writer's, each filled and emptied in large
-  // pieces.
-  BIO *bio = tls_span_bio(&span_);
-  SSL_set_bio(ssl_.get(), bio, bio);
-}
+TlsTransport::TlsTransport(int fd, TlsSession ssl) : Transport(fd), ssl_(std::move(ssl)), writer_(fd), reader_(fd) {}
 
 // A request and its small payload (and padding) travel as one record.
 std::string TlsTransport::send(iovec *iov, int count) {
@@ -83,17 +77,9 @@ std::string TlsTransport::encrypt(const uint8_t *bytes, size_t size, bool hand_o
   while (size > 0) {
     TlsBytes &out = writer_.pending();
     size_t piece = std::min(size, kSendPieceBytes - out.size());  // out holds less than a piece here
-    size_t written = 0;
-    int ok;
-    {
-      std::lock_guard<std::mutex> lock(ssl_mutex_);
-      span_.out = &out;
-      ok = SSL_write_ex(ssl_.get(), bytes, piece, &written);
-      span_.out = nullptr;
-    }
-    if (!ok) return "send: TLS: " + tls_errors();
-    bytes += written;
-    size -= written;
+    if (!records_.write(bytes, piece, &out)) return "send: TLS: cannot seal a record: " + tls_errors();
+    bytes += piece;
+    size -= piece;
     // Small pieces (a header, a small payload) join the next ones in one send.
     if (out.size() >= kSendPieceBytes) {
       std::string why = writer_.post(hand_off);
@@ -105,45 +91,29 @@ std::string TlsTransport::encrypt(const uint8_t *bytes, size_t size, bool hand_o
 
 ssize_t TlsTransport::receive(void *dst, size_t size, bool wait) {
   // A large landing: the reader may take its ciphertext off the socket while this thread decrypts.
-  // (span_.in_size changes on this thread only.)
   if (size >= kReadAheadBytes) reader_.read_ahead(reader_.given() - span_.in_size + size - kReadAheadMargin);
   for (;;) {
-    // A receiver polling an idle connection skips OpenSSL (and its lock, which the senders need)
-    // until new ciphertext came.
-    if (!starved_) {
-      int got, kind;
-      {
-        std::lock_guard<std::mutex> lock(ssl_mutex_);
-        ERR_clear_error();
-        got = SSL_read(ssl_.get(), dst, int(std::min<size_t>(size, 1 << 30)));
-        kind = got > 0 ? SSL_ERROR_NONE : SSL_get_error(ssl_.get(), got);
-        if (kind == SSL_ERROR_SSL) failure_ = tls_errors();
-        starved_ = kind == SSL_ERROR_WANT_READ && span_.in_size == 0;
-      }
-      if (kind == SSL_ERROR_NONE) return got;
-      if (kind == SSL_ERROR_ZERO_RETURN) return 0;
-      if (kind != SSL_ERROR_WANT_READ) {
-        errno = EPROTO;
-        return -1;
-      }
+    ptrdiff_t got = records_.read(span_, static_cast<uint8_t *>(dst), size, &failure_);
+    if (got > 0) return got;
+    if (got < 0) {
+      errno = EPROTO;
+      return -1;
     }
-    // OpenSSL used up the last ciphertext: more (this thread alone receives). EAGAIN: nothing there
-    // now, or nothing within the silence limit.
+    // The last ciphertext is used up: more (this thread alone receives). EAGAIN: nothing there now,
+    // or nothing within the silence limit.
     const uint8_t *bytes;
     ssize_t n = reader_.next(&bytes, wait);
     if (n <= 0) {
       if (n < 0 && errno == EINTR) continue;
       return n;
     }
-    std::lock_guard<std::mutex> lock(ssl_mutex_);
     span_.in = bytes;
     span_.in_size = size_t(n);
-    starved_ = false;
   }
 }
 
 std::string TlsTransport::failure(const char *what) const {
-  if (errno == EPROTO && !failure_.empty()) return std::string(what) + ": TLS: " + failure_;
+  if (errno == EPROTO && !failure_.empty()) return std::string(what) + ": " + failure_;
   return Transport::failure(what);
 }
 
@@ -181,7 +151,13 @@ std::unique_ptr<Transport> tls_connect(int fd, const std::string &endpoint, cons
     return nullptr;
   }
   fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);  // non-blocking for the handshake's deadline only
-  return std::make_unique<TlsTransport>(fd, std::move(ssl));
+  auto transport = std::make_unique<TlsTransport>(fd, std::move(ssl));  // owns fd now
+  std::string why = transport->start();
+  if (!why.empty()) {
+    *error = "TLS with " + endpoint + ": " + why;
+    return nullptr;
+  }
+  return transport;
 }
 
 }  // namespace fedcl

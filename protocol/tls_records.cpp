@@ -1,0 +1,275 @@
+#include "tls_records.h"
+
+#include <openssl/core_names.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/kdf.h>
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+namespace fedcl {
+
+namespace {
+
+constexpr uint8_t kApplicationData = 0x17, kAlert = 0x15, kHandshake = 0x16;
+constexpr unsigned kSuiteAes128GcmSha256 = 0x03001301;  // SSL_CIPHER_get_id of TLS_AES_128_GCM_SHA256
+constexpr size_t kKeyBytes = 16, kTagBytes = 16;
+
+// The traffic secrets OpenSSL logged for a connection, wiped when it is freed.
+struct TrafficSecrets {
+  std::vector<uint8_t> client, server;
+  ~TrafficSecrets() {
+    OPENSSL_cleanse(client.data(), client.size());
+    OPENSSL_cleanse(server.data(), server.size());
+  }
+};
+
+int secrets_index() {
+  static const int index = SSL_get_ex_new_index(0, nullptr, nullptr, nullptr,
+                                                [](void *, void *data, CRYPTO_EX_DATA *, int, long, void *) {
+                                                  delete static_cast<TrafficSecrets *>(data);
+                                                });
+  return index;
+}
+
+// "LABEL <client random> <secret>", hex: the application traffic secrets are kept, the rest ignored.
+void keep_secret(const SSL *ssl, const char *line) {
+  const char *label_end = std::strchr(line, ' ');
+  const char *secret = label_end ? std::strchr(label_end + 1, ' ') : nullptr;
+  if (!secret) return;
+  std::string label(line, label_end);
+  bool client = label == "CLIENT_TRAFFIC_SECRET_0";
+  if (!client && label != "SERVER_TRAFFIC_SECRET_0") return;
+  long size = 0;
+  unsigned char *bytes = OPENSSL_hexstr2buf(secret + 1, &size);
+  if (!bytes) return;
+  SSL *owner = const_cast<SSL *>(ssl);  // ex_data hangs on the connection OpenSSL hands us
+  auto *secrets = static_cast<TrafficSecrets *>(SSL_get_ex_data(owner, secrets_index()));
+  if (!secrets) {
+    secrets = new TrafficSecrets;
+    SSL_set_ex_data(owner, secrets_index(), secrets);
+  }
+  (client ? secrets->client : secrets->server).assign(bytes, bytes + size);
+  OPENSSL_clear_free(bytes, size_t(size));
+}
+
+// TLS 1.3's HKDF-Expand-Label(secret, label, "", size) with SHA-256.
+bool expand_label(const uint8_t *secret, size_t secret_size, const char *label, uint8_t *out, size_t size) {
+  std::string full = std::string("tls13 ") + label;
+  std::vector<uint8_t> info{uint8_t(size >> 8), uint8_t(size), uint8_t(full.size())};
+  info.insert(info.end(), full.begin(), full.end());
+  info.push_back(0);  // no context
+  EVP_KDF *kdf = EVP_KDF_fetch(nullptr, "HKDF", nullptr);
+  EVP_KDF_CTX *ctx = kdf ? EVP_KDF_CTX_new(kdf) : nullptr;
+  EVP_KDF_free(kdf);
+  int mode = EVP_KDF_HKDF_MODE_EXPAND_ONLY;
+  char digest[] = "SHA256";
+  OSSL_PARAM params[] = {
+      OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, digest, 0),
+      OSSL_PARAM_construct_int(OSSL_KDF_PARAM_MODE, &mode),
+      OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY, const_cast<uint8_t *>(secret), secret_size),
+      OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_INFO, info.data(), info.size()),
+      OSSL_PARAM_construct_end(),
+  };
+  bool ok = ctx && EVP_KDF_derive(ctx, out, size, params) == 1;
+  EVP_KDF_CTX_free(ctx);
+  return ok;
+}
+
+size_t record_size_of(const uint8_t *header) { return kTlsRecordHeader + (size_t(header[3]) << 8 | header[4]); }
+
+// After the handshake every record is application data, of a size TLS 1.3 allows.
+bool plausible(const uint8_t *header, size_t record_size) {
+  return header[0] == kApplicationData && record_size >= kTlsRecordOverhead && record_size <= kTlsRecordMax;
+}
+constexpr const char kNotARecord[] = "TLS: a record that is not application data, or of a size TLS does not allow";
+
+}  // namespace
+
+void tls_capture_secrets(SSL_CTX *ctx) { SSL_CTX_set_keylog_callback(ctx, keep_secret); }
+
+TlsRecordKey::TlsRecordKey() : ctx_(EVP_CIPHER_CTX_new()) {}
+
+TlsRecordKey::~TlsRecordKey() {
+  EVP_CIPHER_CTX_free(ctx_);  // wipes the key schedule
+  OPENSSL_cleanse(iv_, sizeof iv_);
+}
+
+std::string TlsRecordKey::derive(const uint8_t *secret, size_t size, bool sealing) {
+  uint8_t key[kKeyBytes];
+  bool ok = ctx_ && expand_label(secret, size, "key", key, sizeof key) && expand_label(secret, size, "iv", iv_, sizeof iv_) &&
+            EVP_CipherInit_ex(ctx_, EVP_aes_128_gcm(), nullptr, key, nullptr, sealing ? 1 : 0) == 1;
+  OPENSSL_cleanse(key, sizeof key);
+  sealing_ = sealing;
+  return ok ? "" : "cannot derive the TLS traffic keys";
+}
+
+namespace {
+
+// The per-record nonce: the IV with the record's number XORed into its last eight bytes.
+void nonce_of(const uint8_t iv[12], uint64_t seq, uint8_t nonce[12]) {
+  std::memcpy(nonce, iv, 12);
+  for (int i = 0; i < 8; i++) nonce[11 - i] ^= uint8_t(seq >> (8 * i));
+}
+
+}  // namespace
+
+bool TlsRecordKey::seal(uint64_t seq, const uint8_t *in, size_t size, uint8_t *out) {
+  size_t length = size + 1 + kTagBytes;
+  out[0] = kApplicationData;
+  out[1] = 0x03;
+  out[2] = 0x03;
+  out[3] = uint8_t(length >> 8);
+  out[4] = uint8_t(length);
+  uint8_t nonce[12], type = kApplicationData;
+  nonce_of(iv_, seq, nonce);
+  uint8_t *body = out + kTlsRecordHeader;
+  int n;
+  return EVP_EncryptInit_ex(ctx_, nullptr, nullptr, nullptr, nonce) == 1 &&
+         EVP_EncryptUpdate(ctx_, nullptr, &n, out, int(kTlsRecordHeader)) == 1 &&
+         (size == 0 || EVP_EncryptUpdate(ctx_, body, &n, in, int(size)) == 1) &&
+         EVP_EncryptUpdate(ctx_, body + size, &n, &type, 1) == 1 && EVP_EncryptFinal_ex(ctx_, body + size + 1, &n) == 1 &&
+         EVP_CIPHER_CTX_ctrl(ctx_, EVP_CTRL_AEAD_GET_TAG, int(kTagBytes), body + size + 1) == 1;
+}
+
+bool TlsRecordKey::open(uint64_t seq, const uint8_t *record, size_t size, uint8_t *out, size_t *data_size, uint8_t *type) {
+  if (size < kTlsRecordOverhead || size > kTlsRecordMax) return false;
+  size_t inner = size - kTlsRecordHeader - kTagBytes;  // data, content type, padding
+  uint8_t nonce[12], last;
+  nonce_of(iv_, seq, nonce);
+  const uint8_t *body = record + kTlsRecordHeader;
+  int n;
+  bool ok = EVP_DecryptInit_ex(ctx_, nullptr, nullptr, nullptr, nonce) == 1 &&
+            EVP_DecryptUpdate(ctx_, nullptr, &n, record, int(kTlsRecordHeader)) == 1 &&
+            (inner == 1 || EVP_DecryptUpdate(ctx_, out, &n, body, int(inner - 1)) == 1) &&
+            EVP_DecryptUpdate(ctx_, &last, &n, body + inner - 1, 1) == 1 &&
+            EVP_CIPHER_CTX_ctrl(ctx_, EVP_CTRL_AEAD_SET_TAG, int(kTagBytes), const_cast<uint8_t *>(body + inner)) == 1 &&
+            EVP_DecryptFinal_ex(ctx_, nonce, &n) == 1;
+  if (!ok) return false;
+  // The content type is the last byte that is not padding (zeros).
+  size_t end = inner - 1;
+  if (last == 0) {
+    while (end > 0 && out[end - 1] == 0) end--;
+    if (end == 0) return false;
+    last = out[--end];
+  }
+  *type = last;
+  *data_size = end;
+  return true;
+}
+
+std::string TlsRecords::start(SSL *ssl) {
+  const SSL_CIPHER *cipher = SSL_get_current_cipher(ssl);
+  if (!cipher || SSL_CIPHER_get_id(cipher) != kSuiteAes128GcmSha256)
+    return std::string("TLS: the session's suite is ") + (cipher ? SSL_CIPHER_get_name(cipher) : "none") +
+           ", fedcl seals records with TLS_AES_128_GCM_SHA256 only";
+  auto *secrets = static_cast<TrafficSecrets *>(SSL_get_ex_data(ssl, secrets_index()));
+  if (!secrets || secrets->client.empty() || secrets->server.empty())
+    return "TLS: OpenSSL gave no traffic secrets for this session";
+  const auto &sending = SSL_is_server(ssl) ? secrets->server : secrets->client;
+  const auto &receiving = SSL_is_server(ssl) ? secrets->client : secrets->server;
+  std::string why = send_key_.derive(sending.data(), sending.size(), true);
+  if (why.empty()) why = receive_key_.derive(receiving.data(), receiving.size(), false);
+  SSL_set_ex_data(ssl, secrets_index(), nullptr);
+  delete secrets;  // the keys are derived: the secrets are wiped
+  return why;
+}
+
+bool TlsRecords::write(const uint8_t *bytes, size_t size, TlsBytes *out) {
+  size_t records = (size + kTlsRecordBytes - 1) / kTlsRecordBytes;
+  size_t at = out->size();
+  out->resize(at + size + records * kTlsRecordOverhead);
+  uint8_t *to = out->data() + at;
+  for (size_t done = 0; done < size;) {
+    size_t piece = std::min(size - done, kTlsRecordBytes);
+    if (!send_key_.seal(send_seq_++, bytes + done, piece, to)) return false;
+    done += piece;
+    to += piece + kTlsRecordOverhead;
+  }
+  return true;
+}
+
+ptrdiff_t TlsRecords::open(const uint8_t *record, size_t size, uint8_t *out, std::string *error) {
+  size_t data = 0;
+  uint8_t type = 0;
+  if (!receive_key_.open(receive_seq_++, record, size, out, &data, &type)) {
+    *error = "TLS: a record that is not authentic (altered, replayed or out of order)";
+    return -1;
+  }
+  if (type == kApplicationData) return ptrdiff_t(data);
+  *error = type == kAlert       ? "TLS: the other side sent an alert and ended the session"
+           : type == kHandshake ? "TLS: a handshake message after the handshake (a key update?), which fedcl does not take"
+                                : "TLS: a record of an unknown type";
+  return -1;
+}
+
+ptrdiff_t TlsRecords::read(TlsSpan &span, uint8_t *dst, size_t size, std::string *error) {
+  if (plain_left_ > 0) {
+    size_t take = std::min(size, plain_left_);
+    std::memcpy(dst, plain_.get() + plain_at_, take);
+    plain_at_ += take;
+    plain_left_ -= take;
+    return ptrdiff_t(take);
+  }
+  size_t got = 0;
+  while (got < size) {
+    // The next whole record: in the span, or assembled from pieces.
+    const uint8_t *record;
+    size_t record_size;
+    bool whole_in_span = partial_size_ == 0 && span.in_size >= kTlsRecordHeader && span.in_size >= record_size_of(span.in);
+    if (whole_in_span) {
+      record = span.in;
+      record_size = record_size_of(span.in);
+    } else {
+      if (!partial_) partial_.reset(new uint8_t[kTlsRecordMax]);
+      size_t need = kTlsRecordHeader;
+      for (;;) {
+        if (partial_size_ >= kTlsRecordHeader) {
+          need = record_size_of(partial_.get());
+          if (!plausible(partial_.get(), need)) {
+            *error = kNotARecord;
+            return -1;
+          }
+        }
+        size_t take = std::min(need - partial_size_, span.in_size);
+        std::memcpy(partial_.get() + partial_size_, span.in, take);
+        partial_size_ += take;
+        span.in += take;
+        span.in_size -= take;
+        if (partial_size_ < need && span.in_size == 0) return ptrdiff_t(got);
+        if (partial_size_ == need && need > kTlsRecordHeader) break;
+      }
+      record = partial_.get();
+      record_size = need;
+    }
+    if (!plausible(record, record_size)) {
+      *error = kNotARecord;
+      return -1;
+    }
+    size_t room = size - got;
+    bool fits = record_size - kTlsRecordOverhead <= room;
+    if (!fits && !plain_) plain_.reset(new uint8_t[kTlsRecordMax]);
+    ptrdiff_t data = open(record, record_size, fits ? dst + got : plain_.get(), error);
+    if (data < 0) return -1;
+    if (whole_in_span) {
+      span.in += record_size;
+      span.in_size -= record_size;
+    } else {
+      partial_size_ = 0;
+    }
+    if (fits) {
+      got += size_t(data);
+      continue;
+    }
+    size_t take = std::min(room, size_t(data));
+    std::memcpy(dst + got, plain_.get(), take);
+    plain_at_ = take;
+    plain_left_ = size_t(data) - take;
+    return ptrdiff_t(got + take);
+  }
+  return ptrdiff_t(got);
+}
+
+}  // namespace fedcl

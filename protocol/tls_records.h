@@ -1,0 +1,87 @@
+// fedcl's own TLS 1.3 record layer for application data (RFC 8446 section 5.2), used once OpenSSL's
+// handshake is done: the same records on the wire, sealed and opened with the session's traffic
+// keys (AES-128-GCM), but straight from the sender's bytes into the socket's buffer and from the
+// socket's buffer into where the plaintext goes. OpenSSL's record layer copies each record twice
+// more (into its buffer, and out of it), which capped a TLS stream near half the rate of plain TCP.
+//
+// The keys come from OpenSSL's key-log callback (tls_capture_secrets on every fedcl context), the
+// only public way to the traffic secrets; nothing else is logged. A connection that OpenSSL has
+// used for application data cannot be taken over: fedcl's servers send no session tickets, and
+// both ends take over as soon as their handshake returns.
+#pragma once
+
+#include <openssl/ssl.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "tls.h"
+
+namespace fedcl {
+
+// Every fedcl context records its connections' traffic secrets for TlsRecords::start.
+void tls_capture_secrets(SSL_CTX *ctx);
+
+// One direction's traffic key with its cipher context: one thread at a time seals (or opens) with it.
+class TlsRecordKey {
+ public:
+  TlsRecordKey();
+  ~TlsRecordKey();
+  TlsRecordKey(const TlsRecordKey &) = delete;
+  TlsRecordKey &operator=(const TlsRecordKey &) = delete;
+
+  // From a traffic secret (HKDF-Expand-Label with SHA-256: the suite's "key" and "iv"). "" or why not.
+  std::string derive(const uint8_t *secret, size_t size, bool sealing);
+  // Seals size bytes (at most kTlsRecordBytes) as the record numbered seq, header included, at out
+  // (size + kTlsRecordOverhead bytes).
+  bool seal(uint64_t seq, const uint8_t *in, size_t size, uint8_t *out);
+  // Opens the record numbered seq (size bytes, header included): its data to out (size -
+  // kTlsRecordOverhead bytes; more when the peer padded it, which the type's place tells), how much in
+  // *data_size, its inner content type in *type. false when it is not authentic.
+  bool open(uint64_t seq, const uint8_t *record, size_t size, uint8_t *out, size_t *data_size, uint8_t *type);
+
+ private:
+  EVP_CIPHER_CTX *ctx_;
+  uint8_t iv_[12] = {};
+  bool sealing_ = false;
+};
+
+constexpr size_t kTlsRecordHeader = 5;
+// Header, inner content type and AES-GCM's tag.
+constexpr size_t kTlsRecordOverhead = kTlsRecordHeader + 1 + 16;
+// The largest record a peer may send (RFC 8446: 2^14 + 256 of ciphertext).
+constexpr size_t kTlsRecordMax = kTlsRecordHeader + kTlsRecordBytes + 256;
+
+// A connection's application data after its handshake: both directions. The sending half and the
+// receiving half keep no common state, so one thread may write while another reads.
+class TlsRecords {
+ public:
+  // Takes over ssl's traffic keys (its handshake done, no application data sent or read through it).
+  // "" or why not.
+  std::string start(SSL *ssl);
+  // Appends size bytes to out as records.
+  bool write(const uint8_t *bytes, size_t size, TlsBytes *out);
+  // Up to size bytes of plaintext into dst from the ciphertext span.in holds (span advanced past
+  // what was used, partial records kept): how many, 0 when span ran out before a whole record, or -1
+  // with why in *error (a record that is not authentic, an alert, a record that is not data).
+  // Returns as soon as some plaintext is there, like SSL_read, but takes several records at once when
+  // dst has room for them.
+  ptrdiff_t read(TlsSpan &span, uint8_t *dst, size_t size, std::string *error);
+  // Plaintext or part of a record held from earlier reads.
+  bool holding() const { return plain_left_ > 0 || partial_size_ > 0; }
+
+ private:
+  // Opens the whole record at record (size bytes) into out (room for its data); the data's size or -1.
+  ptrdiff_t open(const uint8_t *record, size_t size, uint8_t *out, std::string *error);
+
+  TlsRecordKey send_key_, receive_key_;
+  uint64_t send_seq_ = 0, receive_seq_ = 0;
+  std::unique_ptr<uint8_t[]> partial_;  // a record that arrived in pieces
+  size_t partial_size_ = 0;
+  std::unique_ptr<uint8_t[]> plain_;  // a record's data that did not fit where it was asked for
+  size_t plain_at_ = 0, plain_left_ = 0;
+};
+
+}  // namespace fedcl

@@ -1,0 +1,158 @@
+// fedcl's TLS record layer (protocol/tls_records.h) against OpenSSL's own, in memory: a real TLS 1.3
+// handshake (the pre-shared key), then records fedcl seals must be what OpenSSL reads, records OpenSSL
+// seals must be what fedcl reads (in pieces of any size, into destinations of any size), and an
+// altered or reordered record must be refused.
+#include "tls_records.h"
+
+#include <gtest/gtest.h>
+#include <openssl/bio.h>
+
+#include <algorithm>
+#include <random>
+#include <vector>
+
+namespace {
+
+using fedcl::TlsBytes;
+using fedcl::TlsRecords;
+using fedcl::TlsSpan;
+
+std::vector<uint8_t> pattern(size_t size, unsigned seed) {
+  std::vector<uint8_t> bytes(size);
+  for (size_t i = 0; i < size; i++) bytes[i] = uint8_t(i * 131 + seed + (i >> 11));
+  return bytes;
+}
+
+// A client and a daemon connected through a BIO pair, handshake done.
+struct Connected {
+  fedcl::TlsContext server_ctx, client_ctx;
+  fedcl::TlsSession server, client;
+  BIO *client_end = nullptr;  // the client's side of the pair: what the server sent is read here
+
+  Connected() {
+    std::string error;
+    server_ctx = fedcl::tls_server_context("", "", [](const std::string &) { return std::string("the key"); }, &error);
+    client_ctx = fedcl::tls_client_context(fedcl::TlsMode::psk, "", &error);
+    EXPECT_TRUE(server_ctx && client_ctx) << error;
+    server.reset(SSL_new(server_ctx.get()));
+    client = fedcl::tls_client_session(client_ctx.get(), fedcl::TlsMode::psk, "localhost", "the key", "user", &error);
+    EXPECT_TRUE(server && client) << error;
+    BIO *server_end = nullptr;
+    BIO_new_bio_pair(&client_end, 1 << 22, &server_end, 1 << 22);
+    SSL_set_bio(client.get(), client_end, client_end);
+    SSL_set_bio(server.get(), server_end, server_end);
+    SSL_set_connect_state(client.get());
+    SSL_set_accept_state(server.get());
+    int client_done = 0, server_done = 0;
+    for (int i = 0; i < 20 && (client_done != 1 || server_done != 1); i++) {
+      if (client_done != 1) client_done = SSL_do_handshake(client.get());
+      if (server_done != 1) server_done = SSL_do_handshake(server.get());
+    }
+    EXPECT_EQ(1, client_done);
+    EXPECT_EQ(1, server_done);
+  }
+
+  // What the server sent to the client, as ciphertext.
+  std::vector<uint8_t> to_client() {
+    std::vector<uint8_t> bytes(size_t(BIO_ctrl_pending(client_end)));
+    if (!bytes.empty()) {
+      EXPECT_EQ(int(bytes.size()), BIO_read(client_end, bytes.data(), int(bytes.size())));
+    }
+    return bytes;
+  }
+};
+
+// Reads everything from cipher through records, fed in pieces of random sizes into destinations of
+// random sizes.
+std::vector<uint8_t> read_all(TlsRecords &records, const std::vector<uint8_t> &cipher, size_t expected, unsigned seed,
+                              std::string *error) {
+  std::mt19937 random(seed);
+  std::vector<uint8_t> plain(expected + 1);
+  size_t fed = 0, got = 0;
+  TlsSpan span;
+  while (got < expected) {
+    if (span.in_size == 0 && fed < cipher.size()) {
+      size_t piece = std::min(cipher.size() - fed, size_t(1 + random() % 40000));
+      span.in = cipher.data() + fed;
+      span.in_size = piece;
+      fed += piece;
+    }
+    size_t want = std::min(expected - got, size_t(1 + random() % 70000));
+    ptrdiff_t n = records.read(span, plain.data() + got, want, error);
+    if (n < 0 || (n == 0 && fed == cipher.size())) break;
+    got += size_t(n);
+  }
+  plain.resize(got);
+  return plain;
+}
+
+TEST(TlsRecords, OpenSslReadsWhatFedclSeals) {
+  Connected c;
+  TlsRecords records;
+  ASSERT_EQ("", records.start(c.client.get()));
+  auto sent = pattern(300000, 1);
+  TlsBytes cipher;
+  ASSERT_TRUE(records.write(sent.data(), 5, &cipher));  // a small record, then many full ones
+  ASSERT_TRUE(records.write(sent.data() + 5, sent.size() - 5, &cipher));
+  EXPECT_EQ(sent.size() + 20 * fedcl::kTlsRecordOverhead, cipher.size());
+  ASSERT_EQ(int(cipher.size()), BIO_write(c.client_end, cipher.data(), int(cipher.size())));
+  std::vector<uint8_t> got(sent.size());
+  size_t have = 0;
+  while (have < got.size()) {
+    int n = SSL_read(c.server.get(), got.data() + have, int(got.size() - have));
+    ASSERT_GT(n, 0) << "OpenSSL refused fedcl's record after " << have << " bytes";
+    have += size_t(n);
+  }
+  EXPECT_EQ(sent, got);
+}
+
+TEST(TlsRecords, FedclReadsWhatOpenSslSealsInAnyPieces) {
+  Connected c;
+  TlsRecords records;
+  ASSERT_EQ("", records.start(c.client.get()));
+  auto sent = pattern(500000, 2);
+  for (size_t done = 0; done < sent.size();) {  // records of many sizes
+    size_t piece = std::min(sent.size() - done, size_t(1 + (done * 7919) % 30000));
+    ASSERT_EQ(int(piece), SSL_write(c.server.get(), sent.data() + done, int(piece)));
+    done += piece;
+  }
+  std::string error;
+  auto got = read_all(records, c.to_client(), sent.size(), 5, &error);
+  EXPECT_EQ("", error);
+  ASSERT_EQ(sent.size(), got.size());
+  EXPECT_EQ(sent.end(), std::mismatch(sent.begin(), sent.end(), got.begin()).first) << "first difference at "
+      << std::mismatch(sent.begin(), sent.end(), got.begin()).first - sent.begin();
+}
+
+TEST(TlsRecords, AnAlteredOrReorderedRecordIsRefused) {
+  for (int damage = 0; damage < 2; damage++) {
+    Connected c;
+    TlsRecords records;
+    ASSERT_EQ("", records.start(c.client.get()));
+    auto sent = pattern(100, 3);
+    ASSERT_EQ(100, SSL_write(c.server.get(), sent.data(), 100));
+    ASSERT_EQ(100, SSL_write(c.server.get(), sent.data(), 100));
+    auto cipher = c.to_client();
+    size_t record = cipher.size() / 2;
+    ASSERT_EQ(100 + fedcl::kTlsRecordOverhead, record);
+    if (damage == 0) cipher[fedcl::kTlsRecordHeader + 10] ^= 1;  // a bit of the first record's data
+    else std::rotate(cipher.begin(), cipher.begin() + record, cipher.end());  // the second first
+    std::string error;
+    auto got = read_all(records, cipher, 200, 7, &error);
+    EXPECT_TRUE(got.empty());
+    EXPECT_NE(std::string::npos, error.find("not authentic")) << error;
+  }
+}
+
+TEST(TlsRecords, ARecordThatIsNotDataIsRefused) {
+  Connected c;
+  TlsRecords records;
+  ASSERT_EQ("", records.start(c.client.get()));
+  std::vector<uint8_t> junk{0x16, 0x03, 0x03, 0x00, 0x20};  // a handshake record's header
+  junk.resize(5 + 0x20);
+  std::string error;
+  read_all(records, junk, 10, 1, &error);
+  EXPECT_NE(std::string::npos, error.find("not application data")) << error;
+}
+
+}  // namespace
