@@ -18,7 +18,7 @@ namespace {
 // Ciphertext read at once: records are 16 KiB at most, several land per read.
 constexpr size_t kCipherReadBytes = 256 * 1024;
 // Read buffers a stream may have while its worker decrypts: reading stops while it holds them all.
-constexpr size_t kReadBuffers = 4;
+constexpr size_t kReadBuffers = 8;
 // A span the session wants filled (a payload's rest) this large or larger is decrypted on the worker.
 constexpr size_t kWorkerSpanBytes = 1 << 20;
 // A write larger than this is sealed on the worker, in pieces of kPieceBytes, no more than

@@ -6,7 +6,13 @@
 #include <openssl/kdf.h>
 
 #include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdlib>
 #include <cstring>
+#include <functional>
+#include <mutex>
+#include <thread>
 #include <vector>
 
 namespace fedcl {
@@ -78,6 +84,72 @@ bool expand_label(const uint8_t *secret, size_t secret_size, const char *label, 
   return ok;
 }
 
+// Threads that seal and open a large span's records beside the thread that asked: one per four
+// cores, at most three, none below eight cores (there the other end, the backend and the loop need
+// them); FEDCL_TLS_CRYPTO_THREADS sets the number. One span at a time: a second caller while the pool
+// is busy does its own work alone.
+class CryptoPool {
+ public:
+  static CryptoPool &get() {
+    static CryptoPool *pool = new CryptoPool;  // never destroyed: threads may use it until exit
+    return *pool;
+  }
+  size_t helpers() const { return helpers_; }
+
+  // Runs part(i) for every i below parts, some on the pool's threads; returns when all are done.
+  void run(size_t parts, const std::function<void(size_t)> &part) {
+    std::unique_lock<std::mutex> busy(busy_, std::try_to_lock);
+    if (!busy || helpers_ == 0) {
+      for (size_t i = 0; i < parts; i++) part(i);
+      return;
+    }
+    std::unique_lock<std::mutex> lock(mutex_);
+    job_ = &part;
+    parts_ = parts;
+    next_ = 0;
+    pending_ = parts;
+    work_.notify_all();
+    while (next_ < parts_) take(lock);  // this thread works too, and takes what the others have not
+    done_.wait(lock, [&] { return pending_ == 0; });
+    job_ = nullptr;
+  }
+
+ private:
+  CryptoPool() {
+    unsigned cores = std::thread::hardware_concurrency();
+    const char *asked = std::getenv("FEDCL_TLS_CRYPTO_THREADS");
+    helpers_ = asked ? std::min<size_t>(std::strtoul(asked, nullptr, 10), 16) : cores >= 8 ? std::min(3u, cores / 4) : 0;
+    for (size_t i = 0; i < helpers_; i++) std::thread([this] { main(); }).detach();
+  }
+
+  // Under lock: runs the next part without it.
+  void take(std::unique_lock<std::mutex> &lock) {
+    size_t i = next_++;
+    const auto *job = job_;
+    lock.unlock();
+    (*job)(i);
+    lock.lock();
+    if (--pending_ == 0) done_.notify_all();
+  }
+
+  void main() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+      work_.wait(lock, [&] { return job_ && next_ < parts_; });
+      take(lock);
+    }
+  }
+
+  size_t helpers_ = 0;
+  std::mutex busy_, mutex_;
+  std::condition_variable work_, done_;
+  const std::function<void(size_t)> *job_ = nullptr;
+  size_t parts_ = 0, next_ = 0, pending_ = 0;
+};
+
+// How many parts a run of records is cut in: one per thread, each of at least four records.
+size_t parts_for(size_t records) { return std::max<size_t>(1, std::min(CryptoPool::get().helpers() + 1, records / 4)); }
+
 size_t record_size_of(const uint8_t *header) { return kTlsRecordHeader + (size_t(header[3]) << 8 | header[4]); }
 
 // After the handshake every record is application data, of a size TLS 1.3 allows.
@@ -94,17 +166,24 @@ TlsRecordKey::TlsRecordKey() : ctx_(EVP_CIPHER_CTX_new()) {}
 
 TlsRecordKey::~TlsRecordKey() {
   EVP_CIPHER_CTX_free(ctx_);  // wipes the key schedule
+  OPENSSL_cleanse(key_, sizeof key_);
   OPENSSL_cleanse(iv_, sizeof iv_);
 }
 
 std::string TlsRecordKey::derive(const uint8_t *secret, size_t size, bool sealing) {
-  uint8_t key[kKeyBytes];
-  bool ok = ctx_ && expand_label(secret, size, "key", key, sizeof key) && expand_label(secret, size, "iv", iv_, sizeof iv_) &&
-            EVP_CipherInit_ex(ctx_, EVP_aes_128_gcm(), nullptr, key, nullptr, sealing ? 1 : 0) == 1;
-  OPENSSL_cleanse(key, sizeof key);
   sealing_ = sealing;
+  bool ok = expand_label(secret, size, "key", key_, sizeof key_) && expand_label(secret, size, "iv", iv_, sizeof iv_) && init();
   return ok ? "" : "cannot derive the TLS traffic keys";
 }
+
+bool TlsRecordKey::copy_from(const TlsRecordKey &other) {
+  std::memcpy(key_, other.key_, sizeof key_);
+  std::memcpy(iv_, other.iv_, sizeof iv_);
+  sealing_ = other.sealing_;
+  return init();
+}
+
+bool TlsRecordKey::init() { return ctx_ && EVP_CipherInit_ex(ctx_, EVP_aes_128_gcm(), nullptr, key_, nullptr, sealing_ ? 1 : 0) == 1; }
 
 namespace {
 
@@ -182,13 +261,64 @@ bool TlsRecords::write(const uint8_t *bytes, size_t size, TlsBytes *out) {
   size_t at = out->size();
   out->resize(at + size + records * kTlsRecordOverhead);
   uint8_t *to = out->data() + at;
-  for (size_t done = 0; done < size;) {
-    size_t piece = std::min(size - done, kTlsRecordBytes);
-    if (!send_key_.seal(send_seq_++, bytes + done, piece, to)) return false;
-    done += piece;
-    to += piece + kTlsRecordOverhead;
+  uint64_t first = send_seq_;
+  send_seq_ += records;
+  // Every record but the last is full: record r's plaintext and ciphertext lie at fixed places.
+  auto seal = [&](TlsRecordKey &key, size_t from, size_t end) {
+    for (size_t r = from; r < end; r++) {
+      size_t done = r * kTlsRecordBytes;
+      if (!key.seal(first + r, bytes + done, std::min(size - done, kTlsRecordBytes), to + r * (kTlsRecordBytes + kTlsRecordOverhead)))
+        return false;
+    }
+    return true;
+  };
+  size_t parts = parts_for(records);
+  if (parts == 1) return seal(send_key_, 0, records);
+  std::atomic<bool> ok{true};
+  CryptoPool::get().run(parts, [&](size_t part) {
+    TlsRecordKey key;
+    if (!key.copy_from(send_key_) || !seal(key, records * part / parts, records * (part + 1) / parts)) ok = false;
+  });
+  return ok;
+}
+
+ptrdiff_t TlsRecords::open_run(TlsSpan &span, uint8_t *dst, size_t room, std::string *error) {
+  // Where each whole record of the run lies, and where its data goes (records are never padded by
+  // fedcl, so a record's data is its size less the overhead; a padded one is refused below).
+  std::vector<std::pair<size_t, size_t>> places;  // (offset in span, offset in dst)
+  size_t offset = 0, data = 0;
+  while (span.in_size - offset >= kTlsRecordHeader) {
+    size_t size = record_size_of(span.in + offset);
+    if (span.in_size - offset < size || !plausible(span.in + offset, size) || data + size - kTlsRecordOverhead > room) break;
+    places.push_back({offset, data});
+    offset += size;
+    data += size - kTlsRecordOverhead;
   }
-  return true;
+  size_t parts = parts_for(places.size());
+  if (parts == 1) return 0;
+  places.push_back({offset, data});  // the end
+  uint64_t first = receive_seq_;
+  std::atomic<bool> ok{true};
+  CryptoPool::get().run(parts, [&](size_t part) {
+    TlsRecordKey key;
+    if (!key.copy_from(receive_key_)) ok = false;
+    size_t records = places.size() - 1;
+    for (size_t r = records * part / parts; ok && r < records * (part + 1) / parts; r++) {
+      size_t size = places[r + 1].first - places[r].first, opened = 0;
+      uint8_t type = 0;
+      if (!key.open(first + r, span.in + places[r].first, size, dst + places[r].second, &opened, &type) ||
+          type != kApplicationData || opened != size - kTlsRecordOverhead)
+        ok = false;
+    }
+  });
+  if (!ok) {
+    *error = "TLS: a record that is not authentic (altered, replayed or out of order), or not plain data";
+    return -1;
+  }
+  receive_seq_ += places.size() - 1;
+  span.in += offset;
+  span.in_size -= offset;
+  return ptrdiff_t(data);
 }
 
 ptrdiff_t TlsRecords::open(const uint8_t *record, size_t size, uint8_t *out, std::string *error) {
@@ -215,6 +345,12 @@ ptrdiff_t TlsRecords::read(TlsSpan &span, uint8_t *dst, size_t size, std::string
   }
   size_t got = 0;
   while (got < size) {
+    if (partial_size_ == 0) {
+      ptrdiff_t run = open_run(span, dst + got, size - got, error);
+      if (run < 0) return -1;
+      got += size_t(run);
+      if (got == size) break;
+    }
     // The next whole record: in the span, or assembled from pieces.
     const uint8_t *record;
     size_t record_size;

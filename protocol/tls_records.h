@@ -34,6 +34,8 @@ class TlsRecordKey {
 
   // From a traffic secret (HKDF-Expand-Label with SHA-256: the suite's "key" and "iv"). "" or why not.
   std::string derive(const uint8_t *secret, size_t size, bool sealing);
+  // The same key, with a context of its own (for another thread); false when OpenSSL fails.
+  bool copy_from(const TlsRecordKey &other);
   // Seals size bytes (at most kTlsRecordBytes) as the record numbered seq, header included, at out
   // (size + kTlsRecordOverhead bytes).
   bool seal(uint64_t seq, const uint8_t *in, size_t size, uint8_t *out);
@@ -43,8 +45,10 @@ class TlsRecordKey {
   bool open(uint64_t seq, const uint8_t *record, size_t size, uint8_t *out, size_t *data_size, uint8_t *type);
 
  private:
+  bool init();
+
   EVP_CIPHER_CTX *ctx_;
-  uint8_t iv_[12] = {};
+  uint8_t key_[16] = {}, iv_[12] = {};
   bool sealing_ = false;
 };
 
@@ -75,6 +79,9 @@ class TlsRecords {
  private:
   // Opens the whole record at record (size bytes) into out (room for its data); the data's size or -1.
   ptrdiff_t open(const uint8_t *record, size_t size, uint8_t *out, std::string *error);
+  // Opens a run of many whole records at the span's start that fit in room, on several threads: the
+  // plaintext's size (span advanced), 0 when there is no such run, or -1.
+  ptrdiff_t open_run(TlsSpan &span, uint8_t *dst, size_t room, std::string *error);
 
   TlsRecordKey send_key_, receive_key_;
   uint64_t send_seq_ = 0, receive_seq_ = 0;

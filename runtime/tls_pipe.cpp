@@ -178,9 +178,10 @@ void SocketReader::main() {
     size_t size = size_t(std::min<uint64_t>(kReceiveBytes, until_ - taken_));
     reading_ = true;
     lock.unlock();
+    // Whole buffers (these bytes are sure to come): the receiver then opens many records per hand-off.
     // The socket's silence limit (SO_RCVTIMEO) and shutdown end this recv as the receiver's own.
     ssize_t got;
-    do got = recv(fd_, buffer, size, 0);
+    do got = recv(fd_, buffer, size, MSG_WAITALL);
     while (got < 0 && errno == EINTR);
     int error = errno;
     lock.lock();
