@@ -298,6 +298,7 @@ bool TlsRecords::write(const uint8_t *bytes, size_t size, TlsBytes *out) {
 ptrdiff_t TlsRecords::open_run(TlsSpan &span, uint8_t *dst, size_t room, std::string *error) {
   // Where each whole record of the run lies, and where its data goes (records are never padded by
   // fedcl, so a record's data is its size less the overhead; a padded one is refused below).
+  if (CryptoPool::get().helpers() == 0 || span.in_size < 4 * kTlsRecordBytes) return 0;  // alone, or too little
   std::vector<std::pair<size_t, size_t>> places;  // (offset in span, offset in dst)
   size_t offset = 0, data = 0;
   while (span.in_size - offset >= kTlsRecordHeader) {

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <map>
+#include <mutex>
 
 namespace fedcl {
 
@@ -26,12 +27,14 @@ constexpr size_t kReadAheadBytes = 1 << 20;
 // ciphertext is longer than its plaintext.
 constexpr size_t kReadAheadMargin = 2 * kTlsRecordMax;
 
-// One client context per trust root and CA file, shared by every connection of the process.
+// One client context per trust root and CA file, shared by every connection of the process. Never
+// freed: connections (and the runtime's exit handler) may still use them while static objects are
+// destroyed at exit.
 SSL_CTX *client_context(TlsMode mode, const std::string &ca_file, std::string *error) {
   static std::mutex mutex;
-  static std::map<std::pair<TlsMode, std::string>, TlsContext> contexts;
+  static auto *contexts = new std::map<std::pair<TlsMode, std::string>, TlsContext>;
   std::lock_guard<std::mutex> lock(mutex);
-  auto &ctx = contexts[{mode, ca_file}];
+  auto &ctx = (*contexts)[{mode, ca_file}];
   if (!ctx) ctx = tls_client_context(mode, ca_file, error);
   return ctx.get();
 }
