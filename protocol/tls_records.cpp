@@ -383,6 +383,7 @@ ptrdiff_t TlsRecords::read(TlsSpan &span, uint8_t *dst, size_t size, std::string
             return -1;
           }
         }
+        if (partial_size_ < need && span.in_size == 0) return ptrdiff_t(got);  // (span.in may be null then)
         size_t take = std::min(need - partial_size_, span.in_size);
         std::memcpy(partial_.get() + partial_size_, span.in, take);
         partial_size_ += take;
