@@ -105,10 +105,8 @@ SSL_CTX *new_context(const SSL_METHOD *method, const char *suites, std::string *
   // tells a cut-off frame from a whole one.
   SSL_CTX_set_options(ctx, SSL_OP_IGNORE_UNEXPECTED_EOF);
   tls_capture_secrets(ctx);
-  // No read-ahead: OpenSSL 3.0 moves the unread rest of its read buffer to the front at each record,
-  // so a large read-ahead buffer costs a copy of itself per 16 KiB record (a 256 KiB one cut a
-  // transfer's rate to a quarter). The transports read large pieces of the socket themselves and
-  // hand them over through tls_span_bio instead.
+  // No read-ahead: OpenSSL then reads no byte past the handshake, and what follows belongs to
+  // fedcl's record layer (tls_records.h).
   return ctx;
 }
 

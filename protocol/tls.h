@@ -71,9 +71,9 @@ std::string tls_host_of(const std::string &endpoint);
 // Whether bytes start like a TLS handshake record (what a TLS client sends first).
 bool tls_record_start(const uint8_t *bytes, size_t size);
 
-// A BIO for a memory transport: it reads from a span the caller sets (and asks to be retried when
-// that is used up) and appends what is written to a vector the caller sets, so that ciphertext moves
-// once between OpenSSL and the socket's buffers.
+// A BIO for a memory transport (fedcld's handshakes under libuv): it reads from a span the caller
+// sets (and asks to be retried when that is used up) and appends what is written to a vector the
+// caller sets. TlsSpan is also how fedcl's record layer takes ciphertext.
 //
 // Ciphertext buffers grow without zero-filling what OpenSSL is about to overwrite.
 template <typename T>
