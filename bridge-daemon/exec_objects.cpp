@@ -2,6 +2,7 @@
 #include "exec.h"
 #include "server.h"
 #include "peer_signal.h"
+#include "peer_transfer.h"
 
 namespace fedcld {
 
@@ -124,6 +125,7 @@ void exec_set_user_event_status(Call &call, wire::Request::SetUserEventStatus::R
     return;
   if (cl_event stand_in = call.session.inbox().take_stand_in(request.getEvent())) clReleaseEvent(stand_in);
   set_user_event_status(event, request.getStatus());
+  peer_receive_settled(call.session, request.getEvent());
 }
 
 void exec_release(Call &call, uint64_t id) {

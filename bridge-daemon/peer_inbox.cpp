@@ -40,6 +40,12 @@ std::vector<std::shared_ptr<PeerReceive>> PeerInbox::receives_from(uint64_t send
   return found;
 }
 
+std::shared_ptr<PeerReceive> PeerInbox::receive_with_event(uint64_t event) const {
+  for (const auto &entry : receives_)
+    if (entry.second.event == event) return entry.second.receive;
+  return nullptr;
+}
+
 std::shared_ptr<PeerReceive> PeerInbox::redirect_receive(uint64_t transfer, uint64_t sender) {
   auto it = receives_.find(transfer);
   if (it == receives_.end()) return nullptr;

@@ -39,13 +39,16 @@ class PeerInbox {
   };
   Early take_early(uint64_t transfer, uint64_t sender);
 
-  void add_receive(uint64_t transfer, uint64_t sender, std::shared_ptr<PeerReceive> receive) {
-    receives_[transfer] = {sender, std::move(receive)};
+  // event: the receive's own event, which the client may settle (its sender failed).
+  void add_receive(uint64_t transfer, uint64_t sender, uint64_t event, std::shared_ptr<PeerReceive> receive) {
+    receives_[transfer] = {sender, event, std::move(receive)};
   }
   // The receive of transfer if sender is the daemon it expects bytes from.
   std::shared_ptr<PeerReceive> receive(uint64_t transfer, uint64_t sender) const;
   void remove_receive(uint64_t transfer) { receives_.erase(transfer); }
   std::vector<std::shared_ptr<PeerReceive>> receives_from(uint64_t sender) const;
+  // The receive whose event is event; null if there is none.
+  std::shared_ptr<PeerReceive> receive_with_event(uint64_t event) const;
   // The receive of transfer takes its bytes from sender from now on (TransferFrom); null if there
   // is none.
   std::shared_ptr<PeerReceive> redirect_receive(uint64_t transfer, uint64_t sender);
@@ -79,7 +82,7 @@ class PeerInbox {
   std::unordered_map<uint64_t, Held> held_;
   uint64_t held_bytes_ = 0;
   struct Expected {
-    uint64_t sender;
+    uint64_t sender, event;
     std::shared_ptr<PeerReceive> receive;
   };
   std::unordered_map<uint64_t, Expected> receives_;

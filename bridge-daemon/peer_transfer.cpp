@@ -257,6 +257,14 @@ struct PeerReceive : std::enable_shared_from_this<PeerReceive> {
     if (s) s->inbox().remove_receive(transfer);
   }
 
+  // The client settled the receive's event: its sending side failed, so no bytes will come. The
+  // commands behind the gates must not wait for them (the client knows; nothing to tell it).
+  void settled_by_client() {
+    if (event.done() || !event.settled()) return;
+    event.finish(nullptr, CL_OUT_OF_RESOURCES, "", mem_id);
+    device.open_all();
+  }
+
   // A failed receive stays in the inbox, so that late bytes of its transfer are dropped.
   void fail(cl_int status, const std::string &why) {
     if (event.done()) return;
@@ -272,7 +280,7 @@ void exec_receive_from_peer(Call &call, wire::Request::ReceiveFromPeer::Reader r
   receive->start(call.session);
   PeerInbox &inbox = call.session.inbox();
   PeerInbox::Early early = inbox.take_early(request.getTransfer(), request.getSender());
-  inbox.add_receive(request.getTransfer(), request.getSender(), receive);
+  inbox.add_receive(request.getTransfer(), request.getSender(), call.event, receive);
   if (early.status != CL_SUCCESS) return receive->fail(early.status, early.message);
   for (PeerChunk &chunk : early.chunks) receive->accept(std::move(chunk));
 }
@@ -332,6 +340,10 @@ std::shared_ptr<uint8_t[]> client_data_destination(Session &session, wire::Reque
                                                    uint64_t bytes) {
   auto receive = session.inbox().receive(data.getTransfer(), 0);
   return receive ? receive->destination(data.getOffset(), bytes) : nullptr;
+}
+
+void peer_receive_settled(Session &session, uint64_t event) {
+  if (auto receive = session.inbox().receive_with_event(event)) receive->settled_by_client();
 }
 
 void peer_receives_lost(Session &session, uint64_t instance, const std::string &why) {

@@ -28,6 +28,8 @@ void exec_transfer_data(Call &call, wire::Request::TransferData::Reader request,
 void exec_transfer_abort(Call &call, wire::Request::TransferAbort::Reader request);
 std::shared_ptr<uint8_t[]> client_data_destination(Session &session, wire::Request::TransferData::Reader data,
                                                    uint64_t bytes);
+// The client set the status of event; if it is a receive's, that receive will get no bytes.
+void peer_receive_settled(Session &session, uint64_t event);
 // The link to peer daemon instance is gone: session's receives from it fail.
 void peer_receives_lost(Session &session, uint64_t instance, const std::string &why);
 

@@ -215,14 +215,13 @@ cl_int mem_prepare(cl_mem mem, Command &command, bool overwrites_all) {
       return CL_SUCCESS;
     }
     // The copy never came (its sender or their link failed). If nothing wrote here since, this
-    // daemon's copy is merely stale; if something did, it wrote on top of missing contents: lost.
+    // daemon's copy is merely stale; if something did, it wrote on top of missing contents: lost,
+    // and the failed arrival stays so that every later use fails too, until a command overwrites
+    // all of it.
+    if (root->valid == bit_here && !overwrites_all) return never_arrived(root, here, arrival);
     release(it->second);
     root->arrivals.erase(it);
-    if (root->valid != bit_here) {
-      root->valid &= ~bit_here;
-    } else if (!overwrites_all) {
-      return never_arrived(root, here, arrival);
-    }
+    if (root->valid != bit_here) root->valid &= ~bit_here;
   }
   if (root->valid != 0 && !overwrites_all) {
     cl_context context = root->context;

@@ -5,6 +5,7 @@
 
 using fedcld::PeerChunk;
 using fedcld::PeerInbox;
+using fedcld::PeerReceive;
 
 namespace {
 PeerChunk chunk(uint64_t offset, uint64_t size) {
@@ -49,11 +50,24 @@ TEST(PeerInbox, AnEarlyFailureReachesTheReceive) {
   EXPECT_EQ("the sender ran out", early.message);
 }
 
-TEST(PeerInbox, ReceivesAreFoundByTransferAndSender) {
+// A stand-in for a receive: the inbox only keeps and hands back the pointer.
+std::shared_ptr<PeerReceive> receive_tag(int &tag) {
+  return std::shared_ptr<PeerReceive>(std::shared_ptr<void>(), reinterpret_cast<PeerReceive *>(&tag));
+}
+
+TEST(PeerInbox, ReceivesAreFoundByTransferSenderAndEvent) {
   PeerInbox inbox;
-  inbox.add_receive(5, 100, nullptr);
+  int a = 0, b = 0;
+  inbox.add_receive(5, 100, 77, receive_tag(a));
+  inbox.add_receive(6, 200, 78, receive_tag(b));
   EXPECT_EQ(1u, inbox.receives_from(100).size());
-  EXPECT_TRUE(inbox.receives_from(200).empty());
+  EXPECT_TRUE(inbox.receives_from(300).empty());
+  EXPECT_EQ(receive_tag(a), inbox.receive(5, 100));
+  EXPECT_EQ(nullptr, inbox.receive(5, 200)) << "bytes from another sender than the one named";
+  EXPECT_EQ(receive_tag(b), inbox.receive_with_event(78));
+  EXPECT_EQ(nullptr, inbox.receive_with_event(79));
+  inbox.remove_receive(6);
+  EXPECT_EQ(nullptr, inbox.receive_with_event(78));
 }
 
 TEST(PeerInbox, AnEarlySignalIsTakenOnce) {
