@@ -15,10 +15,14 @@ namespace fedcld {
 
 namespace {
 
-// Ciphertext read at once: records are 16 KiB at most, several land per read.
-constexpr size_t kCipherReadBytes = 256 * 1024;
+// Reads land one after another in a buffer of this size, so that ciphertext that came in many small
+// reads (the loop takes what the socket has, often under 128 KiB) lies in one run, which the worker
+// opens at once on every crypto thread: a run costs some 20-30 us beyond its records' work.
+constexpr size_t kReadBufferBytes = 1 << 20;
+// Room a read wants at least: several 16 KiB records.
+constexpr size_t kMinReadBytes = 64 * 1024;
 // Read buffers a stream may have while its worker decrypts: reading stops while it holds them all.
-constexpr size_t kReadBuffers = 8;
+constexpr size_t kReadBuffers = 4;
 // A span the session wants filled (a payload's rest) this large or larger is decrypted on the worker.
 constexpr size_t kWorkerSpanBytes = 1 << 20;
 // A write larger than this is sealed on the worker, in pieces of kPieceBytes, no more than
@@ -80,7 +84,8 @@ struct TlsStream::Shared : std::enable_shared_from_this<Shared> {
   bool flush_posted = false;
   uint8_t *span_at = nullptr;  // the worker's span: where its next plaintext goes, and how much more
   size_t span_left = 0;
-  std::deque<Ciphertext> ciphertext;
+  std::deque<Ciphertext> ciphertext;  // in arrival order; a buffer's reads are one entry while unread
+  uint8_t *filling = nullptr;          // the read buffer the loop reads into: not done when read up
   std::deque<std::unique_ptr<Sealed>> to_seal, sealed;  // sealed: in the order OpenSSL sealed them
   std::vector<std::unique_ptr<uint8_t[]>> read_buffers;  // loop only
 
@@ -106,8 +111,9 @@ struct TlsStream::Shared : std::enable_shared_from_this<Shared> {
     front.at += used;
     front.size -= used;
     if (front.size == 0) {
-      *done = front.buffer;
+      uint8_t *buffer = front.buffer;
       ciphertext.pop_front();
+      if (buffer != filling && (ciphertext.empty() || ciphertext.front().buffer != buffer)) *done = buffer;
     }
     return ret;
   }
@@ -266,7 +272,7 @@ std::string TlsStream::start(Session &session, std::function<void()> ready) {
 }
 
 uint8_t *TlsStream::new_read_buffer() {
-  shared_->read_buffers.emplace_back(new uint8_t[kCipherReadBytes]);
+  shared_->read_buffers.emplace_back(new uint8_t[kReadBufferBytes]);
   return shared_->read_buffers.back().get();
 }
 
@@ -275,11 +281,21 @@ void TlsStream::alloc(Session &session, uv_buf_t *buf) {
     *buf = session.plaintext_buffer();
     return;
   }
-  // Made as needed: one while reads are decrypted here; more while the worker holds some, and one
-  // more if the session reads on while it holds kReadBuffers (a paused session resumed, say).
-  if (free_buffers_.empty()) free_buffers_.push_back(new_read_buffer());
-  *buf = uv_buf_init(reinterpret_cast<char *>(free_buffers_.back()), kCipherReadBytes);
-  free_buffers_.pop_back();
+  std::lock_guard<std::mutex> lock(shared_->mutex);  // the worker reports a buffer done by what it sees here
+  bool unread = !shared_->ciphertext.empty() && shared_->ciphertext.back().buffer == filling_;
+  if (filling_ && !unread) {
+    filled_ = 0;  // all of it decrypted: reads start over at its beginning (small traffic stays in a few pages)
+  } else if (!filling_ || kReadBufferBytes - filled_ < kMinReadBytes) {
+    // The worker reports the full one done once it decrypted it. Buffers are made as needed: one
+    // while reads are decrypted here; more while the worker holds some, and one more if the session
+    // reads on while it holds kReadBuffers (a paused session resumed, say).
+    if (free_buffers_.empty()) free_buffers_.push_back(new_read_buffer());
+    filling_ = free_buffers_.back();
+    free_buffers_.pop_back();
+    filled_ = 0;
+    shared_->filling = filling_;
+  }
+  *buf = uv_buf_init(reinterpret_cast<char *>(filling_ + filled_), kReadBufferBytes - filled_);
 }
 
 void TlsStream::read_buffer_free(uint8_t *buffer) {
@@ -337,11 +353,9 @@ std::string TlsStream::received(Session &session, const uv_buf_t &buf, size_t si
     session.plaintext_landed(buf, size);
     return {};
   }
+  if (size == 0) return {};  // libuv's "nothing after all"
   auto *bytes = reinterpret_cast<uint8_t *>(buf.base);
-  if (size == 0) {  // libuv's "nothing after all"
-    read_buffer_free(bytes);
-    return {};
-  }
+  filled_ += size;
   if (first_bytes_ && accepting_) {
     first_bytes_ = false;
     if (!fedcl::tls_record_start(bytes, size)) {
@@ -350,18 +364,20 @@ std::string TlsStream::received(Session &session, const uv_buf_t &buf, size_t si
       plaintext_ = true;
       session.plaintext_refused = true;
       session.consume(bytes, size);
-      read_buffer_free(bytes);
       return {};
     }
   }
   {
     std::lock_guard<std::mutex> lock(shared_->mutex);
-    shared_->ciphertext.push_back({bytes, bytes, size});
+    auto &queue = shared_->ciphertext;
+    if (!queue.empty() && queue.back().buffer == filling_ && queue.back().at + queue.back().size == bytes)
+      queue.back().size += size;
+    else queue.push_back({filling_, bytes, size});
     if (span_on_worker_) shared_->decrypt_wanted = true;
   }
   if (span_on_worker_) {
     wake_worker();
-    if (free_buffers_.empty() && shared_->read_buffers.size() >= kReadBuffers) {
+    if (kReadBufferBytes - filled_ < kMinReadBytes && free_buffers_.empty() && shared_->read_buffers.size() >= kReadBuffers) {
       reads_starved_ = true;
       uv_read_stop(stream_);
     }

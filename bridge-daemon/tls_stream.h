@@ -78,8 +78,11 @@ class TlsStream final : public StreamTransport {
   bool first_bytes_ = true;
   bool plaintext_ = false;  // a plain-TCP client, read in the clear until refused
   std::function<void()> ready_;
-  // Reads: buffers libuv may fill; the worker decrypts a large span (reading stops when all are busy).
+  // Reads: buffers libuv may fill, the one it fills now and how far; the worker decrypts a large span
+  // (reading stops when all are busy).
   std::vector<uint8_t *> free_buffers_;
+  uint8_t *filling_ = nullptr;
+  size_t filled_ = 0;
   bool span_on_worker_ = false;
   bool reads_starved_ = false;
   // Writes: pieces not yet given to the worker, and those given whose ciphertext libuv has not written.

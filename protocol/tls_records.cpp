@@ -112,7 +112,13 @@ class CryptoPool {
     jobs_.fetch_add(1, std::memory_order_release);
     work_.notify_all();
     while (next_ < parts_) take(lock);  // this thread works too, and takes what the others have not
-    done_.wait(lock, [&] { return pending_ == 0; });
+    // The others finish within a part's time: sleeping until they do would add a wake-up to every
+    // span, as long as a part's work in a virtual machine.
+    lock.unlock();
+    auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(200);
+    while (pending_.load(std::memory_order_acquire) != 0 && std::chrono::steady_clock::now() < until) std::this_thread::yield();
+    lock.lock();
+    done_.wait(lock, [&] { return pending_.load(std::memory_order_acquire) == 0; });
     job_ = nullptr;
   }
 
@@ -131,7 +137,7 @@ class CryptoPool {
     lock.unlock();
     (*job)(i);
     lock.lock();
-    if (--pending_ == 0) done_.notify_all();
+    if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) done_.notify_all();
   }
 
   // A helper stays awake a while after its part: a transfer's next span comes within microseconds,
@@ -155,7 +161,8 @@ class CryptoPool {
   std::mutex busy_, mutex_;
   std::condition_variable work_, done_;
   const std::function<void(size_t)> *job_ = nullptr;
-  size_t parts_ = 0, next_ = 0, pending_ = 0;
+  size_t parts_ = 0, next_ = 0;
+  std::atomic<size_t> pending_{0};  // parts not done; read without the lock by run()'s spin
   std::atomic<uint64_t> jobs_{0};
 };
 
