@@ -168,6 +168,10 @@ class CryptoPool {
 
 // How many parts a run of records is cut in: one per thread, each of at least two records (a
 // hand-off costs about what opening one record does).
+// Records smaller than this end a parallel run and are opened one by one: a KeyUpdate is one (27
+// bytes), and the records after it are opened with the next key.
+constexpr size_t kRunRecordMin = 256;
+
 size_t parts_for(size_t records) { return std::max<size_t>(1, std::min(CryptoPool::get().helpers() + 1, records / 2)); }
 
 size_t record_size_of(const uint8_t *header) { return kTlsRecordHeader + (size_t(header[3]) << 8 | header[4]); }
@@ -186,14 +190,25 @@ TlsRecordKey::TlsRecordKey() : ctx_(EVP_CIPHER_CTX_new()) {}
 
 TlsRecordKey::~TlsRecordKey() {
   EVP_CIPHER_CTX_free(ctx_);  // wipes the key schedule
+  OPENSSL_cleanse(secret_, sizeof secret_);
   OPENSSL_cleanse(key_, sizeof key_);
   OPENSSL_cleanse(iv_, sizeof iv_);
 }
 
 std::string TlsRecordKey::derive(const uint8_t *secret, size_t size, bool sealing) {
   sealing_ = sealing;
+  if (size != sizeof secret_) return "a TLS traffic secret of " + std::to_string(size) + " bytes, not SHA-256's";
+  std::memcpy(secret_, secret, size);  // kept for key updates
   bool ok = expand_label(secret, size, "key", key_, sizeof key_) && expand_label(secret, size, "iv", iv_, sizeof iv_) && init();
   return ok ? "" : "cannot derive the TLS traffic keys";
+}
+
+std::string TlsRecordKey::update() {
+  uint8_t next[sizeof secret_];
+  if (!expand_label(secret_, sizeof secret_, "traffic upd", next, sizeof next)) return "cannot derive the next TLS traffic keys";
+  std::string why = derive(next, sizeof next, sealing_);
+  OPENSSL_cleanse(next, sizeof next);
+  return why;
 }
 
 bool TlsRecordKey::copy_from(const TlsRecordKey &other) {
@@ -215,14 +230,14 @@ void nonce_of(const uint8_t iv[12], uint64_t seq, uint8_t nonce[12]) {
 
 }  // namespace
 
-bool TlsRecordKey::seal(uint64_t seq, const uint8_t *in, size_t size, uint8_t *out) {
+bool TlsRecordKey::seal(uint64_t seq, const uint8_t *in, size_t size, uint8_t *out, uint8_t type) {
   size_t length = size + 1 + kTagBytes;
   out[0] = kApplicationData;
   out[1] = 0x03;
   out[2] = 0x03;
   out[3] = uint8_t(length >> 8);
   out[4] = uint8_t(length);
-  uint8_t nonce[12], type = kApplicationData;
+  uint8_t nonce[12];
   nonce_of(iv_, seq, nonce);
   uint8_t *body = out + kTlsRecordHeader;
   int n;
@@ -273,10 +288,38 @@ std::string TlsRecords::start(SSL *ssl) {
   if (why.empty()) why = receive_key_.derive(receiving.data(), receiving.size(), false);
   SSL_set_ex_data(ssl, secrets_index(), nullptr);
   delete secrets;  // the keys are derived: the secrets are wiped
+  if (const char *every = std::getenv("FEDCL_TLS_KEY_UPDATE_RECORDS")) set_key_update_interval(std::strtoull(every, nullptr, 10));
   return why;
 }
 
+// A KeyUpdate handshake message (RFC 8446 4.6.3): type 24, length 1, update_not_requested (0) or
+// update_requested (1).
+constexpr uint8_t kKeyUpdate = 24;
+constexpr size_t kKeyUpdateBytes = 5;
+
 bool TlsRecords::write(const uint8_t *bytes, size_t size, TlsBytes *out) {
+  if (update_asked_.exchange(false, std::memory_order_acq_rel) && !update_send_key(out)) return false;
+  while (size > 0) {
+    // Whole records while the key lasts, one kept for the KeyUpdate.
+    if (send_seq_ + 1 >= key_update_records_ && !update_send_key(out)) return false;
+    size_t take = std::min<uint64_t>(size, (key_update_records_ - 1 - send_seq_) * kTlsRecordBytes);
+    if (!seal_records(bytes, take, out)) return false;
+    bytes += take;
+    size -= take;
+  }
+  return true;
+}
+
+bool TlsRecords::update_send_key(TlsBytes *out) {
+  const uint8_t message[kKeyUpdateBytes] = {kKeyUpdate, 0, 0, 1, 0};
+  size_t at = out->size();
+  out->resize(at + kKeyUpdateBytes + kTlsRecordOverhead);
+  if (!send_key_.seal(send_seq_, message, kKeyUpdateBytes, out->data() + at, kHandshake)) return false;
+  send_seq_ = 0;
+  return send_key_.update().empty();
+}
+
+bool TlsRecords::seal_records(const uint8_t *bytes, size_t size, TlsBytes *out) {
   size_t records = (size + kTlsRecordBytes - 1) / kTlsRecordBytes;
   size_t at = out->size();
   out->resize(at + size + records * kTlsRecordOverhead);
@@ -310,7 +353,10 @@ ptrdiff_t TlsRecords::open_run(TlsSpan &span, uint8_t *dst, size_t room, std::st
   size_t offset = 0, data = 0;
   while (span.in_size - offset >= kTlsRecordHeader) {
     size_t size = record_size_of(span.in + offset);
-    if (span.in_size - offset < size || !plausible(span.in + offset, size) || data + size - kTlsRecordOverhead > room) break;
+    // A small record ends the run: it may be a KeyUpdate, after which the key changes.
+    if (span.in_size - offset < size || !plausible(span.in + offset, size) || size < kRunRecordMin ||
+        data + size - kTlsRecordOverhead > room)
+      break;
     places.push_back({offset, data});
     offset += size;
     data += size - kTlsRecordOverhead;
@@ -350,8 +396,16 @@ ptrdiff_t TlsRecords::open(const uint8_t *record, size_t size, uint8_t *out, std
     return -1;
   }
   if (type == kApplicationData) return ptrdiff_t(data);
+  if (type == kHandshake && data == kKeyUpdateBytes && out[0] == kKeyUpdate && out[1] == 0 && out[2] == 0 && out[3] == 1 &&
+      out[4] <= 1) {
+    *error = receive_key_.update();
+    if (!error->empty()) return -1;
+    receive_seq_ = 0;
+    if (out[4] == 1) update_asked_.store(true, std::memory_order_release);
+    return 0;
+  }
   *error = type == kAlert       ? "TLS: the other side sent an alert and ended the session"
-           : type == kHandshake ? "TLS: a handshake message after the handshake (a key update?), which fedcl does not take"
+           : type == kHandshake ? "TLS: a handshake message after the handshake other than a key update, which fedcl does not take"
                                 : "TLS: a record of an unknown type";
   return -1;
 }
@@ -417,6 +471,7 @@ ptrdiff_t TlsRecords::read(TlsSpan &span, uint8_t *dst, size_t size, std::string
     } else {
       partial_size_ = 0;
     }
+    if (data == 0) continue;  // a KeyUpdate (or an empty record): nothing for dst
     if (fits) {
       got += size_t(data);
       continue;

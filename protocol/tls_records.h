@@ -12,6 +12,7 @@
 
 #include <openssl/ssl.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -34,11 +35,13 @@ class TlsRecordKey {
 
   // From a traffic secret (HKDF-Expand-Label with SHA-256: the suite's "key" and "iv"). "" or why not.
   std::string derive(const uint8_t *secret, size_t size, bool sealing);
+  // The next generation's key (RFC 8446 7.2: the secret's "traffic upd"), after a KeyUpdate.
+  std::string update();
   // The same key, with a context of its own (for another thread); false when OpenSSL fails.
   bool copy_from(const TlsRecordKey &other);
-  // Seals size bytes (at most kTlsRecordBytes) as the record numbered seq, header included, at out
-  // (size + kTlsRecordOverhead bytes).
-  bool seal(uint64_t seq, const uint8_t *in, size_t size, uint8_t *out);
+  // Seals size bytes (at most kTlsRecordBytes) of inner content type (application data unless told)
+  // as the record numbered seq, header included, at out (size + kTlsRecordOverhead bytes).
+  bool seal(uint64_t seq, const uint8_t *in, size_t size, uint8_t *out, uint8_t type = 0x17);
   // Opens the record numbered seq (size bytes, header included): its data to out (size -
   // kTlsRecordOverhead bytes; more when the peer padded it, which the type's place tells), how much in
   // *data_size, its inner content type in *type. false when it is not authentic.
@@ -48,6 +51,7 @@ class TlsRecordKey {
   bool init();
 
   EVP_CIPHER_CTX *ctx_;
+  uint8_t secret_[32] = {};  // SHA-256's size: the suite's hash
   uint8_t key_[16] = {}, iv_[12] = {};
   bool sealing_ = false;
 };
@@ -59,7 +63,13 @@ constexpr size_t kTlsRecordOverhead = kTlsRecordHeader + 1 + 16;
 constexpr size_t kTlsRecordMax = kTlsRecordHeader + kTlsRecordBytes + 256;
 
 // A connection's application data after its handshake: both directions. The sending half and the
-// receiving half keep no common state, so one thread may write while another reads.
+// receiving half keep no common state (but a flag: the peer asked for a key update), so one thread
+// may write while another reads. Each direction changes its key before it has sealed
+// kTlsKeyUpdateRecords records with it (RFC 8446 5.5 allows AES-GCM about 2^24.5 full records, some
+// 370 GiB): a KeyUpdate record, then the next generation's key, counting from zero again. The
+// peer's KeyUpdates are taken the same way.
+constexpr uint64_t kTlsKeyUpdateRecords = uint64_t(1) << 23;  // 128 GiB of full records
+
 class TlsRecords {
  public:
   // Takes over ssl's traffic keys (its handshake done, no application data sent or read through it).
@@ -75,9 +85,16 @@ class TlsRecords {
   ptrdiff_t read(TlsSpan &span, uint8_t *dst, size_t size, std::string *error);
   // Plaintext or part of a record held from earlier reads.
   bool holding() const { return plain_left_ > 0 || partial_size_ > 0; }
+  // Records per sending key, kTlsKeyUpdateRecords unless a test wants to see many updates.
+  void set_key_update_interval(uint64_t records) { key_update_records_ = records < 2 ? 2 : records; }
 
  private:
-  // Opens the whole record at record (size bytes) into out (room for its data); the data's size or -1.
+  // Seals size bytes (whole records but the last) into out, all with the current sending key.
+  bool seal_records(const uint8_t *bytes, size_t size, TlsBytes *out);
+  // A KeyUpdate record, then the next sending key.
+  bool update_send_key(TlsBytes *out);
+  // Opens the whole record at record (size bytes) into out (room for its data); the data's size (0 for
+  // the peer's KeyUpdate, taken) or -1.
   ptrdiff_t open(const uint8_t *record, size_t size, uint8_t *out, std::string *error);
   // Opens a run of many whole records at the span's start that fit in room, on several threads: the
   // plaintext's size (span advanced), 0 when there is no such run, or -1.
@@ -85,6 +102,8 @@ class TlsRecords {
 
   TlsRecordKey send_key_, receive_key_;
   uint64_t send_seq_ = 0, receive_seq_ = 0;
+  uint64_t key_update_records_ = kTlsKeyUpdateRecords;
+  std::atomic<bool> update_asked_{false};  // the peer's KeyUpdate asked for one of ours
   std::unique_ptr<uint8_t[]> partial_;  // a record that arrived in pieces
   size_t partial_size_ = 0;
   std::unique_ptr<uint8_t[]> plain_;  // a record's data that did not fit where it was asked for

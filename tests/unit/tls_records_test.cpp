@@ -195,6 +195,74 @@ TEST(TlsRecords, AnAlteredOrReorderedRecordIsRefused) {
   }
 }
 
+// How many records of cipher are as small as a KeyUpdate's (and, in these tests, nothing else is).
+size_t key_updates_in(const std::vector<uint8_t> &cipher) {
+  size_t found = 0;
+  for (size_t at = 0; at + fedcl::kTlsRecordHeader <= cipher.size();) {
+    size_t body = size_t(cipher[at + 3]) << 8 | cipher[at + 4];
+    if (body == 5 + 1 + 16) found++;
+    at += fedcl::kTlsRecordHeader + body;
+  }
+  return found;
+}
+
+TEST(TlsRecords, OpenSslTakesTheKeyUpdatesFedclSends) {
+  Connected c;
+  TlsRecords records;
+  ASSERT_EQ("", records.start(c.client.get()));
+  records.set_key_update_interval(5);
+  auto sent = pattern(300000, 6);
+  TlsBytes cipher;
+  ASSERT_TRUE(records.write(sent.data(), 5, &cipher));
+  ASSERT_TRUE(records.write(sent.data() + 5, 40000, &cipher));
+  ASSERT_TRUE(records.write(sent.data() + 40005, sent.size() - 40005, &cipher));
+  std::vector<uint8_t> bytes(cipher.begin(), cipher.end());
+  EXPECT_EQ(5u, key_updates_in(bytes)) << "21 records at most 4 to a key";
+  EXPECT_EQ(sent, c.server_reads(cipher, sent.size()));
+}
+
+TEST(TlsRecords, FedclTakesOpenSslsKeyUpdatesAndAnswersARequestedOne) {
+  Connected c;
+  TlsRecords records;
+  ASSERT_EQ("", records.start(c.client.get()));
+  auto sent = pattern(120000, 7);
+  ASSERT_EQ(1000, SSL_write(c.server.get(), sent.data(), 1000));
+  ASSERT_EQ(1, SSL_key_update(c.server.get(), SSL_KEY_UPDATE_NOT_REQUESTED));
+  ASSERT_EQ(1000, SSL_write(c.server.get(), sent.data() + 1000, 1000));
+  ASSERT_EQ(1, SSL_key_update(c.server.get(), SSL_KEY_UPDATE_REQUESTED));
+  ASSERT_EQ(int(sent.size()) - 2000, SSL_write(c.server.get(), sent.data() + 2000, int(sent.size()) - 2000));
+  auto cipher = c.to_client();
+  EXPECT_EQ(2u, key_updates_in(cipher));
+  std::string error;
+  EXPECT_EQ(sent, read_all(records, cipher, sent.size(), 3, &error));
+  EXPECT_EQ("", error);
+
+  // Asked for one, fedcl updates its own key before its next record; OpenSSL reads on with it.
+  auto reply = pattern(50000, 8);
+  TlsBytes answer;
+  ASSERT_TRUE(records.write(reply.data(), reply.size(), &answer));
+  EXPECT_EQ(1u, key_updates_in(std::vector<uint8_t>(answer.begin(), answer.end())));
+  EXPECT_EQ(reply, c.server_reads(answer, reply.size()));
+}
+
+TEST(TlsRecords, KeyUpdatesEndParallelRunsAndEveryByteArrives) {
+  with_helpers();
+  Connected c;
+  TlsRecords sender, receiver;
+  ASSERT_EQ("", sender.start(c.client.get()));
+  ASSERT_EQ("", receiver.start(c.server.get()));
+  sender.set_key_update_interval(16);
+  auto sent = pattern(3000000, 9);
+  TlsBytes cipher;
+  for (size_t done = 0; done < sent.size(); done += 600000)
+    ASSERT_TRUE(sender.write(sent.data() + done, 600000, &cipher));
+  std::vector<uint8_t> bytes(cipher.begin(), cipher.end());
+  EXPECT_GE(key_updates_in(bytes), 12u);
+  std::string error;
+  EXPECT_EQ(sent, read_all(receiver, bytes, sent.size(), 11, &error, 1500000));
+  EXPECT_EQ("", error);
+}
+
 TEST(TlsRecords, ARecordThatIsNotDataIsRefused) {
   Connected c;
   TlsRecords records;
