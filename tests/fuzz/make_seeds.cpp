@@ -172,6 +172,41 @@ int main(int argc, char **argv) {
     write.save(dir + (event == first ? "/write-event-id-in-use" : "/write-reserved-event-id"));
   }
 
+  // A session that acknowledges what it received and says goodbye (its process exits).
+  Seed goodbye(false);
+  add_hello(goodbye);
+  add_context_and_queue(goodbye);
+  {
+    capnp::MallocMessageBuilder m;
+    m.initRoot<wire::Request>().setAck(64);
+    goodbye.add(m);
+  }
+  {
+    capnp::MallocMessageBuilder m;
+    m.initRoot<wire::Request>().setGoodbye();
+    goodbye.add(m);
+  }
+  goodbye.save(dir + "/open-ack-goodbye");
+
+  // Resumption of a session this daemon never had, without a key and with one (then a proof).
+  for (bool with_key : {false, true}) {
+    Seed resume(with_key);
+    {
+      capnp::MallocMessageBuilder m;
+      auto request = m.initRoot<wire::Request>();
+      request.setSeq(1);
+      auto r = request.initResume();
+      r.setProtocolVersion(wire::PROTOCOL_VERSION);
+      r.setToken(fedcl::as_data(fedcl::fresh_nonce()));
+      r.setReceived(4096);
+      r.setUser("alice");
+      r.setNonce(fedcl::as_data(fedcl::fresh_nonce()));
+      resume.add(m);
+    }
+    if (with_key) add_wrong_proof(resume);
+    resume.save(dir + (with_key ? "/keyed-resume" : "/open-resume"));
+  }
+
   // The keyed handshake.
   Seed keyed(true);
   add_hello(keyed, "alice");
