@@ -37,6 +37,15 @@ void release_handle(ObjectKind kind, void *handle) {
 
 }  // namespace
 
+void fail_unset_user_event(cl_event event) {
+  cl_command_type type = 0;
+  cl_int status = CL_COMPLETE;
+  if (clGetEventInfo(event, CL_EVENT_COMMAND_TYPE, sizeof type, &type, nullptr) == CL_SUCCESS && type == CL_COMMAND_USER &&
+      clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr) == CL_SUCCESS &&
+      status > CL_COMPLETE)
+    clSetUserEventStatus(event, CL_OUT_OF_RESOURCES);
+}
+
 const char *object_kind_name(ObjectKind kind) {
   static const char *const names[] = {"device", "context", "queue", "memory object",
                                       "program", "kernel", "event", "sampler"};
@@ -104,6 +113,7 @@ void ObjectTable::release_all() {
   for (ObjectKind kind : order) {
     for (auto it = objects_.begin(); it != objects_.end();) {
       if (it->second.kind == kind) {
+        if (kind == ObjectKind::event) fail_unset_user_event(static_cast<cl_event>(it->second.handle));
         release_handle(kind, it->second.handle);
         it = objects_.erase(it);
       } else {

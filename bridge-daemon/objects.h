@@ -22,6 +22,10 @@ struct RequestError {
   std::string message;
 };
 
+// A user event nobody will set any more (its session is gone) fails, so that the commands waiting for
+// it, and the memory they hold (payloads, buffers), leave the backend instead of waiting for ever.
+void fail_unset_user_event(cl_event event);
+
 // What fedcld tracks about a queue beyond its handle.
 struct QueueState {
   bool profiling = false;

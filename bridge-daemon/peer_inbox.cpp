@@ -1,5 +1,7 @@
 #include "peer_inbox.h"
 
+#include "objects.h"
+
 namespace fedcld {
 
 bool PeerInbox::hold(uint64_t transfer, uint64_t sender, PeerChunk chunk) {
@@ -107,7 +109,10 @@ void PeerInbox::clear() {
   receives_.clear();
   undirected_sends_.clear();
   signals_.clear();
-  for (auto &entry : stand_ins_) clReleaseEvent(entry.second.event);
+  for (auto &entry : stand_ins_) {
+    fail_unset_user_event(entry.second.event);  // its session is gone: no signal will be waited for
+    clReleaseEvent(entry.second.event);
+  }
   stand_ins_.clear();
 }
 

@@ -4,7 +4,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstring>
+#include <fstream>
+#include <thread>
 
 #include "cl_harness.h"
 #include "raw_session.h"
@@ -38,6 +41,41 @@ int use_and_abandon() {
   } catch (const std::exception &) {
     return 7;
   }
+}
+
+// Runs in a forked child: a 64 MiB buffer with contents and a kernel on it behind a user event the
+// child never sets, then an exit without a word. Returns the child's exit status.
+int launch_behind_unset_event_and_vanish() {
+  try {
+    std::vector<cl_device_id> devices = fedcl_devices(fedcl_platform());
+    if (devices.empty()) return 2;
+    cl_int err;
+    cl_context context = clCreateContext(nullptr, 1, devices.data(), nullptr, nullptr, &err);
+    if (err != CL_SUCCESS) return 3;
+    cl_command_queue queue = create_queue(context, devices[0]);
+    const size_t n = (64 << 20) / sizeof(int);
+    std::vector<int> contents(n, 5);
+    cl_mem mem = create_buffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, n * sizeof(int), contents.data());
+    cl_kernel kernel = create_kernel(build_program(context, kScaleSource), "scale");
+    int factor = 3;
+    cl_event gate = clCreateUserEvent(context, &err);
+    if (err != CL_SUCCESS || clSetKernelArg(kernel, 0, sizeof mem, &mem) != CL_SUCCESS ||
+        clSetKernelArg(kernel, 1, sizeof factor, &factor) != CL_SUCCESS)
+      return 4;
+    if (clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &n, nullptr, 1, &gate, nullptr) != CL_SUCCESS) return 5;
+    return clFlush(queue) == CL_SUCCESS ? 0 : 6;
+  } catch (const std::exception &) {
+    return 7;
+  }
+}
+
+// The daemon's resident memory in MiB (VmRSS), or -1.
+long rss_mib(pid_t pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6)) / 1024;
+  return -1;
 }
 
 }  // namespace
@@ -137,4 +175,34 @@ TEST(Protocol, ClientThatDiesMidSessionLeavesTheDaemonServing) {
   ASSERT_CL_OK(err);
   expect_vector_add(context, create_queue(context, devices[0]), 10000);
   EXPECT_TRUE(process_alive(daemon.pid()));
+}
+
+// Clients that vanish with commands behind user events they never set (killed, or buggy) must not
+// leave those commands, and the memory they hold, in the backend for ever: the daemon fails such
+// events when their session ends. Seven such sessions of 64 MiB each leave the daemon's memory where
+// one left it (resumption off, so that each session ends when its connection does).
+TEST(Protocol, ClientsGoneWithCommandsBehindUnsetUserEventsLeaveNoMemoryBehind) {
+  DaemonProcess daemon({"--resume-window", "0"});
+  set_hosts(daemon.endpoint());
+  auto vanish = [] {
+    pid_t child = fork();
+    if (child == 0) _exit(launch_behind_unset_event_and_vanish());
+    int status = -1;
+    waitpid(child, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  };
+  ASSERT_EQ(0, vanish());
+  std::this_thread::sleep_for(std::chrono::seconds(1));  // lets the session's end reach the daemon
+  long after_one = rss_mib(daemon.pid());
+  ASSERT_GT(after_one, 0);
+  for (int i = 0; i < 6; i++) ASSERT_EQ(0, vanish()) << "child " << i + 2;
+  long after_seven = -1;
+  for (int i = 0; i < 150; i++) {  // memory goes back as the daemon ends the sessions: wait, bounded
+    after_seven = rss_mib(daemon.pid());
+    if (after_seven <= after_one + 128) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_LE(after_seven, after_one + 128) << "fedcld's RSS after one such session: " << after_one
+                                          << " MiB; after seven: " << after_seven << " MiB";
+  ASSERT_TRUE(process_alive(daemon.pid()));
 }
