@@ -18,9 +18,11 @@ namespace {
 
 bool process_alive(pid_t pid) { return waitpid(pid, nullptr, WNOHANG) == 0; }
 
-// Runs in a forked child: uses fedcl, then exits without releasing anything, with work still
-// queued. Returns the child's exit status.
-int use_and_abandon() {
+// Runs in a forked child: scale(x, 3) launched `launches` times over a buffer of n ints (with
+// contents, so that its memory is in use at the daemon), each behind a user event the child never
+// sets if gated; then the child exits without releasing anything, its work still queued. Returns the
+// child's exit status.
+int launch_and_abandon(size_t n, int launches, bool gated) {
   try {
     std::vector<cl_device_id> devices = fedcl_devices(fedcl_platform());
     if (devices.empty()) return 2;
@@ -28,41 +30,18 @@ int use_and_abandon() {
     cl_context context = clCreateContext(nullptr, 1, devices.data(), nullptr, nullptr, &err);
     if (err != CL_SUCCESS) return 3;
     cl_command_queue queue = create_queue(context, devices[0]);
-    const size_t n = 1 << 20;
-    cl_mem mem = create_buffer(context, CL_MEM_READ_WRITE, n * sizeof(int));
-    cl_kernel kernel = create_kernel(build_program(context, kScaleSource), "scale");
-    int factor = 3;
-    if (clSetKernelArg(kernel, 0, sizeof mem, &mem) != CL_SUCCESS ||
-        clSetKernelArg(kernel, 1, sizeof factor, &factor) != CL_SUCCESS)
-      return 4;
-    for (int i = 0; i < 20; i++)
-      if (clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &n, nullptr, 0, nullptr, nullptr) != CL_SUCCESS) return 5;
-    return clFlush(queue) == CL_SUCCESS ? 0 : 6;
-  } catch (const std::exception &) {
-    return 7;
-  }
-}
-
-// Runs in a forked child: a 64 MiB buffer with contents and a kernel on it behind a user event the
-// child never sets, then an exit without a word. Returns the child's exit status.
-int launch_behind_unset_event_and_vanish() {
-  try {
-    std::vector<cl_device_id> devices = fedcl_devices(fedcl_platform());
-    if (devices.empty()) return 2;
-    cl_int err;
-    cl_context context = clCreateContext(nullptr, 1, devices.data(), nullptr, nullptr, &err);
-    if (err != CL_SUCCESS) return 3;
-    cl_command_queue queue = create_queue(context, devices[0]);
-    const size_t n = (64 << 20) / sizeof(int);
     std::vector<int> contents(n, 5);
     cl_mem mem = create_buffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, n * sizeof(int), contents.data());
     cl_kernel kernel = create_kernel(build_program(context, kScaleSource), "scale");
     int factor = 3;
-    cl_event gate = clCreateUserEvent(context, &err);
+    cl_event gate = gated ? clCreateUserEvent(context, &err) : nullptr;
     if (err != CL_SUCCESS || clSetKernelArg(kernel, 0, sizeof mem, &mem) != CL_SUCCESS ||
         clSetKernelArg(kernel, 1, sizeof factor, &factor) != CL_SUCCESS)
       return 4;
-    if (clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &n, nullptr, 1, &gate, nullptr) != CL_SUCCESS) return 5;
+    for (int i = 0; i < launches; i++)
+      if (clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &n, nullptr, gated ? 1 : 0, gated ? &gate : nullptr,
+                                 nullptr) != CL_SUCCESS)
+        return 5;
     return clFlush(queue) == CL_SUCCESS ? 0 : 6;
   } catch (const std::exception &) {
     return 7;
@@ -162,7 +141,7 @@ TEST(Protocol, ClientThatDiesMidSessionLeavesTheDaemonServing) {
   // The parent has made no OpenCL call yet, so the child starts with no runtime threads to lose.
   pid_t child = fork();
   ASSERT_GE(child, 0);
-  if (child == 0) _exit(use_and_abandon());
+  if (child == 0) _exit(launch_and_abandon(1 << 20, 20, false));
   int status = 0;
   ASSERT_EQ(child, waitpid(child, &status, 0));
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the child failed before exiting: " << status;
@@ -186,7 +165,7 @@ TEST(Protocol, ClientsGoneWithCommandsBehindUnsetUserEventsLeaveNoMemoryBehind) 
   set_hosts(daemon.endpoint());
   auto vanish = [] {
     pid_t child = fork();
-    if (child == 0) _exit(launch_behind_unset_event_and_vanish());
+    if (child == 0) _exit(launch_and_abandon((64 << 20) / sizeof(int), 1, true));
     int status = -1;
     waitpid(child, &status, 0);
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;

@@ -196,7 +196,8 @@ TEST(TlsRecords, AnAlteredOrReorderedRecordIsRefused) {
 }
 
 // How many records of cipher are as small as a KeyUpdate's (and, in these tests, nothing else is).
-size_t key_updates_in(const std::vector<uint8_t> &cipher) {
+template <typename Bytes>
+size_t key_updates_in(const Bytes &cipher) {
   size_t found = 0;
   for (size_t at = 0; at + fedcl::kTlsRecordHeader <= cipher.size();) {
     size_t body = size_t(cipher[at + 3]) << 8 | cipher[at + 4];
@@ -216,8 +217,7 @@ TEST(TlsRecords, OpenSslTakesTheKeyUpdatesFedclSends) {
   ASSERT_TRUE(records.write(sent.data(), 5, &cipher));
   ASSERT_TRUE(records.write(sent.data() + 5, 40000, &cipher));
   ASSERT_TRUE(records.write(sent.data() + 40005, sent.size() - 40005, &cipher));
-  std::vector<uint8_t> bytes(cipher.begin(), cipher.end());
-  EXPECT_EQ(5u, key_updates_in(bytes)) << "21 records at most 4 to a key";
+  EXPECT_EQ(5u, key_updates_in(cipher)) << "21 records at most 4 to a key";
   EXPECT_EQ(sent, c.server_reads(cipher, sent.size()));
 }
 
@@ -241,7 +241,7 @@ TEST(TlsRecords, FedclTakesOpenSslsKeyUpdatesAndAnswersARequestedOne) {
   auto reply = pattern(50000, 8);
   TlsBytes answer;
   ASSERT_TRUE(records.write(reply.data(), reply.size(), &answer));
-  EXPECT_EQ(1u, key_updates_in(std::vector<uint8_t>(answer.begin(), answer.end())));
+  EXPECT_EQ(1u, key_updates_in(answer));
   EXPECT_EQ(reply, c.server_reads(answer, reply.size()));
 }
 
@@ -256,10 +256,9 @@ TEST(TlsRecords, KeyUpdatesEndParallelRunsAndEveryByteArrives) {
   TlsBytes cipher;
   for (size_t done = 0; done < sent.size(); done += 600000)
     ASSERT_TRUE(sender.write(sent.data() + done, 600000, &cipher));
-  std::vector<uint8_t> bytes(cipher.begin(), cipher.end());
-  EXPECT_GE(key_updates_in(bytes), 12u);
+  EXPECT_GE(key_updates_in(cipher), 12u);
   std::string error;
-  EXPECT_EQ(sent, read_all(receiver, bytes, sent.size(), 11, &error, 1500000));
+  EXPECT_EQ(sent, read_all(receiver, std::vector<uint8_t>(cipher.begin(), cipher.end()), sent.size(), 11, &error, 1500000));
   EXPECT_EQ("", error);
 }
 
