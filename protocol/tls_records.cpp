@@ -166,12 +166,12 @@ class CryptoPool {
   std::atomic<uint64_t> jobs_{0};
 };
 
-// How many parts a run of records is cut in: one per thread, each of at least two records (a
-// hand-off costs about what opening one record does).
 // Records smaller than this end a parallel run and are opened one by one: a KeyUpdate is one (27
 // bytes), and the records after it are opened with the next key.
 constexpr size_t kRunRecordMin = 256;
 
+// How many parts a run of records is cut in: one per thread, each of at least two records (a
+// hand-off costs about what opening one record does).
 size_t parts_for(size_t records) { return std::max<size_t>(1, std::min(CryptoPool::get().helpers() + 1, records / 2)); }
 
 size_t record_size_of(const uint8_t *header) { return kTlsRecordHeader + (size_t(header[3]) << 8 | header[4]); }
