@@ -61,6 +61,10 @@ client() {
     FEDCL_KEY_FILE="$work/tls/key" FEDCL_TLS="$1" FEDCL_TLS_CA="$work/tls/ca.pem" "$bench" --label "$2" $quick
 }
 
+# The CPU time the hypervisor took from this machine (steal, all CPUs) since boot, in seconds: a
+# busy host shows here, and its rounds are not TLS's cost.
+steal_seconds() { awk -v hz="$(getconf CLK_TCK)" '/^cpu /{ printf "%.2f", $9 / hz }' /proc/stat; }
+
 results=${FEDCL_BENCH_RESULTS:-$repo/bench/results}
 mkdir -p "$results"
 out=$results/$(date +%Y-%m-%dT%H%M%S)-$(hostname -s)-tls.txt
@@ -78,9 +82,11 @@ out=$results/$(date +%Y-%m-%dT%H%M%S)-$(hostname -s)-tls.txt
   env -u OCL_ICD_VENDORS "$bench" --link $quick
   for round in $(seq "$rounds"); do
     echo "# round $round"
+    steal_before=$(steal_seconds)
     client off plain
     client cert cert
     client psk psk
+    echo "host.cpu_steal $(awk -v a="$steal_before" -v b="$(steal_seconds)" 'BEGIN { printf "%.2f", b - a }') s"
   done
   echo "# load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
 } | tee "$work/raw.txt"
