@@ -1,6 +1,9 @@
 // A failure only the daemon's backend can see still reaches the application: as the event's
 // negative status, as a message to the context's callback, and from the next clFinish.
+#include <stdlib.h>
+
 #include <condition_variable>
+#include <filesystem>
 #include <mutex>
 
 #include "cl_harness.h"
@@ -31,7 +34,26 @@ struct Messages {
   }
 };
 
+// A PoCL kernel cache of the fixture's own for the daemon it starts (POCL_CACHE_DIR, inherited). The
+// machine's cache is shared by every process, and PoCL's cache has races between processes
+// (pocl/pocl#430): clLinkProgram failed here with CL_LINK_PROGRAM_FAILURE in three full runs while
+// other tests built beside it, even with a source text of its own per test.
+struct PrivatePoclCache {
+  std::string dir;
+  PrivatePoclCache() {
+    char pattern[] = "/tmp/fedcl-pocl-cache-XXXXXX";
+    if (mkdtemp(pattern)) dir = pattern;
+    if (!dir.empty()) setenv("POCL_CACHE_DIR", dir.c_str(), 1);
+  }
+  ~PrivatePoclCache() {
+    unsetenv("POCL_CACHE_DIR");
+    std::error_code ignored;
+    if (!dir.empty()) std::filesystem::remove_all(dir, ignored);
+  }
+};
+
 struct RemoteError : ::testing::Test {
+  PrivatePoclCache cache;  // before the cluster: its daemon reads the variable when it starts
   Cluster cluster{1};
   cl_device_id device = cluster.devices.at(0);
   Messages messages;
@@ -48,10 +70,7 @@ struct RemoteError : ::testing::Test {
     ASSERT_CL_OK(err);
     queue = create_queue(context, device);
     mem = create_buffer(context, CL_MEM_READ_WRITE, n * sizeof(int));
-    // Every test its own source text: these tests run side by side (ctest -j2), each with a daemon of
-    // its own but one PoCL program cache on the machine. Two full runs saw clLinkProgram fail here
-    // with CL_LINK_PROGRAM_FAILURE; the same program linked in two processes at once through that
-    // cache is the likely cause (not reproduced on its own).
+    // Every test its own source text as well (these tests run side by side, ctest -j2).
     std::string source_text = std::string("// ") + ::testing::UnitTest::GetInstance()->current_test_info()->name() +
                               "\n" + kStoreSource;
     const char *source = source_text.c_str();
