@@ -185,6 +185,17 @@ std::string page_locked_reads(const std::string &text, DaemonSettings &s) {
                 &s.server.page_locked_reads);
 }
 
+std::string kernel_name_guard(const std::string &text, DaemonSettings &s) {
+  if (text == "auto") {
+    s.kernel_name_guard = -1;
+    return {};
+  }
+  unsigned long long length = 0;
+  if (!parse_count(text, &length) || length > 1000000) return "wants auto or a number of characters (0: off), not '" + text + "'";
+  s.kernel_name_guard = long(length);
+  return {};
+}
+
 std::string trace_file(const std::string &text, DaemonSettings &s) {
   if (text.empty()) return "wants a file name";
   s.trace_file = text;
@@ -281,6 +292,10 @@ const std::vector<DaemonOption> &daemon_options() {
       {"page-locked-reads", "auto|yes|no", "reads answered in one reply land in page-locked memory the backend\n"
                                            "allocated, a few MiB per queue (auto, the default: on GPUs)", true,
        page_locked_reads},
+      {"kernel-name-guard", "N|auto", "kernels whose names are longer than N characters are made by name from\n"
+                                      "the program's text, never listed by the backend (NVIDIA's corrupts its\n"
+                                      "heap listing them); auto, the default: 256 on NVIDIA, off elsewhere;\n"
+                                      "0: off", true, kernel_name_guard},
       {"trace", "FILE", "record the hand-off times of every request and write them to FILE at exit\n"
                         "(bench/trace_report.py reads them beside the client's FEDCL_TRACE file)", false, trace_file},
       {"log-level", "LEVEL", "error, warn, info (default) or debug", true, log_level},

@@ -180,6 +180,8 @@ std::vector<uint8_t> query_bytes(Query query) {
   return bytes;
 }
 
+}  // namespace
+
 // CL_PROGRAM_BINARIES takes an array of pointers: answer with the binaries back to back, in
 // device order, and let the client split them by CL_PROGRAM_BINARY_SIZES.
 std::vector<uint8_t> program_binaries(cl_program program) {
@@ -201,8 +203,6 @@ std::vector<uint8_t> program_binaries(cl_program program) {
         "clGetProgramInfo(CL_PROGRAM_BINARIES)");
   return all;
 }
-
-}  // namespace
 
 void exec_get_info(Call &call, wire::Request::GetInfo::Reader request) {
   ObjectTable &objects = call.session.objects();

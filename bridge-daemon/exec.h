@@ -64,6 +64,9 @@ void track_read(Call &call, Resolved &resolved, std::shared_ptr<uint8_t[]> data,
 
 // Copies a device's or platform's info into a DeviceDesc or PlatformDesc list of n = info.size() entries.
 void fill_info(capnp::List<wire::InfoEntry>::Builder entries, const std::vector<InfoValue> &info);
+// CL_PROGRAM_BINARIES: every device's binary of program, back to back in the order of
+// CL_PROGRAM_DEVICES (the client splits them by CL_PROGRAM_BINARY_SIZES).
+std::vector<uint8_t> program_binaries(cl_program program);
 // The devices named by ids, as backend handles.
 std::vector<cl_device_id> devices_of(ObjectTable &objects, capnp::List<uint64_t>::Reader ids);
 

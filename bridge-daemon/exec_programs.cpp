@@ -110,18 +110,45 @@ void describe_compile_work_group_size(cl_kernel kernel, const std::vector<cl_dev
   }
 }
 
-// Every kernel of program. Where the backend cannot list long names safely and the source has
-// such a name, the kernels are found by name in the source instead.
-std::vector<cl_kernel> program_kernels(cl_program program, const BackendPlatform &backend) {
+std::string program_source(cl_program program) {
+  return backend_string([&](size_t size, void *value, size_t *size_ret) {
+    return clGetProgramInfo(program, CL_PROGRAM_SOURCE, size, value, size_ret);
+  });
+}
+
+// The names of program's kernels, found without asking the backend to list them: from the OpenCL C
+// the program was made of (its own source, or a linked program's inputs' sources), or from its
+// binary when that is PTX (programs from binaries on NVIDIA). Empty when neither tells.
+std::vector<std::string> kernel_names_from_text(cl_program program, const std::vector<cl_program> &link_inputs) {
+  std::string source = program_source(program);
+  for (cl_program input : link_inputs) source += "\n" + program_source(input);
+  if (!source.empty()) return scan_kernel_names(source);
+  try {
+    std::vector<uint8_t> binaries = program_binaries(program);
+    return scan_ptx_entries(std::string(binaries.begin(), binaries.end()));
+  } catch (const RequestError &) {
+    return {};  // no binary either: the backend lists the kernels
+  }
+}
+
+size_t longest(const std::vector<std::string> &names) {
+  size_t most = 0;
+  for (const std::string &name : names) most = std::max(most, name.size());
+  return most;
+}
+
+// Every kernel of program. Where the backend cannot list long names safely (NVIDIA) and the
+// program's text shows such a name, its kernels are made by name instead; a linked program's text
+// is its inputs' (link_inputs), which the backend does not keep as the program's source.
+std::vector<cl_kernel> program_kernels(cl_program program, const BackendPlatform &backend,
+                                       const std::vector<cl_program> &link_inputs) {
   std::vector<cl_kernel> kernels;
   if (backend.safe_kernel_name_length) {
-    std::string source = backend_string([&](size_t size, void *value, size_t *size_ret) {
-      return clGetProgramInfo(program, CL_PROGRAM_SOURCE, size, value, size_ret);
-    });
-    if (longest_identifier(source) > backend.safe_kernel_name_length) {
-      for (const std::string &name : scan_kernel_names(source))
+    std::vector<std::string> names = kernel_names_from_text(program, link_inputs);
+    if (longest(names) > backend.safe_kernel_name_length) {
+      for (const std::string &name : names)
         if (cl_kernel kernel = clCreateKernel(program, name.c_str(), nullptr)) kernels.push_back(kernel);
-      FEDCLD_LOG(info, "listed %zu kernels of a program with names over %zu characters from its source",
+      FEDCLD_LOG(info, "listed %zu kernels of a program with names over %zu characters from its text",
                  kernels.size(), backend.safe_kernel_name_length);
       return kernels;
     }
@@ -136,8 +163,9 @@ std::vector<cl_kernel> program_kernels(cl_program program, const BackendPlatform
 // twin_options, when given, allows building a metadata twin with them for the kernels whose
 // argument metadata the backend withholds (builds run on the thread pool only, never on the loop).
 void describe_kernels(cl_program program, const std::vector<cl_device_id> &devices, const BackendPlatform &backend,
-                      const std::string *twin_options, wire::BuildResult::Builder result) {
-  std::vector<cl_kernel> kernels = program_kernels(program, backend);
+                      const std::string *twin_options, const std::vector<cl_program> &link_inputs,
+                      wire::BuildResult::Builder result) {
+  std::vector<cl_kernel> kernels = program_kernels(program, backend, link_inputs);
   cl_uint count = kernels.size();
   if (count == 0) return;
   cl_program twin = nullptr;
@@ -168,10 +196,12 @@ void describe_kernels(cl_program program, const std::vector<cl_device_id> &devic
   if (twin) clReleaseProgram(twin);
 }
 
-// Fills result for devices (ids in device_ids, 0 where the client did not name the device).
+// Fills result for devices (ids in device_ids, 0 where the client did not name the device);
+// link_inputs: the programs a linked program was made of.
 void describe_program(cl_program program, const std::vector<cl_device_id> &devices,
                       const std::vector<uint64_t> &device_ids, const BackendPlatform &backend,
-                      wire::BuildResult::Builder result, const std::string *twin_options = nullptr) {
+                      wire::BuildResult::Builder result, const std::string *twin_options = nullptr,
+                      const std::vector<cl_program> &link_inputs = {}) {
   auto list = result.initDevices(devices.size());
   bool executable = false;
   for (size_t d = 0; d < devices.size(); d++) {
@@ -184,7 +214,7 @@ void describe_program(cl_program program, const std::vector<cl_device_id> &devic
     list[d].setBinaryType(static_cast<uint32_t>(type));
     executable |= status == CL_BUILD_SUCCESS && type == CL_PROGRAM_BINARY_TYPE_EXECUTABLE;
   }
-  if (executable) describe_kernels(program, devices, backend, twin_options, result);
+  if (executable) describe_kernels(program, devices, backend, twin_options, link_inputs, result);
 }
 
 // Every device of program, for requests that named none.
@@ -251,7 +281,7 @@ void run_and_describe(ProgramWork &job) {
     job.device_ids.assign(job.devices.size(), 0);
   }
   describe_program(job.program, job.devices, job.device_ids, job.session->backend(), result,
-                   job.metadata_twin ? &job.options : nullptr);
+                   job.metadata_twin ? &job.options : nullptr, job.context ? job.inputs : std::vector<cl_program>{});
 }
 
 void program_work_done(uv_work_t *work, int) {

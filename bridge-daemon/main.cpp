@@ -47,7 +47,8 @@ int main(int argc, char **argv) {
   std::string problem = fedcld::backend_discover(settings.selection, &platforms);
   if (!problem.empty()) return die(problem);
   size_t device_count = 0;
-  for (const auto &platform : platforms) {
+  for (auto &platform : platforms) {
+    if (settings.kernel_name_guard >= 0) platform.safe_kernel_name_length = size_t(settings.kernel_name_guard);
     for (const auto &device : platform.devices) {
       std::string name = fedcld::device_name(device.handle);
       if (list_only) std::printf("%zu: %s\n", device_count, name.c_str());

@@ -541,6 +541,52 @@ TEST_F(Programs, KernelNamesOfAnyLength) {
   }
 }
 
+// What test_compiler kernel_name_size of the Khronos CTS does, on a daemon that never lets the
+// backend list long kernel names (as on NVIDIA, whose heap that corrupts): programs built, and
+// compiled then linked, with kernel names of 32 to 2048 characters. A linked program's names come
+// from its inputs' sources: without them it would have no kernels (CL_INVALID_KERNEL_NAME). A built
+// one's come from its source, with their argument metadata (else the wrong size below would pass;
+// linked programs have none: docs/design-decisions.md, "Programs and sub-devices"). The kernels are
+// not run: PoCL itself fails to launch a kernel whose name is over about 250 characters.
+struct GuardedKernelNames : OneDeviceFixture {
+  GuardedKernelNames() : OneDeviceFixture({"--kernel-name-guard", "256", "--log-level", "info"}) {}
+};
+
+TEST_F(GuardedKernelNames, BuiltAndLinkedProgramsKeepTheirKernels) {
+  for (size_t length = 32; length <= 2048; length *= 2) {
+    std::string name;
+    for (size_t i = 0; i < length; i++) name += char('a' + i % 26);
+    std::string source = "__kernel void " + name + "(int src, __global int *dst) { dst[0] = src; }\n";
+    const char *text = source.c_str();
+    cl_int err = CL_SUCCESS;
+    cl_program compiled = clCreateProgramWithSource(context, 1, &text, nullptr, &err);
+    ASSERT_CL_OK(err);
+    ASSERT_CL_OK(clCompileProgram(compiled, 0, nullptr, "", 0, nullptr, nullptr, nullptr, nullptr));
+    cl_program linked = clLinkProgram(context, 0, nullptr, "", 1, &compiled, nullptr, nullptr, &err);
+    ASSERT_CL_OK(err) << "a name of " << length;
+    cl_program built = build_program(context, source);
+    for (cl_program program : {built, linked}) {
+      cl_kernel kernel = clCreateKernel(program, name.c_str(), &err);
+      ASSERT_CL_OK(err) << "a name of " << length;
+      size_t size = 0;
+      ASSERT_CL_OK(clGetKernelInfo(kernel, CL_KERNEL_FUNCTION_NAME, 0, nullptr, &size));
+      std::string got(size, '\0');
+      ASSERT_CL_OK(clGetKernelInfo(kernel, CL_KERNEL_FUNCTION_NAME, size, got.data(), nullptr));
+      EXPECT_EQ(name, got.c_str());
+      short wrong_size = 0;
+      if (program == built) EXPECT_CL(CL_INVALID_ARG_SIZE, clSetKernelArg(kernel, 0, sizeof wrong_size, &wrong_size));
+      clReleaseKernel(kernel);
+    }
+    for (cl_program program : {built, linked, compiled}) clReleaseProgram(program);
+  }
+  // Each program with a name over the guard (512, 1024 and 2048 characters; built and linked) had
+  // its kernels made by name, not listed by the backend.
+  std::string log = cluster.daemons[0]->log_text();
+  size_t by_name = 0;
+  for (size_t at = log.find("from its text"); at != std::string::npos; at = log.find("from its text", at + 1)) by_name++;
+  EXPECT_EQ(6u, by_name) << log;
+}
+
 // The application's build is exactly what it asked for: fedcl adds no option (NVIDIA cannot build an
 // argument-less kernel with -cl-kernel-arg-info), CL_PROGRAM_BUILD_OPTIONS is the backend's answer,
 // and argument info is available exactly when the backend offers it.

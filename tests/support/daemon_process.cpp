@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -52,6 +53,10 @@ int wait_exit(pid_t pid, std::chrono::milliseconds timeout) {
 DaemonProcess::DaemonProcess(const std::vector<std::string> &extra_args) {
   std::string directory = make_directory();
   std::string port_file = directory + "/port";
+  char log_pattern[] = "/tmp/fedcld-test-log-XXXXXX";
+  int log_fd = mkstemp(log_pattern);
+  if (log_fd < 0) throw std::runtime_error(std::string("mkstemp: ") + std::strerror(errno));
+  log_path_ = log_pattern;
   // FEDCL_TEST_DAEMON_LOG=debug shows what the daemons do, when a test needs explaining.
   const char *log_level = std::getenv("FEDCL_TEST_DAEMON_LOG");
   // --config /dev/null: a test's daemon ignores this machine's /etc/fedcl/fedcld.conf.
@@ -78,9 +83,11 @@ DaemonProcess::DaemonProcess(const std::vector<std::string> &extra_args) {
     // A test that dies (or is killed by ctest's timeout) must not leave its daemons behind.
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) _exit(127);
+    dup2(log_fd, STDERR_FILENO);
     execve(argv[0], argv.data(), envp.data());
     _exit(127);
   }
+  close(log_fd);
   std::string problem = pid_ < 0 ? std::string("fork: ") + std::strerror(errno) : await_port(port_file);
   // The port file has done its job: remove it now, so that not even a killed test leaves it behind.
   unlink(port_file.c_str());
@@ -88,11 +95,23 @@ DaemonProcess::DaemonProcess(const std::vector<std::string> &extra_args) {
   rmdir(directory.c_str());
   if (!problem.empty()) {
     kill();
-    throw std::runtime_error(problem);
+    throw std::runtime_error(problem + "; its log:\n" + log_text());
   }
 }
 
-DaemonProcess::~DaemonProcess() { kill(); }
+DaemonProcess::~DaemonProcess() {
+  kill();
+  std::string log = log_text();
+  std::fwrite(log.data(), 1, log.size(), stderr);
+  unlink(log_path_.c_str());
+}
+
+std::string DaemonProcess::log_text() const {
+  std::ifstream in(log_path_);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
 
 std::string DaemonProcess::await_port(const std::string &port_file) {
   auto deadline = std::chrono::steady_clock::now() + kStartTimeout;

@@ -23,6 +23,10 @@ class DaemonProcess {
   pid_t pid() const { return pid_; }
   bool running() const { return pid_ > 0; }
 
+  // What the daemon wrote to its stderr (its log) so far. It also goes to the test's stderr when the
+  // object goes, so that a failed test's output shows it.
+  std::string log_text() const;
+
   // SIGKILL, then reaps the process.
   void kill();
   // SIGTERM, waits up to timeout_ms for a clean exit, then SIGKILL. Returns the exit status as
@@ -35,6 +39,7 @@ class DaemonProcess {
 
   pid_t pid_ = -1;
   int port_ = 0;
+  std::string log_path_;
 };
 
 // "127.0.0.1:p1,127.0.0.1:p2,..." for FEDCL_HOSTS.
