@@ -44,6 +44,15 @@ bool platform_selected(const std::string &wanted, size_t index, cl_platform_id p
 
 }  // namespace
 
+std::string info_string(const std::vector<InfoValue> &info, cl_uint param) {
+  for (const InfoValue &value : info) {
+    if (value.param != param) continue;
+    const char *text = reinterpret_cast<const char *>(value.value.data());
+    return std::string(text, strnlen(text, value.value.size()));
+  }
+  return {};
+}
+
 std::string device_name(cl_device_id device) {
   return backend_string([&](size_t size, void *value, size_t *size_ret) {
     return clGetDeviceInfo(device, CL_DEVICE_NAME, size, value, size_ret);

@@ -50,6 +50,8 @@ std::string backend_string(Query query) {
 }
 
 std::string device_name(cl_device_id device);
+// A string parameter from info as read at start-up (a name), or "" when it is not there.
+std::string info_string(const std::vector<InfoValue> &info, cl_uint param);
 
 // Fills platforms with the selected platforms and devices; returns an error message or "".
 std::string backend_discover(const BackendSelection &selection, std::vector<BackendPlatform> *platforms);

@@ -134,6 +134,22 @@ std::string max_sessions(const std::string &text, DaemonSettings &s) {
   return {};
 }
 
+std::string spare_workers(const std::string &text, DaemonSettings &s) {
+  unsigned long long count = 0;
+  if (!parse_count(text, &count) || count > 64) return "wants a number of 0 to 64, not '" + text + "'";
+  s.server.spare_workers = count;
+  return {};
+}
+
+std::string worker_hang_timeout(const std::string &text, DaemonSettings &s) {
+  char *end = nullptr;
+  double seconds = std::strtod(text.c_str(), &end);
+  if (end == text.c_str() || *end != '\0' || !(seconds >= 1) || seconds > 86400)
+    return "wants a number of seconds from 1 to 86400, not '" + text + "'";
+  s.server.worker_hang_ms = static_cast<uint64_t>(seconds * 1000);
+  return {};
+}
+
 std::string max_memory(const std::string &text, DaemonSettings &s) {
   size_t digits = text.find_first_not_of("0123456789");
   std::string number = text.substr(0, digits), unit = digits == std::string::npos ? "" : text.substr(digits);
@@ -280,6 +296,11 @@ const std::vector<DaemonOption> &daemon_options() {
       {"file-root", "DIR", "clients may load buffers from and save them to files under DIR on this\n"
                            "node (clEnqueueWriteBufferFromNodeFile...); without it, no file is served", true, file_root},
       {"max-sessions", "N", "refuse sessions beyond N at once (default 256)", true, max_sessions},
+      {"spare-workers", "N", "session workers (each session runs in a process of its own) started ahead,\n"
+                             "the backend loaded, so that a session starts at once (default 2)", true, spare_workers},
+      {"worker-hang-timeout", "SECONDS", "a session worker whose loop stands still this long (stuck in a backend\n"
+                                         "call; its client has given it up long before) is killed (default 30)",
+       true, worker_hang_timeout},
       {"max-memory", "SIZE", "device memory one session may allocate, e.g. 4G or 512M (default: no limit)",
        true, max_memory},
       {"completion", "MODE", "how completion is learnt: callback, wait (a waiting thread per queue as\n"

@@ -12,7 +12,8 @@
 #include "node_files.h"
 #include "peer_signal.h"
 #include "peer_transfer.h"
-#include "server.h"
+#include "session_host.h"
+#include "worker_board.h"
 
 namespace fedcld {
 
@@ -298,67 +299,64 @@ namespace {
 struct RequestHandler {
   wire::Request::Which which;
   bool carries_payload;
+  const char *call;  // the backend call it makes, named should the backend crash in it; null: none
   void (*run)(Call &call, wire::Request::Reader request, Frame &frame);
 };
 
-#define HANDLE(WHICH, PAYLOAD, ...) \
-  {wire::Request::WHICH, PAYLOAD, [](Call &c, wire::Request::Reader r, Frame &f) { (void)f; __VA_ARGS__; }}
+#define HANDLE(WHICH, PAYLOAD, CALL, ...) \
+  {wire::Request::WHICH, PAYLOAD, CALL, [](Call &c, wire::Request::Reader r, Frame &f) { (void)f; __VA_ARGS__; }}
 
 const RequestHandler kHandlers[] = {
-    HANDLE(HELLO, false, exec_hello(c, r.getHello())),
-    HANDLE(AUTHENTICATE, false, exec_authenticate(c, r.getAuthenticate())),
-    HANDLE(RESUME, false, exec_resume(c, r.getResume())),
-    HANDLE(ACK, false, c.session.acknowledged(r.getAck())),
-    HANDLE(GOODBYE, false, c.session.close("the client said goodbye")),
-    HANDLE(CREATE_CONTEXT, false, exec_create_context(c, r.getCreateContext())),
-    HANDLE(CREATE_QUEUE, false, exec_create_queue(c, r.getCreateQueue())),
-    HANDLE(CREATE_BUFFER, true, exec_create_buffer(c, r.getCreateBuffer(), f)),
-    HANDLE(CREATE_SUB_BUFFER, false, exec_create_sub_buffer(c, r.getCreateSubBuffer())),
-    HANDLE(CREATE_PROGRAM_WITH_SOURCE, false, exec_create_program(c, r.getCreateProgramWithSource())),
-    HANDLE(BUILD_PROGRAM, false, exec_build_program(c, r.getBuildProgram())),
-    HANDLE(CREATE_KERNEL, false, exec_create_kernel(c, r.getCreateKernel())),
-    HANDLE(CREATE_USER_EVENT, false, exec_create_user_event(c, r.getCreateUserEvent())),
-    HANDLE(SET_USER_EVENT_STATUS, false, exec_set_user_event_status(c, r.getSetUserEventStatus())),
-    HANDLE(RELEASE, false, exec_release(c, r.getRelease())),
-    HANDLE(WRITE_BUFFER, true, exec_write_buffer(c, r.getWriteBuffer(), f)),
-    HANDLE(READ_BUFFER, false, exec_read_buffer(c, r.getReadBuffer())),
-    HANDLE(COPY_BUFFER, false, exec_copy_buffer(c, r.getCopyBuffer())),
-    HANDLE(FILL_BUFFER, false, exec_fill_buffer(c, r.getFillBuffer())),
-    HANDLE(ND_RANGE, false, exec_nd_range(c, r.getNdRange())),
-    HANDLE(MARKER, false, exec_marker(c, r.getMarker(), false)),
-    HANDLE(BARRIER, false, exec_marker(c, r.getBarrier(), true)),
-    HANDLE(FLUSH, false, exec_flush(c, r.getFlush())),
-    HANDLE(FINISH, false, exec_finish(c, r.getFinish())),
-    HANDLE(GET_INFO, false, exec_get_info(c, r.getGetInfo())),
-    HANDLE(CREATE_IMAGE, true, exec_create_image(c, r.getCreateImage(), f)),
-    HANDLE(CREATE_SAMPLER, false, exec_create_sampler(c, r.getCreateSampler())),
-    HANDLE(GET_SUPPORTED_IMAGE_FORMATS, false, exec_get_supported_image_formats(c, r.getGetSupportedImageFormats())),
-    HANDLE(READ_IMAGE, false, exec_read_image(c, r.getReadImage())),
-    HANDLE(WRITE_IMAGE, true, exec_write_image(c, r.getWriteImage(), f)),
-    HANDLE(COPY_IMAGE, false, exec_copy_image(c, r.getCopyImage())),
-    HANDLE(FILL_IMAGE, false, exec_fill_image(c, r.getFillImage())),
-    HANDLE(COPY_IMAGE_TO_BUFFER, false, exec_copy_image_to_buffer(c, r.getCopyImageToBuffer())),
-    HANDLE(COPY_BUFFER_TO_IMAGE, false, exec_copy_buffer_to_image(c, r.getCopyBufferToImage())),
-    HANDLE(READ_BUFFER_RECT, false, exec_read_buffer_rect(c, r.getReadBufferRect())),
-    HANDLE(WRITE_BUFFER_RECT, true, exec_write_buffer_rect(c, r.getWriteBufferRect(), f)),
-    HANDLE(COPY_BUFFER_RECT, false, exec_copy_buffer_rect(c, r.getCopyBufferRect())),
-    HANDLE(CREATE_PROGRAM_WITH_BINARY, false, exec_create_program_with_binary(c, r.getCreateProgramWithBinary())),
-    HANDLE(CREATE_PROGRAM_WITH_I_L, false, exec_create_program_with_il(c, r.getCreateProgramWithIL())),
-    HANDLE(CREATE_PROGRAM_WITH_BUILT_IN_KERNELS, false, exec_create_program_with_built_in_kernels(c, r.getCreateProgramWithBuiltInKernels())),
-    HANDLE(COMPILE_PROGRAM, false, exec_compile_program(c, r.getCompileProgram())),
-    HANDLE(LINK_PROGRAM, false, exec_link_program(c, r.getLinkProgram())),
-    HANDLE(SET_SPECIALIZATION_CONSTANT, false, exec_set_specialization_constant(c, r.getSetSpecializationConstant())),
-    HANDLE(CREATE_SUB_DEVICES, false, exec_create_sub_devices(c, r.getCreateSubDevices())),
-    HANDLE(PEER_CONNECT, false, exec_peer_connect(c, r.getPeerConnect())),
-    HANDLE(SEND_TO_PEER, false, exec_send_to_peer(c, r.getSendToPeer())),
-    HANDLE(RECEIVE_FROM_PEER, false, exec_receive_from_peer(c, r.getReceiveFromPeer())),
-    HANDLE(SIGNAL_PEER, false, exec_signal_peer(c, r.getSignalPeer())),
-    HANDLE(TRANSFER_DATA, true, exec_transfer_data(c, r.getTransferData(), f)),
-    HANDLE(TRANSFER_ABORT, false, exec_transfer_abort(c, r.getTransferAbort())),
-    HANDLE(NODE_FILE, false, exec_node_file(c, r.getNodeFile())),
-    HANDLE(TRANSFER_TO, false, exec_transfer_to(c, r.getTransferTo())),
-    HANDLE(TRANSFER_FROM, false, exec_transfer_from(c, r.getTransferFrom())),
-    HANDLE(DAEMON_STATUS, false, exec_daemon_status(c, r.getDaemonStatus())),
+    HANDLE(ACK, false, nullptr, c.session.acknowledged(r.getAck())),
+    HANDLE(GOODBYE, false, nullptr, c.session.close("the client said goodbye")),
+    HANDLE(CREATE_CONTEXT, false, "clCreateContext", exec_create_context(c, r.getCreateContext())),
+    HANDLE(CREATE_QUEUE, false, "clCreateCommandQueueWithProperties", exec_create_queue(c, r.getCreateQueue())),
+    HANDLE(CREATE_BUFFER, true, "clCreateBuffer", exec_create_buffer(c, r.getCreateBuffer(), f)),
+    HANDLE(CREATE_SUB_BUFFER, false, "clCreateSubBuffer", exec_create_sub_buffer(c, r.getCreateSubBuffer())),
+    HANDLE(CREATE_PROGRAM_WITH_SOURCE, false, "clCreateProgramWithSource", exec_create_program(c, r.getCreateProgramWithSource())),
+    HANDLE(BUILD_PROGRAM, false, "clBuildProgram", exec_build_program(c, r.getBuildProgram())),
+    HANDLE(CREATE_KERNEL, false, "clCreateKernel", exec_create_kernel(c, r.getCreateKernel())),
+    HANDLE(CREATE_USER_EVENT, false, "clCreateUserEvent", exec_create_user_event(c, r.getCreateUserEvent())),
+    HANDLE(SET_USER_EVENT_STATUS, false, "clSetUserEventStatus", exec_set_user_event_status(c, r.getSetUserEventStatus())),
+    HANDLE(RELEASE, false, "clRelease*", exec_release(c, r.getRelease())),
+    HANDLE(WRITE_BUFFER, true, "clEnqueueWriteBuffer", exec_write_buffer(c, r.getWriteBuffer(), f)),
+    HANDLE(READ_BUFFER, false, "clEnqueueReadBuffer", exec_read_buffer(c, r.getReadBuffer())),
+    HANDLE(COPY_BUFFER, false, "clEnqueueCopyBuffer", exec_copy_buffer(c, r.getCopyBuffer())),
+    HANDLE(FILL_BUFFER, false, "clEnqueueFillBuffer", exec_fill_buffer(c, r.getFillBuffer())),
+    HANDLE(ND_RANGE, false, "clEnqueueNDRangeKernel", exec_nd_range(c, r.getNdRange())),
+    HANDLE(MARKER, false, "clEnqueueMarkerWithWaitList", exec_marker(c, r.getMarker(), false)),
+    HANDLE(BARRIER, false, "clEnqueueBarrierWithWaitList", exec_marker(c, r.getBarrier(), true)),
+    HANDLE(FLUSH, false, "clFlush", exec_flush(c, r.getFlush())),
+    HANDLE(FINISH, false, "clFinish", exec_finish(c, r.getFinish())),
+    HANDLE(GET_INFO, false, "clGet*Info", exec_get_info(c, r.getGetInfo())),
+    HANDLE(CREATE_IMAGE, true, "clCreateImage", exec_create_image(c, r.getCreateImage(), f)),
+    HANDLE(CREATE_SAMPLER, false, "clCreateSamplerWithProperties", exec_create_sampler(c, r.getCreateSampler())),
+    HANDLE(GET_SUPPORTED_IMAGE_FORMATS, false, "clGetSupportedImageFormats", exec_get_supported_image_formats(c, r.getGetSupportedImageFormats())),
+    HANDLE(READ_IMAGE, false, "clEnqueueReadImage", exec_read_image(c, r.getReadImage())),
+    HANDLE(WRITE_IMAGE, true, "clEnqueueWriteImage", exec_write_image(c, r.getWriteImage(), f)),
+    HANDLE(COPY_IMAGE, false, "clEnqueueCopyImage", exec_copy_image(c, r.getCopyImage())),
+    HANDLE(FILL_IMAGE, false, "clEnqueueFillImage", exec_fill_image(c, r.getFillImage())),
+    HANDLE(COPY_IMAGE_TO_BUFFER, false, "clEnqueueCopyImageToBuffer", exec_copy_image_to_buffer(c, r.getCopyImageToBuffer())),
+    HANDLE(COPY_BUFFER_TO_IMAGE, false, "clEnqueueCopyBufferToImage", exec_copy_buffer_to_image(c, r.getCopyBufferToImage())),
+    HANDLE(READ_BUFFER_RECT, false, "clEnqueueReadBufferRect", exec_read_buffer_rect(c, r.getReadBufferRect())),
+    HANDLE(WRITE_BUFFER_RECT, true, "clEnqueueWriteBufferRect", exec_write_buffer_rect(c, r.getWriteBufferRect(), f)),
+    HANDLE(COPY_BUFFER_RECT, false, "clEnqueueCopyBufferRect", exec_copy_buffer_rect(c, r.getCopyBufferRect())),
+    HANDLE(CREATE_PROGRAM_WITH_BINARY, false, "clCreateProgramWithBinary", exec_create_program_with_binary(c, r.getCreateProgramWithBinary())),
+    HANDLE(CREATE_PROGRAM_WITH_I_L, false, "clCreateProgramWithIL", exec_create_program_with_il(c, r.getCreateProgramWithIL())),
+    HANDLE(CREATE_PROGRAM_WITH_BUILT_IN_KERNELS, false, "clCreateProgramWithBuiltInKernels", exec_create_program_with_built_in_kernels(c, r.getCreateProgramWithBuiltInKernels())),
+    HANDLE(COMPILE_PROGRAM, false, "clCompileProgram", exec_compile_program(c, r.getCompileProgram())),
+    HANDLE(LINK_PROGRAM, false, "clLinkProgram", exec_link_program(c, r.getLinkProgram())),
+    HANDLE(SET_SPECIALIZATION_CONSTANT, false, "clSetProgramSpecializationConstant", exec_set_specialization_constant(c, r.getSetSpecializationConstant())),
+    HANDLE(CREATE_SUB_DEVICES, false, "clCreateSubDevices", exec_create_sub_devices(c, r.getCreateSubDevices())),
+    HANDLE(PEER_CONNECT, false, nullptr, exec_peer_connect(c, r.getPeerConnect())),
+    HANDLE(SEND_TO_PEER, false, "clEnqueueReadBuffer (a transfer to a peer)", exec_send_to_peer(c, r.getSendToPeer())),
+    HANDLE(RECEIVE_FROM_PEER, false, "clEnqueueWriteBuffer (a transfer from a peer)", exec_receive_from_peer(c, r.getReceiveFromPeer())),
+    HANDLE(SIGNAL_PEER, false, "clSetEventCallback (a signal to a peer)", exec_signal_peer(c, r.getSignalPeer())),
+    HANDLE(TRANSFER_DATA, true, "clEnqueueWriteBuffer (a transfer from the client)", exec_transfer_data(c, r.getTransferData(), f)),
+    HANDLE(TRANSFER_ABORT, false, nullptr, exec_transfer_abort(c, r.getTransferAbort())),
+    HANDLE(NODE_FILE, false, "a node file transfer", exec_node_file(c, r.getNodeFile())),
+    HANDLE(TRANSFER_TO, false, nullptr, exec_transfer_to(c, r.getTransferTo())),
+    HANDLE(TRANSFER_FROM, false, nullptr, exec_transfer_from(c, r.getTransferFrom())),
 };
 
 #undef HANDLE
@@ -374,19 +372,16 @@ const RequestHandler *handler_for(wire::Request::Which which) {
 
 }  // namespace
 
-void execute(Session &session, Frame &frame) {
-  if (frame.header.kind == uint16_t(wire::FrameKind::PEER)) return session.server().peers().receive(session, frame);
+void execute_request(Session &session, Frame &frame) {
   capnp::FlatArrayMessageReader reader(frame.message.asPtr());
   auto request = reader.getRoot<wire::Request>();
   Call call{session, request.getSeq()};
   fedcl::trace::mark(fedcl::trace::Point::daemon_read, session.peer_port(), call.seq);
   wire::Request::Which which = request.which();
-  // Nothing runs before the handshake is done, and the handshake runs once. A connection opens with
-  // Hello (a session) or DaemonStatus (one answer, then it closes).
-  bool handshake = which == wire::Request::HELLO || which == wire::Request::DAEMON_STATUS ||
-                   which == wire::Request::AUTHENTICATE || which == wire::Request::RESUME;
-  if (session.greeted == handshake) {
-    session.close(session.greeted ? "a second handshake" : "a request before the handshake was done");
+  // The handshake was the main process's (exec_handshake.cpp): a session runs it once.
+  if (which == wire::Request::HELLO || which == wire::Request::DAEMON_STATUS || which == wire::Request::AUTHENTICATE ||
+      which == wire::Request::RESUME) {
+    session.close("a second handshake");
     return;
   }
   const RequestHandler *handler = handler_for(which);
@@ -396,6 +391,7 @@ void execute(Session &session, Frame &frame) {
   }
   try {
     if (!handler) fail(CL_INVALID_OPERATION, "request kind " + std::to_string(unsigned(which)) + " is not known to this fedcld");
+    BackendCall backend_call(handler->call);
     handler->run(call, request, frame);
     fedcl::trace::mark(fedcl::trace::Point::daemon_executed, session.peer_port(), call.seq);
     if (call.seq != 0 && !call.replied) session.send_status(call.seq, CL_SUCCESS, "");

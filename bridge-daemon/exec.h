@@ -1,6 +1,5 @@
-// Request execution, shared by the handler files: exec.cpp (the dispatch table, queries),
-// exec_handshake.cpp (Hello, DaemonStatus's checks, the challenge-response), exec_status.cpp,
-// exec_objects.cpp (object creation and release), exec_commands.cpp (enqueued commands),
+// Request execution in a session worker, shared by the handler files: exec.cpp (the dispatch table,
+// queries), exec_objects.cpp (object creation and release), exec_commands.cpp (enqueued commands),
 // exec_programs.cpp (building, compiling and linking programs; sub-devices).
 #pragma once
 
@@ -70,15 +69,6 @@ std::vector<uint8_t> program_binaries(cl_program program);
 // The devices named by ids, as backend handles.
 std::vector<cl_device_id> devices_of(ObjectTable &objects, capnp::List<uint64_t>::Reader ids);
 
-// The handshake (exec_handshake.cpp).
-void exec_hello(Call &call, wire::Hello::Reader hello);
-void exec_authenticate(Call &call, wire::AuthProof::Reader answer);
-void exec_resume(Call &call, wire::Resume::Reader resume);
-// DaemonStatus, for `fedcl status`: a connection's first request instead of Hello, checked like a
-// Hello (exec_handshake.cpp) and answered, with the daemon's proof where it has a key, by
-// send_daemon_status (exec_status.cpp).
-void exec_daemon_status(Call &call, wire::StatusRequest::Reader request);
-void send_daemon_status(Call &call, const fedcl::Proof *proof);
 void exec_get_info(Call &call, wire::Request::GetInfo::Reader request);
 
 void exec_create_context(Call &call, wire::Request::CreateContext::Reader request);

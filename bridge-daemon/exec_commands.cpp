@@ -1,6 +1,6 @@
 // Enqueued commands. None of them blocks the loop: completion is learnt from event callbacks.
 #include "exec.h"
-#include "server.h"
+#include "session_host.h"
 
 namespace fedcld {
 
@@ -187,7 +187,7 @@ void copy_sizes(capnp::List<uint64_t>::Reader list, size_t *out) {
 // (print_gate.h), and its completion carries what it printed.
 void enqueue_printing(Call &call, Resolved &r, const std::function<cl_int(cl_event *)> &enqueue) {
   Session &session = call.session;
-  PrintGate &gate = session.server().print_gate();
+  PrintGate &gate = session.host().print_gate();
   // Its dependencies: the wait list, on an in-order queue the command before it, on an out-of-order
   // one its latest barrier. A printing command of the session that runs under the gate counts as
   // complete: it finishes without anyone's help, so back-to-back printing kernels go straight on.
@@ -224,7 +224,7 @@ void enqueue_printing(Call &call, Resolved &r, const std::function<cl_int(cl_eve
   for (cl_event event : pending) {
     try {
       watch_event(session, call.object, event, [ticket](Session &s, cl_int status, const uint64_t *) {
-        s.server().print_gate().dependency_done(ticket, status);
+        s.host().print_gate().dependency_done(ticket, status);
       });
     } catch (const RequestError &) {
       gate.dependency_done(ticket, CL_COMPLETE);  // cannot be watched: do not hold the command for ever
@@ -234,7 +234,7 @@ void enqueue_printing(Call &call, Resolved &r, const std::function<cl_int(cl_eve
     // The output goes out before the completion, so the client has written it before the
     // application can see the command complete.
     track(call, r, [ticket](Session &s, cl_int, const uint64_t *) {
-      s.notify_printf(s.server().print_gate().command_done(ticket));
+      s.notify_printf(s.host().print_gate().command_done(ticket));
     });
   } catch (...) {
     gate.orphan(ticket);
@@ -262,7 +262,7 @@ void exec_nd_range(Call &call, wire::Request::NDRange::Reader request) {
   copy_sizes(request.getOffset(), offset);
   copy_sizes(global, global_size);
   copy_sizes(request.getLocal(), local);
-  if (kernel_object.may_print && call.session.server().print_gate().enabled()) {
+  if (kernel_object.may_print && call.session.host().print_gate().enabled()) {
     enqueue_printing(call, r, [&](cl_event *event) {
       return clEnqueueNDRangeKernel(r.queue, kernel, dims, request.getOffset().size() ? offset : nullptr, global_size,
                                     request.getLocal().size() ? local : nullptr, r.wait_count(), r.wait_ptr(), event);

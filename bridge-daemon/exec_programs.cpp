@@ -12,6 +12,7 @@
 #include "kernel_names.h"
 #include "log.h"
 #include "server.h"
+#include "worker_board.h"
 
 namespace fedcld {
 
@@ -261,6 +262,7 @@ void run_and_describe(ProgramWork &job);
 // the result is reported on the loop instead (found by the fuzzer).
 void program_work_on_pool(uv_work_t *work) {
   auto &job = *static_cast<ProgramWork *>(work->data);
+  BackendCall backend_call(job.what);
   try {
     run_and_describe(job);
   } catch (const RequestError &error) {

@@ -8,10 +8,13 @@ namespace fedcld {
 
 namespace {
 LogLevel g_level = LogLevel::info;
+std::string g_prefix;
 const char *const kNames[] = {"error", "warn", "info", "debug"};
 }  // namespace
 
 void log_set_level(LogLevel level) { g_level = level; }
+
+void log_set_prefix(const std::string &prefix) { g_prefix = prefix.empty() ? "" : "[" + prefix + "] "; }
 
 bool log_parse_level(const char *name, LogLevel *level) {
   for (int i = 0; i < 4; i++) {
@@ -35,7 +38,7 @@ void log_write(LogLevel level, const char *format, ...) {
   std::string line(length > 0 ? length + 1 : 1, '\0');
   vsnprintf(line.data(), line.size(), format, again);
   va_end(again);
-  std::fprintf(stderr, "fedcld %s: %s\n", kNames[static_cast<int>(level)], line.c_str());
+  std::fprintf(stderr, "fedcld %s: %s%s\n", kNames[static_cast<int>(level)], g_prefix.c_str(), line.c_str());
 }
 
 }  // namespace fedcld

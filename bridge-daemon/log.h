@@ -2,12 +2,16 @@
 #pragma once
 
 #include <cstdarg>
+#include <string>
 
 namespace fedcld {
 
 enum class LogLevel { error = 0, warn = 1, info = 2, debug = 3 };
 
 void log_set_level(LogLevel level);
+// Put before every line's message: a session worker names its process and session ("worker 4711,
+// session 12"), so that its lines read apart from the main process's in one log.
+void log_set_prefix(const std::string &prefix);
 bool log_parse_level(const char *name, LogLevel *level);
 bool log_enabled(LogLevel level);
 void log_write(LogLevel level, const char *format, ...) __attribute__((format(printf, 2, 3)));

@@ -1,19 +1,23 @@
 // fedcld: the fedcl bridge daemon. Serves this node's OpenCL devices to fedcl clients.
+//
+// This is its main process (listener.h), which never calls the backend; `--session-worker` makes
+// the process it starts for each session (worker_main.cpp).
 #include <uv.h>
 
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <string>
-#include <unistd.h>
 
 #include "backend.h"
 #include "daemon_options.h"
+#include "listener.h"
 #include "log.h"
-#include "memory_trim.h"
-#include "printf_capture.h"
-#include "server.h"
-#include "trace.h"
+
+namespace fedcld {
+int session_worker_main(int argc, char **argv);
+}
 
 namespace {
 
@@ -22,10 +26,21 @@ int die(const std::string &message) {
   return 2;
 }
 
+// --list: the devices the backend offers, from this process (it serves nothing).
+int list_devices(const fedcld::DaemonSettings &settings) {
+  std::vector<fedcld::BackendPlatform> platforms;
+  std::string problem = fedcld::backend_discover(settings.selection, &platforms);
+  if (!problem.empty()) return die(problem);
+  size_t count = 0;
+  for (const auto &platform : platforms)
+    for (const auto &device : platform.devices) std::printf("%zu: %s\n", count++, fedcld::device_name(device.handle).c_str());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
-  fedcld::configure_malloc();  // before the backend starts its threads, which allocate
+  if (argc > 1 && std::strcmp(argv[1], "--session-worker") == 0) return fedcld::session_worker_main(argc, argv);
   fedcld::DaemonSettings settings;
   std::vector<std::string> problems = fedcld::load_daemon_settings(argc, argv, settings);
   if (settings.help) {
@@ -39,53 +54,32 @@ int main(int argc, char **argv) {
     return 2;
   }
   fedcld::log_set_level(settings.log_level);
-  const fedcld::ServerOptions &options = settings.server;
-  bool list_only = settings.list_only;
-  const std::string &port_file = settings.port_file;
-
-  std::vector<fedcld::BackendPlatform> platforms;
-  std::string problem = fedcld::backend_discover(settings.selection, &platforms);
-  if (!problem.empty()) return die(problem);
-  size_t device_count = 0;
-  for (auto &platform : platforms) {
-    if (settings.kernel_name_guard >= 0) platform.safe_kernel_name_length = size_t(settings.kernel_name_guard);
-    for (const auto &device : platform.devices) {
-      std::string name = fedcld::device_name(device.handle);
-      if (list_only) std::printf("%zu: %s\n", device_count, name.c_str());
-      else FEDCLD_LOG(info, "exporting device %zu: %s", device_count, name.c_str());
-      device_count++;
-    }
-  }
-  if (list_only) return 0;
-  if (!settings.trace_file.empty()) {
-    std::string why = fedcl::trace::start(settings.trace_file);
-    if (!why.empty()) return die("--trace: " + why);
-  }
+  if (settings.list_only) return list_devices(settings);
 
   std::signal(SIGPIPE, SIG_IGN);
-  // Kernel printf output goes to this process's stdout: catch it there for the sessions it belongs to.
-  // Never destroyed: its reader thread drains fd 1 until the process exits.
-  auto *printf_capture = new fedcld::PrintfCapture;
-  std::string no_capture = printf_capture->start();
-  if (!no_capture.empty())
-    FEDCLD_LOG(warn, "kernel printf output stays in fedcld's stdout: %s", no_capture.c_str());
   uv_loop_t *loop = uv_default_loop();
-  fedcld::Server server(loop, options, std::move(platforms));
-  if (printf_capture->started()) server.print_gate().set_capture(printf_capture);
-  std::string tls_problem = server.setup_tls();
+  fedcld::Listener listener(loop, settings);
+  std::string tls_problem = listener.setup_tls();
   if (!tls_problem.empty()) return die(tls_problem);
-  int err = server.listen();
+  std::string problem = listener.enumerate();
+  if (!problem.empty()) return die(problem);
+  size_t device_count = 0;
+  for (const auto &platform : listener.platforms())
+    for (const auto &device : platform.devices)
+      FEDCLD_LOG(info, "exporting device %zu: %s", device_count++, fedcld::info_string(device.info, CL_DEVICE_NAME).c_str());
+  const fedcld::ServerOptions &options = listener.options();
+  int err = listener.listen();
   if (err != 0)
     return die("cannot listen on " + options.host + ":" + std::to_string(options.port) + ": " + uv_strerror(err));
-  int port = server.port();
-  FEDCLD_LOG(info, "listening on %s:%d as node %s", options.host.c_str(), port, server.options().node.c_str());
-  if (!port_file.empty()) {
+  int port = listener.port();
+  FEDCLD_LOG(info, "listening on %s:%d as node %s", options.host.c_str(), port, options.node.c_str());
+  if (!settings.port_file.empty()) {
     // Written to a temporary name and renamed, so that a reader never sees a partial file.
-    std::string temporary = port_file + ".tmp";
+    std::string temporary = settings.port_file + ".tmp";
     std::ofstream(temporary) << port << "\n";
-    if (std::rename(temporary.c_str(), port_file.c_str()) != 0) return die("cannot write " + port_file);
+    if (std::rename(temporary.c_str(), settings.port_file.c_str()) != 0) return die("cannot write " + settings.port_file);
   }
-  server.run();
+  listener.run();
   uv_loop_close(loop);
   return 0;
 }

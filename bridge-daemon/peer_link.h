@@ -1,10 +1,11 @@
-// Links to the other daemons of the programs fedcld serves: one per pair of daemons, dialled on
-// demand when a client asks this daemon to send or signal to another, and shared by every session.
-// A link carries bulk data and event signals only (PeerMessage in fedcl.capnp), never API calls.
+// A session worker's peer links: one per session of another daemon that this session exchanges
+// data or event signals with (the same client's session there). The main processes of the two
+// daemons make a link (peer_handshake.h: the dial, the challenge-response on the cluster key) and
+// hand it to the two workers, which then talk directly. A link carries bulk data and event signals
+// only (PeerMessage in fedcl.capnp), never API calls, and is used both ways.
 //
-// Either daemon may dial; a link is used both ways once its handshake is done. Daemons present the
-// same key as clients. A link that stays silent past the peer timeout (each side sends a heartbeat
-// every second when it has nothing else to say) is closed, and what was waiting on it fails.
+// A link that stays silent past the peer timeout (each side sends a heartbeat every second when it
+// has nothing else to say) is closed, and what was waiting on it fails.
 #pragma once
 
 #include <uv.h>
@@ -16,30 +17,42 @@
 #include <unordered_map>
 #include <vector>
 
-#include "auth.h"
 #include "fedcl.capnp.h"
 
 namespace fedcld {
 
-class Server;
+class SessionHost;
 class Session;
 struct Frame;
+struct SessionLink;
+
+// A session of another daemon: the daemon (its instance, and where its peers reach it) and the
+// session's token there.
+struct PeerTarget {
+  uint64_t instance = 0;
+  std::string address;
+  uint64_t session = 0;
+};
+PeerTarget peer_target(fedcl::wire::PeerRef::Reader ref);
 
 class PeerRegistry {
  public:
-  explicit PeerRegistry(Server &server);
+  explicit PeerRegistry(SessionHost &host);
   void start();
   void close();
 
-  // This run of the daemon, as peers and clients know it.
-  uint64_t instance() const { return instance_; }
-
-  // Runs done(link, "") on the loop once a link to the daemon instance at address is up, or
-  // done(nullptr, why) when none can be had. Reuses the link if there is one.
+  // Runs done(link, "") on the loop once a link to target is up, or done(nullptr, why) when none
+  // can be had. Reuses the link if there is one; else asks the main process to dial.
   using LinkDone = std::function<void(Session *link, const std::string &error)>;
-  void with_link(uint64_t instance, const std::string &address, LinkDone done);
+  void with_link(const PeerTarget &target, LinkDone done);
 
-  // A frame that arrived on a peer link, or the first frame of a connection that turns out to be one.
+  // The main process handed over a link: the one dialled for a with_link (link.dial), or one the
+  // other daemon dialled (dial 0).
+  void adopt(fedcl::wire::TakeLink::Reader link, SessionLink *socket);
+  // The main process could not make the link asked for in dial.
+  void dial_failed(uint64_t dial, const std::string &why);
+
+  // A frame that arrived on a peer link.
   void receive(Session &link, Frame &frame);
   // Where the payload of a frame whose message has arrived should land: the memory a receive set
   // aside for those bytes, or null (then the frame gets memory of its own).
@@ -49,31 +62,20 @@ class PeerRegistry {
 
  private:
   struct Peer {
-    std::string address;
-    std::vector<std::shared_ptr<Session>> links;  // handshake done; the first open one is used
-    std::shared_ptr<Session> dialling;
+    uint64_t instance = 0;
+    std::vector<std::shared_ptr<Session>> links;  // the first open one is used
+    uint64_t dial = 0;                            // the dial asked of the main process, if any
     uint64_t dial_started = 0;
     std::vector<LinkDone> waiting;
   };
   Session *usable_link(Peer &peer);
-  void dial(uint64_t instance, Peer &peer);
-  void dial_failed(uint64_t instance, const std::string &why);
-  // The handshake (challenge-response on the cluster key when there is one; see protocol/auth.h).
-  void on_hello(Session &link, Frame &frame);
-  void on_challenge(Session &link, fedcl::wire::AuthChallenge::Reader challenge);
-  void on_proof(Session &link, fedcl::wire::AuthProof::Reader answer);
-  void on_welcome(Session &link, Frame &frame);
-  // The link's handshake succeeded: it is the link to instance; proof: this daemon's, if keyed.
-  void accept(Session &link, uint64_t instance, const fedcl::Proof *proof);
+  void fail_waiting(Peer &peer, const std::string &why);
   void tick();
 
-  Server &server_;
-  uint64_t instance_;
-  std::unordered_map<uint64_t, Peer> peers_;
+  SessionHost &host_;
+  std::unordered_map<uint64_t, Peer> peers_;  // by the other session's token
+  uint64_t next_dial_ = 1;
   uv_timer_t timer_;
 };
-
-// A random 64-bit number, never 0 (daemon instances, session tokens).
-uint64_t random_id();
 
 }  // namespace fedcld

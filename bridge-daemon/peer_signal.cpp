@@ -4,7 +4,7 @@
 
 #include "log.h"
 #include "peer_transfer.h"
-#include "server.h"
+#include "session_host.h"
 
 namespace fedcld {
 
@@ -19,9 +19,9 @@ void settle_stand_in(cl_event event, cl_int status) {
   if (status < 0) sweep_failed_watches();
 }
 
-void send_signal(Server &server, uint64_t instance, const std::string &address, uint64_t token, uint64_t event_id,
+void send_signal(SessionHost &host, uint64_t instance, const std::string &address, uint64_t token, uint64_t event_id,
                  cl_int status) {
-  server.peers().with_link(instance, address, [token, event_id, status](Session *link, const std::string &error) {
+  host.peers().with_link({instance, address, token}, [token, event_id, status](Session *link, const std::string &error) {
     if (!link) {
       FEDCLD_LOG(warn, "event %llu: cannot signal the peer: %s", (unsigned long long)event_id, error.c_str());
       return;
@@ -39,18 +39,18 @@ void send_signal(Server &server, uint64_t instance, const std::string &address, 
 }  // namespace
 
 void exec_signal_peer(Call &call, wire::Request::SignalPeer::Reader request) {
-  Server &server = call.session.server();
+  SessionHost &host = call.session.host();
   uint64_t event_id = request.getEvent(), instance = request.getPeer().getInstance(), token = request.getPeer().getSession();
   std::string address = request.getPeer().getAddress();
   call.object = event_id;
   ObjectTable &objects = call.session.objects();
   if (!objects.contains(event_id)) {
-    send_signal(server, instance, address, token, event_id, CL_INVALID_EVENT);
+    send_signal(host, instance, address, token, event_id, CL_INVALID_EVENT);
     fail(CL_INVALID_EVENT, "signal for unknown event " + std::to_string(event_id));
   }
-  Server *server_ptr = &server;
-  auto signal = [server_ptr, instance, address, token, event_id](cl_int status) {
-    send_signal(*server_ptr, instance, address, token, event_id, status);
+  SessionHost *host_ptr = &host;
+  auto signal = [host_ptr, instance, address, token, event_id](cl_int status) {
+    send_signal(*host_ptr, instance, address, token, event_id, status);
   };
   // With the command's own completion watch if it is still pending, else with one of its own (the
   // event is complete, or it has no command here: a stand-in or a transfer's event).
@@ -65,8 +65,8 @@ void stand_in_created(Session &session, uint64_t event_id, cl_event event, uint6
   session.inbox().add_stand_in(event_id, instance, event);
 }
 
-void peer_deliver_signal(Server &server, Session &link, wire::PeerSignal::Reader signal) {
-  auto session = server.session_by_token(signal.getSession());
+void peer_deliver_signal(SessionHost &host, Session &link, wire::PeerSignal::Reader signal) {
+  auto session = host.session_by_token(signal.getSession());
   if (!session || session->closed()) return;
   uint64_t event_id = signal.getEvent();
   cl_int status = signal.getStatus() <= CL_COMPLETE ? signal.getStatus() : CL_COMPLETE;
@@ -80,8 +80,8 @@ void peer_deliver_signal(Server &server, Session &link, wire::PeerSignal::Reader
   if (!session->objects().contains(event_id)) session->inbox().hold_signal(event_id, status);
 }
 
-void peer_lost(Server &server, uint64_t instance, const std::string &why) {
-  for (const auto &session : server.client_sessions()) {
+void peer_lost(SessionHost &host, uint64_t instance, const std::string &why) {
+  if (auto session = host.client()) {
     peer_receives_lost(*session, instance, why);
     for (auto [event_id, event] : session->inbox().take_stand_ins_of(instance)) {
       settle_stand_in(event, CL_DEVICE_NOT_AVAILABLE);
@@ -95,7 +95,7 @@ void exec_peer_connect(Call &call, wire::PeerRef::Reader peer) {
   call.replied = true;
   uint64_t seq = call.seq;
   std::weak_ptr<Session> weak = call.session.weak_from_this();
-  call.session.server().peers().with_link(peer.getInstance(), peer.getAddress(), [weak, seq](Session *link, const std::string &error) {
+  call.session.host().peers().with_link(peer_target(peer), [weak, seq](Session *link, const std::string &error) {
     auto session = weak.lock();
     if (!session || session->closed()) return;
     session->send_status(seq, link ? CL_SUCCESS : CL_DEVICE_NOT_AVAILABLE, error);

@@ -11,8 +11,8 @@ void exec_signal_peer(Call &call, wire::Request::SignalPeer::Reader request);
 void exec_peer_connect(Call &call, wire::PeerRef::Reader peer);
 // A stand-in event was created for an event of peer instance: a signal that came first sets it now.
 void stand_in_created(Session &session, uint64_t event_id, cl_event event, uint64_t instance);
-void peer_deliver_signal(Server &server, Session &link, wire::PeerSignal::Reader signal);
+void peer_deliver_signal(SessionHost &host, Session &link, wire::PeerSignal::Reader signal);
 // The link to a peer daemon is gone: the receives and stand-ins that depend on it fail.
-void peer_lost(Server &server, uint64_t instance, const std::string &why);
+void peer_lost(SessionHost &host, uint64_t instance, const std::string &why);
 
 }  // namespace fedcld

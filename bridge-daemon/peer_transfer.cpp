@@ -6,7 +6,7 @@
 
 #include "log.h"
 #include "peer_chunks.h"
-#include "server.h"
+#include "session_host.h"
 
 namespace fedcld {
 
@@ -23,10 +23,10 @@ void write_abort(Session &link, uint64_t token, uint64_t transfer, cl_int status
   link.send_peer(builder);
 }
 
-void send_abort(Server &server, const wire::PeerRef::Reader &peer, uint64_t transfer, cl_int status,
+void send_abort(SessionHost &host, const wire::PeerRef::Reader &peer, uint64_t transfer, cl_int status,
                 const std::string &message) {
   uint64_t token = peer.getSession();
-  server.peers().with_link(peer.getInstance(), peer.getAddress(), [token, transfer, status, message](Session *link, const std::string &) {
+  host.peers().with_link(peer_target(peer), [token, transfer, status, message](Session *link, const std::string &) {
     if (link) write_abort(*link, token, transfer, status, message);
     // else the receiver learns of it from the client, or from the lost link
   });
@@ -79,7 +79,7 @@ struct PeerSend : std::enable_shared_from_this<PeerSend> {
   void route(Session &s) {
     if (instance == 0) return connected(&s, "");
     auto self = shared_from_this();
-    s.server().peers().with_link(instance, address, [self](Session *up, const std::string &error) { self->connected(up, error); });
+    s.host().peers().with_link({instance, address, token}, [self](Session *up, const std::string &error) { self->connected(up, error); });
   }
 
   void connected(Session *up, const std::string &error) {
@@ -160,7 +160,7 @@ void exec_send_to_peer(Call &call, wire::Request::SendToPeer::Reader request) {
     // The receiving side must not wait for bytes that will never come (a client learns it from
     // the send's event).
     if (request.getPeer().getInstance() != 0)
-      send_abort(call.session.server(), request.getPeer(), request.getTransfer(),
+      send_abort(call.session.host(), request.getPeer(), request.getTransfer(),
                  error.status < 0 ? error.status : CL_INVALID_OPERATION,
                  "the sending daemon refused the transfer: " + error.message);
     throw;
@@ -173,7 +173,7 @@ void exec_transfer_to(Call &call, wire::Request::TransferTo::Reader request) {
   if (!send || send->event.done()) {
     // Failed already (its event says so), or never was: the receiving side must not wait.
     if (request.getPeer().getInstance() != 0)
-      send_abort(call.session.server(), request.getPeer(), peer_transfer, CL_INVALID_OPERATION,
+      send_abort(call.session.host(), request.getPeer(), peer_transfer, CL_INVALID_OPERATION,
                  "the sending daemon has no send waiting for transfer " + std::to_string(request.getTransfer()));
     return;
   }
@@ -294,16 +294,16 @@ void exec_transfer_from(Call &call, wire::Request::TransferFrom::Reader request)
   for (PeerChunk &chunk : early.chunks) receive->accept(std::move(chunk));
 }
 
-std::shared_ptr<uint8_t[]> peer_data_destination(Server &server, Session &link, wire::PeerData::Reader data,
+std::shared_ptr<uint8_t[]> peer_data_destination(SessionHost &host, Session &link, wire::PeerData::Reader data,
                                                  uint64_t bytes) {
-  auto session = server.session_by_token(data.getSession());
+  auto session = host.session_by_token(data.getSession());
   if (!session || session->closed()) return nullptr;
   auto receive = session->inbox().receive(data.getTransfer(), link.peer_instance);
   return receive ? receive->destination(data.getOffset(), bytes) : nullptr;
 }
 
-void peer_deliver_data(Server &server, Session &link, wire::PeerData::Reader data, Frame &frame) {
-  auto session = server.session_by_token(data.getSession());
+void peer_deliver_data(SessionHost &host, Session &link, wire::PeerData::Reader data, Frame &frame) {
+  auto session = host.session_by_token(data.getSession());
   if (!session || session->closed()) return;  // its client has gone: nothing waits for the bytes
   PeerChunk chunk{data.getOffset(), frame.header.payload_bytes, std::move(frame.payload)};
   if (auto receive = session->inbox().receive(data.getTransfer(), link.peer_instance)) return receive->accept(std::move(chunk));
@@ -311,8 +311,8 @@ void peer_deliver_data(Server &server, Session &link, wire::PeerData::Reader dat
     link.close("the peer sent more data that no receive expects than fedcld holds");
 }
 
-void peer_deliver_abort(Server &server, Session &link, wire::PeerAbort::Reader abort) {
-  auto session = server.session_by_token(abort.getSession());
+void peer_deliver_abort(SessionHost &host, Session &link, wire::PeerAbort::Reader abort) {
+  auto session = host.session_by_token(abort.getSession());
   if (!session || session->closed()) return;
   std::string message = std::string("the sending daemon ") + link.peer() + " failed: " + abort.getMessage().cStr();
   cl_int status = abort.getStatus() < 0 ? abort.getStatus() : CL_OUT_OF_RESOURCES;

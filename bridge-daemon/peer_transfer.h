@@ -19,10 +19,10 @@ void exec_transfer_from(Call &call, wire::Request::TransferFrom::Reader request)
 
 // What peer links deliver (peer_link.cpp calls these). A data frame's bytes land where its receive
 // set them aside, if the receive is known when the frame's message has arrived.
-std::shared_ptr<uint8_t[]> peer_data_destination(Server &server, Session &link, wire::PeerData::Reader data,
+std::shared_ptr<uint8_t[]> peer_data_destination(SessionHost &host, Session &link, wire::PeerData::Reader data,
                                                  uint64_t bytes);
-void peer_deliver_data(Server &server, Session &link, wire::PeerData::Reader data, Frame &frame);
-void peer_deliver_abort(Server &server, Session &link, wire::PeerAbort::Reader abort);
+void peer_deliver_data(SessionHost &host, Session &link, wire::PeerData::Reader data, Frame &frame);
+void peer_deliver_abort(SessionHost &host, Session &link, wire::PeerAbort::Reader abort);
 // The transfer engine's client side: bytes the client streams into a receive of sender 0 itself.
 void exec_transfer_data(Call &call, wire::Request::TransferData::Reader request, Frame &frame);
 void exec_transfer_abort(Call &call, wire::Request::TransferAbort::Reader request);

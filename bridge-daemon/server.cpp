@@ -1,8 +1,6 @@
 #include "server.h"
 
-#include <unistd.h>
-
-#include <cstdlib>
+#include <random>
 #include <thread>
 
 #include "log.h"
@@ -17,7 +15,7 @@ namespace {
 // set to 2 s gave a healthy daemon up.
 constexpr uint64_t kHeartbeatMs = 500;
 // A connection that has not finished its handshake by then is dropped: strangers cannot hold
-// session slots (--max-sessions) by connecting and saying nothing.
+// connections by connecting and saying nothing.
 constexpr uint64_t kHandshakeTimeoutMs = 10000;
 
 std::chrono::microseconds busy_poll_for(long option) {
@@ -30,102 +28,36 @@ std::chrono::microseconds busy_poll_for(long option) {
 }
 }  // namespace
 
-Server::Server(uv_loop_t *loop, ServerOptions options, std::vector<BackendPlatform> platforms)
-    : loop_(loop), options_(std::move(options)), busy_poll_(busy_poll_for(options_.busy_poll_us)),
-      platforms_(std::move(platforms)) {
-  uv_tcp_init(loop_, &listener_);
-  listener_.data = this;
+uint64_t random_id() {
+  static std::random_device device;
+  uint64_t id = 0;
+  while (id == 0) id = (uint64_t(device()) << 32) | device();
+  return id;
+}
+
+Server::Server(uv_loop_t *loop, ServerOptions options, uint64_t instance)
+    : options_(std::move(options)), loop_(loop), instance_(instance), busy_poll_(busy_poll_for(options_.busy_poll_us)) {
   uv_async_init(loop_, &wakeup_, on_async);
   wakeup_.data = this;
   uv_timer_init(loop_, &watch_timer_);
   watch_timer_.data = this;
-  uv_signal_init(loop_, &sigint_);
-  uv_signal_init(loop_, &sigterm_);
-  sigint_.data = sigterm_.data = this;
 }
 
 Server::~Server() = default;
 
-namespace {
-int listen_on(uv_tcp_t *listener, const std::string &host, int port, uv_connection_cb on_connection) {
-  sockaddr_storage addr{};
-  int err = uv_ip4_addr(host.c_str(), port, reinterpret_cast<sockaddr_in *>(&addr));
-  if (err != 0) err = uv_ip6_addr(host.c_str(), port, reinterpret_cast<sockaddr_in6 *>(&addr));
-  if (err != 0) return err;
-  err = uv_tcp_bind(listener, reinterpret_cast<sockaddr *>(&addr), 0);
-  if (err == 0) err = uv_listen(reinterpret_cast<uv_stream_t *>(listener), 128, on_connection);
-  return err;
-}
-}  // namespace
-
-int Server::listen() {
-  int err = listen_on(&listener_, options_.host, options_.port, on_connection);
-  if (err == 0 && !options_.peer_address.empty()) {
-    // Peers may use a network of their own (a cluster's data network): listen there as well.
-    size_t colon = options_.peer_address.rfind(':');
-    std::string host = options_.peer_address.substr(0, colon);
-    if (host.size() > 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
-    int port = std::atoi(options_.peer_address.c_str() + colon + 1);
-    uv_tcp_init(loop_, &peer_listener_);
-    peer_listener_.data = this;
-    peer_listening_ = true;
-    err = listen_on(&peer_listener_, host, port, on_connection);
-  }
-  if (err == 0) {
-    peers_.start();
-    uv_timer_start(&watch_timer_, [](uv_timer_t *timer) { static_cast<Server *>(timer->data)->watch_sessions(); },
-                   kHeartbeatMs, kHeartbeatMs);
-    uv_unref(reinterpret_cast<uv_handle_t *>(&watch_timer_));  // it alone must not keep the loop running
-    if (options_.node.empty()) {
-      char host[256] = {};
-      gethostname(host, sizeof host - 1);
-      options_.node = std::string(host) + ":" + std::to_string(port());
-    }
-    uv_signal_start(&sigint_, on_signal, SIGINT);
-    uv_signal_start(&sigterm_, on_signal, SIGTERM);
-  }
-  return err;
-}
-
-int Server::port() const {
-  sockaddr_storage addr{};
-  int len = sizeof addr;
-  if (uv_tcp_getsockname(&listener_, reinterpret_cast<sockaddr *>(&addr), &len) != 0) return options_.port;
-  return ntohs(reinterpret_cast<sockaddr_in *>(&addr)->sin_port);
+void Server::start_watch() {
+  if (watching_) return;
+  watching_ = true;
+  uv_timer_start(&watch_timer_, [](uv_timer_t *timer) { static_cast<Server *>(timer->data)->watch_sessions(); },
+                 kHeartbeatMs, kHeartbeatMs);
+  uv_unref(reinterpret_cast<uv_handle_t *>(&watch_timer_));
 }
 
 void Server::close() {
   for (auto &entry : std::unordered_map<uint64_t, std::shared_ptr<Session>>(sessions_))
     entry.second->close("daemon shutting down");
-  uv_close(reinterpret_cast<uv_handle_t *>(&listener_), nullptr);
-  if (peer_listening_) uv_close(reinterpret_cast<uv_handle_t *>(&peer_listener_), nullptr);
-  peers_.close();
   uv_close(reinterpret_cast<uv_handle_t *>(&wakeup_), nullptr);
   uv_close(reinterpret_cast<uv_handle_t *>(&watch_timer_), nullptr);
-  uv_close(reinterpret_cast<uv_handle_t *>(&sigint_), nullptr);
-  uv_close(reinterpret_cast<uv_handle_t *>(&sigterm_), nullptr);
-}
-
-void Server::on_signal(uv_signal_t *signal, int signum) {
-  auto *self = static_cast<Server *>(signal->data);
-  FEDCLD_LOG(info, "signal %d: shutting down", signum);
-  self->close();
-}
-
-void Server::on_connection(uv_stream_t *listener, int status) {
-  auto *self = static_cast<Server *>(listener->data);
-  if (status < 0) {
-    FEDCLD_LOG(warn, "accept: %s", uv_strerror(status));
-    return;
-  }
-  auto session = self->add_session();
-  uint64_t number = session->number();
-  if (session->start(listener) != 0) return;
-  if (self->sessions_.size() > self->options_.max_sessions) {
-    session->close("too many sessions (limit " + std::to_string(self->options_.max_sessions) + ")");
-    return;
-  }
-  FEDCLD_LOG(info, "session %llu: connection from %s", (unsigned long long)number, session->peer().c_str());
 }
 
 void Server::watch_sessions() {
@@ -154,43 +86,12 @@ std::shared_ptr<Session> Server::add_session() {
   return session;
 }
 
-void Server::session_closed(uint64_t number) {
-  auto it = sessions_.find(number);
-  if (it == sessions_.end()) return;
-  if (it->second->token) tokens_.erase(it->second->token);
-  if (!it->second->resume_token.empty()) resume_tokens_.erase(it->second->resume_token);
-  sessions_.erase(it);
-}
+void Server::session_closed(uint64_t number) { sessions_.erase(number); }
 
-uint64_t Server::register_token(Session &session) {
-  uint64_t token;
-  do token = random_id();
-  while (tokens_.count(token));
-  tokens_.emplace(token, session.weak_from_this());
-  return token;
-}
-
-std::string Server::register_resume_token(Session &session) {
-  fedcl::Nonce random = fedcl::fresh_nonce();
-  std::string token(reinterpret_cast<const char *>(random.data()), 16);  // 128 random bits
-  resume_tokens_[token] = session.weak_from_this();
-  return token;
-}
-
-std::shared_ptr<Session> Server::session_by_resume_token(const std::string &token) const {
-  auto it = resume_tokens_.find(token);
-  return it == resume_tokens_.end() ? nullptr : it->second.lock();
-}
-
-std::shared_ptr<Session> Server::session_by_token(uint64_t token) const {
-  auto it = tokens_.find(token);
-  return it == tokens_.end() ? nullptr : it->second.lock();
-}
-
-std::vector<std::shared_ptr<Session>> Server::client_sessions() const {
+std::vector<std::shared_ptr<Session>> Server::sessions() const {
   std::vector<std::shared_ptr<Session>> found;
   for (const auto &entry : sessions_)
-    if (entry.second->role == Session::Role::client && !entry.second->closed()) found.push_back(entry.second);
+    if (!entry.second->closed()) found.push_back(entry.second);
   return found;
 }
 
@@ -243,7 +144,7 @@ void Server::run_posted() {
     if (tasks.empty()) return;
     note_activity();
     for (auto &task : tasks) {
-      // A task answers its own failures; one escaping is fedcld's bug, which must not end the daemon.
+      // A task answers its own failures; one escaping is fedcld's bug, which must not end the process.
       try {
         task();
       } catch (const RequestError &error) {

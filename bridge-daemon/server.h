@@ -1,5 +1,10 @@
-// fedcld's listener: accepts client sessions on a libuv loop and carries work finished on backend
-// threads (event callbacks, builds) back to the loop.
+// A fedcld process: its libuv loop and the connections on it.
+//
+// fedcld runs as one main process (listener.h), which accepts connections, does TLS's handshake and
+// the challenge-response and never calls the backend, and a worker process per client session
+// (session_host.h), which runs that session's OpenCL objects and talks to its client and its peer
+// links directly once the main process handed them over. Both carry their connections as Sessions
+// (session.h) on a loop run here; what a connection's frames mean is the role's.
 #pragma once
 
 #include <uv.h>
@@ -13,22 +18,19 @@
 #include <unordered_map>
 #include <vector>
 
-#include "backend.h"
-#include "memory_trim.h"
-#include "peer_link.h"
-#include "print_gate.h"
 #include "tls_stream.h"
 
 namespace fedcld {
 
 class Session;
+struct Frame;
 
 // How fedcld learns that a backend command completed: event callbacks, a waiting thread per queue
 // as well, or whichever suits the backend (waiting for backends whose callbacks come late).
-enum class CompletionMode { automatic, callback, wait };
+enum class CompletionMode : uint8_t { automatic, callback, wait };
 
 // Which devices' queues keep page-locked staging for reads (staging_pool.h).
-enum class PageLockedReads { gpus, all, none };
+enum class PageLockedReads : uint8_t { gpus, all, none };
 
 struct ServerOptions {
   std::string host = "127.0.0.1";
@@ -38,6 +40,8 @@ struct ServerOptions {
   std::string key_list;      // file of per-user keys, read at each handshake
                              // (neither key nor key_list: every client is accepted)
   size_t max_sessions = 256;
+  size_t spare_workers = 2;  // workers started ahead, their backend loaded, for the next sessions
+  uint64_t worker_hang_ms = 30000;  // a worker whose loop stands still this long is killed
   uint64_t max_session_memory = 0;  // bytes of buffers and images one session may hold; 0: no limit
   CompletionMode completion = CompletionMode::automatic;
   std::string peer_address;  // host:port advertised to peers (and listened on); empty: the client's
@@ -57,81 +61,73 @@ struct ServerOptions {
 
 class Server {
  public:
-  Server(uv_loop_t *loop, ServerOptions options, std::vector<BackendPlatform> platforms);
-  ~Server();
+  // instance: this run of the daemon, as peers and clients know it (random, never 0).
+  Server(uv_loop_t *loop, ServerOptions options, uint64_t instance);
+  virtual ~Server();
+  Server(const Server &) = delete;
+  Server &operator=(const Server &) = delete;
 
   // Runs the loop until it has nothing left, polling for up to busy_poll() after each piece of work.
   void run();
   std::chrono::microseconds busy_poll() const { return busy_poll_; }
   // Something arrived (a read, posted work): polling goes on.
   void note_activity() { activity_++; }
-
-  // Loads what --tls needs (certificate, contexts); "" or why the daemon cannot start. Before listen().
-  std::string setup_tls() { return tls_.setup(options_); }
-  const DaemonTls &tls() const { return tls_; }
-  // Binds and listens (on the peer address too, if one is set); returns a libuv error code.
-  int listen();
-  void close();
-  // The port actually bound (differs from options().port when that was 0).
-  int port() const;
-
   // Thread-safe: runs task on the loop thread soon.
   void post(std::function<void()> task);
 
+  // TLS's contexts (main process: handshakes) or nothing (workers: connections arrive established).
+  const DaemonTls &tls() const { return tls_; }
   uv_loop_t *loop() const { return loop_; }
   const ServerOptions &options() const { return options_; }
+  uint64_t instance() const { return instance_; }
   std::chrono::steady_clock::time_point started() const { return started_; }
-  const std::vector<BackendPlatform> &platforms() const { return platforms_; }
-  void session_closed(uint64_t number);
-  // A new connection's session, kept until it closes (accepted ones, and peer links dialled).
+
+  // A new connection's session, kept until it closes.
   std::shared_ptr<Session> add_session();
-  // Client sessions by the token peers address them with.
-  uint64_t register_token(Session &session);
-  std::shared_ptr<Session> session_by_token(uint64_t token) const;
-  // Client sessions by their resume token (HelloReply.resumeToken): 16 fresh random bytes.
-  std::string register_resume_token(Session &session);
-  std::shared_ptr<Session> session_by_resume_token(const std::string &token) const;
-  std::vector<std::shared_ptr<Session>> client_sessions() const;
-  PeerRegistry &peers() { return peers_; }
-  // Kernel printf: which session's printing commands may run (print_gate.h).
-  PrintGate &print_gate() { return print_gate_; }
-  // Gives freed memory back to the system once sessions close (memory_trim.h).
-  MemoryTrim &memory_trim() { return memory_trim_; }
+  void session_closed(uint64_t number);
+  std::vector<std::shared_ptr<Session>> sessions() const;
+
+  // What the role makes of a connection's frames (a handshake in the main process, a client's
+  // requests or a peer's messages in a worker).
+  virtual void execute(Session &session, Frame &frame) = 0;
+  // Where the payload of a frame whose message has arrived lands (a transfer's memory), or null.
+  virtual std::shared_ptr<uint8_t[]> payload_destination(Session &session, const Frame &frame) = 0;
+  // A connection closes (before its session releases what it holds).
+  virtual void connection_closed(Session &session, const std::string &reason) = 0;
+  // Closes everything; the loop then ends.
+  virtual void close();
+
+ protected:
+  // Starts the half-second watch: a heartbeat to each client session sent nothing for half a second
+  // (so that a client tells a frozen daemon from an idle one), and the end of handshakes that take
+  // too long and of parked sessions not resumed in time. It alone keeps no loop running.
+  void start_watch();
+  DaemonTls tls_;
+  ServerOptions options_;
+  uint64_t next_session_ = 1;  // session numbers in the log; a worker takes the main process's
 
  private:
-  static void on_connection(uv_stream_t *server, int status);
-  // Every half second: a heartbeat to each client session sent nothing for half a second (so that
-  // a client tells a frozen daemon from an idle one), and the end of handshakes that take too long.
   void watch_sessions();
   static void on_async(uv_async_t *async);
   void run_posted();
   // Whether the loop is polling (then post() need not wake it); returns whether tasks are waiting.
   bool set_polling(bool polling);
-  static void on_signal(uv_signal_t *signal, int signum);
 
   uv_loop_t *loop_;
-  ServerOptions options_;
-  DaemonTls tls_;
+  uint64_t instance_;
   std::chrono::microseconds busy_poll_;
   uint64_t activity_ = 0;
   const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
-  std::vector<BackendPlatform> platforms_;
-  uv_tcp_t listener_;
-  uv_tcp_t peer_listener_;
-  bool peer_listening_ = false;
   uv_async_t wakeup_;
   uv_timer_t watch_timer_;
-  uv_signal_t sigint_, sigterm_;
+  bool watching_ = false;
   std::mutex posted_mutex_;
   std::vector<std::function<void()>> posted_;
   bool polling_ = false;  // under posted_mutex_
-  uint64_t next_session_ = 1;
   std::unordered_map<uint64_t, std::shared_ptr<Session>> sessions_;
-  std::unordered_map<uint64_t, std::weak_ptr<Session>> tokens_;
-  std::unordered_map<std::string, std::weak_ptr<Session>> resume_tokens_;
-  PrintGate print_gate_{*this};
-  PeerRegistry peers_{*this};
-  MemoryTrim memory_trim_{loop_};
 };
+
+// A random 64-bit number, never 0 (daemon instances, session tokens).
+uint64_t random_id();
 
 }  // namespace fedcld

@@ -7,8 +7,8 @@
 #include <cstring>
 
 #include "log.h"
-#include "peer_transfer.h"
 #include "server.h"
+#include "worker_board.h"
 
 namespace fedcld {
 
@@ -138,9 +138,8 @@ void Session::close(const std::string &reason) {
   closing_ = true;
   FEDCLD_LOG(info, "%s %llu (%s) closed: %s", role == Role::peer ? "peer link" : "session",
              (unsigned long long)number_, peer_.c_str(), reason.c_str());
-  server_.print_gate().session_closed(number_);
   if (auto done = std::move(connected_)) done(UV_ECANCELED);
-  if (role == Role::peer) server_.peers().link_closed(*this, reason);
+  server_.connection_closed(*this, reason);
   if (link_) {
     uv_close(reinterpret_cast<uv_handle_t *>(&link_->tcp), on_closed);
   } else {
@@ -176,11 +175,12 @@ void Session::on_closed(uv_handle_t *handle) {
 void Session::finish() {
   size_t count = objects_.size();
   inbox_.clear();
-  objects_.release_all();
+  {
+    BackendCall call("clRelease* (releasing the session's objects as it ended)");
+    objects_.release_all();
+  }
   pending_.clear();
   FEDCLD_LOG(debug, "session %llu released %zu objects", (unsigned long long)number_, count);
-  // What a session or link held is free now (status connections hold nothing worth a trim).
-  if (role != Role::undecided) server_.memory_trim().session_closed();
   server_.session_closed(number_);  // may destroy this
 }
 
@@ -234,7 +234,18 @@ void Session::read_on() {
 
 void Session::consume(const uint8_t *bytes, size_t size) {
   received_ += size;
+  if (unparsed_.empty()) return parse(bytes, size);
+  unparsed_.append(reinterpret_cast<const char *>(bytes), size);
+}
+
+void Session::parse(const uint8_t *bytes, size_t size) {
   while (size > 0 && !closing_) {
+    if (state_ == ReadState::header && have_ == 0 && !pending_.empty() && !authenticated()) {
+      // Before the handshake is done, one frame at a time: the frame that ends it hands the
+      // connection over (main process), and what follows is the worker's to read.
+      unparsed_.assign(reinterpret_cast<const char *>(bytes), size);
+      return;
+    }
     size_t take = 0;
     switch (state_) {
       case ReadState::header: {
@@ -251,10 +262,10 @@ void Session::consume(const uint8_t *bytes, size_t size) {
           close("malformed frame: " + (problem.empty() ? std::string("unexpected frame kind ") + std::to_string(frame_.header.kind) : problem));
           return;
         }
-        // Before the other side has proved itself it may only say small things: a stranger makes
-        // fedcld allocate no more than a handshake's worth. (An open daemon takes anyone, and the
-        // requests that follow Hello at once.)
-        if ((server_.options().requires_key() || plaintext_refused) && !authenticated() && (frame_.header.message_words > kHandshakeMaxWords || frame_.header.payload_bytes != 0)) {
+        // Before the other side has proved itself (in the main process, which hands the connection
+        // to a worker once it has) it may only say small things: a stranger makes fedcld allocate
+        // no more than a handshake's worth.
+        if (!authenticated() && (frame_.header.message_words > kHandshakeMaxWords || frame_.header.payload_bytes != 0)) {
           close("a frame of " + std::to_string(frame_.header.message_words) + " words and " +
                 std::to_string(frame_.header.payload_bytes) + " payload bytes before the handshake was done");
           return;
@@ -275,7 +286,7 @@ void Session::consume(const uint8_t *bytes, size_t size) {
         if (payload_wire_bytes_ == 0) {
           frame_complete();
         } else {
-          frame_.payload = payload_destination();
+          frame_.payload = server_.payload_destination(*this, frame_);
           if (!frame_.payload) frame_.payload.reset(new (std::nothrow) uint8_t[payload_wire_bytes_]);
           if (!frame_.payload) {
             close("cannot allocate a payload of " + std::to_string(payload_wire_bytes_) + " bytes");
@@ -298,20 +309,6 @@ void Session::consume(const uint8_t *bytes, size_t size) {
   }
 }
 
-std::shared_ptr<uint8_t[]> Session::payload_destination() {
-  if (role == Role::peer) return server_.peers().payload_destination(*this, frame_);
-  if (role != Role::client) return nullptr;
-  // A client's own transfer data lands where its receive set the chunk aside.
-  try {
-    capnp::FlatArrayMessageReader reader(frame_.message.asPtr());
-    auto request = reader.getRoot<fedcl::wire::Request>();
-    if (request.which() != fedcl::wire::Request::TRANSFER_DATA) return nullptr;
-    return client_data_destination(*this, request.getTransferData(), frame_.header.payload_bytes);
-  } catch (const kj::Exception &) {
-    return nullptr;  // execute() finds the message malformed and closes the session
-  }
-}
-
 void Session::frame_complete() {
   // The client's call waits until this daemon acknowledged a large payload (kept by reference).
   if (frame_.header.payload_bytes >= kAckPromptlyBytes) large_frame_read_ = true;
@@ -326,11 +323,17 @@ void Session::run() {
   if (running_) return;  // execute() may resume a session from inside run()
   running_ = true;
   auto keep = shared_from_this();
-  while (!paused_ && !closing_ && !pending_.empty() && !throttled()) {
+  while (!paused_ && !closing_ && !throttled()) {
+    if (pending_.empty() && !unparsed_.empty()) {
+      std::string bytes = std::move(unparsed_);
+      unparsed_.clear();
+      parse(reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size());
+    }
+    if (pending_.empty()) break;
     Frame frame = std::move(pending_.front());
     pending_.pop_front();
     try {
-      execute(*this, frame);
+      server_.execute(*this, frame);
     } catch (const kj::Exception &e) {
       close("malformed message: " + std::string(e.getDescription().cStr()));
     } catch (const RequestError &error) {
@@ -357,10 +360,9 @@ void Session::flush_queues() {
   touched_queues_.clear();
 }
 
-void Session::set_platform(size_t platform) {
-  const BackendPlatform &backend = server_.platforms()[platform];
+void Session::set_platform(const BackendPlatform &backend, size_t index) {
   backend_ = &backend;
-  platform_index_ = platform;
+  platform_index_ = index;
   switch (server_.options().completion) {
     case CompletionMode::callback: waits_for_events_ = false; break;
     case CompletionMode::wait: waits_for_events_ = true; break;
@@ -428,6 +430,7 @@ void Session::write_bytes(std::vector<uint8_t> bytes, std::shared_ptr<uint8_t[]>
     return;
   }
   last_sent = uv_now(server_.loop());
+  writes_in_flight_++;
   auto *request = new WriteRequest{{}, std::move(bytes), std::move(payload), weak_from_this(), std::move(written)};
   uv_buf_t bufs[3];
   unsigned count = 0;
@@ -452,6 +455,7 @@ void Session::write_bytes(std::vector<uint8_t> bytes, std::shared_ptr<uint8_t[]>
   int err = link_->transport->write(&request->req, list, n, [](uv_write_t *req, int status) {
     auto *request = reinterpret_cast<WriteRequest *>(req);
     auto session = request->session.lock();
+    if (session) session->writes_in_flight_--;
     if (status < 0 && status != UV_ECANCELED && session)
       session->connection_lost(std::string("write failed: ") + uv_strerror(status));
     // A resumable session's bytes are resent from what it kept: the write did not fail for them.
@@ -460,6 +464,7 @@ void Session::write_bytes(std::vector<uint8_t> bytes, std::shared_ptr<uint8_t[]>
     delete request;
   });
   if (err != 0) {
+    writes_in_flight_--;
     auto done = std::move(request->written);
     delete request;
     connection_lost(std::string("write failed: ") + uv_strerror(err));

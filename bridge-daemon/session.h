@@ -1,9 +1,12 @@
-// One connection to fedcld: a client session (its framing, its object table and the order of its
-// requests), or a peer link to another daemon (peer_link.h), which shares the framing and writing.
+// One connection of a fedcld process (server.h): in the main process a connection still in its
+// handshake (a client's, a status request's or a peer's), which leaves for a worker once the other
+// side proved itself (hand_over); in a worker, the client session (its framing, its object table
+// and the order of its requests) or a peer link to a session of another daemon (peer_link.h), both
+// taken over from the main process (adopt).
 //
 // Requests run on the loop thread in the order they arrive. A request that would block (a program
 // build) pauses the session: its work runs on libuv's thread pool and later requests wait, while
-// other sessions go on.
+// its peer links go on.
 #pragma once
 
 #include <uv.h>
@@ -19,6 +22,7 @@
 #include <vector>
 
 #include "backend.h"
+#include "fedcl.capnp.h"
 #include "frame.h"
 #include "objects.h"
 #include "peer_inbox.h"
@@ -28,6 +32,7 @@
 namespace fedcld {
 
 class Server;
+class SessionHost;
 
 // A session's connection: its libuv TCP handle and the transport over it (plain TCP or TLS, with
 // its state). Apart from the Session so that a client session whose connection dropped can stay
@@ -51,11 +56,24 @@ class Session : public std::enable_shared_from_this<Session> {
   Session(Server &server, uint64_t number);
   ~Session();
 
-  // Accepts the pending connection on listener and starts reading.
+  // Accepts the pending connection on listener and starts reading (the main process).
   int start(uv_stream_t *listener);
   // Dials a peer daemon; done(status) runs on the loop once connected (status 0, reading started)
-  // or not (a libuv error).
+  // or not (a libuv error). The main process, for a worker's peer link.
   void connect(const sockaddr *address, std::string name, std::function<void(int status)> done);
+  // Hand-over from the main process to a worker (handoff.h). The main process's side: whether
+  // everything written has left (the socket may move only then), and the connection's state, after
+  // which this session ends without touching the socket again.
+  bool writes_done() const { return writes_in_flight_ == 0; }
+  void hand_over(fedcl::wire::HandedConnection::Builder out);
+  // The worker has the socket (why: "" ) or could not get it (why not): this copy closes silently.
+  void end_handed_over(const std::string &why);
+  uv_stream_t *stream() { return link_ ? link_->stream() : nullptr; }
+  // The worker's side: this session goes on over link (its handle accepted from the main process)
+  // in that state; reading starts. "" or why it cannot.
+  std::string adopt(SessionLink *link, fedcl::wire::HandedConnection::Reader state);
+  // Runs the requests read so far (after adopt, once the session is set up).
+  void run_pending() { run(); }
   // Closes at once (pending writes are dropped) and logs why.
   void close(const std::string &reason);
   // Sends what is queued, then closes.
@@ -73,9 +91,12 @@ class Session : public std::enable_shared_from_this<Session> {
   // The connection is gone: parks a resumable session, closes any other.
   void connection_lost(const std::string &reason);
   void park(const std::string &reason);
-  // This (parked) session goes on over the link of `from` (the connection that resumed it): the
-  // client has received `client_received` bytes of the session's stream, which are resent from there.
-  void adopt_link(Session &from, uint64_t client_received);
+  // This session, parked (or about to be: the client found the old connection dead first), goes on
+  // over link, a connection that resumed it handed over by the main process: first is written before
+  // anything else (the answer to Resume, outside the stream), then what the client has not received
+  // (it has client_received bytes, which the caller checked against sent()).
+  std::string resume_over(SessionLink *link, fedcl::wire::HandedConnection::Reader state, std::vector<uint8_t> first,
+                          uint64_t client_received);
   // The client has received this many bytes of the session's stream (Request.ack).
   void acknowledged(uint64_t client_received) { sent_.acknowledge(client_received); }
   uint64_t received() const { return received_; }
@@ -136,8 +157,10 @@ class Session : public std::enable_shared_from_this<Session> {
   void touch_queue(uint64_t queue_id);
 
   Server &server() { return server_; }
+  // The worker process this session runs in (only there: requests run in workers).
+  SessionHost &host();
   // The backend platform this session serves (chosen by its Hello), and how completion is learnt.
-  void set_platform(size_t platform);
+  void set_platform(const BackendPlatform &backend, size_t index);
   const BackendPlatform &backend() const { return *backend_; }
   size_t platform_index() const { return platform_index_; }
   bool waits_for_events() const { return waits_for_events_; }
@@ -164,6 +187,8 @@ class Session : public std::enable_shared_from_this<Session> {
     bool status_request = false;           // the connection opened with DaemonStatus, not Hello
     uint32_t platform = 0;                 // client sessions: the platform asked for
     uint64_t dialling_instance = 0;        // peer links: the daemon that dialled
+    uint64_t session = 0;                  // peer links: the session at the answering end (its token)
+    uint64_t from_session = 0;             // peer links: the session at the dialling end
     bool challenged = false;               // a challenge went out (answering) or came in (dialling)
     bool resuming = false;                 // the connection opened with Resume
     std::string resume_token;              // which session it resumes
@@ -209,6 +234,10 @@ class Session : public std::enable_shared_from_this<Session> {
   void finish();
   // Closes the link's handle; the session itself stays.
   void drop_link();
+  // The session's connection becomes link, handed over by the main process in state; "" or why not.
+  std::string install_link(SessionLink *link, fedcl::wire::HandedConnection::Reader state);
+  // The bytes the main process read but did not use, then reading on.
+  std::string take_handed_bytes(fedcl::wire::HandedConnection::Reader state);
   // Tells the client how far this daemon read (Notice.received) once it read kAckBytes more.
   void acknowledge_if_due();
   bool keeps_sent() const;
@@ -216,8 +245,8 @@ class Session : public std::enable_shared_from_this<Session> {
   static constexpr uint64_t kAckPromptlyBytes = 1 << 20;
   // A dialled connection is up: its transport starts (TLS: the handshake); libuv's error or 0.
   int start_dialled();
-  // Where the current frame's payload should land (transfer chunks), or null for memory of its own.
-  std::shared_ptr<uint8_t[]> payload_destination();
+  // Frames out of bytes of the stream (consume() counts them first).
+  void parse(const uint8_t *bytes, size_t size);
   void frame_complete();
   void run();
   void flush_queues();
@@ -238,6 +267,7 @@ class Session : public std::enable_shared_from_this<Session> {
   uint64_t received_ = 0;
   uint64_t received_told_ = 0;  // the last Notice.received sent
   bool large_frame_read_ = false;  // a client waits for the acknowledgement of its large payload
+  unsigned writes_in_flight_ = 0;  // handed to the transport, not reported written yet
   bool paused_ = false;
   bool running_ = false;
   bool dirty_ = false;
@@ -260,6 +290,7 @@ class Session : public std::enable_shared_from_this<Session> {
   static constexpr size_t kReadBufferBytes = 64 * 1024;
   std::unique_ptr<uint8_t[]> read_buffer_;
   std::deque<Frame> pending_;
+  std::string unparsed_;  // read before the handshake was done, behind a frame not yet run
   std::vector<uint64_t> touched_queues_;
 
   ObjectTable objects_;
@@ -271,7 +302,5 @@ class Session : public std::enable_shared_from_this<Session> {
   std::function<void(int)> connected_;
 };
 
-// Executes one request frame of session; defined in exec.cpp.
-void execute(Session &session, Frame &frame);
 
 }  // namespace fedcld

@@ -18,6 +18,7 @@ constexpr uint64_t kAckBytes = 4ull << 20;
 struct ResendRequest {
   uv_write_t req;
   std::vector<uv_buf_t> bufs;
+  std::vector<uint8_t> first;
   std::weak_ptr<Session> session;
 };
 
@@ -58,25 +59,21 @@ void Session::drop_link() {
            [](uv_handle_t *handle) { delete reinterpret_cast<SessionLink *>(handle); });
 }
 
-void Session::adopt_link(Session &from, uint64_t client_received) {
-  link_ = from.link_;
-  from.link_ = nullptr;
-  link_->tcp.data = this;
+std::string Session::resume_over(SessionLink *link, fedcl::wire::HandedConnection::Reader state, std::vector<uint8_t> first,
+                                 uint64_t client_received) {
+  park("the client resumed the session on a new connection");  // it found the old one dead first
+  std::string why = install_link(link, state);
+  if (!why.empty()) return why;
   parked_ = false;
   FEDCLD_LOG(info, "session %llu resumed from %s: resending %llu bytes, reading on from byte %llu",
-             (unsigned long long)number_, from.peer_.c_str(), (unsigned long long)(sent_.sent() - client_received),
+             (unsigned long long)number_, peer_.c_str(), (unsigned long long)(sent_.sent() - client_received),
              (unsigned long long)received_);
-  peer_ = from.peer_;
-  peer_port_ = from.peer_port_;
-  last_sent = last_heard = uv_now(server_.loop());
-  // The connection was reading for `from`; it reads for this session now, unless it waits.
-  if (paused_ || throttled()) uv_read_stop(link_->stream());
   std::vector<iovec> pieces;
   sent_.pieces_from(client_received, &pieces);  // the caller checked the range
-  if (pieces.empty()) return;
   // The bytes stay in sent_ until the client acknowledges them, which it can only do for bytes
   // that were written; so they outlive the part of the write that reads them.
-  auto *request = new ResendRequest{{}, {}, weak_from_this()};
+  auto *request = new ResendRequest{{}, {}, std::move(first), weak_from_this()};
+  request->bufs.push_back(uv_buf_init(reinterpret_cast<char *>(request->first.data()), request->first.size()));
   for (const iovec &piece : pieces)
     for (size_t off = 0; off < piece.iov_len; off += (1u << 30))
       request->bufs.push_back(uv_buf_init(static_cast<char *>(piece.iov_base) + off,
@@ -91,8 +88,9 @@ void Session::adopt_link(Session &from, uint64_t client_received) {
   });
   if (err != 0) {
     delete request;
-    connection_lost(std::string("resend failed: ") + uv_strerror(err));
+    return std::string("resend failed: ") + uv_strerror(err);
   }
+  return take_handed_bytes(state);
 }
 
 void Session::acknowledge_if_due() {

@@ -8,6 +8,8 @@
 #include <functional>
 #include <string>
 
+#include "fedcl.capnp.h"
+
 namespace fedcld {
 
 class Session;
@@ -24,6 +26,10 @@ class StreamTransport {
   virtual std::string received(Session &session, const uv_buf_t &buf, size_t size) = 0;
   // As uv_write on the session's stream: bufs go out in order, then cb(req, status).
   virtual int write(uv_write_t *req, const uv_buf_t *bufs, unsigned count, uv_write_cb cb) = 0;
+  // The connection moves to a worker process (handoff.h), idle: no write in flight. What the
+  // transport holds goes into out, and plaintext it opened but did not hand to the session onto
+  // *plaintext.
+  virtual void hand_over(fedcl::wire::HandedConnection::Builder out, std::string *plaintext) = 0;
 };
 
 // Plain TCP: reads land where the session wants its bytes (a large payload straight in its buffer).
@@ -36,6 +42,7 @@ class PlainStream final : public StreamTransport {
   int write(uv_write_t *req, const uv_buf_t *bufs, unsigned count, uv_write_cb cb) override {
     return uv_write(req, stream_, bufs, count, cb);
   }
+  void hand_over(fedcl::wire::HandedConnection::Builder, std::string *) override {}  // all went to the session
 
  private:
   uv_stream_t *stream_;

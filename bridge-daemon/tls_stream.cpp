@@ -63,6 +63,7 @@ struct TlsStream::Ciphertext {
 struct TlsStream::Shared : std::enable_shared_from_this<Shared> {
   explicit Shared(fedcl::TlsSession session) : ssl(std::move(session)) {
     span.out = &out;
+    if (!ssl) return;  // handed over after the handshake: records only
     BIO *bio = fedcl::tls_span_bio(&span);
     SSL_set_bio(ssl.get(), bio, bio);
   }
@@ -72,7 +73,7 @@ struct TlsStream::Shared : std::enable_shared_from_this<Shared> {
 
   // Held by every SSL call and every use of records (lock order: ssl_mutex, then mutex).
   std::mutex ssl_mutex;
-  fedcl::TlsSession ssl;       // the handshake
+  fedcl::TlsSession ssl;       // the handshake (none in a worker: the main process did it)
   fedcl::TlsRecords records;  // the data, once the handshake is done
   fedcl::TlsSpan span;  // in: the oldest unread ciphertext; out: out
   fedcl::TlsBytes out;
@@ -252,6 +253,52 @@ TlsStream::TlsStream(uv_stream_t *stream, fedcl::TlsSession ssl, bool accepting)
   else SSL_set_connect_state(shared_->ssl.get());
 }
 
+TlsStream::TlsStream(uv_stream_t *stream, fedcl::wire::TlsState::Reader state, Server &server)
+    : stream_(stream), shared_(std::make_shared<Shared>(nullptr)), accepting_(true), established_(true),
+      first_bytes_(false) {
+  shared_->owner = this;
+  shared_->server = &server;  // writes may come before start()
+  fedcl::TlsRecordState records;
+  auto send = state.getSendSecret(), receive = state.getReceiveSecret();
+  if (send.size() != sizeof records.send_secret || receive.size() != sizeof records.receive_secret) {
+    problem_ = "TLS: the main process handed over traffic secrets of the wrong size";
+    return;
+  }
+  std::memcpy(records.send_secret, send.begin(), send.size());
+  std::memcpy(records.receive_secret, receive.begin(), receive.size());
+  records.send_seq = state.getSendSeq();
+  records.receive_seq = state.getReceiveSeq();
+  records.update_asked = state.getUpdateAsked();
+  problem_ = shared_->records.restore(records);
+  OPENSSL_cleanse(records.send_secret, sizeof records.send_secret);
+  OPENSSL_cleanse(records.receive_secret, sizeof records.receive_secret);
+  auto ciphertext = state.getCiphertext();
+  handed_ciphertext_.assign(reinterpret_cast<const char *>(ciphertext.begin()), ciphertext.size());
+}
+
+void TlsStream::hand_over(fedcl::wire::HandedConnection::Builder out, std::string *plaintext) {
+  fedcl::TlsRecordState records;
+  std::string ciphertext;
+  {
+    std::lock_guard<std::mutex> lock(shared_->ssl_mutex);
+    shared_->records.save(&records);
+    std::lock_guard<std::mutex> queue_lock(shared_->mutex);
+    ciphertext = records.unopened;  // a record's beginning comes before what was read after it
+    for (const Ciphertext &unread : shared_->ciphertext)
+      ciphertext.append(reinterpret_cast<const char *>(unread.at), unread.size);
+  }
+  plaintext->append(records.plaintext);
+  auto tls = out.initTls();
+  tls.setSendSecret(kj::arrayPtr(records.send_secret, sizeof records.send_secret));
+  tls.setSendSeq(records.send_seq);
+  tls.setReceiveSecret(kj::arrayPtr(records.receive_secret, sizeof records.receive_secret));
+  tls.setReceiveSeq(records.receive_seq);
+  tls.setUpdateAsked(records.update_asked);
+  tls.setCiphertext(kj::arrayPtr(reinterpret_cast<const uint8_t *>(ciphertext.data()), ciphertext.size()));
+  OPENSSL_cleanse(records.send_secret, sizeof records.send_secret);
+  OPENSSL_cleanse(records.receive_secret, sizeof records.receive_secret);
+}
+
 TlsStream::~TlsStream() {
   {
     std::lock_guard<std::mutex> lock(shared_->mutex);
@@ -266,6 +313,17 @@ TlsStream::~TlsStream() {
 
 std::string TlsStream::start(Session &session, std::function<void()> ready) {
   shared_->server = &session.server();
+  if (established_) {
+    // Handed over: the ciphertext the main process read but did not open comes first.
+    if (ready) ready();
+    if (handed_ciphertext_.empty()) return {};
+    std::string ciphertext = std::move(handed_ciphertext_);
+    uv_buf_t buf;
+    alloc(session, &buf);
+    if (buf.len < ciphertext.size()) return "TLS: too much ciphertext handed over";
+    std::memcpy(buf.base, ciphertext.data(), ciphertext.size());
+    return received(session, buf, ciphertext.size());
+  }
   ready_ = std::move(ready);
   if (accepting_) return {};  // the client speaks first
   return handshake(session);  // the ClientHello

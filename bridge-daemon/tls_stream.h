@@ -30,12 +30,18 @@
 
 namespace fedcld {
 
+class Server;
 struct ServerOptions;
 
 class TlsStream final : public StreamTransport {
  public:
   // accepting: the daemon's side of a client's or peer's connection; otherwise this daemon dialled.
   TlsStream(uv_stream_t *stream, fedcl::TlsSession ssl, bool accepting);
+  // A connection whose handshake the main process did (handoff.h): its records go on from state,
+  // and the ciphertext read but not opened there is taken first. Check ok() before use.
+  TlsStream(uv_stream_t *stream, fedcl::wire::TlsState::Reader state, Server &server);
+  // "" or why the records could not go on from the state given.
+  const std::string &problem() const { return problem_; }
   // Waits for the worker's current piece: it may be reading a write's buffers or filling a payload.
   // Writes not yet handed to libuv report UV_ECANCELED, as libuv's own queued writes do.
   ~TlsStream() override;
@@ -43,6 +49,7 @@ class TlsStream final : public StreamTransport {
   void alloc(Session &session, uv_buf_t *buf) override;
   std::string received(Session &session, const uv_buf_t &buf, size_t size) override;
   int write(uv_write_t *req, const uv_buf_t *bufs, unsigned count, uv_write_cb cb) override;
+  void hand_over(fedcl::wire::HandedConnection::Builder out, std::string *plaintext) override;
 
   // The pipeline's parts (tls_stream.cpp).
   struct Write;
@@ -77,6 +84,8 @@ class TlsStream final : public StreamTransport {
   bool established_ = false;
   bool first_bytes_ = true;
   bool plaintext_ = false;  // a plain-TCP client, read in the clear until refused
+  std::string problem_;
+  std::string handed_ciphertext_;  // read by the main process, not opened there: taken at start
   std::function<void()> ready_;
   // Reads: buffers libuv may fill, the one it fills now and how far; the worker decrypts a large span
   // (reading stops when all are busy).

@@ -16,16 +16,20 @@
 # object therefore needs no reply. A request with seq != 0 is answered by a Reply with that seq; a
 # request with seq == 0 is answered only if it fails, by an AsyncError inside a Notice.
 #
-# Peer links: daemons of one program also talk to each other, one connection per pair of daemons
-# shared by all sessions, carrying bulk data and event signals only (PeerMessage, frame kind peer).
-# The client alone decides what moves where: it asks one daemon to send (SendToPeer), the other to
-# receive (ReceiveFromPeer), or one to signal an event to the other (SignalPeer). A peer addresses a
-# session of the other daemon by the session's token, which HelloReply gave the client.
+# Peer links: daemons of one program also talk to each other, one connection per pair of sessions
+# of the same client (each session runs in a process of its own), carrying bulk data and event
+# signals only (PeerMessage, frame kind peer). The client alone decides what moves where: it asks one
+# daemon to send (SendToPeer), the other to receive (ReceiveFromPeer), or one to signal an event to
+# the other (SignalPeer). A peer addresses a session of the other daemon by the session's token,
+# which HelloReply gave the client.
+#
+# Inside a daemon, its main process and its session workers talk in WorkerMessages (frame kind
+# worker), at the end of this file.
 
 using Cxx = import "/capnp/c++.capnp";
 $Cxx.namespace("fedcl::wire");
 
-const protocolVersion :UInt32 = 1;
+const protocolVersion :UInt32 = 2;     # 2: peer links per pair of sessions (PeerHello.session)
 const firstClientId :UInt64 = 0x100000000;
 
 enum FrameKind {
@@ -33,6 +37,7 @@ enum FrameKind {
   reply @1;
   notice @2;
   peer @3;                # daemon to daemon: a PeerMessage
+  worker @4;              # inside one daemon, between its main process and a session worker
 }
 
 # ---------------------------------------------------------------------------------------------------
@@ -664,6 +669,8 @@ struct PeerHello {
   instance @2 :UInt64;            # the dialling daemon
   expect @3 :UInt64;              # the instance it means to reach
   nonce @4 :Data;                 # the dialling daemon's fresh nonce
+  session @5 :UInt64;             # the session there the link is for (its token)
+  fromSession @6 :UInt64;         # the dialling daemon's session at this end (its token)
 }
 
 struct PeerWelcome {
@@ -728,5 +735,110 @@ struct DaemonStatus {
     memoryBytes @2 :UInt64;       # buffers and images it holds
     objects @3 :UInt64;
     seconds @4 :UInt64;           # how long it has been open
+    pid @5 :UInt32;               # the worker process that runs it
+    user @6 :Text;                # whose key the client proved; empty on a daemon without keys
   }
+}
+
+# ---------------------------------------------------------------------------------------------------
+# Inside fedcld: the main process and its session workers (docs/design-decisions.md, "Processes")
+#
+# fedcld's main process listens, does the TLS handshake and the challenge-response, and never calls
+# the backend. Every client session runs in a worker process of its own, which loads the backend.
+# They talk over a Unix socket (a libuv IPC pipe) in frames of kind worker; a message that hands a
+# connection over has the connection's socket passed beside it (SCM_RIGHTS). After the hand-over the
+# worker talks to the client, or to the peer, directly.
+
+struct WorkerMessage {
+  union {
+    setup @0 :WorkerSetup;            # main to worker, first: what the worker needs of the options
+    ready @1 :WorkerReady;            # worker to main: the backend is loaded, a session may come
+    takeSession @2 :TakeSession;      # main to worker: a client's new session
+    resumeSession @3 :ResumeSession;  # main to worker: a new connection resumes the worker's session
+    takeLink @4 :TakeLink;            # main to worker: a peer link to the worker's session
+    dial @5 :WorkerDial;              # worker to main: link the session to a session of another daemon
+    dialFailed @6 :WorkerDialFailed;  # main to worker: that link could not be made
+  }
+}
+
+struct WorkerSetup {
+  # The options a worker uses: never a key, a key list or TLS's private key, which stay in the
+  # main process.
+  logLevel @0 :UInt8;
+  node @1 :Text;
+  instance @2 :UInt64;              # the daemon's (HelloReply.instance)
+  platform @3 :Text;                # --platform, --devices: which backend devices are served
+  devices @4 :List(UInt32);
+  kernelNameGuard @5 :Int64;        # --kernel-name-guard; -1: by vendor
+  maxSessionMemory @6 :UInt64;
+  completion @7 :UInt8;             # CompletionMode
+  peerTimeoutMs @8 :UInt64;
+  resumeWindowMs @9 :UInt32;
+  fileRoot @10 :Text;
+  busyPollUs @11 :Int64;
+  pageLockedReads @12 :UInt8;       # PageLockedReads
+  peerAddress @13 :Text;
+  enumerateOnly @14 :Bool;          # describe the platforms in Ready, then exit
+  traceFile @15 :Text;              # --trace: the worker writes its marks to this path + "." + session
+}
+
+struct WorkerReady {
+  platforms @0 :List(PlatformDesc); # the backend platforms served (device ids 1..N, as in HelloReply)
+  problem @1 :Text;                 # not empty: the backend could not be loaded, and why
+}
+
+struct HandedConnection {
+  # A connection as the main process leaves it. Its socket travels beside the message.
+  peer @0 :Text;                    # host:port of the other end, for the log
+  tls @1 :TlsState;                 # only with TLS
+  plaintext @2 :Data;               # bytes of the stream read but not used yet
+  streamReceived @3 :UInt64;        # bytes of the session's stream read and used before the hand-over
+  streamSent @4 :UInt64;            # bytes of the session's stream written before it
+}
+
+struct TlsState {
+  # fedcl's TLS record layer (protocol/tls_records.h) between two records: both traffic secrets and
+  # record numbers, and what was read of the next record.
+  sendSecret @0 :Data;
+  sendSeq @1 :UInt64;
+  receiveSecret @2 :Data;
+  receiveSeq @3 :UInt64;
+  updateAsked @4 :Bool;             # the peer asked for a key update that is not sent yet
+  ciphertext @5 :Data;              # records read but not opened yet
+}
+
+struct TakeSession {
+  connection @0 :HandedConnection;
+  seq @1 :UInt64;                   # the request the HelloReply answers
+  client @2 :Text;                  # Hello.client
+  user @3 :Text;                    # whose key the client proved
+  platform @4 :UInt32;
+  proof @5 :Data;                   # the daemon's proof for the HelloReply; empty without a key
+  sessionToken @6 :UInt64;          # HelloReply.sessionToken, chosen by the main process
+  resumeToken @7 :Data;             # HelloReply.resumeToken; empty: no resumption
+  number @8 :UInt64;                # the session's number in the daemon's log
+}
+
+struct ResumeSession {
+  connection @0 :HandedConnection;
+  seq @1 :UInt64;
+  received @2 :UInt64;              # Resume.received: how much of the stream the client has
+  proof @3 :Data;                   # the daemon's proof for Resumed; empty without a key
+}
+
+struct TakeLink {
+  connection @0 :HandedConnection;
+  peerInstance @1 :UInt64;          # the other daemon
+  peerSession @2 :UInt64;           # the session there (its token)
+  dial @3 :UInt64;                  # the WorkerDial this answers; 0: the other daemon dialled
+}
+
+struct WorkerDial {
+  id @0 :UInt64;                    # chosen by the worker, never 0
+  peer @1 :PeerRef;
+}
+
+struct WorkerDialFailed {
+  id @0 :UInt64;
+  message @1 :Text;
 }

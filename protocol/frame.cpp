@@ -37,7 +37,7 @@ void frame_append(std::vector<uint8_t> &out, wire::FrameKind kind, capnp::Messag
 std::string frame_check(const FrameHeader &header) {
   if (header.message_words == 0 || header.message_words > kMaxMessageWords)
     return "message length " + std::to_string(header.message_words) + " words is out of range";
-  if (header.kind > static_cast<uint16_t>(wire::FrameKind::PEER))
+  if (header.kind > static_cast<uint16_t>(wire::FrameKind::WORKER))
     return "unknown frame kind " + std::to_string(header.kind);
   if (header.flags != 0) return "unknown frame flags " + std::to_string(header.flags);
   if (header.payload_bytes > kMaxPayloadBytes)

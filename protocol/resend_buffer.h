@@ -17,6 +17,11 @@ namespace fedcl {
 
 class ResendBuffer {
  public:
+  // An empty buffer whose stream starts at offset (what another process sent before it): the
+  // next byte appended is that offset's.
+  void start_at(uint64_t offset) {
+    if (pieces_.empty()) begin_ = end_ = offset;
+  }
   // Appends a copy of size bytes.
   void append_copy(const void *bytes, size_t size);
   // Appends size bytes at data, kept alive by owner until acknowledged.

@@ -288,8 +288,45 @@ std::string TlsRecords::start(SSL *ssl) {
   if (why.empty()) why = receive_key_.derive(receiving.data(), receiving.size(), false);
   SSL_set_ex_data(ssl, secrets_index(), nullptr);
   delete secrets;  // the keys are derived: the secrets are wiped
-  if (const char *every = std::getenv("FEDCL_TLS_KEY_UPDATE_RECORDS")) set_key_update_interval(std::strtoull(every, nullptr, 10));
+  interval_from_environment();
   return why;
+}
+
+void TlsRecords::interval_from_environment() {
+  if (const char *every = std::getenv("FEDCL_TLS_KEY_UPDATE_RECORDS")) set_key_update_interval(std::strtoull(every, nullptr, 10));
+}
+
+void TlsRecords::save(TlsRecordState *state) const {
+  std::memcpy(state->send_secret, send_key_.secret(), TlsRecordKey::kSecretBytes);
+  std::memcpy(state->receive_secret, receive_key_.secret(), TlsRecordKey::kSecretBytes);
+  state->send_seq = send_seq_;
+  state->receive_seq = receive_seq_;
+  state->update_asked = update_asked_.load();
+  state->plaintext.assign(reinterpret_cast<const char *>(plain_.get()) + plain_at_, plain_left_);
+  state->unopened.assign(reinterpret_cast<const char *>(partial_.get()), partial_size_);
+}
+
+std::string TlsRecords::restore(const TlsRecordState &state) {
+  std::string why = send_key_.derive(state.send_secret, sizeof state.send_secret, true);
+  if (why.empty()) why = receive_key_.derive(state.receive_secret, sizeof state.receive_secret, false);
+  if (!why.empty()) return why;
+  send_seq_ = state.send_seq;
+  receive_seq_ = state.receive_seq;
+  update_asked_ = state.update_asked;
+  plain_left_ = state.plaintext.size();
+  plain_at_ = 0;
+  if (plain_left_ > kTlsRecordMax || state.unopened.size() > kTlsRecordMax) return "TLS: a handed-over record is too large";
+  if (plain_left_) {
+    plain_.reset(new uint8_t[kTlsRecordMax]);
+    std::memcpy(plain_.get(), state.plaintext.data(), plain_left_);
+  }
+  partial_size_ = state.unopened.size();
+  if (partial_size_) {
+    partial_.reset(new uint8_t[kTlsRecordMax]);
+    std::memcpy(partial_.get(), state.unopened.data(), partial_size_);
+  }
+  interval_from_environment();
+  return {};
 }
 
 // A KeyUpdate handshake message (RFC 8446 4.6.3): type 24, length 1, update_not_requested (0) or

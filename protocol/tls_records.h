@@ -37,6 +37,9 @@ class TlsRecordKey {
   std::string derive(const uint8_t *secret, size_t size, bool sealing);
   // The next generation's key (RFC 8446 7.2: the secret's "traffic upd"), after a KeyUpdate.
   std::string update();
+  // The traffic secret the key was derived from (kSecretBytes), to derive it again elsewhere.
+  static constexpr size_t kSecretBytes = 32;  // SHA-256's size: the suite's hash
+  const uint8_t *secret() const { return secret_; }
   // The same key, with a context of its own (for another thread); false when OpenSSL fails.
   bool copy_from(const TlsRecordKey &other);
   // Seals size bytes (at most kTlsRecordBytes) of inner content type (application data unless told)
@@ -51,7 +54,7 @@ class TlsRecordKey {
   bool init();
 
   EVP_CIPHER_CTX *ctx_;
-  uint8_t secret_[32] = {};  // SHA-256's size: the suite's hash
+  uint8_t secret_[kSecretBytes] = {};
   uint8_t key_[16] = {}, iv_[12] = {};
   bool sealing_ = false;
 };
@@ -70,6 +73,18 @@ constexpr size_t kTlsRecordMax = kTlsRecordHeader + kTlsRecordBytes + 256;
 // peer's KeyUpdates are taken the same way.
 constexpr uint64_t kTlsKeyUpdateRecords = uint64_t(1) << 23;  // 128 GiB of full records
 
+// A record layer's state between two records, for going on in another process (fedcld hands a
+// connection from its main process to a session worker): both traffic secrets and record numbers,
+// and what was read but not yet used.
+struct TlsRecordState {
+  uint8_t send_secret[TlsRecordKey::kSecretBytes] = {};
+  uint8_t receive_secret[TlsRecordKey::kSecretBytes] = {};
+  uint64_t send_seq = 0, receive_seq = 0;
+  bool update_asked = false;
+  std::string plaintext;  // data of an opened record not taken yet: comes first
+  std::string unopened;   // the beginning of the next record
+};
+
 class TlsRecords {
  public:
   // Takes over ssl's traffic keys (its handshake done, no application data sent or read through it).
@@ -85,12 +100,18 @@ class TlsRecords {
   ptrdiff_t read(TlsSpan &span, uint8_t *dst, size_t size, std::string *error);
   // Plaintext or part of a record held from earlier reads.
   bool holding() const { return plain_left_ > 0 || partial_size_ > 0; }
+  // The state to go on with elsewhere (the secrets are copied: wipe *state once it is used), and
+  // the records taking over that state.
+  void save(TlsRecordState *state) const;
+  std::string restore(const TlsRecordState &state);
   // Records per sending key, kTlsKeyUpdateRecords unless a test wants to see many updates.
   void set_key_update_interval(uint64_t records) { key_update_records_ = records < 2 ? 2 : records; }
 
  private:
   // Seals size bytes (whole records but the last) into out, all with the current sending key.
   bool seal_records(const uint8_t *bytes, size_t size, TlsBytes *out);
+  // FEDCL_TLS_KEY_UPDATE_RECORDS, for tests that want to see many key updates.
+  void interval_from_environment();
   // A KeyUpdate record, then the next sending key.
   bool update_send_key(TlsBytes *out);
   // Opens the whole record at record (size bytes) into out (room for its data); the data's size (0 for

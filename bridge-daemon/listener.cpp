@@ -1,0 +1,246 @@
+#include "listener.h"
+
+#include <unistd.h>
+
+#include <capnp/message.h>
+
+#include <cstdlib>
+
+#include "control_channel.h"
+#include "log.h"
+#include "worker_board.h"
+
+namespace fedcld {
+
+namespace wire = fedcl::wire;
+
+// The handshake's requests (exec_handshake.cpp).
+void execute_handshake(Listener &listener, Session &session, Frame &frame);
+
+namespace {
+
+int listen_on(uv_tcp_t *listener, const std::string &host, int port, uv_connection_cb on_connection) {
+  sockaddr_storage addr{};
+  int err = uv_ip4_addr(host.c_str(), port, reinterpret_cast<sockaddr_in *>(&addr));
+  if (err != 0) err = uv_ip6_addr(host.c_str(), port, reinterpret_cast<sockaddr_in6 *>(&addr));
+  if (err != 0) return err;
+  err = uv_tcp_bind(listener, reinterpret_cast<sockaddr *>(&addr), 0);
+  if (err == 0) err = uv_listen(reinterpret_cast<uv_stream_t *>(listener), 128, on_connection);
+  return err;
+}
+
+// A hand-over waiting for what the main process wrote to the connection to leave first.
+struct PendingHandOff {
+  uv_timer_t timer;
+  std::function<void()> go;
+};
+
+// Runs go once everything the main process wrote to session's connection has left (the socket may
+// move only then; writes are reported done a loop pass or more after they were handed to libuv), or
+// once the connection closed.
+void when_written(uv_loop_t *loop, std::shared_ptr<Session> session, std::function<void()> go) {
+  if (session->closed() || session->writes_done()) return go();
+  auto *pending = new PendingHandOff{{}, [loop, session, go = std::move(go)]() mutable { when_written(loop, session, std::move(go)); }};
+  uv_timer_init(loop, &pending->timer);
+  pending->timer.data = pending;
+  uv_timer_start(&pending->timer, [](uv_timer_t *timer) {
+    auto *pending = static_cast<PendingHandOff *>(timer->data);
+    pending->go();
+    uv_close(reinterpret_cast<uv_handle_t *>(timer), [](uv_handle_t *h) { delete static_cast<PendingHandOff *>(h->data); });
+  }, 1, 0);
+}
+
+}  // namespace
+
+Listener::Listener(uv_loop_t *loop, DaemonSettings settings)
+    : Server(loop, settings.server, random_id()), settings_(std::move(settings)) {
+  uv_tcp_init(loop, &listener_);
+  listener_.data = this;
+  uv_signal_init(loop, &sigint_);
+  uv_signal_init(loop, &sigterm_);
+  sigint_.data = sigterm_.data = this;
+}
+
+Listener::~Listener() = default;
+
+std::string Listener::enumerate() {
+  bool done = false;
+  std::string problem;
+  workers_.enumerate([&](std::vector<BackendPlatform> platforms, const std::string &why) {
+    done = true;
+    problem = why;
+    platforms_ = std::move(platforms);
+  });
+  while (!done) uv_run(loop(), UV_RUN_ONCE);
+  return problem;
+}
+
+int Listener::listen() {
+  int err = listen_on(&listener_, options_.host, options_.port, on_connection);
+  if (err == 0 && !options_.peer_address.empty()) {
+    // Peers may use a network of their own (a cluster's data network): listen there as well.
+    size_t colon = options_.peer_address.rfind(':');
+    std::string host = options_.peer_address.substr(0, colon);
+    if (host.size() > 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
+    int port = std::atoi(options_.peer_address.c_str() + colon + 1);
+    uv_tcp_init(loop(), &peer_listener_);
+    peer_listener_.data = this;
+    peer_listening_ = true;
+    err = listen_on(&peer_listener_, host, port, on_connection);
+  }
+  if (err != 0) return err;
+  if (options_.node.empty()) {
+    char host[256] = {};
+    gethostname(host, sizeof host - 1);
+    options_.node = std::string(host) + ":" + std::to_string(port());
+  }
+  start_watch();
+  peers_.start();
+  uv_signal_start(&sigint_, on_signal, SIGINT);
+  uv_signal_start(&sigterm_, on_signal, SIGTERM);
+  workers_.start();
+  return 0;
+}
+
+int Listener::port() const {
+  sockaddr_storage addr{};
+  int len = sizeof addr;
+  if (uv_tcp_getsockname(&listener_, reinterpret_cast<sockaddr *>(&addr), &len) != 0) return options_.port;
+  return ntohs(reinterpret_cast<sockaddr_in *>(&addr)->sin_port);
+}
+
+void Listener::close() {
+  Server::close();
+  uv_close(reinterpret_cast<uv_handle_t *>(&listener_), nullptr);
+  if (peer_listening_) uv_close(reinterpret_cast<uv_handle_t *>(&peer_listener_), nullptr);
+  uv_close(reinterpret_cast<uv_handle_t *>(&sigint_), nullptr);
+  uv_close(reinterpret_cast<uv_handle_t *>(&sigterm_), nullptr);
+  peers_.close();
+  workers_.close();  // the loop ends once they have
+}
+
+void Listener::on_signal(uv_signal_t *signal, int signum) {
+  auto *self = static_cast<Listener *>(signal->data);
+  FEDCLD_LOG(info, "signal %d: shutting down", signum);
+  self->close();
+}
+
+void Listener::on_connection(uv_stream_t *listener, int status) {
+  auto *self = static_cast<Listener *>(listener->data);
+  if (status < 0) {
+    FEDCLD_LOG(warn, "accept: %s", uv_strerror(status));
+    return;
+  }
+  auto session = self->add_session();
+  if (session->start(listener) != 0) return;
+  FEDCLD_LOG(debug, "connection %llu from %s", (unsigned long long)session->number(), session->peer().c_str());
+}
+
+void Listener::execute(Session &session, Frame &frame) {
+  if (frame.header.kind == uint16_t(wire::FrameKind::PEER)) return peers_.receive(session, frame);
+  execute_handshake(*this, session, frame);
+}
+
+void Listener::connection_closed(Session &session, const std::string &reason) { peers_.link_closed(session, reason); }
+
+void Listener::refuse(Session &session, uint64_t seq, cl_int status, const std::string &why) {
+  FEDCLD_LOG(warn, "connection %llu (%s) refused: %s", (unsigned long long)session.number(), session.peer().c_str(), why.c_str());
+  session.send_status(seq, status, "fedcld refused the session: " + why);
+  session.close_after_writes("refused");
+}
+
+void Listener::start_session(Session &session, uint64_t seq, const fedcl::Proof *proof) {
+  const Session::Handshake &handshake = session.handshake;
+  if (handshake.platform >= platforms_.size())
+    return refuse(session, seq, CL_INVALID_PLATFORM, "fedcld exports " + std::to_string(platforms_.size()) +
+                                                         " platform(s), not platform " + std::to_string(handshake.platform));
+  if (workers_.session_count() >= options_.max_sessions)
+    return refuse(session, seq, CL_OUT_OF_RESOURCES, "too many sessions (limit " + std::to_string(options_.max_sessions) + ")");
+  session.pause();
+  std::weak_ptr<Session> weak = session.weak_from_this();
+  std::shared_ptr<fedcl::Proof> daemon_proof = proof ? std::make_shared<fedcl::Proof>(*proof) : nullptr;
+  workers_.take([this, weak, seq, daemon_proof](Worker *worker, const std::string &why) {
+    auto session = weak.lock();
+    if (!session || session->closed()) {
+      if (worker) workers_.unused(*worker);
+      return;
+    }
+    if (!worker) return refuse(*session, seq, CL_OUT_OF_RESOURCES, why);
+    const Session::Handshake &handshake = session->handshake;
+    worker->number = session->number();
+    worker->client = handshake.client;
+    worker->user = handshake.identity;
+    worker->platform = handshake.platform;
+    uint64_t token;
+    do token = random_id();
+    while (workers_.by_token(token));
+    worker->token = token;
+    if (options_.resume_window_ms > 0) {
+      fedcl::Nonce random = fedcl::fresh_nonce();
+      worker->resume_token.assign(reinterpret_cast<const char *>(random.data()), 16);  // 128 random bits
+    }
+    workers_.serving(*worker);
+    FEDCLD_LOG(info, "session %llu: client %s%s%s, platform %u, in worker %d", (unsigned long long)worker->number,
+               worker->client.c_str(), worker->user.empty() ? "" : ", user ", worker->user.c_str(), worker->platform,
+               worker->pid);
+    hand_off(*session, *worker, [worker, seq, daemon_proof](wire::WorkerMessage::Builder message) {
+      auto take = message.initTakeSession();
+      take.setSeq(seq);
+      take.setClient(worker->client);
+      take.setUser(worker->user);
+      take.setPlatform(worker->platform);
+      if (daemon_proof) take.setProof(fedcl::as_data(*daemon_proof));
+      take.setSessionToken(worker->token);
+      take.setResumeToken(capnp::Data::Reader(reinterpret_cast<const uint8_t *>(worker->resume_token.data()),
+                                              worker->resume_token.size()));
+      take.setNumber(worker->number);
+      return take.initConnection();
+    });
+  });
+}
+
+void Listener::resume_session(Session &session, uint64_t seq, const fedcl::Proof *proof) {
+  const Session::Handshake &handshake = session.handshake;
+  Worker *worker = workers_.by_resume_token(handshake.resume_token);
+  if (!worker) {
+    std::string death = workers_.death_of(handshake.resume_token);
+    return refuse(session, seq, CL_DEVICE_NOT_AVAILABLE,
+                  death.empty() ? "the session cannot be resumed: this fedcld has no such session (it was restarted, "
+                                  "or the resume window passed)"
+                                : "the session cannot be resumed: " + death);
+  }
+  if (worker->user != handshake.identity)
+    return refuse(session, seq, CL_INVALID_PLATFORM, "the session to resume belongs to another user");
+  std::shared_ptr<fedcl::Proof> daemon_proof = proof ? std::make_shared<fedcl::Proof>(*proof) : nullptr;
+  uint64_t received = handshake.resume_received;
+  hand_off(session, *worker, [seq, received, daemon_proof](wire::WorkerMessage::Builder message) {
+    auto resume = message.initResumeSession();
+    resume.setSeq(seq);
+    resume.setReceived(received);
+    if (daemon_proof) resume.setProof(fedcl::as_data(*daemon_proof));
+    return resume.initConnection();
+  });
+}
+
+void Listener::hand_off(Session &session, Worker &worker, Fill fill, std::function<void(bool)> sent) {
+  session.pause();
+  auto held = session.shared_from_this();
+  uint64_t worker_id = worker.id;
+  when_written(loop(), held, [this, held, worker_id, fill = std::move(fill), sent = std::move(sent)] {
+    Worker *worker = workers_.by_id(worker_id);
+    if (held->closed() || !worker || !worker->channel) {
+      if (!held->closed()) held->close("its session worker ended before it could take the connection");
+      if (sent) sent(false);
+      return;
+    }
+    capnp::MallocMessageBuilder message;
+    held->hand_over(fill(message.initRoot<wire::WorkerMessage>()));
+    worker->channel->send(message, held->stream(), [held, sent](int status) {
+      // The worker has its own copy of the socket now: this one closes without a word to the peer.
+      held->end_handed_over(status == 0 ? "" : std::string("cannot hand the connection over: ") + uv_strerror(status));
+      if (sent) sent(status == 0);
+    });
+  });
+}
+
+}  // namespace fedcld

@@ -1,0 +1,79 @@
+// fedcld's main process (docs/design-decisions.md, "Processes"): it listens, takes every connection
+// through TLS's handshake and the challenge-response (exec_handshake.cpp, peer_handshake.h), and
+// hands it to a session worker (worker_pool.h), which runs the session and talks to the client
+// directly from then on. It answers `fedcl status` itself. It never calls the backend: a driver that
+// crashes or hangs takes one session's worker with it, never the daemon.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "auth.h"
+#include "backend.h"
+#include "daemon_options.h"
+#include "peer_handshake.h"
+#include "server.h"
+#include "session.h"
+#include "worker_pool.h"
+
+namespace fedcld {
+
+class Listener final : public Server {
+ public:
+  Listener(uv_loop_t *loop, DaemonSettings settings);
+  ~Listener() override;
+
+  // Loads what --tls needs (certificate, contexts); "" or why the daemon cannot start. Before listen().
+  std::string setup_tls() { return tls_.setup(options_); }
+  // Lists the backend's devices in a short-lived worker (the loop runs until it answered); "" or why
+  // fedcld cannot serve.
+  std::string enumerate();
+  // Binds and listens (on the peer address too, if one is set), then starts the spare workers;
+  // returns a libuv error code.
+  int listen();
+  // The port actually bound (differs from the option when that was 0).
+  int port() const;
+  void close() override;
+
+  const DaemonSettings &settings() const { return settings_; }
+  // The backend's platforms as the workers describe them (no handles: this process never loads it).
+  const std::vector<BackendPlatform> &platforms() const { return platforms_; }
+  WorkerPool &workers() { return workers_; }
+  PeerHandshakes &peers() { return peers_; }
+
+  // What the handshakes come to (exec_handshake.cpp). The connection, paused, goes to a worker:
+  // a new session (start_session), or the worker whose session it resumes (resume_session).
+  void start_session(Session &session, uint64_t seq, const fedcl::Proof *proof);
+  void resume_session(Session &session, uint64_t seq, const fedcl::Proof *proof);
+  // Answers `fedcl status` (exec_status.cpp) and closes the connection.
+  void send_status(Session &session, uint64_t seq, const fedcl::Proof *proof);
+  // Refuses the connection's handshake: the other side gets status and why, the log warns (a wrong
+  // key may be an attack), the connection closes.
+  void refuse(Session &session, uint64_t seq, cl_int status, const std::string &why);
+
+  // Moves session's connection to worker once all written to it has left: fill makes the
+  // message and returns where the connection's state goes; the socket travels beside it. The
+  // session ends here; sent(ok) runs once the worker has it, or could not get it.
+  using Fill = std::function<fedcl::wire::HandedConnection::Builder(fedcl::wire::WorkerMessage::Builder)>;
+  void hand_off(Session &session, Worker &worker, Fill fill, std::function<void(bool ok)> sent = nullptr);
+
+  void execute(Session &session, Frame &frame) override;
+  std::shared_ptr<uint8_t[]> payload_destination(Session &, const Frame &) override { return nullptr; }
+  void connection_closed(Session &session, const std::string &reason) override;
+
+ private:
+  static void on_connection(uv_stream_t *server, int status);
+  static void on_signal(uv_signal_t *signal, int signum);
+
+  DaemonSettings settings_;
+  std::vector<BackendPlatform> platforms_;
+  WorkerPool workers_{*this};
+  PeerHandshakes peers_{*this};
+  uv_tcp_t listener_;
+  uv_tcp_t peer_listener_;
+  bool peer_listening_ = false;
+  uv_signal_t sigint_, sigterm_;
+};
+
+}  // namespace fedcld

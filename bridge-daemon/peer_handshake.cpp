@@ -1,0 +1,310 @@
+#include "peer_handshake.h"
+
+#include <capnp/serialize.h>
+
+#include "control_channel.h"
+#include "listener.h"
+#include "log.h"
+
+namespace fedcld {
+
+namespace wire = fedcl::wire;
+
+namespace {
+
+constexpr uint64_t kTickMs = 1000;
+
+struct Resolve {
+  uv_getaddrinfo_t request;
+  std::function<void(const sockaddr *address, int status)> done;
+};
+
+// Resolves host:port on libuv's thread pool; done runs on the loop.
+void resolve_address(uv_loop_t *loop, const std::string &address, std::function<void(const sockaddr *, int)> done) {
+  size_t colon = address.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == address.size()) return done(nullptr, UV_EINVAL);
+  std::string host = address.substr(0, colon), port = address.substr(colon + 1);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  auto *resolve = new Resolve{{}, std::move(done)};
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  int err = uv_getaddrinfo(loop, &resolve->request, [](uv_getaddrinfo_t *req, int status, addrinfo *found) {
+    std::unique_ptr<Resolve> resolve(reinterpret_cast<Resolve *>(req));
+    resolve->done(status == 0 && found ? found->ai_addr : nullptr, status == 0 && !found ? UV_EAI_NONAME : status);
+    uv_freeaddrinfo(found);
+  }, host.c_str(), port.c_str(), &hints);
+  if (err != 0) {
+    auto callback = std::move(resolve->done);
+    delete resolve;
+    callback(nullptr, err);
+  }
+}
+
+void send_welcome(Session &link, uint64_t instance, cl_int status, const std::string &message,
+                  const fedcl::Proof *proof = nullptr) {
+  capnp::MallocMessageBuilder builder;
+  auto welcome = builder.initRoot<wire::PeerMessage>().initWelcome();
+  welcome.setInstance(instance);
+  welcome.setStatus(status);
+  welcome.setMessage(message);
+  if (proof) welcome.setProof(fedcl::as_data(*proof));
+  link.send_peer(builder);
+}
+
+// What a peer link's proofs name: which daemon dialled which, for which two sessions.
+std::string peer_identity(uint64_t dialling, uint64_t answering, uint64_t from_session, uint64_t session) {
+  char text[96];
+  std::snprintf(text, sizeof text, "%016llx>%016llx:%016llx>%016llx", (unsigned long long)dialling,
+                (unsigned long long)answering, (unsigned long long)from_session, (unsigned long long)session);
+  return text;
+}
+
+// A proof over the link's handshake as it stands, in role's name.
+fedcl::Proof handshake_proof(const std::string &key, fedcl::AuthRole role, const Session::Handshake &handshake) {
+  return fedcl::auth_proof(key, role, capnp::Data::Reader(handshake.challenge_nonce.data(), handshake.challenge_nonce.size()),
+                           capnp::Data::Reader(handshake.hello_nonce.data(), handshake.hello_nonce.size()),
+                           handshake.identity);
+}
+
+}  // namespace
+
+PeerHandshakes::PeerHandshakes(Listener &listener) : listener_(listener) {
+  uv_timer_init(listener_.loop(), &timer_);
+  timer_.data = this;
+}
+
+void PeerHandshakes::start() {
+  uv_timer_start(&timer_, [](uv_timer_t *timer) { static_cast<PeerHandshakes *>(timer->data)->tick(); }, kTickMs, kTickMs);
+  uv_unref(reinterpret_cast<uv_handle_t *>(&timer_));
+}
+
+void PeerHandshakes::close() { uv_close(reinterpret_cast<uv_handle_t *>(&timer_), nullptr); }
+
+void PeerHandshakes::dial(Worker &worker, wire::WorkerDial::Reader request) {
+  auto peer = request.getPeer();
+  auto link = listener_.add_session();
+  Dial &dial = dials_[link.get()];
+  dial = {worker.id, request.getId(), peer.getInstance(), peer.getSession(), worker.token, link, uv_now(listener_.loop())};
+  std::string address = peer.getAddress();
+  if (dial.instance == listener_.instance()) return failed(dial, "the peer named is this daemon itself");
+  std::weak_ptr<Session> weak = link;
+  FEDCLD_LOG(info, "peer link for session %llu: dialling %s", (unsigned long long)worker.number, address.c_str());
+  resolve_address(listener_.loop(), address, [this, weak, address](const sockaddr *resolved, int status) {
+    auto link = weak.lock();
+    if (!link || link->closed()) return;
+    if (!resolved) return failed(dials_[link.get()], "cannot resolve " + address + ": " + uv_strerror(status));
+    link->connect(resolved, address, [this, weak, address](int connected) {
+      auto link = weak.lock();
+      if (!link) return;
+      auto it = dials_.find(link.get());
+      if (it == dials_.end()) return;
+      Dial &dial = it->second;
+      if (connected != 0) return failed(dial, "cannot connect to " + address + ": " + uv_strerror(connected));
+      fedcl::Nonce nonce = fedcl::fresh_nonce();
+      link->handshake.hello_nonce.assign(nonce.begin(), nonce.end());
+      link->handshake.identity = peer_identity(listener_.instance(), dial.instance, dial.from_session, dial.session);
+      capnp::MallocMessageBuilder builder;
+      auto hello = builder.initRoot<wire::PeerMessage>().initHello();
+      hello.setProtocolVersion(wire::PROTOCOL_VERSION);
+      hello.setInstance(listener_.instance());
+      hello.setExpect(dial.instance);
+      hello.setNonce(fedcl::as_data(nonce));
+      hello.setSession(dial.session);
+      hello.setFromSession(dial.from_session);
+      link->send_peer(builder);
+    });
+  });
+}
+
+void PeerHandshakes::failed(Dial &dial, const std::string &why) {
+  FEDCLD_LOG(warn, "peer link to instance %016llx failed: %s", (unsigned long long)dial.instance, why.c_str());
+  if (Worker *worker = listener_.workers().by_id(dial.worker); worker && worker->channel) {
+    capnp::MallocMessageBuilder message;
+    auto failure = message.initRoot<wire::WorkerMessage>().initDialFailed();
+    failure.setId(dial.id);
+    failure.setMessage("no link to the peer daemon: " + why);
+    worker->channel->send(message);
+  }
+  std::shared_ptr<Session> link = std::move(dial.link);
+  dials_.erase(link.get());  // dial is gone from here on
+  link->close(why);
+}
+
+void PeerHandshakes::receive(Session &link, Frame &frame) {
+  capnp::FlatArrayMessageReader reader(frame.message.asPtr());
+  auto message = reader.getRoot<wire::PeerMessage>();
+  auto it = dials_.find(&link);
+  switch (message.which()) {
+    case wire::PeerMessage::HELLO:
+      if (it == dials_.end()) return on_hello(link, message.getHello());
+      break;
+    case wire::PeerMessage::PROOF:
+      if (it == dials_.end()) return on_proof(link, message.getProof());
+      break;
+    case wire::PeerMessage::CHALLENGE:
+      if (it != dials_.end()) return on_challenge(link, it->second, message.getChallenge());
+      break;
+    case wire::PeerMessage::WELCOME:
+      if (it != dials_.end()) return on_welcome(link, it->second, message.getWelcome());
+      break;
+    default: break;
+  }
+  if (it != dials_.end()) return failed(it->second, "the daemon there broke the handshake");
+  link.close("a peer message before the handshake was done");
+}
+
+void PeerHandshakes::on_hello(Session &link, wire::PeerHello::Reader hello) {
+  auto refuse = [&](const std::string &why) {
+    send_welcome(link, listener_.instance(), CL_INVALID_PLATFORM, why);
+    link.close_after_writes("peer refused: " + why);
+  };
+  if (link.role != Session::Role::undecided) return link.close("a second peer hello");
+  link.role = Session::Role::peer;
+  if (link.plaintext_refused) return refuse("this fedcld takes TLS connections only, and the peer connected without TLS (--tls yes on both)");
+  if (hello.getProtocolVersion() != wire::PROTOCOL_VERSION)
+    return refuse("protocol version mismatch: the peer speaks " + std::to_string(hello.getProtocolVersion()) +
+                  ", this fedcld " + std::to_string(wire::PROTOCOL_VERSION));
+  const ServerOptions &options = listener_.options();
+  bool keyed = options.requires_key();
+  if (keyed && hello.hasKey() && hello.getKey().size() > 0)
+    return refuse("the peer sent its key in the clear (an older fedcld?); this fedcld takes only a proof of it");
+  if (hello.getExpect() != listener_.instance()) return refuse("this is not the daemon the peer meant to reach (it restarted?)");
+  if (hello.getInstance() == 0 || hello.getInstance() == listener_.instance()) return refuse("the peer names itself wrongly");
+  Session::Handshake &handshake = link.handshake;
+  handshake.dialling_instance = hello.getInstance();
+  handshake.session = hello.getSession();
+  handshake.from_session = hello.getFromSession();
+  if (!listener_.workers().by_token(handshake.session))
+    return refuse("the session the peer names is not (or no longer) served here");
+  if (!keyed) return accept(link, nullptr);
+  // Per-user keys are for clients: daemons prove the cluster key, which this one lacks.
+  if (options.key.empty()) return refuse("wrong or missing key: this fedcld takes peer links only with the cluster key (--key-file)");
+  if (hello.getNonce().size() != fedcl::kNonceBytes) return refuse("the peer's hello carries no valid nonce");
+  handshake.hello_nonce.assign(hello.getNonce().begin(), hello.getNonce().end());
+  handshake.identity = peer_identity(hello.getInstance(), listener_.instance(), handshake.from_session, handshake.session);
+  fedcl::Nonce challenge = fedcl::fresh_nonce();
+  handshake.challenge_nonce.assign(challenge.begin(), challenge.end());
+  handshake.challenged = true;
+  capnp::MallocMessageBuilder builder;
+  builder.initRoot<wire::PeerMessage>().initChallenge().setNonce(fedcl::as_data(challenge));
+  link.send_peer(builder);
+}
+
+void PeerHandshakes::on_proof(Session &link, wire::AuthProof::Reader answer) {
+  Session::Handshake &handshake = link.handshake;
+  if (link.role != Session::Role::peer || !handshake.challenged) return link.close("an unexpected peer proof");
+  auto refuse = [&](const std::string &why) {
+    send_welcome(link, listener_.instance(), CL_INVALID_PLATFORM, why);
+    link.close_after_writes("peer refused: " + why);
+  };
+  const std::string &key = listener_.options().key;
+  if (answer.getProof().size() == 0) return refuse("wrong or missing key: the peer has none");
+  if (!fedcl::auth_proof_matches(handshake_proof(key, fedcl::AuthRole::dialling_peer, handshake), answer.getProof()))
+    return refuse("wrong or missing key: the peer's proof does not match the cluster key");
+  fedcl::Proof mine = handshake_proof(key, fedcl::AuthRole::answering_peer, handshake);
+  accept(link, &mine);
+}
+
+void PeerHandshakes::accept(Session &link, const fedcl::Proof *proof) {
+  const Session::Handshake &handshake = link.handshake;
+  Worker *worker = listener_.workers().by_token(handshake.session);
+  if (!worker) {
+    send_welcome(link, listener_.instance(), CL_INVALID_PLATFORM, "the session the peer names has ended");
+    return link.close_after_writes("its session has ended");
+  }
+  send_welcome(link, listener_.instance(), CL_SUCCESS, "", proof);
+  FEDCLD_LOG(info, "peer link from %s (instance %016llx) for session %llu", link.peer().c_str(),
+             (unsigned long long)handshake.dialling_instance, (unsigned long long)worker->number);
+  uint64_t instance = handshake.dialling_instance, from_session = handshake.from_session;
+  listener_.hand_off(link, *worker, [instance, from_session](wire::WorkerMessage::Builder message) {
+    auto take = message.initTakeLink();
+    take.setPeerInstance(instance);
+    take.setPeerSession(from_session);
+    take.setDial(0);
+    return take.initConnection();
+  });
+}
+
+void PeerHandshakes::on_challenge(Session &link, Dial &dial, wire::AuthChallenge::Reader challenge) {
+  Session::Handshake &handshake = link.handshake;
+  if (handshake.challenged) return failed(dial, "a second challenge");
+  if (challenge.getNonce().size() != fedcl::kNonceBytes) return failed(dial, "a challenge without a valid nonce");
+  handshake.challenge_nonce.assign(challenge.getNonce().begin(), challenge.getNonce().end());
+  handshake.challenged = true;
+  // Without the cluster key, an empty proof: the other daemon refuses with a welcome that says why.
+  const std::string &key = listener_.options().key;
+  capnp::MallocMessageBuilder builder;
+  auto answer = builder.initRoot<wire::PeerMessage>().initProof();
+  if (!key.empty()) answer.setProof(fedcl::as_data(handshake_proof(key, fedcl::AuthRole::dialling_peer, handshake)));
+  link.send_peer(builder);
+}
+
+void PeerHandshakes::on_welcome(Session &link, Dial &dial, wire::PeerWelcome::Reader welcome) {
+  if (welcome.getInstance() != dial.instance)
+    return failed(dial, "the daemon answering there is another one (instance " + std::to_string(welcome.getInstance()) + ")");
+  if (welcome.getStatus() != CL_SUCCESS) return failed(dial, welcome.getMessage().cStr());
+  // A daemon with the cluster key links only to daemons that proved they hold it too.
+  const std::string &key = listener_.options().key;
+  if (!key.empty() && (!link.handshake.challenged ||
+                       !fedcl::auth_proof_matches(handshake_proof(key, fedcl::AuthRole::answering_peer, link.handshake),
+                                                  welcome.getProof())))
+    return failed(dial, "the daemon there did not prove that it holds the cluster key");
+  Worker *worker = listener_.workers().by_id(dial.worker);
+  if (!worker) {
+    std::shared_ptr<Session> gone = std::move(dial.link);
+    dials_.erase(gone.get());
+    return gone->close("the session that asked for the link has ended");
+  }
+  link.role = Session::Role::peer;
+  FEDCLD_LOG(info, "peer link to %s (instance %016llx) for session %llu is up", link.peer().c_str(),
+             (unsigned long long)dial.instance, (unsigned long long)worker->number);
+  uint64_t instance = dial.instance, session = dial.session, id = dial.id;
+  std::shared_ptr<Session> held = std::move(dial.link);
+  dials_.erase(held.get());
+  listener_.hand_off(*held, *worker, [instance, session, id](wire::WorkerMessage::Builder message) {
+    auto take = message.initTakeLink();
+    take.setPeerInstance(instance);
+    take.setPeerSession(session);
+    take.setDial(id);
+    return take.initConnection();
+  });
+}
+
+void PeerHandshakes::link_closed(Session &link, const std::string &reason) {
+  auto it = dials_.find(&link);
+  if (it == dials_.end()) return;
+  Dial dial = it->second;
+  dials_.erase(it);
+  dial.link.reset();
+  if (Worker *worker = listener_.workers().by_id(dial.worker); worker && worker->channel) {
+    capnp::MallocMessageBuilder message;
+    auto failure = message.initRoot<wire::WorkerMessage>().initDialFailed();
+    failure.setId(dial.id);
+    failure.setMessage("no link to the peer daemon: " + reason);
+    worker->channel->send(message);
+  }
+}
+
+void PeerHandshakes::worker_gone(const Worker &worker) {
+  std::vector<std::shared_ptr<Session>> links;
+  for (auto &[session, dial] : dials_)
+    if (dial.worker == worker.id) links.push_back(dial.link);
+  for (auto &link : links) {
+    dials_.erase(link.get());
+    link->close("the session that asked for the link has ended");
+  }
+}
+
+void PeerHandshakes::tick() {
+  uint64_t now = uv_now(listener_.loop());
+  uint64_t timeout = listener_.options().peer_timeout_ms;
+  std::vector<Session *> late;
+  for (auto &[session, dial] : dials_)
+    if (now - dial.started > timeout) late.push_back(session);
+  for (Session *session : late) {
+    auto it = dials_.find(session);
+    if (it != dials_.end()) failed(it->second, "no answer within " + std::to_string(timeout / 1000) + " s");
+  }
+}
+
+}  // namespace fedcld

@@ -1,0 +1,67 @@
+// A session worker (fedcld --session-worker, started by the main process: worker_pool.h): one
+// client's session on the backend, the peer links to the same client's sessions on other daemons,
+// and the channel to the main process. It loads the backend, says it is ready, takes the session
+// the main process hands it (the socket and the state the handshake left, handoff.cpp), answers the
+// client's Hello, and ends once that session has ended. Its crash or hang ends this session alone.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "backend.h"
+#include "control_channel.h"
+#include "daemon_options.h"
+#include "peer_link.h"
+#include "print_gate.h"
+#include "server.h"
+#include "session.h"
+
+namespace fedcld {
+
+struct WorkerBoard;
+
+class SessionHost final : public Server {
+ public:
+  SessionHost(uv_loop_t *loop, const DaemonSettings &settings, uint64_t instance,
+              std::vector<BackendPlatform> platforms, ControlChannel *channel, WorkerBoard *board);
+  ~SessionHost() override;
+
+  // A message from the main process (link: the socket beside it, now this process's).
+  void on_message(fedcl::wire::WorkerMessage::Reader message, SessionLink *link);
+
+  const std::vector<BackendPlatform> &platforms() const { return platforms_; }
+  PeerRegistry &peers() { return peers_; }
+  // Kernel printf: which session's printing commands may run (print_gate.h).
+  PrintGate &print_gate() { return print_gate_; }
+  ControlChannel &channel() { return *channel_; }
+  // The client session, when token is its token and it is still open.
+  std::shared_ptr<Session> session_by_token(uint64_t token) const;
+  // The client session while it is open.
+  std::shared_ptr<Session> client() const;
+
+  void execute(Session &session, Frame &frame) override;
+  std::shared_ptr<uint8_t[]> payload_destination(Session &session, const Frame &frame) override;
+  void connection_closed(Session &session, const std::string &reason) override;
+  void close() override;
+
+ private:
+  void take_session(fedcl::wire::TakeSession::Reader take, SessionLink *link);
+  void resume_session(fedcl::wire::ResumeSession::Reader resume, SessionLink *link);
+  // The board's numbers, every second: the loop turns, and what the session holds.
+  void publish();
+
+  std::vector<BackendPlatform> platforms_;
+  std::string trace_file_;  // --trace: this session's marks go to it + "." + the session's number
+  ControlChannel *channel_;
+  WorkerBoard *board_;
+  std::shared_ptr<Session> client_;
+  bool closing_ = false;
+  PrintGate print_gate_{*this};
+  PeerRegistry peers_{*this};
+  uv_timer_t board_timer_;
+};
+
+// A request of the client session (exec.cpp).
+void execute_request(Session &session, Frame &frame);
+
+}  // namespace fedcld

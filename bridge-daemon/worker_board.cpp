@@ -1,0 +1,84 @@
+#include "worker_board.h"
+
+#include <execinfo.h>
+#include <initializer_list>
+#include <signal.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <new>
+
+namespace fedcld {
+
+namespace {
+
+thread_local const char *t_call = nullptr;
+WorkerBoard *g_board = nullptr;
+
+// Only async-signal-safe work from here on: no allocation, no stdio, no locks.
+void copy_name(char *to, size_t size, const char *from) {
+  size_t i = 0;
+  for (; from && from[i] && i + 1 < size; i++) to[i] = from[i];
+  to[i] = '\0';
+}
+
+void write_text(const char *text) {
+  ssize_t ignored = write(STDERR_FILENO, text, std::strlen(text));
+  (void)ignored;
+}
+
+void on_crash(int signum) {
+  if (g_board) {
+    copy_name(g_board->crash_call, sizeof g_board->crash_call, t_call);
+    g_board->crash_signal.store(signum);
+  }
+  write_text("fedcld worker: crashed (");
+  write_text(sigabbrev_np(signum) ? sigabbrev_np(signum) : "signal");
+  write_text(") in ");
+  write_text(t_call ? t_call : "no backend call");
+  write_text("; backtrace:\n");
+  void *frames[64];
+  backtrace_symbols_fd(frames, backtrace(frames, 64), STDERR_FILENO);
+  raise(signum);  // SA_RESETHAND: as the signal would have done
+}
+
+}  // namespace
+
+WorkerBoard *board_map(int fd) {
+  void *page = mmap(nullptr, sizeof(WorkerBoard), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  return page == MAP_FAILED ? nullptr : static_cast<WorkerBoard *>(page);
+}
+
+int board_create() {
+  int fd = memfd_create("fedcld-worker-board", MFD_CLOEXEC);
+  if (fd < 0) return -1;
+  if (ftruncate(fd, sizeof(WorkerBoard)) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;  // a fresh memfd reads as zeros: an empty board
+}
+
+BackendCall::BackendCall(const char *name) : outer_(t_call) {
+  t_call = name;
+  // For the main process, should the worker hang or crash on a backend's own thread later: the call
+  // started last (a crash of the backend's threads happens in no call of ours).
+  if (g_board) copy_name(g_board->last_call, sizeof g_board->last_call, name);
+}
+
+BackendCall::~BackendCall() { t_call = outer_; }
+
+void crash_report_install(WorkerBoard *board) {
+  g_board = board;
+  // backtrace() loads libgcc on its first call, which allocates: done now, not in the handler.
+  void *frame;
+  backtrace(&frame, 1);
+  struct sigaction action {};
+  action.sa_handler = on_crash;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESETHAND | SA_NODEFER;
+  for (int signum : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT}) sigaction(signum, &action, nullptr);
+}
+
+}  // namespace fedcld

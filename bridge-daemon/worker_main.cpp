@@ -1,0 +1,127 @@
+// A session worker's process: `fedcld --session-worker MAIN_PID`, started by the main process
+// (worker_pool.h) with its channel on fd 3 and its board on fd 4. It waits for its setup, loads the
+// backend, says it is ready, and then runs one session (session_host.h).
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <capnp/message.h>
+
+#include <csignal>
+#include <cstdlib>
+#include <memory>
+
+#include "backend.h"
+#include "control_channel.h"
+#include "exec.h"
+#include "log.h"
+#include "malloc_config.h"
+#include "printf_capture.h"
+#include "session_host.h"
+#include "worker_board.h"
+#include "worker_setup.h"
+
+namespace fedcld {
+
+namespace wire = fedcl::wire;
+
+namespace {
+
+constexpr int kChannelFd = 3;
+constexpr int kBoardFd = 4;
+
+struct Worker {
+  uv_loop_t *loop = uv_default_loop();
+  ControlChannel *channel = nullptr;
+  WorkerBoard *board = nullptr;
+  std::unique_ptr<SessionHost> host;
+  bool done = false;  // no session will come: the process ends
+  int status = 0;
+
+  void on_message(wire::WorkerMessage::Reader message, SessionLink *link) {
+    if (host) return host->on_message(message, link);
+    if (message.which() != wire::WorkerMessage::SETUP) {
+      FEDCLD_LOG(error, "worker: the main process spoke before setting this worker up");
+      return end(1);
+    }
+    set_up(message.getSetup());
+  }
+
+  void set_up(wire::WorkerSetup::Reader setup) {
+    DaemonSettings settings = worker_setup_read(setup);
+    log_set_level(settings.log_level);
+    // Kernel printf output goes to this process's stdout: caught there for the session. Never
+    // destroyed: its reader thread drains fd 1 until the process exits.
+    auto *capture = new PrintfCapture;
+    std::string no_capture = setup.getEnumerateOnly() ? "" : capture->start();
+    std::vector<BackendPlatform> platforms;
+    std::string problem;
+    {
+      BackendCall call("clGetPlatformIDs and clGetDeviceInfo (loading the backend)");
+      problem = backend_discover(settings.selection, &platforms);
+    }
+    for (auto &platform : platforms)
+      if (settings.kernel_name_guard >= 0) platform.safe_kernel_name_length = size_t(settings.kernel_name_guard);
+    capnp::MallocMessageBuilder message;
+    auto ready = message.initRoot<wire::WorkerMessage>().initReady();
+    if (!problem.empty()) ready.setProblem(problem);
+    auto list = ready.initPlatforms(platforms.size());
+    for (size_t p = 0; p < platforms.size(); p++) {
+      fill_info(list[p].initInfo(platforms[p].info.size()), platforms[p].info);
+      auto devices = list[p].initDevices(platforms[p].devices.size());
+      for (size_t d = 0; d < platforms[p].devices.size(); d++) {
+        devices[d].setId(d + 1);
+        fill_info(devices[d].initInfo(platforms[p].devices[d].info.size()), platforms[p].devices[d].info);
+      }
+    }
+    bool enumerate_only = setup.getEnumerateOnly();
+    if (!problem.empty() || enumerate_only) {
+      // No session comes: the process ends once the main process has the answer.
+      int exit_status = problem.empty() ? 0 : 1;
+      return channel->send(message, nullptr, [this, exit_status](int) { end(exit_status); });
+    }
+    channel->send(message);
+    if (!no_capture.empty()) FEDCLD_LOG(warn, "kernel printf output stays in fedcld's stdout: %s", no_capture.c_str());
+    host = std::make_unique<SessionHost>(loop, settings, setup.getInstance(), std::move(platforms), channel, board);
+    if (capture->started()) host->print_gate().set_capture(capture);
+  }
+
+  // Before a session: the channel closes, and the process ends.
+  void end(int exit_status) {
+    status = exit_status;
+    done = true;
+    channel->close();
+  }
+
+  void on_closed(const std::string &why) {
+    // The main process is gone (then this process is being killed too) or broke the protocol.
+    if (why != ControlChannel::kClosed) FEDCLD_LOG(error, "worker: %s", why.c_str());
+    if (host) return host->close();
+    end(1);
+  }
+};
+
+}  // namespace
+
+int session_worker_main(int argc, char **argv) {
+  // A worker never outlives the daemon that started it.
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (argc < 3 || getppid() != std::atoi(argv[2])) return 1;
+  std::signal(SIGPIPE, SIG_IGN);
+  configure_malloc();  // before the backend starts its threads, which allocate
+  Worker worker;
+  worker.board = board_map(kBoardFd);
+  close(kBoardFd);  // the mapping stays
+  if (worker.board) crash_report_install(worker.board);
+  worker.channel = new ControlChannel(
+      worker.loop, [&](wire::WorkerMessage::Reader message, SessionLink *link) { worker.on_message(message, link); },
+      [&](const std::string &why) { worker.on_closed(why); });
+  if (worker.channel->open(kChannelFd) != 0 || worker.channel->start() != 0) return 1;
+  while (!worker.host && !worker.done)
+    if (uv_run(worker.loop, UV_RUN_ONCE) == 0) break;
+  if (worker.host) worker.host->run();
+  else uv_run(worker.loop, UV_RUN_DEFAULT);  // the channel's last words
+  worker.host.reset();
+  return worker.status;
+}
+
+}  // namespace fedcld

@@ -1,0 +1,340 @@
+#include "worker_pool.h"
+
+#include <signal.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <capnp/message.h>
+
+#include "control_channel.h"
+#include "listener.h"
+#include "log.h"
+#include "session.h"
+#include "worker_board.h"
+#include "worker_setup.h"
+
+namespace fedcld {
+
+namespace wire = fedcl::wire;
+
+namespace {
+
+constexpr uint64_t kWatchMs = 1000;
+// Workers that ended one after another before they were ready: the backend cannot be loaded (a
+// driver gone, a device lost). Spares are no longer started ahead then; each session tries anew.
+constexpr unsigned kFailedStartsForNoSpares = 3;
+// How long the reason a worker ended is kept for its client's resumption attempts, beyond the window.
+constexpr uint64_t kDeathKeptMs = 60000;
+
+const char *signal_name(int signum) {
+  const char *name = sigabbrev_np(signum);
+  static thread_local char text[32];
+  snprintf(text, sizeof text, "SIG%s", name ? name : "?");
+  return text;
+}
+
+std::vector<BackendPlatform> platforms_of(capnp::List<wire::PlatformDesc>::Reader list) {
+  auto info_of = [](capnp::List<wire::InfoEntry>::Reader entries) {
+    std::vector<InfoValue> info;
+    for (auto entry : entries) info.push_back({entry.getParam(), {entry.getValue().begin(), entry.getValue().end()}});
+    return info;
+  };
+  std::vector<BackendPlatform> platforms;
+  for (auto desc : list) {
+    BackendPlatform platform{nullptr, info_of(desc.getInfo()), {}};
+    for (auto device : desc.getDevices()) platform.devices.push_back({nullptr, info_of(device.getInfo())});
+    platforms.push_back(std::move(platform));
+  }
+  return platforms;
+}
+
+}  // namespace
+
+WorkerPool::WorkerPool(Listener &listener) : listener_(listener) {
+  uv_timer_init(listener_.loop(), &timer_);
+  timer_.data = this;
+}
+
+WorkerPool::~WorkerPool() = default;
+
+Worker *WorkerPool::spawn(bool enumerator) {
+  auto owned = std::make_unique<Worker>();
+  Worker &worker = *owned;
+  worker.pool = this;
+  worker.id = next_id_++;
+  worker.enumerator = enumerator;
+  worker.started_ms = uv_now(listener_.loop());
+  int board_fd = board_create();
+  if (board_fd < 0) {
+    FEDCLD_LOG(error, "cannot make a session worker's board: %s", strerror(errno));
+    return nullptr;
+  }
+  worker.board = board_map(board_fd);
+  Worker *raw = &worker;
+  worker.channel = new ControlChannel(
+      listener_.loop(),
+      [this, raw](wire::WorkerMessage::Reader message, SessionLink *link) { on_message(*raw, message, link); },
+      [raw](const std::string &why) {
+        // The worker closed its end: it is ending, and its exit tells how. Anything else is a
+        // worker that misbehaved.
+        if (why == ControlChannel::kClosed || raw->state == Worker::State::gone || raw->pid <= 0) return;
+        FEDCLD_LOG(error, "worker %d: %s; ending it", raw->pid, why.c_str());
+        kill(raw->pid, SIGKILL);
+      });
+  // The worker is this very binary (also after an upgrade replaced the file), started again.
+  std::string main_pid = std::to_string(getpid());
+  char *args[] = {const_cast<char *>("fedcld"), const_cast<char *>("--session-worker"),
+                  const_cast<char *>(main_pid.c_str()), nullptr};
+  uv_stdio_container_t stdio[5];
+  stdio[0].flags = UV_IGNORE;
+  stdio[1].flags = UV_INHERIT_FD;
+  stdio[1].data.fd = STDOUT_FILENO;
+  stdio[2].flags = UV_INHERIT_FD;
+  stdio[2].data.fd = STDERR_FILENO;
+  stdio[3].flags = uv_stdio_flags(UV_CREATE_PIPE | UV_READABLE_PIPE | UV_WRITABLE_PIPE);
+  stdio[3].data.stream = reinterpret_cast<uv_stream_t *>(worker.channel->pipe());
+  stdio[4].flags = UV_INHERIT_FD;
+  stdio[4].data.fd = board_fd;
+  uv_process_options_t options{};
+  options.exit_cb = on_exit;
+  options.file = "/proc/self/exe";
+  options.args = args;
+  options.stdio_count = 5;
+  options.stdio = stdio;
+  worker.process.data = raw;
+  int err = uv_spawn(listener_.loop(), &worker.process, &options);
+  ::close(board_fd);  // the mapping stays
+  if (err != 0) {
+    FEDCLD_LOG(error, "cannot start a session worker: %s", uv_strerror(err));
+    worker.channel->close();
+    munmap(worker.board, sizeof(WorkerBoard));
+    owned.release();  // until libuv is done with the handle
+    uv_close(reinterpret_cast<uv_handle_t *>(&worker.process),
+             [](uv_handle_t *handle) { delete static_cast<Worker *>(handle->data); });
+    return nullptr;
+  }
+  worker.pid = worker.process.pid;
+  worker.channel->start();
+  capnp::MallocMessageBuilder message;
+  auto setup = message.initRoot<wire::WorkerMessage>().initSetup();
+  worker_setup_fill(setup, listener_.settings(), listener_.options().node, listener_.instance());
+  setup.setEnumerateOnly(enumerator);
+  worker.channel->send(message);
+  FEDCLD_LOG(debug, "worker %d started%s", worker.pid, enumerator ? " to list the devices" : "");
+  workers_.emplace(worker.id, std::move(owned));
+  return raw;
+}
+
+void WorkerPool::enumerate(Enumerated done) {
+  enumerated_ = std::move(done);
+  if (!spawn(true)) {
+    auto report = std::move(enumerated_);
+    report({}, "cannot start a process to list the devices");
+  }
+}
+
+void WorkerPool::start() {
+  uv_timer_start(&timer_, [](uv_timer_t *timer) { static_cast<WorkerPool *>(timer->data)->watch(); }, kWatchMs, kWatchMs);
+  uv_unref(reinterpret_cast<uv_handle_t *>(&timer_));
+  replenish();
+}
+
+void WorkerPool::replenish() {
+  if (closing_ || failed_starts_ >= kFailedStartsForNoSpares) return;
+  size_t spares = 0;
+  for (const auto &[id, worker] : workers_)
+    if (!worker->enumerator && worker->waiting.empty() &&
+        (worker->state == Worker::State::spare || worker->state == Worker::State::starting))
+      spares++;
+  for (; spares < listener_.options().spare_workers; spares++)
+    if (!spawn(false)) return;
+}
+
+void WorkerPool::take(Got got) {
+  if (closing_) return got(nullptr, "fedcld is shutting down");
+  Worker *chosen = nullptr;
+  for (auto &[id, worker] : workers_) {
+    if (worker->enumerator) continue;
+    if (worker->state == Worker::State::spare) {
+      chosen = worker.get();
+      break;
+    }
+    if (worker->state == Worker::State::starting && worker->waiting.empty() && !chosen) chosen = worker.get();
+  }
+  if (!chosen) chosen = spawn(false);
+  if (!chosen) return got(nullptr, "fedcld cannot start a process for the session");
+  if (chosen->state == Worker::State::spare) {
+    chosen->state = Worker::State::serving;
+    got(chosen, "");
+  } else {
+    chosen->waiting.push_back(std::move(got));
+  }
+  replenish();
+}
+
+void WorkerPool::serving(Worker &worker) {
+  worker.state = Worker::State::serving;
+  worker.since_ms = uv_now(listener_.loop());
+}
+
+void WorkerPool::unused(Worker &worker) {
+  if (worker.state == Worker::State::serving && worker.token == 0) worker.state = Worker::State::spare;
+}
+
+Worker *WorkerPool::by_id(uint64_t id) {
+  auto it = workers_.find(id);
+  return it == workers_.end() || it->second->state == Worker::State::gone ? nullptr : it->second.get();
+}
+
+Worker *WorkerPool::by_token(uint64_t token) {
+  for (auto &[id, worker] : workers_)
+    if (worker->state == Worker::State::serving && worker->token == token) return worker.get();
+  return nullptr;
+}
+
+Worker *WorkerPool::by_resume_token(const std::string &token) {
+  for (auto &[id, worker] : workers_)
+    if (worker->state == Worker::State::serving && !token.empty() && worker->resume_token == token) return worker.get();
+  return nullptr;
+}
+
+std::string WorkerPool::death_of(const std::string &resume_token) const {
+  auto it = deaths_.find(resume_token);
+  return it == deaths_.end() ? "" : it->second.why;
+}
+
+std::vector<const Worker *> WorkerPool::sessions() const {
+  std::vector<const Worker *> found;
+  for (const auto &[id, worker] : workers_)
+    if (worker->state == Worker::State::serving && worker->token) found.push_back(worker.get());
+  return found;
+}
+
+size_t WorkerPool::session_count() const { return sessions().size(); }
+
+void WorkerPool::on_message(Worker &worker, wire::WorkerMessage::Reader message, SessionLink *link) {
+  switch (message.which()) {
+    case wire::WorkerMessage::READY: return ready(worker, message.getReady());
+    case wire::WorkerMessage::DIAL:
+      if (worker.state == Worker::State::serving) return listener_.peers().dial(worker, message.getDial());
+      break;
+    default: break;
+  }
+  FEDCLD_LOG(error, "worker %d sent a message it may not send (%u): ending it", worker.pid, unsigned(message.which()));
+  if (link) uv_close(reinterpret_cast<uv_handle_t *>(&link->tcp), [](uv_handle_t *h) { delete reinterpret_cast<SessionLink *>(h); });
+  kill(worker.pid, SIGKILL);
+}
+
+void WorkerPool::ready(Worker &worker, wire::WorkerReady::Reader ready) {
+  FEDCLD_LOG(debug, "worker %d is ready (%.0f ms)", worker.pid, double(uv_now(listener_.loop()) - worker.started_ms));
+  if (worker.state != Worker::State::starting) return;
+  std::string problem = ready.getProblem();
+  if (worker.enumerator) {
+    auto done = std::move(enumerated_);
+    if (done) done(problem.empty() ? platforms_of(ready.getPlatforms()) : std::vector<BackendPlatform>{}, problem);
+    return;  // it ends by itself
+  }
+  if (!problem.empty()) {
+    FEDCLD_LOG(error, "a session worker could not load the backend: %s", problem.c_str());
+    return;  // it ends by itself, and its exit reports to whoever waits
+  }
+  failed_starts_ = 0;
+  worker.state = Worker::State::spare;
+  if (worker.waiting.empty()) return;
+  auto waiting = std::move(worker.waiting);
+  worker.state = Worker::State::serving;
+  waiting.front()(&worker, "");
+  // A worker takes one session: any other waiter (none, as take() queues one per worker) starts anew.
+  for (size_t i = 1; i < waiting.size(); i++) take(std::move(waiting[i]));
+}
+
+void WorkerPool::on_exit(uv_process_t *process, int64_t status, int term_signal) {
+  auto *worker = static_cast<Worker *>(process->data);
+  worker->channel->close();
+  worker->channel = nullptr;
+  worker->pool->exited(*worker, status, term_signal);
+  uv_close(reinterpret_cast<uv_handle_t *>(process), [](uv_handle_t *handle) {
+    auto *worker = static_cast<Worker *>(handle->data);
+    worker->pool->workers_.erase(worker->id);
+  });
+}
+
+std::string WorkerPool::describe_end(const Worker &worker, int64_t status, int term_signal) const {
+  std::string node = " on node " + listener_.options().node;
+  if (!worker.hung.empty()) return "fedcld ended the session's worker process" + node + ": " + worker.hung;
+  if (term_signal == 0) return "the session's worker process" + node + " exited with status " + std::to_string(status);
+  std::string call = worker.board ? std::string(worker.board->crash_call) : "";
+  std::string last = worker.board ? std::string(worker.board->last_call) : "";
+  std::string driver = "the backend's driver";
+  if (worker.platform < listener_.platforms().size()) {
+    std::string name = info_string(listener_.platforms()[worker.platform].info, CL_PLATFORM_NAME);
+    if (!name.empty()) driver = "the " + name + " driver";
+  }
+  std::string sig = signal_name(term_signal);
+  if (!call.empty()) return driver + " crashed (" + sig + ") in " + call + node;
+  if (worker.board && worker.board->crash_signal.load() == 0)
+    return "the session's worker process" + node + " was killed (" + sig + ")";
+  return driver + " or fedcld crashed (" + sig + ") in one of the session worker's threads, outside any call" +
+         (last.empty() ? "" : " (the last: " + last + ")") + node;
+}
+
+void WorkerPool::exited(Worker &worker, int64_t status, int term_signal) {
+  std::string why = describe_end(worker, status, term_signal);
+  bool failure = term_signal != 0 || status != 0 || !worker.hung.empty();
+  if (worker.enumerator) {
+    if (auto done = std::move(enumerated_)) done({}, "the process that lists the devices ended: " + why);
+  } else if (worker.state == Worker::State::serving && worker.token) {
+    if (failure) {
+      FEDCLD_LOG(error, "session %llu (client %s): %s; the daemon and its other sessions go on", (unsigned long long)worker.number,
+                 worker.client.c_str(), why.c_str());
+      if (!worker.resume_token.empty()) deaths_[worker.resume_token] = {why, uv_now(listener_.loop())};
+    } else {
+      FEDCLD_LOG(debug, "worker %d of session %llu ended", worker.pid, (unsigned long long)worker.number);
+    }
+    listener_.peers().worker_gone(worker);
+  } else if (worker.state == Worker::State::starting || worker.state == Worker::State::spare) {
+    if (!closing_) {
+      failed_starts_++;
+      FEDCLD_LOG(error, "a session worker ended before it took a session: %s%s", why.c_str(),
+                 failed_starts_ >= kFailedStartsForNoSpares ? " (no more are started ahead)" : "");
+    }
+    auto waiting = std::move(worker.waiting);
+    for (auto &got : waiting) got(nullptr, "its worker process ended before it was ready: " + why);
+  }
+  worker.state = Worker::State::gone;
+  if (worker.board) munmap(worker.board, sizeof(WorkerBoard));
+  worker.board = nullptr;
+  replenish();
+}
+
+void WorkerPool::watch() {
+  uint64_t now_ms = uv_now(listener_.loop());
+  uint64_t now_ns = uv_hrtime();
+  uint64_t limit_ms = listener_.options().worker_hang_ms;
+  for (auto &[id, worker] : workers_) {
+    if (worker->state == Worker::State::gone || !worker->board || !worker->hung.empty()) continue;
+    uint64_t turned = worker->board->loop_turned_ns.load();
+    // A worker's loop turns every second (its board's timer); one that stood still for the limit is
+    // stuck in a backend call on the loop, and its client has given it up long ago (no heartbeat).
+    uint64_t still_ms = turned ? (now_ns - std::min(now_ns, turned)) / 1000000 : now_ms - worker->started_ms;
+    if (still_ms < limit_ms) continue;
+    std::string last = worker->board->last_call;
+    worker->hung = "it stood still for " + std::to_string(still_ms / 1000) + " s" +
+                   (last.empty() ? "" : " (in or after " + last + ")");
+    FEDCLD_LOG(error, "worker %d of session %llu: %s; killing it", worker->pid, (unsigned long long)worker->number,
+               worker->hung.c_str());
+    kill(worker->pid, SIGKILL);
+  }
+  for (auto it = deaths_.begin(); it != deaths_.end();)
+    it = now_ms - it->second.at_ms > listener_.options().resume_window_ms + kDeathKeptMs ? deaths_.erase(it) : std::next(it);
+}
+
+void WorkerPool::close() {
+  closing_ = true;
+  uv_timer_stop(&timer_);
+  uv_close(reinterpret_cast<uv_handle_t *>(&timer_), nullptr);
+  for (auto &[id, worker] : workers_)
+    if (worker->state != Worker::State::gone && worker->pid > 0) kill(worker->pid, SIGTERM);
+}
+
+}  // namespace fedcld

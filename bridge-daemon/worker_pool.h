@@ -1,0 +1,107 @@
+// The main process's session workers (docs/design-decisions.md, "Processes"): fedcld itself started
+// again with --session-worker, each running one client session. A few are started ahead
+// (--spare-workers) with their backend loaded, so that a session starts at once. The pool learns of
+// each worker's end (its exit, and from its board the signal and the backend call it died in), and
+// kills a worker whose loop has stood still for --worker-hang-timeout.
+#pragma once
+
+#include <uv.h>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "backend.h"
+#include "fedcl.capnp.h"
+
+namespace fedcld {
+
+class ControlChannel;
+class Listener;
+struct SessionLink;
+struct WorkerBoard;
+
+class WorkerPool;
+
+struct Worker {
+  enum class State { starting, spare, serving, gone };
+  WorkerPool *pool = nullptr;
+  uint64_t id = 0;
+  int pid = 0;
+  uv_process_t process;
+  ControlChannel *channel = nullptr;
+  WorkerBoard *board = nullptr;
+  State state = State::starting;
+  bool enumerator = false;
+  uint64_t started_ms = 0;
+  std::string hung;  // why the pool killed it, if it did
+  // Its session (the main process's view of it), once it has one.
+  uint64_t number = 0;
+  std::string client, user;
+  uint32_t platform = 0;
+  uint64_t token = 0;
+  std::string resume_token;
+  uint64_t since_ms = 0;
+  // Who waits for it to be ready (state starting).
+  std::vector<std::function<void(Worker *, const std::string &)>> waiting;
+};
+
+class WorkerPool {
+ public:
+  explicit WorkerPool(Listener &listener);
+  ~WorkerPool();
+
+  // Starts a short-lived worker that loads the backend and describes its platforms; done(platforms,
+  // "") or done({}, why) runs on the loop.
+  using Enumerated = std::function<void(std::vector<BackendPlatform> platforms, const std::string &problem)>;
+  void enumerate(Enumerated done);
+  // Keeps the spares started, and watches the workers.
+  void start();
+  // A worker for a new session: got(worker, "") once one is ready, which the caller hands the
+  // session to (register() then), or got(nullptr, why) when none can be had.
+  using Got = std::function<void(Worker *worker, const std::string &why)>;
+  void take(Got got);
+  // The worker took a session with these tokens (the caller filled the Worker's session fields).
+  void serving(Worker &worker);
+  // A worker taken is not needed after all (its session's client left meanwhile): a spare again.
+  void unused(Worker &worker);
+  Worker *by_id(uint64_t id);
+  Worker *by_token(uint64_t token);
+  Worker *by_resume_token(const std::string &token);
+  // Why the session whose resume token this was ended with its worker, if it did ("" if unknown).
+  std::string death_of(const std::string &resume_token) const;
+  std::vector<const Worker *> sessions() const;
+  size_t session_count() const;
+  // Ends every worker (SIGTERM) and stops watching.
+  void close();
+
+ private:
+  Worker *spawn(bool enumerator);
+  void on_message(Worker &worker, fedcl::wire::WorkerMessage::Reader message, SessionLink *link);
+  void ready(Worker &worker, fedcl::wire::WorkerReady::Reader ready);
+  static void on_exit(uv_process_t *process, int64_t status, int term_signal);
+  void exited(Worker &worker, int64_t status, int term_signal);
+  // What the end of a worker means, in words for its client and the log.
+  std::string describe_end(const Worker &worker, int64_t status, int term_signal) const;
+  void replenish();
+  void watch();
+
+  Listener &listener_;
+  std::map<uint64_t, std::unique_ptr<Worker>> workers_;
+  uint64_t next_id_ = 1;
+  Enumerated enumerated_;
+  unsigned failed_starts_ = 0;  // workers in a row that ended before they were ready
+  bool closing_ = false;
+  struct Death {
+    std::string why;
+    uint64_t at_ms;
+  };
+  std::unordered_map<std::string, Death> deaths_;  // by resume token
+  uv_timer_t timer_;
+};
+
+}  // namespace fedcld

@@ -1,0 +1,46 @@
+#include "worker_setup.h"
+
+namespace fedcld {
+
+void worker_setup_fill(fedcl::wire::WorkerSetup::Builder out, const DaemonSettings &settings, const std::string &node,
+                       uint64_t instance) {
+  const ServerOptions &options = settings.server;
+  out.setLogLevel(uint8_t(settings.log_level));
+  out.setNode(node);
+  out.setInstance(instance);
+  out.setPlatform(settings.selection.platform);
+  auto devices = out.initDevices(settings.selection.devices.size());
+  for (size_t i = 0; i < settings.selection.devices.size(); i++) devices.set(i, settings.selection.devices[i]);
+  out.setKernelNameGuard(settings.kernel_name_guard);
+  out.setMaxSessionMemory(options.max_session_memory);
+  out.setCompletion(uint8_t(options.completion));
+  out.setPeerTimeoutMs(options.peer_timeout_ms);
+  out.setResumeWindowMs(options.resume_window_ms);
+  out.setFileRoot(options.file_root);
+  out.setBusyPollUs(options.busy_poll_us);
+  out.setPageLockedReads(uint8_t(options.page_locked_reads));
+  out.setPeerAddress(options.peer_address);
+  out.setTraceFile(settings.trace_file);
+}
+
+DaemonSettings worker_setup_read(fedcl::wire::WorkerSetup::Reader setup) {
+  DaemonSettings settings;
+  ServerOptions &options = settings.server;
+  settings.log_level = LogLevel(setup.getLogLevel() <= uint8_t(LogLevel::debug) ? setup.getLogLevel() : uint8_t(LogLevel::info));
+  options.node = setup.getNode();
+  settings.selection.platform = setup.getPlatform();
+  for (uint32_t device : setup.getDevices()) settings.selection.devices.push_back(device);
+  settings.kernel_name_guard = long(setup.getKernelNameGuard());
+  options.max_session_memory = setup.getMaxSessionMemory();
+  options.completion = CompletionMode(setup.getCompletion());
+  options.peer_timeout_ms = setup.getPeerTimeoutMs();
+  options.resume_window_ms = setup.getResumeWindowMs();
+  options.file_root = setup.getFileRoot();
+  options.busy_poll_us = long(setup.getBusyPollUs());
+  options.page_locked_reads = PageLockedReads(setup.getPageLockedReads());
+  options.peer_address = setup.getPeerAddress();
+  settings.trace_file = setup.getTraceFile();
+  return settings;
+}
+
+}  // namespace fedcld
