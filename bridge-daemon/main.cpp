@@ -14,10 +14,7 @@
 #include "daemon_options.h"
 #include "listener.h"
 #include "log.h"
-
-namespace fedcld {
-int session_worker_main(int argc, char **argv);
-}
+#include "session_host.h"
 
 namespace {
 

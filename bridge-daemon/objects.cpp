@@ -62,6 +62,7 @@ void ObjectTable::add(uint64_t id, ObjectKind kind, void *handle, cl_context con
   Object object{kind, handle, nullptr, context};
   if (kind == ObjectKind::queue) object.queue = std::make_unique<QueueState>();
   objects_.emplace(id, std::move(object));
+  publish();
 }
 
 uint64_t ObjectTable::context_id(cl_context context) const {
@@ -93,6 +94,7 @@ void ObjectTable::attach_bytes(uint64_t id, uint64_t bytes) {
   if (it == objects_.end()) return;
   it->second.bytes = bytes;
   memory_used_ += bytes;
+  publish();
 }
 
 void ObjectTable::release(uint64_t id) {
@@ -103,6 +105,7 @@ void ObjectTable::release(uint64_t id) {
   release_handle(it->second.kind, it->second.handle);
   memory_used_ -= it->second.bytes;
   objects_.erase(it);
+  publish();
 }
 
 void ObjectTable::release_all() {
@@ -122,6 +125,8 @@ void ObjectTable::release_all() {
     }
   }
   objects_.clear();
+  memory_used_ = 0;
+  publish();
 }
 
 }  // namespace fedcld

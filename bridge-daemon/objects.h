@@ -3,6 +3,7 @@
 
 #include <CL/cl.h>
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -83,11 +84,23 @@ class ObjectTable {
   void release_all();
   size_t size() const { return objects_.size(); }
   uint64_t memory_used() const { return memory_used_; }
+  // Where the totals are shown as they change (a session worker's board, for `fedcl status`).
+  void publish_to(std::atomic<uint64_t> *memory, std::atomic<uint64_t> *objects) {
+    shown_memory_ = memory;
+    shown_objects_ = objects;
+    publish();
+  }
 
  private:
+  void publish() {
+    if (shown_memory_) shown_memory_->store(memory_used_, std::memory_order_relaxed);
+    if (shown_objects_) shown_objects_->store(objects_.size(), std::memory_order_relaxed);
+  }
+
   std::unordered_map<uint64_t, Object> objects_;
   uint64_t memory_limit_ = 0;
   uint64_t memory_used_ = 0;
+  std::atomic<uint64_t> *shown_memory_ = nullptr, *shown_objects_ = nullptr;
 };
 
 const char *object_kind_name(ObjectKind kind);

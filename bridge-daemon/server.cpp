@@ -56,6 +56,10 @@ void Server::start_watch() {
 void Server::close() {
   for (auto &entry : std::unordered_map<uint64_t, std::shared_ptr<Session>>(sessions_))
     entry.second->close("daemon shutting down");
+  {
+    std::lock_guard<std::mutex> lock(posted_mutex_);
+    closed_ = true;
+  }
   uv_close(reinterpret_cast<uv_handle_t *>(&wakeup_), nullptr);
   uv_close(reinterpret_cast<uv_handle_t *>(&watch_timer_), nullptr);
 }
@@ -123,13 +127,12 @@ bool Server::set_polling(bool polling) {
 }
 
 void Server::post(std::function<void()> task) {
-  bool wake;
-  {
-    std::lock_guard<std::mutex> lock(posted_mutex_);
-    posted_.push_back(std::move(task));
-    wake = !polling_;  // a polling loop finds the task itself
-  }
-  if (wake) uv_async_send(&wakeup_);
+  std::lock_guard<std::mutex> lock(posted_mutex_);
+  if (closed_) return;
+  posted_.push_back(std::move(task));
+  // A polling loop finds the task itself. Sent under the lock, so that close() never closes the
+  // handle under a send.
+  if (!polling_) uv_async_send(&wakeup_);
 }
 
 void Server::on_async(uv_async_t *async) { static_cast<Server *>(async->data)->run_posted(); }

@@ -72,7 +72,8 @@ class Server {
   std::chrono::microseconds busy_poll() const { return busy_poll_; }
   // Something arrived (a read, posted work): polling goes on.
   void note_activity() { activity_++; }
-  // Thread-safe: runs task on the loop thread soon.
+  // Thread-safe: runs task on the loop thread soon; after close(), never (a backend's thread may
+  // still report a command of a session that ended).
   void post(std::function<void()> task);
 
   // TLS's contexts (main process: handshakes) or nothing (workers: connections arrive established).
@@ -124,6 +125,7 @@ class Server {
   std::mutex posted_mutex_;
   std::vector<std::function<void()>> posted_;
   bool polling_ = false;  // under posted_mutex_
+  bool closed_ = false;   // under posted_mutex_: the wake-up is gone, posts are dropped
   std::unordered_map<uint64_t, std::shared_ptr<Session>> sessions_;
 };
 

@@ -23,6 +23,10 @@ SessionHost::SessionHost(uv_loop_t *loop, const DaemonSettings &settings, uint64
   board_timer_.data = this;
   uv_timer_start(&board_timer_, [](uv_timer_t *timer) { static_cast<SessionHost *>(timer->data)->publish(); }, 0, 1000);
   uv_unref(reinterpret_cast<uv_handle_t *>(&board_timer_));
+  uv_signal_init(loop, &sigterm_);
+  sigterm_.data = this;
+  uv_signal_start(&sigterm_, [](uv_signal_t *signal, int) { static_cast<SessionHost *>(signal->data)->close(); }, SIGTERM);
+  uv_unref(reinterpret_cast<uv_handle_t *>(&sigterm_));
   peers_.start();
   start_watch();
 }
@@ -30,11 +34,7 @@ SessionHost::SessionHost(uv_loop_t *loop, const DaemonSettings &settings, uint64
 SessionHost::~SessionHost() = default;
 
 void SessionHost::publish() {
-  if (!board_) return;
-  board_->loop_turned_ns.store(uv_hrtime());
-  if (!client_) return;
-  board_->memory_bytes.store(client_->objects().memory_used());
-  board_->objects.store(client_->objects().size());
+  if (board_) board_->loop_turned_ns.store(uv_hrtime());
 }
 
 void SessionHost::on_message(wire::WorkerMessage::Reader message, SessionLink *link) {
@@ -78,6 +78,7 @@ void SessionHost::take_session(wire::TakeSession::Reader take, SessionLink *link
   session->resume_token.assign(reinterpret_cast<const char *>(resume.begin()), resume.size());
   if (p >= platforms_.size()) return session->close("the main process named platform " + std::to_string(p) + ", which is not here");
   session->set_platform(platforms_[p], p);
+  if (board_) session->objects().publish_to(&board_->memory_bytes, &board_->objects);
   std::string why = session->adopt(link, take.getConnection());
   if (!why.empty()) return session->close("cannot take the session over: " + why);
 
@@ -108,7 +109,6 @@ void SessionHost::take_session(wire::TakeSession::Reader take, SessionLink *link
     fill_info(devices[d].initInfo(device.info.size()), device.info);
   }
   session->send_reply(message);
-  publish();
   session->run_pending();
 }
 
@@ -182,6 +182,7 @@ void SessionHost::close() {
   Server::close();
   peers_.close();
   uv_close(reinterpret_cast<uv_handle_t *>(&board_timer_), nullptr);
+  uv_close(reinterpret_cast<uv_handle_t *>(&sigterm_), nullptr);
   channel_->close();
 }
 

@@ -43,11 +43,13 @@ class SessionHost final : public Server {
   std::shared_ptr<uint8_t[]> payload_destination(Session &session, const Frame &frame) override;
   void connection_closed(Session &session, const std::string &reason) override;
   void close() override;
+  bool closed() const { return closing_; }
 
  private:
   void take_session(fedcl::wire::TakeSession::Reader take, SessionLink *link);
   void resume_session(fedcl::wire::ResumeSession::Reader resume, SessionLink *link);
-  // The board's numbers, every second: the loop turns, and what the session holds.
+  // The board's clock, every second: the loop turns (what the session holds, its object table
+  // shows there as it changes).
   void publish();
 
   std::vector<BackendPlatform> platforms_;
@@ -59,9 +61,15 @@ class SessionHost final : public Server {
   PrintGate print_gate_{*this};
   PeerRegistry peers_{*this};
   uv_timer_t board_timer_;
+  uv_signal_t sigterm_;  // the main process ends its workers with SIGTERM when it stops
 };
 
 // A request of the client session (exec.cpp).
 void execute_request(Session &session, Frame &frame);
+
+// A session worker's process: `fedcld --session-worker MAIN_PID` (worker_main.cpp).
+int session_worker_main(int argc, char **argv);
+// A session worker on this process's loop, for the fuzz target (WorkerPool::run_in_process).
+void start_worker_in_process(uv_loop_t *loop, int channel_fd, WorkerBoard *board);
 
 }  // namespace fedcld

@@ -30,12 +30,23 @@ constexpr int kChannelFd = 3;
 constexpr int kBoardFd = 4;
 
 struct Worker {
-  uv_loop_t *loop = uv_default_loop();
+  uv_loop_t *loop;
+  bool own_process;  // false: the fuzz target's, on the main process's loop
   ControlChannel *channel = nullptr;
   WorkerBoard *board = nullptr;
   std::unique_ptr<SessionHost> host;
   bool done = false;  // no session will come: the process ends
   int status = 0;
+
+  Worker(uv_loop_t *loop, bool own_process, WorkerBoard *board) : loop(loop), own_process(own_process), board(board) {}
+
+  // Whether the channel to the main process opened on fd.
+  bool open(int fd) {
+    channel = new ControlChannel(
+        loop, [this](wire::WorkerMessage::Reader message, SessionLink *link) { on_message(message, link); },
+        [this](const std::string &why) { on_closed(why); });
+    return channel->open(fd) == 0 && channel->start() == 0;
+  }
 
   void on_message(wire::WorkerMessage::Reader message, SessionLink *link) {
     if (host) return host->on_message(message, link);
@@ -51,8 +62,8 @@ struct Worker {
     log_set_level(settings.log_level);
     // Kernel printf output goes to this process's stdout: caught there for the session. Never
     // destroyed: its reader thread drains fd 1 until the process exits.
-    auto *capture = new PrintfCapture;
-    std::string no_capture = setup.getEnumerateOnly() ? "" : capture->start();
+    auto *capture = own_process ? new PrintfCapture : nullptr;
+    std::string no_capture = setup.getEnumerateOnly() || !capture ? "" : capture->start();
     std::vector<BackendPlatform> platforms;
     std::string problem;
     {
@@ -82,7 +93,7 @@ struct Worker {
     channel->send(message);
     if (!no_capture.empty()) FEDCLD_LOG(warn, "kernel printf output stays in fedcld's stdout: %s", no_capture.c_str());
     host = std::make_unique<SessionHost>(loop, settings, setup.getInstance(), std::move(platforms), channel, board);
-    if (capture->started()) host->print_gate().set_capture(capture);
+    if (capture && capture->started()) host->print_gate().set_capture(capture);
   }
 
   // Before a session: the channel closes, and the process ends.
@@ -108,20 +119,31 @@ int session_worker_main(int argc, char **argv) {
   if (argc < 3 || getppid() != std::atoi(argv[2])) return 1;
   std::signal(SIGPIPE, SIG_IGN);
   configure_malloc();  // before the backend starts its threads, which allocate
-  Worker worker;
-  worker.board = board_map(kBoardFd);
+  Worker worker(uv_default_loop(), true, board_map(kBoardFd));
   close(kBoardFd);  // the mapping stays
   if (worker.board) crash_report_install(worker.board);
-  worker.channel = new ControlChannel(
-      worker.loop, [&](wire::WorkerMessage::Reader message, SessionLink *link) { worker.on_message(message, link); },
-      [&](const std::string &why) { worker.on_closed(why); });
-  if (worker.channel->open(kChannelFd) != 0 || worker.channel->start() != 0) return 1;
+  if (!worker.open(kChannelFd)) return 1;
   while (!worker.host && !worker.done)
     if (uv_run(worker.loop, UV_RUN_ONCE) == 0) break;
   if (worker.host) worker.host->run();
   else uv_run(worker.loop, UV_RUN_DEFAULT);  // the channel's last words
   worker.host.reset();
   return worker.status;
+}
+
+void start_worker_in_process(uv_loop_t *loop, int channel_fd, WorkerBoard *board) {
+  // Kept: the backend may still report commands of a session that ended (its posts are dropped, but
+  // the host they name must be there). Those whose session ended a minute ago are let go.
+  static std::vector<std::pair<uint64_t, std::unique_ptr<Worker>>> workers;
+  uint64_t now = uv_now(loop);
+  for (auto it = workers.begin(); it != workers.end();) {
+    Worker &old = *it->second;
+    if (it->first == 0 && old.host && old.host->closed()) it->first = now;
+    bool gone = it->first != 0 && now - it->first > 60000;
+    it = gone ? workers.erase(it) : std::next(it);
+  }
+  auto worker = std::make_unique<Worker>(loop, false, board);
+  if (worker->open(channel_fd)) workers.emplace_back(0, std::move(worker));
 }
 
 }  // namespace fedcld

@@ -2,6 +2,7 @@
 
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <capnp/message.h>
@@ -64,6 +65,7 @@ Worker *WorkerPool::spawn(bool enumerator) {
   worker.id = next_id_++;
   worker.enumerator = enumerator;
   worker.started_ms = uv_now(listener_.loop());
+  worker.process.data = &worker;
   int board_fd = board_create();
   if (board_fd < 0) {
     FEDCLD_LOG(error, "cannot make a session worker's board: %s", strerror(errno));
@@ -74,13 +76,49 @@ Worker *WorkerPool::spawn(bool enumerator) {
   worker.channel = new ControlChannel(
       listener_.loop(),
       [this, raw](wire::WorkerMessage::Reader message, SessionLink *link) { on_message(*raw, message, link); },
-      [raw](const std::string &why) {
+      [this, raw](const std::string &why) {
         // The worker closed its end: it is ending, and its exit tells how. Anything else is a
         // worker that misbehaved.
+        if (raw->in_process) return in_process_ended(*raw);
         if (why == ControlChannel::kClosed || raw->state == Worker::State::gone || raw->pid <= 0) return;
         FEDCLD_LOG(error, "worker %d: %s; ending it", raw->pid, why.c_str());
         kill(raw->pid, SIGKILL);
       });
+  int err = 0;
+  if (in_process_) {
+    int ends[2];
+    err = socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends) == 0 ? worker.channel->open(ends[0]) : uv_translate_sys_error(errno);
+    if (err == 0) {
+      worker.in_process = true;
+      worker.pid = getpid();
+      in_process_(ends[1], worker.board);
+    }
+  } else {
+    err = start_process(worker, board_fd);
+  }
+  ::close(board_fd);  // the mapping stays
+  if (err != 0) {
+    FEDCLD_LOG(error, "cannot start a session worker: %s", uv_strerror(err));
+    worker.channel->close();
+    munmap(worker.board, sizeof(WorkerBoard));
+    if (in_process_) return nullptr;  // no process handle was made
+    owned.release();  // a failed spawn's handle is closed all the same: until libuv is done with it
+    uv_close(reinterpret_cast<uv_handle_t *>(&worker.process),
+             [](uv_handle_t *handle) { delete static_cast<Worker *>(handle->data); });
+    return nullptr;
+  }
+  worker.channel->start();
+  capnp::MallocMessageBuilder message;
+  auto setup = message.initRoot<wire::WorkerMessage>().initSetup();
+  worker_setup_fill(setup, listener_.settings(), listener_.options().node, listener_.instance());
+  setup.setEnumerateOnly(enumerator);
+  worker.channel->send(message);
+  FEDCLD_LOG(debug, "worker %d started%s", worker.pid, enumerator ? " to list the devices" : "");
+  workers_.emplace(worker.id, std::move(owned));
+  return raw;
+}
+
+int WorkerPool::start_process(Worker &worker, int board_fd) {
   // The worker is this very binary (also after an upgrade replaced the file), started again.
   std::string main_pid = std::to_string(getpid());
   char *args[] = {const_cast<char *>("fedcld"), const_cast<char *>("--session-worker"),
@@ -101,28 +139,17 @@ Worker *WorkerPool::spawn(bool enumerator) {
   options.args = args;
   options.stdio_count = 5;
   options.stdio = stdio;
-  worker.process.data = raw;
   int err = uv_spawn(listener_.loop(), &worker.process, &options);
-  ::close(board_fd);  // the mapping stays
-  if (err != 0) {
-    FEDCLD_LOG(error, "cannot start a session worker: %s", uv_strerror(err));
-    worker.channel->close();
-    munmap(worker.board, sizeof(WorkerBoard));
-    owned.release();  // until libuv is done with the handle
-    uv_close(reinterpret_cast<uv_handle_t *>(&worker.process),
-             [](uv_handle_t *handle) { delete static_cast<Worker *>(handle->data); });
-    return nullptr;
-  }
-  worker.pid = worker.process.pid;
-  worker.channel->start();
-  capnp::MallocMessageBuilder message;
-  auto setup = message.initRoot<wire::WorkerMessage>().initSetup();
-  worker_setup_fill(setup, listener_.settings(), listener_.options().node, listener_.instance());
-  setup.setEnumerateOnly(enumerator);
-  worker.channel->send(message);
-  FEDCLD_LOG(debug, "worker %d started%s", worker.pid, enumerator ? " to list the devices" : "");
-  workers_.emplace(worker.id, std::move(owned));
-  return raw;
+  if (err == 0) worker.pid = worker.process.pid;
+  return err;
+}
+
+void WorkerPool::in_process_ended(Worker &worker) {
+  worker.channel->close();
+  worker.channel = nullptr;
+  exited(worker, 0, 0);
+  uint64_t id = worker.id;
+  listener_.post([this, id] { workers_.erase(id); });
 }
 
 void WorkerPool::enumerate(Enumerated done) {
@@ -284,7 +311,7 @@ void WorkerPool::exited(Worker &worker, int64_t status, int term_signal) {
   if (worker.enumerator) {
     if (auto done = std::move(enumerated_)) done({}, "the process that lists the devices ended: " + why);
   } else if (worker.state == Worker::State::serving && worker.token) {
-    if (failure) {
+    if (failure && !closing_) {
       FEDCLD_LOG(error, "session %llu (client %s): %s; the daemon and its other sessions go on", (unsigned long long)worker.number,
                  worker.client.c_str(), why.c_str());
       if (!worker.resume_token.empty()) deaths_[worker.resume_token] = {why, uv_now(listener_.loop())};

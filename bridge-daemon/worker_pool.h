@@ -38,6 +38,7 @@ struct Worker {
   State state = State::starting;
   bool enumerator = false;
   uint64_t started_ms = 0;
+  bool in_process = false;  // the fuzz target's: no process, it ends when it closes its channel
   std::string hung;  // why the pool killed it, if it did
   // Its session (the main process's view of it), once it has one.
   uint64_t number = 0;
@@ -79,8 +80,17 @@ class WorkerPool {
   // Ends every worker (SIGTERM) and stops watching.
   void close();
 
+  // For the fuzz target: workers run in this process, on its loop (start gets the worker's end of
+  // the channel and its board) instead of in processes of their own.
+  using InProcessStart = std::function<void(int channel_fd, WorkerBoard *board)>;
+  void run_in_process(InProcessStart start) { in_process_ = std::move(start); }
+
  private:
   Worker *spawn(bool enumerator);
+  // The process of worker (its channel's pipe set up first); libuv's error or 0.
+  int start_process(Worker &worker, int board_fd);
+  // An in-process worker closed its channel: it ended as a process would have.
+  void in_process_ended(Worker &worker);
   void on_message(Worker &worker, fedcl::wire::WorkerMessage::Reader message, SessionLink *link);
   void ready(Worker &worker, fedcl::wire::WorkerReady::Reader ready);
   static void on_exit(uv_process_t *process, int64_t status, int term_signal);
@@ -94,6 +104,7 @@ class WorkerPool {
   std::map<uint64_t, std::unique_ptr<Worker>> workers_;
   uint64_t next_id_ = 1;
   Enumerated enumerated_;
+  InProcessStart in_process_;
   unsigned failed_starts_ = 0;  // workers in a row that ended before they were ready
   bool closing_ = false;
   struct Death {

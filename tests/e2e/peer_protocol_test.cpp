@@ -1,5 +1,6 @@
-// The daemon against peer links that misbehave: a wrong key, the wrong daemon, messages before the
-// handshake, a peer that falls silent. Each must end that one link and leave the daemon serving.
+// The daemon against peer links that misbehave: a wrong key, the wrong daemon, a session that is not
+// there, messages before the handshake, a peer that falls silent. Each must end that one link and
+// leave the daemon serving. A link is for one session of the daemon (a client's, opened here first).
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -22,35 +23,42 @@ bool send_peer(RawSession &raw, capnp::MessageBuilder &message) {
   return raw.send_bytes(bytes.data(), bytes.size());
 }
 
-bool send_peer_hello(RawSession &raw, uint64_t instance, uint64_t expect, const fedcl::Nonce &nonce) {
+// The dialling side's session at its end, as the peer hellos below name it.
+constexpr uint64_t kFromSession = 0x5e55;
+
+bool send_peer_hello(RawSession &raw, uint64_t instance, uint64_t expect, uint64_t session, const fedcl::Nonce &nonce) {
   capnp::MallocMessageBuilder message;
   auto hello = message.initRoot<wire::PeerMessage>().initHello();
   hello.setProtocolVersion(wire::PROTOCOL_VERSION);
   hello.setInstance(instance);
   hello.setExpect(expect);
   hello.setNonce(fedcl::as_data(nonce));
+  hello.setSession(session);
+  hello.setFromSession(kFromSession);
   return send_peer(raw, message);
 }
 
-std::string peer_identity(uint64_t dialling, uint64_t answering) {
-  char text[48];
-  std::snprintf(text, sizeof text, "%016llx>%016llx", (unsigned long long)dialling, (unsigned long long)answering);
+// What the proofs sign: the two daemons and the two sessions (bridge-daemon/peer_handshake.cpp).
+std::string peer_identity(uint64_t dialling, uint64_t answering, uint64_t session) {
+  char text[96];
+  std::snprintf(text, sizeof text, "%016llx>%016llx:%016llx>%016llx", (unsigned long long)dialling,
+                (unsigned long long)answering, (unsigned long long)kFromSession, (unsigned long long)session);
   return text;
 }
 
 // A dialling daemon's side of the peer handshake, by hand: hello, and on a daemon with a key
 // (keyed), the proof its challenge asks for, under key (empty when key is empty). *daemon_proof
 // gets what the daemon must then prove.
-bool peer_handshake(RawSession &raw, const std::string &key, uint64_t instance, uint64_t expect,
+bool peer_handshake(RawSession &raw, const std::string &key, uint64_t instance, uint64_t expect, uint64_t session,
                     fedcl::Proof *daemon_proof = nullptr, bool keyed = true) {
   fedcl::Nonce nonce = fedcl::fresh_nonce();
-  if (!send_peer_hello(raw, instance, expect, nonce)) return false;
+  if (!send_peer_hello(raw, instance, expect, session, nonce)) return false;
   if (!keyed) return true;
   ReceivedFrame frame;
   if (!raw.read_frame(&frame)) return false;
   auto challenge = frame.reader->getRoot<wire::PeerMessage>();
   if (challenge.which() != wire::PeerMessage::CHALLENGE) return false;
-  std::string identity = peer_identity(instance, expect);
+  std::string identity = peer_identity(instance, expect, session);
   auto their_nonce = challenge.getChallenge().getNonce();
   capnp::MallocMessageBuilder message;
   auto proof = message.initRoot<wire::PeerMessage>().initProof();
@@ -60,13 +68,22 @@ bool peer_handshake(RawSession &raw, const std::string &key, uint64_t instance, 
   return send_peer(raw, message);
 }
 
-// The daemon's instance, as a client's Hello reply gives it.
-uint64_t daemon_instance(int port, const std::string &key = "") {
-  RawSession client(port);
+// A client's session on the daemon, for a peer link to name: the daemon's instance and the
+// session's token, as the Hello reply gives them. The session lasts as long as this.
+struct ServedSession {
+  std::unique_ptr<RawSession> client;
+  uint64_t instance = 0, token = 0;
+};
+
+ServedSession open_session(int port, const std::string &key = "") {
+  ServedSession served{std::make_unique<RawSession>(port)};
   ReceivedFrame frame;
-  if (!client.handshake("", key, &frame)) return 0;
+  if (!served.client->handshake("", key, &frame)) return served;
   auto reply = frame.reader->getRoot<wire::Reply>();
-  return reply.which() == wire::Reply::HELLO ? reply.getHello().getInstance() : 0;
+  if (reply.which() != wire::Reply::HELLO) return served;
+  served.instance = reply.getHello().getInstance();
+  served.token = reply.getHello().getSessionToken();
+  return served;
 }
 
 // Reads the daemon's answer to a peer hello.
@@ -94,11 +111,12 @@ TEST(PeerProtocol, AHandshakeWithTheRightKeyIsWelcomedAndKeptAlive) {
   std::string key_file = ::testing::TempDir() + "fedcl_peer_key";
   std::ofstream(key_file) << "cluster-secret\n";
   DaemonProcess daemon({"--key-file", key_file, "--peer-timeout", "2"});
-  uint64_t instance = daemon_instance(daemon.port(), "cluster-secret");
+  ServedSession served = open_session(daemon.port(), "cluster-secret");
+  uint64_t instance = served.instance;
   ASSERT_NE(0u, instance);
   RawSession raw(daemon.port(), 5000);
   fedcl::Proof daemon_proof;
-  ASSERT_TRUE(peer_handshake(raw, "cluster-secret", 0x1234, instance, &daemon_proof));
+  ASSERT_TRUE(peer_handshake(raw, "cluster-secret", 0x1234, instance, served.token, &daemon_proof));
   cl_int status = -1;
   std::string message;
   uint64_t answered = 0;
@@ -120,11 +138,12 @@ TEST(PeerProtocol, AWrongKeyOrTheWrongDaemonIsRefused) {
   std::string key_file = ::testing::TempDir() + "fedcl_peer_key2";
   std::ofstream(key_file) << "cluster-secret\n";
   DaemonProcess daemon({"--key-file", key_file});
-  uint64_t instance = daemon_instance(daemon.port(), "cluster-secret");
+  ServedSession served = open_session(daemon.port(), "cluster-secret");
+  uint64_t instance = served.instance;
   ASSERT_NE(0u, instance);
   for (std::string key : {"guess", ""}) {  // a wrong key, and none
     RawSession raw(daemon.port());
-    ASSERT_TRUE(peer_handshake(raw, key, 0x1234, instance));
+    ASSERT_TRUE(peer_handshake(raw, key, 0x1234, instance, served.token));
     cl_int status = CL_SUCCESS;
     std::string message;
     ASSERT_TRUE(read_welcome(raw, &status, &message));
@@ -140,6 +159,7 @@ TEST(PeerProtocol, AWrongKeyOrTheWrongDaemonIsRefused) {
     fields.setKey("cluster-secret");
     fields.setInstance(0x1234);
     fields.setExpect(instance);
+    fields.setSession(served.token);
     ASSERT_TRUE(send_peer(raw, hello));
     cl_int status = CL_SUCCESS;
     std::string message;
@@ -149,12 +169,22 @@ TEST(PeerProtocol, AWrongKeyOrTheWrongDaemonIsRefused) {
   }
   {
     RawSession raw(daemon.port());
-    ASSERT_TRUE(send_peer_hello(raw, 0x1234, instance + 1, fedcl::fresh_nonce()));
+    ASSERT_TRUE(send_peer_hello(raw, 0x1234, instance + 1, served.token, fedcl::fresh_nonce()));
     cl_int status = CL_SUCCESS;
     std::string message;
     ASSERT_TRUE(read_welcome(raw, &status, &message));
     EXPECT_NE(CL_SUCCESS, status);
     EXPECT_NE(std::string::npos, message.find("not the daemon")) << message;
+    EXPECT_TRUE(raw.wait_closed());
+  }
+  {  // A session that is not there (a link for one that ended, or a guess).
+    RawSession raw(daemon.port());
+    ASSERT_TRUE(send_peer_hello(raw, 0x1234, instance, served.token + 1, fedcl::fresh_nonce()));
+    cl_int status = CL_SUCCESS;
+    std::string message;
+    ASSERT_TRUE(read_welcome(raw, &status, &message));
+    EXPECT_NE(CL_SUCCESS, status);
+    EXPECT_NE(std::string::npos, message.find("not (or no longer) served here")) << message;
     EXPECT_TRUE(raw.wait_closed());
   }
   EXPECT_TRUE(process_alive(daemon.pid()));
@@ -188,9 +218,9 @@ TEST(PeerProtocol, MessagesOutOfPlaceCloseOnlyThatConnection) {
   }
   // A request on a peer link, and bytes for a session that does not exist.
   {
-    uint64_t instance = daemon_instance(port);
+    ServedSession served = open_session(port);
     RawSession raw(port);
-    ASSERT_TRUE(peer_handshake(raw, "", 0x77, instance, nullptr, false));
+    ASSERT_TRUE(peer_handshake(raw, "", 0x77, served.instance, served.token, nullptr, false));
     cl_int status = -1;
     std::string text;
     ASSERT_TRUE(read_welcome(raw, &status, &text));

@@ -79,7 +79,7 @@ std::string write_key_file() {
 // Sends a Resume for token on raw (received: what the client says it received) and, when the
 // daemon challenges, a proof under key; the daemon's last answer in *last.
 bool resume_by_hand(RawSession &raw, const std::string &token, const std::string &key, ReceivedFrame *last,
-                    std::vector<std::vector<uint8_t>> *frames_sent = nullptr) {
+                    std::vector<std::vector<uint8_t>> *frames_sent = nullptr, uint64_t received = 0) {
   fedcl::Nonce nonce = fedcl::fresh_nonce();
   capnp::MallocMessageBuilder resume_message;
   auto request = resume_message.initRoot<wire::Request>();
@@ -88,6 +88,7 @@ bool resume_by_hand(RawSession &raw, const std::string &token, const std::string
   resume.setProtocolVersion(wire::PROTOCOL_VERSION);
   resume.setToken(capnp::Data::Reader(reinterpret_cast<const uint8_t *>(token.data()), token.size()));
   resume.setNonce(fedcl::as_data(nonce));
+  resume.setReceived(received);
   if (frames_sent) {
     frames_sent->emplace_back();
     fedcl::frame_append(frames_sent->back(), wire::FrameKind::REQUEST, resume_message, 0);
@@ -192,6 +193,7 @@ TEST(Resume, AKeyedDaemonRefusesAWrongKeyAndAReplayedResume) {
   std::string key_file = write_key_file();
   DaemonProcess daemon({"--key-file", key_file});
   std::string token;
+  uint64_t received = 0;  // the challenge and the HelloReply: what the session's stream holds so far
   {
     RawSession first(daemon.port());
     ReceivedFrame hello;
@@ -201,12 +203,13 @@ TEST(Resume, AKeyedDaemonRefusesAWrongKeyAndAReplayedResume) {
     auto bytes = reply.getHello().getResumeToken();
     token.assign(reinterpret_cast<const char *>(bytes.begin()), bytes.size());
     ASSERT_EQ(16u, token.size());
+    received = first.received();
   }  // the connection drops: the session is parked
 
   ReceivedFrame last;
   {
     RawSession wrong(daemon.port());
-    ASSERT_TRUE(resume_by_hand(wrong, token, "not-the-key", &last));
+    ASSERT_TRUE(resume_by_hand(wrong, token, "not-the-key", &last, nullptr, received));
     auto reply = last.reader->getRoot<wire::Reply>();
     EXPECT_NE(CL_SUCCESS, reply.getStatus());
     EXPECT_NE(std::string::npos, std::string(reply.getMessage().cStr()).find("wrong key")) << reply.getMessage().cStr();
@@ -214,7 +217,7 @@ TEST(Resume, AKeyedDaemonRefusesAWrongKeyAndAReplayedResume) {
   std::vector<std::vector<uint8_t>> recorded;
   {
     RawSession right(daemon.port());
-    ASSERT_TRUE(resume_by_hand(right, token, kClusterKey, &last, &recorded));
+    ASSERT_TRUE(resume_by_hand(right, token, kClusterKey, &last, &recorded, received));
     auto reply = last.reader->getRoot<wire::Reply>();
     ASSERT_EQ(CL_SUCCESS, reply.getStatus()) << reply.getMessage().cStr();
     EXPECT_EQ(wire::Reply::RESUMED, reply.which());

@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "cl_harness.h"
+#include "fedcl.capnp.h"
 #include "recording_proxy.h"
 
 using namespace fedcl_test;
@@ -57,7 +58,7 @@ TEST(StatusCommand, LiveDaemonsAnswerWithDevicesAndSessions) {
   StatusRun text = fedcl_status(hosts, "");
   EXPECT_EQ(0, text.status) << text.out;
   EXPECT_TRUE(has(text.out, cluster.daemons[0]->endpoint() + ": reachable")) << text.out;
-  EXPECT_TRUE(has(text.out, "fedcl protocol 1")) << text.out;
+  EXPECT_TRUE(has(text.out, "fedcl protocol " + std::to_string(fedcl::wire::PROTOCOL_VERSION))) << text.out;
   EXPECT_TRUE(has(text.out, "device 0: ")) << text.out;
   EXPECT_TRUE(has(text.out, "3.0 MiB of device memory in use, at most 1.0 GiB each")) << text.out;
   EXPECT_TRUE(has(text.out, "2 daemons from FEDCL_HOSTS: 2 reachable, 0 unreachable")) << text.out;

@@ -1,7 +1,14 @@
 // Writes the fuzz target's seed corpus (tests/fuzz/corpus): well-formed sessions of each kind, so
 // that the fuzzer starts from what fedcld really parses. Each seed is one connection's bytes behind
 // the byte that picks the daemon (0: no key, 1: a key). Run: fedcl_fuzz_seeds DIR.
+// `fedcl_fuzz_seeds --upgrade FILE...` rewrites inputs made under an older protocol version: each
+// opening message (Hello, Resume, StatusRequest, PeerHello) that names another version names this
+// one, so that the corpus reaches past the version check again.
 #include <capnp/message.h>
+#include <capnp/serialize.h>
+
+#include <cstring>
+#include <iterator>
 
 #include <cstdio>
 #include <fstream>
@@ -82,9 +89,71 @@ void add_wrong_proof(Seed &seed) {
 
 }  // namespace
 
+// The frame of kind at bytes[at...], with its opening message's protocol version made this one's;
+// false when it is not such a frame (then nothing changes).
+bool upgrade_frame(std::vector<uint8_t> &bytes, size_t at, const fedcl::FrameHeader &header) {
+  size_t words = header.message_words;
+  kj::Array<capnp::word> message = kj::heapArray<capnp::word>(words);
+  std::memcpy(message.begin(), bytes.data() + at + sizeof header, words * sizeof(capnp::word));
+  capnp::MallocMessageBuilder rebuilt;
+  try {
+    capnp::FlatArrayMessageReader reader(message.asPtr());
+    if (header.kind == uint16_t(wire::FrameKind::REQUEST)) {
+      rebuilt.setRoot(reader.getRoot<wire::Request>());
+      auto request = rebuilt.getRoot<wire::Request>();
+      switch (request.which()) {
+        case wire::Request::HELLO: request.getHello().setProtocolVersion(wire::PROTOCOL_VERSION); break;
+        case wire::Request::RESUME: request.getResume().setProtocolVersion(wire::PROTOCOL_VERSION); break;
+        case wire::Request::DAEMON_STATUS: request.getDaemonStatus().setProtocolVersion(wire::PROTOCOL_VERSION); break;
+        default: return false;
+      }
+    } else if (header.kind == uint16_t(wire::FrameKind::PEER)) {
+      rebuilt.setRoot(reader.getRoot<wire::PeerMessage>());
+      auto peer = rebuilt.getRoot<wire::PeerMessage>();
+      if (peer.which() != wire::PeerMessage::HELLO) return false;
+      peer.getHello().setProtocolVersion(wire::PROTOCOL_VERSION);
+    } else {
+      return false;
+    }
+  } catch (const kj::Exception &) {
+    return false;
+  }
+  std::vector<uint8_t> frame;
+  fedcl::frame_append(frame, wire::FrameKind(header.kind), rebuilt, header.payload_bytes);
+  bytes.erase(bytes.begin() + at, bytes.begin() + at + sizeof header + words * sizeof(capnp::word));
+  bytes.insert(bytes.begin() + at, frame.begin(), frame.end());
+  return true;
+}
+
+int upgrade(int count, char **paths) {
+  for (int i = 0; i < count; i++) {
+    std::ifstream in(paths[i], std::ios::binary);
+    std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    size_t at = 1;  // the byte that picks the daemon
+    bool changed = false;
+    // The frames up to the first that is not whole; their payloads are skipped.
+    while (at + sizeof(fedcl::FrameHeader) <= bytes.size()) {
+      fedcl::FrameHeader header;
+      std::memcpy(&header, bytes.data() + at, sizeof header);
+      if (!fedcl::frame_check(header).empty()) break;
+      size_t message_end = at + sizeof header + size_t(header.message_words) * sizeof(capnp::word);
+      if (message_end > bytes.size()) break;
+      if (upgrade_frame(bytes, at, header)) {
+        changed = true;
+        std::memcpy(&header, bytes.data() + at, sizeof header);
+        message_end = at + sizeof header + size_t(header.message_words) * sizeof(capnp::word);
+      }
+      at = message_end + header.payload_bytes + fedcl::frame_padding(header.payload_bytes);
+    }
+    if (changed) std::ofstream(paths[i], std::ios::binary).write(reinterpret_cast<const char *>(bytes.data()), bytes.size());
+  }
+  return 0;
+}
+
 int main(int argc, char **argv) {
+  if (argc >= 2 && std::string(argv[1]) == "--upgrade") return upgrade(argc - 2, argv + 2);
   if (argc != 2) {
-    std::fprintf(stderr, "usage: fedcl_fuzz_seeds DIR\n");
+    std::fprintf(stderr, "usage: fedcl_fuzz_seeds DIR | --upgrade FILE...\n");
     return 2;
   }
   std::string dir = argv[1];

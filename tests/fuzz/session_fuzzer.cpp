@@ -1,8 +1,10 @@
 // libFuzzer target: what a stranger may send to fedcld's port. Each input is the bytes of one
 // connection; its first byte picks a daemon with a key (odd) or without (even). The bytes go over
-// loopback to real fedcld Servers running in this process on PoCL, so fedcld's own framing,
-// handshake (client and peer), pre-authentication limits and request handling run exactly as in
-// the daemon, until it closes the connection. Inputs end with the connection's end of stream.
+// loopback to real fedcld main processes (Listeners) running in this process, whose session
+// workers run in this process too, on PoCL (WorkerPool::run_in_process: the same channel, hand-over
+// and SessionHost as a worker process, on this loop), so fedcld's own framing, handshake (client and
+// peer), pre-authentication limits, hand-over and request handling run exactly as in the daemon,
+// until it closes the connection. Inputs end with the connection's end of stream.
 #include <arpa/inet.h>
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -23,9 +25,9 @@
 #include <memory>
 #include <thread>
 
-#include "backend.h"
+#include "listener.h"
 #include "log.h"
-#include "server.h"
+#include "session_host.h"
 
 // Present when the target is built with a sanitizer (the libFuzzer build), absent in the replay build.
 extern "C" void __sanitizer_print_stack_trace() __attribute__((weak));
@@ -33,17 +35,26 @@ extern "C" void __sanitizer_print_stack_trace() __attribute__((weak));
 namespace {
 
 uv_loop_t g_loop;
-std::unique_ptr<fedcld::Server> g_open, g_keyed;
+std::unique_ptr<fedcld::Listener> g_open, g_keyed;
 
-std::unique_ptr<fedcld::Server> start_server(const std::vector<fedcld::BackendPlatform> &platforms, const char *key) {
-  fedcld::ServerOptions options;
+std::unique_ptr<fedcld::Listener> start_daemon(const char *key) {
+  fedcld::DaemonSettings settings;
+  settings.log_level = fedcld::LogLevel::error;
+  fedcld::ServerOptions &options = settings.server;
   options.port = 0;
   options.node = "fuzz";
   options.key = key;
   options.max_session_memory = 64 << 20;  // hostile sizes are refused, not allocated
-  auto server = std::make_unique<fedcld::Server>(&g_loop, options, platforms);
-  if (server->listen() != 0) std::abort();
-  return server;
+  auto daemon = std::make_unique<fedcld::Listener>(&g_loop, settings);
+  daemon->workers().run_in_process(
+      [](int channel_fd, fedcld::WorkerBoard *board) { fedcld::start_worker_in_process(&g_loop, channel_fd, board); });
+  std::string problem = daemon->enumerate();
+  if (!problem.empty()) {
+    std::fprintf(stderr, "session_fuzzer: %s\n", problem.c_str());
+    std::abort();
+  }
+  if (daemon->listen() != 0) std::abort();
+  return daemon;
 }
 
 // Runs the daemons' loop, then waits (1 ms at most) for fd or the loop to have something. Twice:
@@ -140,16 +151,10 @@ extern "C" int LLVMFuzzerInitialize(int *, char ***) {
   });
   save_abort_handler();
   fedcld::log_set_level(fedcld::LogLevel::error);
-  std::vector<fedcld::BackendPlatform> platforms;
-  std::string problem = fedcld::backend_discover(fedcld::BackendSelection{}, &platforms);
-  if (!problem.empty()) {
-    std::fprintf(stderr, "session_fuzzer: %s\n", problem.c_str());
-    std::abort();
-  }
-  restore_abort_handler();
   uv_loop_init(&g_loop);
-  g_open = start_server(platforms, "");
-  g_keyed = start_server(platforms, "fuzz-key");
+  g_open = start_daemon("");  // PoCL starts in its first worker
+  restore_abort_handler();
+  g_keyed = start_daemon("fuzz-key");
   return 0;
 }
 

@@ -1,11 +1,11 @@
 #include "daemon_process.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
-#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -53,10 +53,6 @@ int wait_exit(pid_t pid, std::chrono::milliseconds timeout) {
 DaemonProcess::DaemonProcess(const std::vector<std::string> &extra_args) {
   std::string directory = make_directory();
   std::string port_file = directory + "/port";
-  char log_pattern[] = "/tmp/fedcld-test-log-XXXXXX";
-  int log_fd = mkstemp(log_pattern);
-  if (log_fd < 0) throw std::runtime_error(std::string("mkstemp: ") + std::strerror(errno));
-  log_path_ = log_pattern;
   // FEDCL_TEST_DAEMON_LOG=debug shows what the daemons do, when a test needs explaining.
   const char *log_level = std::getenv("FEDCL_TEST_DAEMON_LOG");
   // --config /dev/null: a test's daemon ignores this machine's /etc/fedcl/fedcld.conf.
@@ -83,11 +79,9 @@ DaemonProcess::DaemonProcess(const std::vector<std::string> &extra_args) {
     // A test that dies (or is killed by ctest's timeout) must not leave its daemons behind.
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) _exit(127);
-    dup2(log_fd, STDERR_FILENO);
     execve(argv[0], argv.data(), envp.data());
     _exit(127);
   }
-  close(log_fd);
   std::string problem = pid_ < 0 ? std::string("fork: ") + std::strerror(errno) : await_port(port_file);
   // The port file has done its job: remove it now, so that not even a killed test leaves it behind.
   unlink(port_file.c_str());
@@ -95,23 +89,11 @@ DaemonProcess::DaemonProcess(const std::vector<std::string> &extra_args) {
   rmdir(directory.c_str());
   if (!problem.empty()) {
     kill();
-    throw std::runtime_error(problem + "; its log:\n" + log_text());
+    throw std::runtime_error(problem);
   }
 }
 
-DaemonProcess::~DaemonProcess() {
-  kill();
-  std::string log = log_text();
-  std::fwrite(log.data(), 1, log.size(), stderr);
-  unlink(log_path_.c_str());
-}
-
-std::string DaemonProcess::log_text() const {
-  std::ifstream in(log_path_);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+DaemonProcess::~DaemonProcess() { kill(); }
 
 std::string DaemonProcess::await_port(const std::string &port_file) {
   auto deadline = std::chrono::steady_clock::now() + kStartTimeout;
@@ -147,6 +129,28 @@ int DaemonProcess::stop(int timeout_ms) {
   }
   pid_ = -1;
   return status;
+}
+
+std::vector<pid_t> DaemonProcess::workers() const {
+  std::vector<pid_t> found;
+  if (pid_ <= 0) return found;
+  // Every thread's children: a worker is started from whichever thread libuv's spawn ran on.
+  std::string tasks = "/proc/" + std::to_string(pid_) + "/task";
+  DIR *dir = opendir(tasks.c_str());
+  if (!dir) return found;
+  while (dirent *entry = readdir(dir)) {
+    if (entry->d_name[0] == '.') continue;
+    std::ifstream children(tasks + "/" + entry->d_name + "/children");
+    for (pid_t child; children >> child;) found.push_back(child);
+  }
+  closedir(dir);
+  return found;
+}
+
+void DaemonProcess::signal_all(int signum) const {
+  if (pid_ <= 0) return;
+  ::kill(pid_, signum);
+  for (pid_t worker : workers()) ::kill(worker, signum);
 }
 
 std::string hosts_list(const std::vector<const DaemonProcess *> &daemons) {

@@ -23,9 +23,10 @@ class DaemonProcess {
   pid_t pid() const { return pid_; }
   bool running() const { return pid_ > 0; }
 
-  // What the daemon wrote to its stderr (its log) so far. It also goes to the test's stderr when the
-  // object goes, so that a failed test's output shows it.
-  std::string log_text() const;
+  // The daemon's session workers (its child processes), in no order.
+  std::vector<pid_t> workers() const;
+  // signum to the daemon and every worker, as to a whole node (SIGSTOP: a frozen node).
+  void signal_all(int signum) const;
 
   // SIGKILL, then reaps the process.
   void kill();
@@ -39,7 +40,6 @@ class DaemonProcess {
 
   pid_t pid_ = -1;
   int port_ = 0;
-  std::string log_path_;
 };
 
 // "127.0.0.1:p1,127.0.0.1:p2,..." for FEDCL_HOSTS.

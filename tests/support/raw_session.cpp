@@ -87,6 +87,7 @@ bool RawSession::read_exact(void *dst, size_t size) {
     ssize_t got = recv(fd_, next, size, 0);
     if (got < 0 && errno == EINTR) continue;
     if (got <= 0) return false;
+    received_ += got;
     next += got;
     size -= got;
   }

@@ -42,10 +42,13 @@ class RawSession {
   // True once the daemon closed the connection: every byte up to EOF is read and dropped.
   // False if the connection is still open when the timeout ends.
   bool wait_closed();
+  // Bytes read from the daemon so far (the session's stream, for a Resume by hand).
+  uint64_t received() const { return received_; }
 
  private:
   bool read_exact(void *dst, size_t size);
   int fd_ = -1;
+  uint64_t received_ = 0;
 };
 
 }  // namespace fedcl_test

@@ -53,7 +53,7 @@ TEST(FrameCheck, PayloadBounds) {
 
 TEST(FrameCheck, RejectsUnknownKindAndFlags) {
   FrameHeader header = valid();
-  header.kind = static_cast<uint16_t>(fedcl::wire::FrameKind::PEER) + 1;
+  header.kind = static_cast<uint16_t>(fedcl::wire::FrameKind::WORKER) + 1;
   EXPECT_NE(std::string::npos, frame_check(header).find("kind")) << frame_check(header);
   header = valid();
   header.flags = 1;
