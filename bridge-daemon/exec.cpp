@@ -69,8 +69,12 @@ void deliver(Watch *watch, cl_int status) {
     // Released last: the answers go first (a backend may take microseconds to release an event).
     struct ReleaseLast {
       cl_event event;
-      ~ReleaseLast() { clReleaseEvent(event); }
-    } release_last{owned->event};
+      Server *server;
+      ~ReleaseLast() {
+        clReleaseEvent(event);
+        server->watch_done();
+      }
+    } release_last{owned->event, owned->server};
     auto session = owned->session.lock();
     if (!session || session->closed()) return;
     const uint64_t times[4] = {t0, t1, t2, t3};
@@ -109,6 +113,7 @@ void watch_event(Session &session, uint64_t queue_id, cl_event event, Completion
   clRetainEvent(event);
   auto *watch = new Watch{session.weak_from_this(), &session.server(), queue_id, queue && queue->profiling,
                           std::move(handler), event};
+  session.server().watch_started();
   uintptr_t serial;
   {
     std::lock_guard<std::mutex> lock(g_watches_mutex);
@@ -125,6 +130,7 @@ void watch_event(Session &session, uint64_t queue_id, cl_event event, Completion
     claim(serial);
     clReleaseEvent(event);
     delete watch;
+    session.server().watch_done();
     fail(err, "clSetEventCallback failed");
   }
   if (queue) queue->outstanding++;

@@ -41,6 +41,8 @@ Server::Server(uv_loop_t *loop, ServerOptions options, uint64_t instance)
   wakeup_.data = this;
   uv_timer_init(loop_, &watch_timer_);
   watch_timer_.data = this;
+  uv_timer_init(loop_, &closing_timer_);
+  closing_timer_.data = this;
 }
 
 Server::~Server() = default;
@@ -54,14 +56,30 @@ void Server::start_watch() {
 }
 
 void Server::close() {
+  if (closing_) return;
+  closing_ = true;
   for (auto &entry : std::unordered_map<uint64_t, std::shared_ptr<Session>>(sessions_))
     entry.second->close("daemon shutting down");
+  uv_close(reinterpret_cast<uv_handle_t *>(&watch_timer_), nullptr);
+  // The backend still reports commands of the sessions just closed (their objects released, their
+  // watches pending): those reports run, and free what they hold, before the loop may end.
+  uv_timer_start(&closing_timer_, [](uv_timer_t *timer) {
+    auto *self = static_cast<Server *>(timer->data);
+    self->watches_.store(0);  // the time is up: what is still out is dropped
+    self->close_when_reported();
+  }, kClosingMs, 0);
+  close_when_reported();
+}
+
+void Server::close_when_reported() {
+  if (!closing_ || watches_.load() > 0) return;
   {
     std::lock_guard<std::mutex> lock(posted_mutex_);
+    if (closed_) return;
     closed_ = true;
   }
   uv_close(reinterpret_cast<uv_handle_t *>(&wakeup_), nullptr);
-  uv_close(reinterpret_cast<uv_handle_t *>(&watch_timer_), nullptr);
+  uv_close(reinterpret_cast<uv_handle_t *>(&closing_timer_), nullptr);
 }
 
 void Server::watch_sessions() {
@@ -155,6 +173,7 @@ void Server::run_posted() {
       }
     }
     tasks.clear();
+    close_when_reported();
   }
 }
 

@@ -9,6 +9,7 @@
 
 #include <uv.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -72,9 +73,12 @@ class Server {
   std::chrono::microseconds busy_poll() const { return busy_poll_; }
   // Something arrived (a read, posted work): polling goes on.
   void note_activity() { activity_++; }
-  // Thread-safe: runs task on the loop thread soon; after close(), never (a backend's thread may
-  // still report a command of a session that ended).
+  // Thread-safe: runs task on the loop thread soon. After close(), only until the backend has
+  // reported the commands it was watched for (or kClosingMs passed): then never.
   void post(std::function<void()> task);
+  // A backend command is watched (its completion will be posted) / its completion was handled.
+  void watch_started() { watches_.fetch_add(1, std::memory_order_relaxed); }
+  void watch_done() { watches_.fetch_sub(1, std::memory_order_relaxed); }
 
   // TLS's contexts (main process: handshakes) or nothing (workers: connections arrive established).
   const DaemonTls &tls() const { return tls_; }
@@ -109,6 +113,8 @@ class Server {
 
  private:
   void watch_sessions();
+  // After close(): the wake-up closes once no watched command is outstanding (or the time is up).
+  void close_when_reported();
   static void on_async(uv_async_t *async);
   void run_posted();
   // Whether the loop is polling (then post() need not wake it); returns whether tasks are waiting.
@@ -126,6 +132,10 @@ class Server {
   std::vector<std::function<void()>> posted_;
   bool polling_ = false;  // under posted_mutex_
   bool closed_ = false;   // under posted_mutex_: the wake-up is gone, posts are dropped
+  bool closing_ = false;  // close() ran; the wake-up waits for the watched commands' reports
+  std::atomic<int> watches_{0};
+  uv_timer_t closing_timer_;
+  static constexpr uint64_t kClosingMs = 10000;
   std::unordered_map<uint64_t, std::shared_ptr<Session>> sessions_;
 };
 

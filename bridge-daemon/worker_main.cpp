@@ -117,6 +117,7 @@ int session_worker_main(int argc, char **argv) {
   // A worker never outlives the daemon that started it.
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (argc < 3 || getppid() != std::atoi(argv[2])) return 1;
+  prctl(PR_SET_NAME, "fedcld-session");  // what top shows (started as /proc/self/exe, it would be "exe")
   std::signal(SIGPIPE, SIG_IGN);
   configure_malloc();  // before the backend starts its threads, which allocate
   Worker worker(uv_default_loop(), true, board_map(kBoardFd));

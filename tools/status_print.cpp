@@ -50,8 +50,9 @@ void print_daemon(std::FILE *out, const DaemonReport &r) {
   std::fprintf(out, "  sessions: %zu of at most %llu, %s of device memory in use%s\n", r.sessions.size(),
                (unsigned long long)r.max_sessions, bytes_text(r.memory_in_use()).c_str(), limit.c_str());
   for (const auto &s : r.sessions)
-    std::fprintf(out, "    %s: platform %u, %s in %llu objects, for %s\n", s.client.c_str(), s.platform,
-                 bytes_text(s.memory).c_str(), (unsigned long long)s.objects, duration_text(s.seconds).c_str());
+    std::fprintf(out, "    %s%s%s: platform %u, %s in %llu objects, for %s, worker pid %u\n", s.client.c_str(),
+                 s.user.empty() ? "" : ", user ", s.user.c_str(), s.platform, bytes_text(s.memory).c_str(),
+                 (unsigned long long)s.objects, duration_text(s.seconds).c_str(), s.pid);
 }
 
 // JSON text: escapes what a JSON string may not hold as is.
@@ -103,7 +104,8 @@ std::string daemon_json(const DaemonReport &r) {
     const auto &s = r.sessions[i];
     out += std::string(i ? ", " : "") + "{\"client\": " + quoted(s.client) + ", \"platform\": " +
            std::to_string(s.platform) + ", \"memory\": " + std::to_string(s.memory) + ", \"objects\": " +
-           std::to_string(s.objects) + ", \"seconds\": " + std::to_string(s.seconds) + "}";
+           std::to_string(s.objects) + ", \"seconds\": " + std::to_string(s.seconds) + ", \"pid\": " +
+           std::to_string(s.pid) + ", \"user\": " + quoted(s.user) + "}";
   }
   return out + "], \"memory_in_use\": " + std::to_string(r.memory_in_use()) + "}";
 }

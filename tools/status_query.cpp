@@ -64,7 +64,7 @@ void copy_status(wire::DaemonStatus::Reader status, DaemonReport &report) {
   report.sessions_shown = status.getSessionsShown();
   for (auto session : status.getSessions())
     report.sessions.push_back({session.getClient(), session.getPlatform(), session.getMemoryBytes(),
-                               session.getObjects(), session.getSeconds()});
+                               session.getObjects(), session.getSeconds(), session.getPid(), session.getUser()});
 }
 
 // A reply as read off the socket, and the reader over its words.

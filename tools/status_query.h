@@ -26,6 +26,8 @@ struct DaemonReport {
     uint64_t memory = 0;
     uint64_t objects = 0;
     uint64_t seconds = 0;
+    uint32_t pid = 0;   // the session's worker process on the daemon's node
+    std::string user;   // whose key the client proved ("" on a daemon without keys)
   };
 
   std::string endpoint;

@@ -48,15 +48,6 @@ int launch_and_abandon(size_t n, int launches, bool gated) {
   }
 }
 
-// The daemon's resident memory in MiB (VmRSS), or -1.
-long rss_mib(pid_t pid) {
-  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(status, line))
-    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6)) / 1024;
-  return -1;
-}
-
 }  // namespace
 
 TEST(Protocol, WrongVersionIsRefusedNamingBothVersions) {
@@ -172,12 +163,12 @@ TEST(Protocol, ClientsGoneWithCommandsBehindUnsetUserEventsLeaveNoMemoryBehind) 
   };
   ASSERT_EQ(0, vanish());
   std::this_thread::sleep_for(std::chrono::seconds(1));  // lets the session's end reach the daemon
-  long after_one = rss_mib(daemon.pid());
+  long after_one = daemon.rss_mib();  // the main process and its workers
   ASSERT_GT(after_one, 0);
   for (int i = 0; i < 6; i++) ASSERT_EQ(0, vanish()) << "child " << i + 2;
   long after_seven = -1;
   for (int i = 0; i < 150; i++) {  // memory goes back as the daemon ends the sessions: wait, bounded
-    after_seven = rss_mib(daemon.pid());
+    after_seven = daemon.rss_mib();
     if (after_seven <= after_one + 128) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }

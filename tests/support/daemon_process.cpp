@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -151,6 +152,23 @@ void DaemonProcess::signal_all(int signum) const {
   if (pid_ <= 0) return;
   ::kill(pid_, signum);
   for (pid_t worker : workers()) ::kill(worker, signum);
+}
+
+namespace {
+long process_rss_kib(pid_t pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
+  return -1;
+}
+}  // namespace
+
+long DaemonProcess::rss_mib() const {
+  long kib = pid_ > 0 ? process_rss_kib(pid_) : -1;
+  if (kib < 0) return -1;
+  for (pid_t worker : workers()) kib += std::max(0L, process_rss_kib(worker));
+  return kib / 1024;
 }
 
 std::string hosts_list(const std::vector<const DaemonProcess *> &daemons) {

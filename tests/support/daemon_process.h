@@ -27,6 +27,8 @@ class DaemonProcess {
   std::vector<pid_t> workers() const;
   // signum to the daemon and every worker, as to a whole node (SIGSTOP: a frozen node).
   void signal_all(int signum) const;
+  // The resident memory of the daemon and its workers together (VmRSS), in MiB; -1 if gone.
+  long rss_mib() const;
 
   // SIGKILL, then reaps the process.
   void kill();
