@@ -240,10 +240,14 @@ for s in "${suites[@]}"; do
 done
 
 # ---------------------------------------------------------------------------------------------------
-# The two views of OpenCL. Each side's loader sees exactly one driver:
-#   a .icd file   -> OCL_ICD_VENDORS=<a folder holding only that file> (Debian's ocl-icd, Khronos')
-#   a library     -> OCL_ICD_FILENAMES=<library>, and OCL_ICD_VENDORS=<an empty folder> so that a
-#                    loader that adds /etc/OpenCL/vendors to OCL_ICD_FILENAMES (Khronos') adds none
+# The two views of OpenCL. Each side's loader is shown one driver:
+#   a .icd file   -> OCL_ICD_VENDORS=<a folder holding only that file> (Debian's ocl-icd)
+#   a library     -> OCL_ICD_FILENAMES=<library> and OCL_ICD_VENDORS=<library>: the Khronos loader
+#                    (CUDA's) loads the OCL_ICD_FILENAMES libraries and then every .icd of the folder
+#                    OCL_ICD_VENDORS names, here none, as it is a file; Debian's ocl-icd 2.3.1 reads no
+#                    OCL_ICD_FILENAMES but loads a library that OCL_ICD_VENDORS names
+# The harness uses platform 0, so after each side's first sub-test the device it ran on is checked:
+# through fedcl its name ends in " @ node", directly it does not (check_side_device).
 # ---------------------------------------------------------------------------------------------------
 if [[ -z $backend ]]; then
   for f in /etc/OpenCL/vendors/*pocl*.icd; do [[ -f $f ]] && backend=$f && break; done
@@ -260,7 +264,7 @@ fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/fedcl-cts.XXXXXX")
 [[ -n $logs ]] || logs=$work/logs
-mkdir -p "$logs" "$work/empty"
+mkdir -p "$logs"
 
 # loader_env NAME FILE: sets the array NAME to the env(1) prefix that shows the loader FILE alone.
 loader_env() {
@@ -271,7 +275,7 @@ loader_env() {
     cp "$file" "$work/vendors-$1/"
     out=(env -u OCL_ICD_FILENAMES OCL_ICD_VENDORS="$work/vendors-$1")
   else
-    out=(env OCL_ICD_FILENAMES="$file" OCL_ICD_VENDORS="$work/empty")
+    out=(env OCL_ICD_FILENAMES="$file" OCL_ICD_VENDORS="$file")
   fi
 }
 loader_env direct_env "$backend"
@@ -342,9 +346,14 @@ run_one() {
   [[ $side == fedcl* ]] && envp=("${fedcl_env[@]}" FEDCL_HOSTS="127.0.0.1:$daemon_port")
   start=$(date +%s.%N)
   # The binary's folder is the working folder: test_compiler reads spirv_bin/ from there.
+  # In the background and waited for, so that a signal to this script stops the sub-test at once
+  # (on_exit kills $child): bash runs traps only between commands, and `wait` is one it leaves.
   (cd "$bin" && exec "${envp[@]}" CL_CONFORMANCE_RESULTS_FILENAME="$json" \
-    timeout --kill-after=10 "$limit" "$exe" "$sub") >"$log" 2>&1 </dev/null
+    timeout --kill-after=10 "$limit" "$exe" "$sub") >"$log" 2>&1 </dev/null &
+  child=$!
+  wait "$child"
   rc=$?
+  child=
   end=$(date +%s.%N)
   secs=$(awk -v a="$start" -v b="$end" 'BEGIN {printf "%.1f", b - a}')
   local harness=
@@ -429,7 +438,7 @@ header() {
 declare -A device_names=()
 device_name_of() {   # the device a side's first sub-test ran on, from the harness's log
   local f
-  f=$(ls "$logs/$1"/*/*.log 2>/dev/null | head -1)
+  f=$(ls -t "$logs/$1"/*/*.log 2>/dev/null | head -1)
   [[ -n $f ]] && sed -n 's/^Compute Device Name = \(.*\), Compute Device Vendor.*/\1/p' "$f" | head -1
 }
 
@@ -502,13 +511,17 @@ summary() {
   else
     ((rounds)) && echo "# fedcld never died"
   fi
-  ((rounds)) && echo "# fedcld log: $(grep -c '' "$logs/fedcld.log") lines, $(grep -ci 'error' "$logs/fedcld.log") mention an error"
+  [[ -f $logs/fedcld.log ]] &&
+    echo "# fedcld log: $(grep -c '' "$logs/fedcld.log") lines, $(grep -ci 'error' "$logs/fedcld.log") mention an error"
   echo "# logs: $logs"
 }
 
 # Interrupted: still write what was measured.
 final_memory= round_memory=()
+child=
 on_exit() {
+  # timeout(1) passes the TERM on to the sub-test.
+  [[ -n $child ]] && kill "$child" 2>/dev/null && wait "$child" 2>/dev/null
   [[ -n $daemon_pid ]] && final_memory=$(daemon_memory)
   stop_daemon
   [[ -s $work/order ]] && write_results && echo "results: $results"
@@ -537,8 +550,24 @@ run_side() {
       daemon_pid=
       start_daemon
     fi
+    [[ -n ${device_names[$side]:-} ]] || check_side_device "$side"
   done <"$work/order"
-  [[ -n ${device_names[$side]:-} ]] || device_names[$side]=$(device_name_of "$side")
+}
+
+# check_side_device SIDE: the device the side's first sub-test ran on must be the side's own.
+check_side_device() {
+  local side=$1 name log
+  log=$(ls -t "$logs/$side"/*/*.log | head -1)
+  name=$(device_name_of "$side")
+  if [[ -z $name ]]; then
+    tail -n 15 "$log" >&2
+    die "$side: the CTS found no OpenCL device ($log); check --backend/--fedcl-icd and the loader"
+  elif [[ $side == fedcl* && $name != *" @ "* ]]; then
+    die "$side: the CTS ran on '$name', not on a fedcl device: the loader shows another platform first"
+  elif [[ $side == direct && $name == *" @ "* ]]; then
+    die "direct: the CTS ran on '$name', a fedcl device: --backend must name the backend itself"
+  fi
+  device_names[$side]=$name
 }
 
 ((run_direct)) && run_side direct
