@@ -34,6 +34,9 @@
 #                          (default FEDCL_BUILD/vendors/fedcl.icd)
 #   --daemon-args "ARGS"   more options for fedcld (e.g. "--log-level debug")
 #   --sides LIST           direct, fedcl or direct,fedcl (default)
+#   --direct-from FILE     with --sides fedcl: the direct results of another run of this script
+#                          (its LOGS/raw.tsv), read when this run ends; so a direct run and the
+#                          fedcl rounds can go on at the same time, or a direct run be reused
 #   --rounds N             fedcl rounds, one after another on the one daemon (default 2)
 #   --timeout-scale X      multiplies every sub-test's time limit (default 1; e.g. 0.5 on a fast GPU
 #                          host, 2 on a loaded machine)
@@ -105,7 +108,7 @@ die() {
 cts_src=${CTS_SRC:-} cl_headers=${CTS_CL_HEADERS:-} spirv_headers=${CTS_SPIRV_HEADERS:-}
 cts_build=${CTS_BUILD:-} bin=${CTS_BIN:-} cl_lib_dir= jobs=2 strip=0 mode=all
 backend= fedcl_build=$repo/build fedcld= fedcl_icd= daemon_args= sides=direct,fedcl rounds=2
-scale=1 full=0 results= logs= label=
+scale=1 full=0 results= logs= label= direct_from=
 suite_args=()
 while (($#)); do
   case $1 in
@@ -125,6 +128,7 @@ while (($#)); do
     --fedcl-icd) fedcl_icd=${2:?}; shift ;;
     --daemon-args) daemon_args=${2?}; shift ;;
     --sides) sides=${2:?}; shift ;;
+    --direct-from) direct_from=${2:?}; shift ;;
     --rounds) rounds=${2:?}; shift ;;
     --timeout-scale) scale=${2:?}; shift ;;
     --limit)
@@ -147,6 +151,7 @@ run_direct=0 run_fedcl=0
 [[ $sides == *direct* ]] && run_direct=1
 [[ $sides == *fedcl* ]] && ((rounds > 0)) && run_fedcl=1
 ((run_fedcl)) || rounds=0
+[[ -z $direct_from ]] || ((!run_direct)) || die "--direct-from goes with --sides fedcl"
 
 # Absolute paths: the sub-tests run in the binaries' folder.
 abspath() { [[ -z $1 || $1 = /* ]] && echo "$1" || echo "$PWD/$1"; }
@@ -155,6 +160,7 @@ cts_build=$(abspath "$cts_build") bin=$(abspath "$bin") fedcl_build=$(abspath "$
 fedcld=$(abspath "$fedcld") fedcl_icd=$(abspath "$fedcl_icd")
 [[ -n $results ]] && results=$(abspath "$results")
 [[ -n $logs ]] && logs=$(abspath "$logs")
+[[ -n $direct_from ]] && direct_from=$(abspath "$direct_from")
 [[ -n $cts_build || -z $cts_src ]] || cts_build=$(dirname "$cts_src")/cts-build
 [[ -n $bin || -z $cts_build ]] || bin=$cts_build/bin
 
@@ -425,7 +431,7 @@ header() {
   command -v nvidia-smi >/dev/null && echo "# gpu: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
   echo "# cts: $(cts_version)"
   echo "# backend: $backend$([[ $backend_tag == pocl ]] && echo " (libpocl2 $(dpkg-query -W -f '${Version}' libpocl2 2>/dev/null || echo '?'))")"
-  echo "# direct device: ${device_names[direct]:-?}"
+  echo "# direct device: ${device_names[direct]:-?}$([[ -n $direct_from ]] && echo " (direct results from $direct_from)")"
   if ((run_fedcl)); then
     echo "# fedcl: $fedcld, $fedcl_icd; one fedcld for all $rounds round(s), options: --listen 127.0.0.1:0 ${daemon_args:-(defaults)}"
     echo "# fedcl device: ${device_names[fedcl1]:-?}"
@@ -444,7 +450,16 @@ device_name_of() {   # the device a side's first sub-test ran on, from the harne
 
 write_results() {
   local tmp=$results.tmp
-  local cols=(direct) r
+  local cols=() r
+  all=$work/all.tsv
+  cp "$raw" "$all"
+  if [[ -n $direct_from ]]; then
+    # Only this run's sub-tests.
+    awk -F'\t' 'FILENAME == ARGV[1] { want[$1 "\t" $2] = 1; next }
+      $1 == "direct" && (($2 "\t" $3) in want)' "$work/order" "$direct_from" >>"$all"
+    device_names[direct]=$(logs=$(dirname "$direct_from") device_name_of direct)
+  fi
+  ((run_direct)) || [[ -n $direct_from ]] && cols+=(direct)
   for ((r = 1; r <= rounds; r++)); do cols+=("fedcl$r"); done
   {
     header
@@ -460,7 +475,7 @@ write_results() {
           for (j = 1; j <= n; j++) line = line " " ((key[i], c[j]) in sec ? sec[key[i], c[j]] : "-")
           print line
         }
-      }' "$work/order" "$raw"
+      }' "$work/order" "$all"
     summary "${cols[@]}"
   } >"$tmp"
   mv "$tmp" "$results"
@@ -473,7 +488,7 @@ summary() {
   for c in "${cols[@]}"; do
     awk -F'\t' -v c="$c" '$1 == c { n[$4]++; t++ }
       END { printf "# %-7s %4d sub-tests: %d pass, %d fail, %d skip, %d timeout, %d crash\n",
-            c, t, n["pass"], n["fail"], n["skip"], n["timeout"], n["crash"] }' "$raw"
+            c, t, n["pass"], n["fail"], n["skip"], n["timeout"], n["crash"] }' "$all"
   done
   ((rounds)) || return 0
   awk -F'\t' -v rounds="$rounds" '
@@ -501,7 +516,7 @@ summary() {
       nf = 0; for (t in flaky) nf++
       printf "# fedcl rounds that differ from round 1: %d\n", nf
       for (i = 1; i <= k; i++) if (order[i] in flaky) printf "#   ROUNDS %s\n", order[i]
-    }' "$raw"
+    }' "$all"
   echo "# fedcld: started $daemon_starts time(s); memory at the end: ${final_memory:-n/a}"
   local m
   for m in "${round_memory[@]}"; do echo "#   $m"; done
