@@ -324,7 +324,8 @@ stop_daemon() {
 # The daemon's resident and peak memory, from /proc (kB -> MiB).
 daemon_memory() {
   [[ -n $daemon_pid && -r /proc/$daemon_pid/status ]] || { echo "n/a"; return; }
-  awk '/^VmRSS/ {r = $2} /^VmHWM/ {h = $2} END {printf "RSS %.0f MiB (peak %.0f MiB)", r / 1024, h / 1024}' \
+  awk '/^VmRSS/ {r = $2} /^VmHWM/ {h = $2}
+    END {if (r == "") print "n/a (exiting)"; else printf "RSS %.0f MiB (peak %.0f MiB)", r / 1024, h / 1024}' \
     "/proc/$daemon_pid/status"
 }
 
