@@ -370,7 +370,8 @@ bool Connection::read_exact(void *dst, size_t size) {
     // Large reads go straight to their destination; small ones through the buffer.
     bool direct = size >= kReceiveBufferBytes / 2;
     ssize_t got = receive(direct ? out : in_.get(), direct ? size : kReceiveBufferBytes);
-    if ((got == 0 || (got < 0 && errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK)) && resumable() && alive()) {
+    if ((got == 0 || (got < 0 && errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK)) && resumable() && alive() &&
+        !said_goodbye_.load(std::memory_order_acquire)) {
       // The connection dropped (closed, reset, a send failed), not a silent daemon: resume.
       if (resume_session(got == 0 ? "the daemon's side closed the connection" : transport_->failure("receive"))) continue;
       return false;
@@ -535,7 +536,9 @@ void Connection::lose(const std::string &reason) {
   { std::lock_guard<std::mutex> lock(sent_mutex_); }  // orders alive_ against a waiter's check
   acknowledged_cv_.notify_all();
   // Before Hello succeeded the caller reports the failure itself; nothing of the runtime uses us yet.
-  if (serving_) listener_->on_lost(*this, reason);
+  // After the Goodbye at exit the daemon closing the session is expected: no message, no callbacks
+  // (a thread still waiting gets its error below all the same).
+  if (serving_ && !said_goodbye_.load(std::memory_order_acquire)) listener_->on_lost(*this, reason);
   for (auto &entry : orphans) fail_pending(*entry.second, "fedcl: lost daemon " + endpoint_ + ": " + reason);
 }
 

@@ -180,6 +180,9 @@ class Connection {
   ResendBuffer sent_;
   uint64_t sent_end_ = 0;  // sent_.sent() after the last write_locked (under send_mutex_)
   bool link_down_ = false;
+  // say_goodbye ran: the daemon closes the session, so its closing the connection is the end, not
+  // a drop to resume, and nothing to report (the process is exiting).
+  std::atomic<bool> said_goodbye_{false};
   std::atomic<uint64_t> ack_due_{0};  // the received count an Ack should carry; 0: none due
   uint64_t received_ = 0, received_acked_ = 0;  // receiver thread only
   std::atomic<bool> armed_{false};  // a flush is scheduled

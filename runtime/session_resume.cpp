@@ -121,6 +121,8 @@ void Connection::wait_acknowledged(uint64_t end) {
 void Connection::say_goodbye() {
   std::unique_lock<std::mutex> lock(send_mutex_, std::try_to_lock);
   if (!lock.owns_lock() || !alive() || !resumable() || link_down_) return;
+  // Before the Goodbye leaves: the daemon may close the connection before write_locked returns.
+  said_goodbye_.store(true, std::memory_order_release);
   RequestMessage goodbye;
   goodbye.root.setGoodbye();
   frame_append(out_, wire::FrameKind::REQUEST, goodbye.scratch.builder(), 0);

@@ -4,8 +4,11 @@
 // against a restarted daemon, it loses the daemon as before, with a message that says so. Each TEST
 // runs in its own process; the tls_cert and tls_psk groups run the first two again over TLS.
 #include <CL/cl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <vector>
@@ -246,4 +249,43 @@ TEST(Resume, AnUnknownTokenIsRefused) {
   auto reply = last.reader->getRoot<wire::Reply>();
   EXPECT_NE(CL_SUCCESS, reply.getStatus());
   EXPECT_NE(std::string::npos, std::string(reply.getMessage().cStr()).find("no such session")) << reply.getMessage().cStr();
+}
+
+// At exit the client says Goodbye and the daemon closes the session at once: the client's receiver
+// must take that close as the end, not as a dropped connection to resume. The Khronos CTS through
+// fedcl showed it (scripts/cts.sh): 16 of 733 sub-test processes dialled the daemon again as they
+// exited, were refused ("no such session") and printed "fedcl: lost daemon ...: the session could
+// not be resumed", calling the contexts' notify callbacks during exit. Here the child waits after
+// fedcl's Goodbye (an exit handler registered before fedcl's runs after it), so its receiver always
+// sees the close before the process ends.
+TEST(Resume, AClientThatSaidGoodbyeAtExitDoesNotResume) {
+  DaemonProcess daemon;
+  CuttingProxy proxy(daemon.port());
+  char path[] = "/tmp/fedcl-goodbye-stderr-XXXXXX";
+  int err_fd = mkstemp(path);
+  ASSERT_GE(err_fd, 0);
+  std::fflush(nullptr);
+  pid_t pid = fork();
+  if (pid == 0) {
+    alarm(30);  // never outlive the test
+    dup2(err_fd, STDERR_FILENO);
+    std::atexit([] { usleep(500 * 1000); });
+    set_hosts(proxy.endpoint());
+    cl_int err = CL_SUCCESS;
+    std::vector<cl_device_id> devices = fedcl_devices(fedcl_platform(), &err);
+    if (err != CL_SUCCESS || devices.empty()) _exit(2);
+    // A context still held at exit, as most programs leave theirs: a lost daemon would notify it.
+    cl_context context = clCreateContext(nullptr, 1, devices.data(), nullptr, nullptr, &err);
+    if (!context) _exit(3);
+    std::exit(0);
+  }
+  close(err_fd);
+  ASSERT_GT(pid, 0);
+  int status = -1;
+  ASSERT_EQ(pid, waitpid(pid, &status, 0));
+  std::string text = read_file(path);
+  unlink(path);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status << "; stderr: " << text;
+  EXPECT_EQ(std::string::npos, text.find("lost daemon")) << text;
+  EXPECT_EQ(1, proxy.connections()) << "the client dialled the daemon again after its Goodbye";
 }
