@@ -22,15 +22,18 @@
 #   --timeout S          limit for each program run (default 900)
 #   --work DIR           keep the logs and outputs in DIR (default: a temporary folder, removed)
 #   --no-direct          skip the run on the backend used directly
+#   --loader both|vendors|filenames
+#                        how the ICD loader is told which driver to load (default both):
+#                        OCL_ICD_VENDORS names a folder holding that driver's .icd alone (ocl-icd,
+#                        which knows nothing else, and recent Khronos loaders), OCL_ICD_FILENAMES
+#                        names its library (the Khronos loader shipped with CUDA, which reads no
+#                        OCL_ICD_VENDORS). A Khronos loader that reads both loads the driver twice
+#                        (two equal platforms; the first is used): give it "filenames" there.
 #
 # Everything after -- goes to the program (e.g. --mib 64 --iterations 20 --readback slabs).
 # The daemons' output goes to files in the work folder, never to this terminal; they die with this
 # script (setpriv --pdeathsig). Each line of the summary starts with "stencil."; the last one is
 # "stencil.verdict PASS" or "stencil.verdict FAIL: <why>". Exit status: 0 pass, 1 fail, 2 bad usage.
-#
-# The loader is told which driver to load twice: OCL_ICD_VENDORS names a folder with that driver's
-# .icd alone (ocl-icd, recent Khronos loaders), OCL_ICD_FILENAMES names the library (the Khronos
-# loader shipped with CUDA, which reads no OCL_ICD_VENDORS).
 set -u
 
 die_usage() {
@@ -39,7 +42,7 @@ die_usage() {
 }
 
 build="" fedcld="" fedcl_lib="" program="" backend="${FEDCL_BACKEND_LIBRARY:-}" daemons=2 daemon_args=""
-slabs=2 direct_platform="" runs=1 settle=2 stop_wait=30 log_level=warn run_timeout=900 work="" direct=1
+loader=both slabs=2 direct_platform="" runs=1 settle=2 stop_wait=30 log_level=warn run_timeout=900 work="" direct=1
 while (($#)); do
   case "$1" in
     --) shift; break ;;
@@ -63,6 +66,7 @@ while (($#)); do
     --log-level) log_level=$2 ;;
     --timeout) run_timeout=$2 ;;
     --work) work=$2 ;;
+    --loader) loader=$2 ;;
     *) die_usage "unknown option $1" ;;
   esac
   shift 2
@@ -90,6 +94,7 @@ case "$backend" in */*) backend=$(absolute "$backend") ;; esac  # a bare name is
 for number in "$daemons" "$slabs" "$runs" "$run_timeout" "$stop_wait"; do
   case "$number" in ''|*[!0-9]*) die_usage "not a number: '$number'" ;; esac
 done
+case "$loader" in both|vendors|filenames) ;; *) die_usage "--loader is both, vendors or filenames" ;; esac
 ((daemons >= 1 && runs >= 1)) || die_usage "--daemons and --runs must be at least 1"
 
 if [ -n "$work" ]; then
@@ -117,11 +122,13 @@ mkdir -p "$work/vendors-fedcl" "$work/vendors-backend"
 echo "$fedcl_lib" >"$work/vendors-fedcl/fedcl.icd"
 echo "$backend" >"$work/vendors-backend/backend.icd"
 loader_env() {  # loader_env fedcl|backend: the environment that makes the loader load that driver alone
-  if [ "$1" = fedcl ]; then
-    echo env OCL_ICD_VENDORS="$work/vendors-fedcl" OCL_ICD_FILENAMES="$fedcl_lib"
-  else
-    echo env OCL_ICD_VENDORS="$work/vendors-backend" OCL_ICD_FILENAMES="$backend"
-  fi
+  local vendors=$work/vendors-$1 library=$backend
+  [ "$1" = fedcl ] && library=$fedcl_lib
+  case "$loader" in
+    both) echo env OCL_ICD_VENDORS="$vendors" OCL_ICD_FILENAMES="$library" ;;
+    vendors) echo env -u OCL_ICD_FILENAMES OCL_ICD_VENDORS="$vendors" ;;
+    filenames) echo env -u OCL_ICD_VENDORS OCL_ICD_FILENAMES="$library" ;;
+  esac
 }
 with_parent=()
 if command -v setpriv >/dev/null && setpriv --pdeathsig KILL true 2>/dev/null; then
@@ -138,7 +145,7 @@ describe_status() { if (($1 > 128)); then echo "signal $(signal_name $(($1 - 128
 # --- the daemons -----------------------------------------------------------------------------------
 echo "stencil.setup fedcld $fedcld"
 echo "stencil.setup fedcl_lib $fedcl_lib"
-echo "stencil.setup backend $backend"
+echo "stencil.setup backend $backend (loader: $loader)"
 echo "stencil.setup program $program ${program_args[*]}"
 echo "stencil.setup work $work"
 for ((k = 0; k < daemons; k++)); do
@@ -168,8 +175,8 @@ done
 hosts=$(for port in "${ports[@]}"; do printf '127.0.0.1:%s,' "$port"; done)
 hosts=${hosts%,}
 
-# A process that has not ended (a zombie has).
-running() { kill -0 "$1" 2>/dev/null && ! grep -qs '^State:.*Z' "/proc/$1/status"; }
+# A process that has not ended (a zombie, or one dying, has).
+running() { kill -0 "$1" 2>/dev/null && ! grep -qs '^State:[[:space:]]*[ZX]' "/proc/$1/status"; }
 
 # Looks at every daemon: one that died is reaped and reported with its status or signal.
 check_daemons() {  # check_daemons WHEN
@@ -204,6 +211,13 @@ for ((r = 1; r <= runs; r++)); do
   check_daemons "after fedcl run $r"
 done
 sed -n 's/^\(platform\|devices\|device\|seconds_per_iteration\|max_abs_error\|mismatches\|result\) /stencil.fedcl.&/p' "$work/fedcl-run1.out"
+# The split must span the daemons (fedcl names a device "<name> @ <node>"): a backend that lists its
+# device twice, or a daemon serving two platforms, would put the first slabs all on the first daemon.
+used=$(sed -n 's/^device [0-9]* .* @ \(node[0-9]*\)$/\1/p' "$work/fedcl-run1.out" | sort -u | wc -l)
+echo "stencil.fedcl.daemons_used $used"
+if grep -q '^devices ' "$work/fedcl-run1.out" && ((used < (daemons < slabs ? daemons : slabs))); then
+  fail "the fedcl run's devices are on $used of the $daemons daemons (a daemon serves several devices: --daemon-args \"--platform NAME --devices 0\")"
+fi
 
 # --- on the backend directly -----------------------------------------------------------------------
 if ((direct)); then
@@ -239,12 +253,13 @@ for ((k = 0; k < daemons; k++)); do
 done
 for ((k = 0; k < daemons; k++)); do
   [ "${daemon_state[k]}" = running ] || continue
+  ended=0
   for ((waited = 0; waited < stop_wait * 10; waited++)); do
-    running "${pids[k]}" || break
+    running "${pids[k]}" || { ended=1; break; }
     sleep 0.1
   done
   killed=""
-  if running "${pids[k]}"; then
+  if ((!ended)); then
     kill -KILL "${pids[k]}" 2>/dev/null
     killed=" (still running ${stop_wait} s after SIGTERM: SIGKILLed)"
   fi
@@ -254,6 +269,8 @@ for ((k = 0; k < daemons; k++)); do
   status=$?
   daemon_state[k]="stopped: $(describe_status $status)$killed"
   echo "stencil.daemon$k stopped $(describe_status $status)$killed after ${stop_seconds} s"
+  # Not a failure, but worth a look: a daemon that takes seconds to stop.
+  (( ${stop_seconds%.*} >= 5 )) && [ -z "$killed" ] && echo "stencil.note fedcld $k took ${stop_seconds} s to stop after SIGTERM"
   ((status == 0)) && [ -z "$killed" ] || fail "fedcld $k did not stop cleanly on SIGTERM: $(describe_status $status)$killed"
 done
 pids=()
