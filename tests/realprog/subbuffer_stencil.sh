@@ -19,7 +19,7 @@
 #   --settle S           seconds to let the daemons finish a session before looking at them (default 2)
 #   --stop-wait S        seconds a daemon may take to exit after SIGTERM before it is SIGKILLed (default 30)
 #   --log-level L        the daemons' log level (default warn)
-#   --timeout S          limit for each program run (default 900)
+#   --timeout S          limit for each program run (default 120; the full-size run takes seconds)
 #   --work DIR           keep the logs and outputs in DIR (default: a temporary folder, removed)
 #   --no-direct          skip the run on the backend used directly
 #   --loader both|vendors|filenames
@@ -42,7 +42,7 @@ die_usage() {
 }
 
 build="" fedcld="" fedcl_lib="" program="" backend="${FEDCL_BACKEND_LIBRARY:-}" daemons=2 daemon_args=""
-loader=both slabs=2 direct_platform="" runs=1 settle=2 stop_wait=30 log_level=warn run_timeout=900 work="" direct=1
+loader=both slabs=2 direct_platform="" runs=1 settle=2 stop_wait=30 log_level=warn run_timeout=120 work="" direct=1
 while (($#)); do
   case "$1" in
     --) shift; break ;;
