@@ -23,7 +23,9 @@
 // seconds_per_iteration, max_abs_error, max_rel_error, mismatches, result_fnv1a (a hash of the
 // result's bytes), "result ok|mismatch" and "released ORDER". Exit status: 0 when the result is
 // right and every call succeeded, 1 on a mismatch, 2 on bad usage or an OpenCL error, 3 on a timeout.
-#define CL_TARGET_OPENCL_VERSION 120
+#ifndef CL_TARGET_OPENCL_VERSION
+#define CL_TARGET_OPENCL_VERSION 120  // OpenCL 1.2 calls only
+#endif
 #include <CL/cl.h>
 #include <signal.h>
 #include <unistd.h>
