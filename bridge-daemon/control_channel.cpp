@@ -74,7 +74,8 @@ void ControlChannel::on_alloc(uv_handle_t *handle, size_t, uv_buf_t *buf) {
 void ControlChannel::on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
   auto *self = static_cast<ControlChannel *>(stream->data);
   if (self->closing_) return;
-  if (nread < 0) return self->fail(nread == UV_EOF ? kClosed : uv_strerror(int(nread)));
+  // A process that ends (or dies) closes its end, or resets it with bytes unread.
+  if (nread < 0) return self->fail(nread == UV_EOF || nread == UV_ECONNRESET ? kClosed : uv_strerror(int(nread)));
   self->accept_handles();
   self->in_.insert(self->in_.end(), reinterpret_cast<uint8_t *>(buf->base), reinterpret_cast<uint8_t *>(buf->base) + nread);
   std::string why = self->deliver();

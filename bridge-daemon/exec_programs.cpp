@@ -288,6 +288,7 @@ void run_and_describe(ProgramWork &job) {
 
 void program_work_done(uv_work_t *work, int) {
   std::unique_ptr<ProgramWork> job(static_cast<ProgramWork *>(work->data));
+  crash_report_renew();  // a compiler may have put its own handlers on the crashing signals
   Session &session = *job->session;
   if (session.closed()) return;
   try {

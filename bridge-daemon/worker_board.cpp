@@ -33,8 +33,8 @@ void on_crash(int signum) {
     copy_name(g_board->crash_call, sizeof g_board->crash_call, t_call);
     g_board->crash_signal.store(signum);
   }
-  write_text("fedcld worker: crashed (");
-  write_text(sigabbrev_np(signum) ? sigabbrev_np(signum) : "signal");
+  write_text("fedcld worker: crashed (SIG");
+  write_text(sigabbrev_np(signum) ? sigabbrev_np(signum) : "?");
   write_text(") in ");
   write_text(t_call ? t_call : "no backend call");
   write_text("; backtrace:\n");
@@ -69,8 +69,14 @@ BackendCall::BackendCall(const char *name) : outer_(t_call) {
 
 BackendCall::~BackendCall() { t_call = outer_; }
 
+void crash_report_renew() {
+  if (g_board) crash_report_install(g_board);
+}
+
 void crash_report_install(WorkerBoard *board) {
   g_board = board;
+  // Installed again after the backend loaded: its LLVM puts handlers of its own on these signals,
+  // and on SIGABRT glibc's abort() goes to the default action once the first handler returned.
   // backtrace() loads libgcc on its first call, which allocates: done now, not in the handler.
   void *frame;
   backtrace(&frame, 1);

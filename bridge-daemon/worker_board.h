@@ -37,7 +37,10 @@ class BackendCall {
 
 // The worker: on a crashing signal (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT) its handler writes
 // the signal and the calls into board and a line with a backtrace to stderr, then lets the signal
-// end the process as it would have.
+// end the process as it would have. Again after anything that may have put handlers of its own
+// there (the backend's start, a build: PoCL's LLVM does).
 void crash_report_install(WorkerBoard *board);
+// The same, with the board given before (nothing where none was: the fuzz target's workers).
+void crash_report_renew();
 
 }  // namespace fedcld

@@ -72,6 +72,7 @@ struct Worker {
     }
     for (auto &platform : platforms)
       if (settings.kernel_name_guard >= 0) platform.safe_kernel_name_length = size_t(settings.kernel_name_guard);
+    if (own_process && board) crash_report_install(board);  // over the backend's own handlers
     capnp::MallocMessageBuilder message;
     auto ready = message.initRoot<wire::WorkerMessage>().initReady();
     if (!problem.empty()) ready.setProblem(problem);

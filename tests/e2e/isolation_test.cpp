@@ -5,6 +5,7 @@
 //
 // Each client is a process of its own (the runtime opens one session per daemon per process), forked
 // before the test process makes any OpenCL call; the test process is a client only at the end.
+#include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -15,6 +16,7 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <thread>
 
 #include "auth.h"
@@ -28,10 +30,12 @@ namespace {
 
 bool process_alive(pid_t pid) { return waitpid(pid, nullptr, WNOHANG) == 0; }
 
-// A client process: body runs in a fork and its return value is the exit status.
+// A client process: body runs in a fork and its return value is the exit status. It ends as a
+// program that returns from main does (the runtime says goodbye), unless abrupt: then as one killed
+// (no goodbye; the daemon keeps its session for the resume window).
 struct Client {
   pid_t pid = -1;
-  explicit Client(std::function<int()> body) {
+  explicit Client(std::function<int()> body, bool abrupt = true) {
     pid = fork();
     if (pid == 0) {
       int status = 99;
@@ -40,6 +44,7 @@ struct Client {
       } catch (const std::exception &e) {
         std::fprintf(stderr, "client: %s\n", e.what());
       }
+      if (!abrupt) std::exit(status);
       _exit(status);
     }
   }
@@ -71,6 +76,7 @@ struct Signal {
     char byte;
     return poll(&p, 1, timeout_ms) == 1 && read(fds[0], &byte, 1) == 1;
   }
+  bool raised() { return await(0); }
 };
 
 struct Device {
@@ -92,15 +98,15 @@ Device open_device() {
 }
 
 // Checked work that must not notice the other sessions: builds a program, then runs scale on a
-// buffer round after round and checks every element, until `rounds` rounds are done; go is raised
-// after the first. 0 when every round was right.
-int checked_workload(int rounds, Signal *go) {
+// buffer round after round and checks every element, for `rounds` rounds and then until stop is
+// raised (if given); go is raised after the first. 0 when every round was right.
+int checked_workload(int rounds, Signal *go, Signal *stop = nullptr) {
   Device d = open_device();
   cl_kernel scale = create_kernel(build_program(d.context, kScaleSource), "scale");
   const size_t n = 1 << 16;
   std::vector<int> start(n);
   for (size_t i = 0; i < n; i++) start[i] = int(i % 1000) - 500;
-  for (int round = 0; round < rounds; round++) {
+  for (int round = 0; round < rounds || (stop && !stop->raised()); round++) {
     cl_mem buffer = create_buffer(d.context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, n * sizeof(int), start.data());
     int factor = round % 5 - 2;
     if (clSetKernelArg(scale, 0, sizeof buffer, &buffer) != CL_SUCCESS ||
@@ -209,8 +215,8 @@ TEST(Isolation, ABackendCrashEndsItsSessionAloneAndItsClientLearnsWhy) {
   StderrCapture capture;  // the daemon's log and the clients' lines
   DaemonProcess daemon;
   set_hosts(daemon.endpoint());
-  Signal working;
-  Client steady([&] { return checked_workload(60, &working); });
+  Signal working, stop;
+  Client steady([&] { return checked_workload(10, &working, &stop); });
   ASSERT_TRUE(working.await()) << "the steady client never got going";
 
   Client segv([] { return crash_the_backend(kNullWrite, "crash", nullptr); });
@@ -221,6 +227,7 @@ TEST(Isolation, ABackendCrashEndsItsSessionAloneAndItsClientLearnsWhy) {
   });
   EXPECT_EQ(0, segv.wait()) << capture.so_far();
   EXPECT_EQ(0, abrt.wait()) << capture.so_far();
+  stop.raise();  // the steady client worked on all along
   EXPECT_EQ(0, steady.wait()) << capture.so_far();
   std::string text = capture.text();
   // Each client's one line: its daemon is lost, and why (the main process tells a resuming client).
@@ -236,16 +243,18 @@ TEST(Isolation, AWorkerKilledMidKernelFailsItsClientAlone) {
   StderrCapture capture;
   DaemonProcess daemon;
   set_hosts(daemon.endpoint());
-  Signal working, spinning;
-  Client steady([&] { return checked_workload(40, &working); });
+  Signal working, spinning, stop;
+  Client steady([&] { return checked_workload(10, &working, &stop); });
   ASSERT_TRUE(working.await());
   Client victim([&] {
     Device d = open_device();
+    // Seconds of work no compiler folds away: a recurrence through memory.
     cl_kernel spin = create_kernel(
-        build_program(d.context, "__kernel void spin(__global int *x, int n) { for (int i = 0; i < n; i++) x[0] += i % 3; }"),
+        build_program(d.context, "__kernel void spin(volatile __global uint *x, uint n) {\n"
+                                 "  for (uint i = 0; i < n; i++) x[0] = x[0] * 1103515245u + 12345u;\n}\n"),
         "spin");
-    cl_mem x = create_buffer(d.context, CL_MEM_READ_WRITE, sizeof(int));
-    int n = 2000000000;
+    cl_mem x = create_buffer(d.context, CL_MEM_READ_WRITE, sizeof(cl_uint));
+    cl_uint n = 2000000000u;
     clSetKernelArg(spin, 0, sizeof x, &x);
     clSetKernelArg(spin, 1, sizeof n, &n);
     size_t one = 1;
@@ -260,9 +269,10 @@ TEST(Isolation, AWorkerKilledMidKernelFailsItsClientAlone) {
   ASSERT_GT(worker, 0) << "the daemon's status names no worker for the victim";
   ASSERT_EQ(0, kill(worker, SIGKILL));
   EXPECT_EQ(0, victim.wait()) << capture.so_far();
+  stop.raise();
   EXPECT_EQ(0, steady.wait()) << capture.so_far();
   std::string text = capture.text();
-  EXPECT_NE(std::string::npos, text.find("was killed (SIGKILL)")) << text;
+  EXPECT_NE(std::string::npos, text.find("was killed (SIGKILL)")) << text;  // the client's line names it
   expect_a_new_session_works(daemon);
 }
 
@@ -273,8 +283,8 @@ TEST(Isolation, AWorkerKilledMidKernelFailsItsClientAlone) {
 TEST(Isolation, AClientKilledInAContextLoopHarmsNoOtherSession) {
   DaemonProcess daemon;
   set_hosts(daemon.endpoint());
-  Signal working, looping;
-  Client steady([&] { return checked_workload(40, &working); });
+  Signal working, looping, stop;
+  Client steady([&] { return checked_workload(10, &working, &stop); });
   ASSERT_TRUE(working.await());
   Client killed([&] {
     std::vector<cl_device_id> devices = fedcl_devices(fedcl_platform());
@@ -293,6 +303,7 @@ TEST(Isolation, AClientKilledInAContextLoopHarmsNoOtherSession) {
   });
   ASSERT_TRUE(looping.await());
   EXPECT_EQ(128 + SIGKILL, killed.wait());
+  stop.raise();
   EXPECT_EQ(0, steady.wait());
   Client after([] { return checked_workload(5, nullptr); });
   EXPECT_EQ(0, after.wait());
@@ -376,7 +387,7 @@ TEST(Isolation, TwoHundredSessionsLeaveTheDaemonsMemoryWhereItWas) {
       if (clEnqueueReadBuffer(d.queue, buffer, CL_TRUE, 0, back.size() * sizeof(int), back.data(), 0, nullptr, nullptr) != CL_SUCCESS)
         return 60;
       return back == data ? 0 : 61;
-    });
+    }, false);
     ASSERT_EQ(0, client.wait()) << "session " << i;
   }
   long after = settled();
