@@ -13,7 +13,8 @@
 #               others must be right, and every session must go (RSS printed again)
 #   daemon_kill up to 8 clients running when the daemon is SIGKILLed: each must end with an OpenCL
 #               error and a message (exit status 3), none may hang
-# RSS is read once the daemon reports no session (`fedcl status`). --check-rss fails the run when
+# RSS (the main process and its session workers) is read once the daemon reports no session
+# (`fedcl status`). --check-rss fails the run when
 # the RSS after `load` or `kills` exceeds the reference by more than 20%.
 #
 # Prints `metric value unit` lines; exits 1 when a check failed.
@@ -86,7 +87,12 @@ start_daemon() {
   export FEDCL_HOSTS=127.0.0.1:$(cat "$work/port") OCL_ICD_VENDORS=$build/vendors
 }
 
-rss_mib() { awk '/^VmRSS:/ {printf "%.1f", $2 / 1024}' "/proc/$daemon_pid/status"; }
+# The daemon's resident memory: its main process and its session workers (its children).
+rss_mib() {
+  local pids=$daemon_pid
+  pids+=" $(cat /proc/"$daemon_pid"/task/*/children 2>/dev/null)"
+  for pid in $pids; do cat "/proc/$pid/status" 2>/dev/null; done | awk '/^VmRSS:/ {kib += $2} END {printf "%.1f", kib / 1024}'
+}
 
 # The number of client sessions the daemon reports.
 open_sessions() { "$fedcl" status 2>/dev/null | sed -n 's/^ *sessions: \([0-9]*\) of.*/\1/p'; }

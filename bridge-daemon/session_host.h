@@ -70,6 +70,6 @@ void execute_request(Session &session, Frame &frame);
 // A session worker's process: `fedcld --session-worker MAIN_PID` (worker_main.cpp).
 int session_worker_main(int argc, char **argv);
 // A session worker on this process's loop, for the fuzz target (WorkerPool::run_in_process).
-void start_worker_in_process(uv_loop_t *loop, int channel_fd, WorkerBoard *board);
+void start_worker_in_process(uv_loop_t *loop, int channel_fd, int board_fd);
 
 }  // namespace fedcld

@@ -1,6 +1,7 @@
 // A session worker's process: `fedcld --session-worker MAIN_PID`, started by the main process
 // (worker_pool.h) with its channel on fd 3 and its board on fd 4. It waits for its setup, loads the
 // backend, says it is ready, and then runs one session (session_host.h).
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -38,7 +39,14 @@ struct Worker {
   bool done = false;  // no session will come: the process ends
   int status = 0;
 
-  Worker(uv_loop_t *loop, bool own_process, WorkerBoard *board) : loop(loop), own_process(own_process), board(board) {}
+  // board_fd: the board's memfd, mapped here (and closed).
+  Worker(uv_loop_t *loop, bool own_process, int board_fd) : loop(loop), own_process(own_process), board(board_map(board_fd)) {
+    close(board_fd);
+  }
+  ~Worker() {
+    host.reset();  // its sessions show their last numbers on the board
+    if (board) munmap(board, sizeof(WorkerBoard));
+  }
 
   // Whether the channel to the main process opened on fd.
   bool open(int fd) {
@@ -121,8 +129,7 @@ int session_worker_main(int argc, char **argv) {
   prctl(PR_SET_NAME, "fedcld-session");  // what top shows (started as /proc/self/exe, it would be "exe")
   std::signal(SIGPIPE, SIG_IGN);
   configure_malloc();  // before the backend starts its threads, which allocate
-  Worker worker(uv_default_loop(), true, board_map(kBoardFd));
-  close(kBoardFd);  // the mapping stays
+  Worker worker(uv_default_loop(), true, kBoardFd);
   if (worker.board) crash_report_install(worker.board);
   if (!worker.open(kChannelFd)) return 1;
   while (!worker.host && !worker.done)
@@ -133,7 +140,7 @@ int session_worker_main(int argc, char **argv) {
   return worker.status;
 }
 
-void start_worker_in_process(uv_loop_t *loop, int channel_fd, WorkerBoard *board) {
+void start_worker_in_process(uv_loop_t *loop, int channel_fd, int board_fd) {
   // Kept: the backend may still report commands of a session that ended (its posts are dropped, but
   // the host they name must be there). Those whose session ended a minute ago are let go.
   static std::vector<std::pair<uint64_t, std::unique_ptr<Worker>>> workers;
@@ -144,7 +151,7 @@ void start_worker_in_process(uv_loop_t *loop, int channel_fd, WorkerBoard *board
     bool gone = it->first != 0 && now - it->first > 60000;
     it = gone ? workers.erase(it) : std::next(it);
   }
-  auto worker = std::make_unique<Worker>(loop, false, board);
+  auto worker = std::make_unique<Worker>(loop, false, board_fd);
   if (worker->open(channel_fd)) workers.emplace_back(0, std::move(worker));
 }
 

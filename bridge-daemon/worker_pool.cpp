@@ -91,7 +91,7 @@ Worker *WorkerPool::spawn(bool enumerator) {
     if (err == 0) {
       worker.in_process = true;
       worker.pid = getpid();
-      in_process_(ends[1], worker.board);
+      in_process_(ends[1], dup(board_fd));
     }
   } else {
     err = start_process(worker, board_fd);

@@ -81,8 +81,9 @@ class WorkerPool {
   void close();
 
   // For the fuzz target: workers run in this process, on its loop (start gets the worker's end of
-  // the channel and its board) instead of in processes of their own.
-  using InProcessStart = std::function<void(int channel_fd, WorkerBoard *board)>;
+  // the channel and its board's memfd, which it maps itself, as a worker process would) instead of
+  // in processes of their own.
+  using InProcessStart = std::function<void(int channel_fd, int board_fd)>;
   void run_in_process(InProcessStart start) { in_process_ = std::move(start); }
 
  private:

@@ -57,7 +57,8 @@ cl_int fedcl::api::clGetPlatformInfo(cl_platform_id platform, cl_platform_info p
 cl_int fedcl::api::clGetDeviceIDs(cl_platform_id platform, cl_device_type type, cl_uint num_entries,
                                   cl_device_id *devices, cl_uint *num_devices) {
   if (!is_platform(platform)) return CL_INVALID_PLATFORM;
-  if (type != CL_DEVICE_TYPE_ALL && (type & ~kKnownTypes)) return CL_INVALID_DEVICE_TYPE;
+  // No type at all is no valid value either (the Khronos CTS's negative_get_device_ids asks).
+  if (type == 0 || (type != CL_DEVICE_TYPE_ALL && (type & ~kKnownTypes))) return CL_INVALID_DEVICE_TYPE;
   if ((num_entries == 0 && devices) || (!devices && !num_devices)) return CL_INVALID_VALUE;
   std::vector<cl_device_id> found;
   for (cl_device_id device : Runtime::get().devices()) {

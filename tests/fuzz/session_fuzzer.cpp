@@ -47,7 +47,7 @@ std::unique_ptr<fedcld::Listener> start_daemon(const char *key) {
   options.max_session_memory = 64 << 20;  // hostile sizes are refused, not allocated
   auto daemon = std::make_unique<fedcld::Listener>(&g_loop, settings);
   daemon->workers().run_in_process(
-      [](int channel_fd, fedcld::WorkerBoard *board) { fedcld::start_worker_in_process(&g_loop, channel_fd, board); });
+      [](int channel_fd, int board_fd) { fedcld::start_worker_in_process(&g_loop, channel_fd, board_fd); });
   std::string problem = daemon->enumerate();
   if (!problem.empty()) {
     std::fprintf(stderr, "session_fuzzer: %s\n", problem.c_str());

@@ -56,7 +56,8 @@ const char *kUsage =
     "  --iterations T           stencil steps (default 20)\n"
     "  --readback slabs|parent  read the result through each slab's sub-buffer on its own queue, or\n"
     "                           the whole parent on the first queue (default parent)\n"
-    "  --release-order parents-first|children-first   (default parents-first)\n"
+    "  --release-order parents-first|children-first|kernels-first   (default parents-first; kernels-first:\n"
+    "                           the kernels and the program, then the parents, then the sub-buffers)\n"
     "  --timeout S              give up after S seconds, exit status 3 (default 600; 0: never)\n";
 
 const char *kSource = R"CLC(
@@ -196,8 +197,8 @@ int main(int argc, char **argv) {
     else usage_error("unknown option " + option);
   }
   if (readback != "slabs" && readback != "parent") usage_error("--readback is slabs or parent");
-  if (release_order != "parents-first" && release_order != "children-first")
-    usage_error("--release-order is parents-first or children-first");
+  if (release_order != "parents-first" && release_order != "children-first" && release_order != "kernels-first")
+    usage_error("--release-order is parents-first, children-first or kernels-first");
   if (slabs_wanted == 1) usage_error("--slabs must be at least 2");
   if (halo_bytes == 0 || halo_bytes % sizeof(float)) usage_error("--halo must be a positive multiple of 4 bytes");
   if (elements < 2 || elements > UINT32_MAX) usage_error("the domain must have 2 to 2^32-1 elements");
@@ -430,16 +431,17 @@ int main(int argc, char **argv) {
         check(clReleaseMemObject(slab.out[p]), "clReleaseMemObject(output sub-buffer)");
       }
   };
-  if (release_order == "parents-first") {
-    release_parents();
-    release_children();
-  } else {
-    release_children();
-    release_parents();
-  }
-  for (Slab &slab : slabs)
-    for (cl_kernel kernel : slab.kernel) check(clReleaseKernel(kernel), "clReleaseKernel");
-  check(clReleaseProgram(program), "clReleaseProgram");
+  auto release_kernels = [&] {
+    for (Slab &slab : slabs)
+      for (cl_kernel kernel : slab.kernel) check(clReleaseKernel(kernel), "clReleaseKernel");
+    check(clReleaseProgram(program), "clReleaseProgram");
+  };
+  if (release_order == "kernels-first") release_kernels();
+  if (release_order == "children-first") release_children();
+  release_parents();
+  if (release_order == "parents-first") release_children();
+  if (release_order != "kernels-first") release_kernels();
+  else release_children();
   for (Slab &slab : slabs) check(clReleaseCommandQueue(slab.queue), "clReleaseCommandQueue");
   check(clReleaseContext(context), "clReleaseContext");
   alarm(0);
