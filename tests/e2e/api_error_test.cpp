@@ -157,5 +157,6 @@ TEST_F(ApiErrors, ContextAndQueueArguments) {
   EXPECT_CL(CL_INVALID_VALUE, err);
   cl_uint count = 0;
   EXPECT_CL(CL_INVALID_DEVICE_TYPE, clGetDeviceIDs(cluster.platform, cl_device_type(1) << 40, 0, nullptr, &count));
+  EXPECT_CL(CL_INVALID_DEVICE_TYPE, clGetDeviceIDs(cluster.platform, 0, 0, nullptr, &count));  // 0 names no type
   EXPECT_CL(CL_INVALID_VALUE, clGetDeviceIDs(cluster.platform, CL_DEVICE_TYPE_ALL, 0, nullptr, nullptr));
 }
