@@ -150,6 +150,14 @@ std::string worker_hang_timeout(const std::string &text, DaemonSettings &s) {
   return {};
 }
 
+std::string session_open_files(const std::string &text, DaemonSettings &s) {
+  unsigned long long count = 0;
+  if (!parse_count(text, &count) || count < 64 || count > (1u << 20))
+    return "wants a number of 64 to 1048576, not '" + text + "'";
+  s.server.session_open_files = count;
+  return {};
+}
+
 std::string max_memory(const std::string &text, DaemonSettings &s) {
   size_t digits = text.find_first_not_of("0123456789");
   std::string number = text.substr(0, digits), unit = digits == std::string::npos ? "" : text.substr(digits);
@@ -301,6 +309,8 @@ const std::vector<DaemonOption> &daemon_options() {
       {"worker-hang-timeout", "SECONDS", "a session worker whose loop stands still this long (stuck in a backend\n"
                                          "call; its client has given it up long before) is killed (default 30)",
        true, worker_hang_timeout},
+      {"session-open-files", "N", "file descriptors one session's worker may have open (its RLIMIT_NOFILE;\n"
+                                    "default: the daemon's own)", true, session_open_files},
       {"max-memory", "SIZE", "device memory one session may allocate, e.g. 4G or 512M (default: no limit)",
        true, max_memory},
       {"completion", "MODE", "how completion is learnt: callback, wait (a waiting thread per queue as\n"

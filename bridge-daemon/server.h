@@ -44,6 +44,7 @@ struct ServerOptions {
   size_t spare_workers = 2;  // workers started ahead, their backend loaded, for the next sessions
   uint64_t worker_hang_ms = 30000;  // a worker whose loop stands still this long is killed
   uint64_t max_session_memory = 0;  // bytes of buffers and images one session may hold; 0: no limit
+  uint64_t session_open_files = 0;  // a session worker's RLIMIT_NOFILE; 0: the daemon's own
   CompletionMode completion = CompletionMode::automatic;
   std::string peer_address;  // host:port advertised to peers (and listened on); empty: the client's
   uint64_t peer_timeout_ms = 10000;  // a peer link silent this long is dead

@@ -3,11 +3,14 @@
 // backend, says it is ready, and then runs one session (session_host.h).
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <capnp/message.h>
 
+#include <cerrno>
 #include <csignal>
+#include <cstring>
 #include <cstdlib>
 #include <memory>
 
@@ -68,6 +71,13 @@ struct Worker {
   void set_up(wire::WorkerSetup::Reader setup) {
     DaemonSettings settings = worker_setup_read(setup);
     log_set_level(settings.log_level);
+    if (own_process && settings.server.session_open_files) {
+      // The session's limits are its process's: before the backend opens anything.
+      rlim_t files = settings.server.session_open_files;
+      rlimit limit{files, files};
+      if (setrlimit(RLIMIT_NOFILE, &limit) != 0)
+        FEDCLD_LOG(warn, "cannot limit the session's open files to %llu: %s", (unsigned long long)files, strerror(errno));
+    }
     // Kernel printf output goes to this process's stdout: caught there for the session. Never
     // destroyed: its reader thread drains fd 1 until the process exits.
     auto *capture = own_process ? new PrintfCapture : nullptr;

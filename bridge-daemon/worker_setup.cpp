@@ -21,6 +21,7 @@ void worker_setup_fill(fedcl::wire::WorkerSetup::Builder out, const DaemonSettin
   out.setPageLockedReads(uint8_t(options.page_locked_reads));
   out.setPeerAddress(options.peer_address);
   out.setTraceFile(settings.trace_file);
+  out.setOpenFiles(options.session_open_files);
 }
 
 DaemonSettings worker_setup_read(fedcl::wire::WorkerSetup::Reader setup) {
@@ -40,6 +41,7 @@ DaemonSettings worker_setup_read(fedcl::wire::WorkerSetup::Reader setup) {
   options.page_locked_reads = PageLockedReads(setup.getPageLockedReads());
   options.peer_address = setup.getPeerAddress();
   settings.trace_file = setup.getTraceFile();
+  options.session_open_files = setup.getOpenFiles();
   return settings;
 }
 

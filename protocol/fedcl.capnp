@@ -780,6 +780,7 @@ struct WorkerSetup {
   peerAddress @13 :Text;
   enumerateOnly @14 :Bool;          # describe the platforms in Ready, then exit
   traceFile @15 :Text;              # --trace: the worker writes its marks to this path + "." + session
+  openFiles @16 :UInt64;            # --session-open-files: the worker's RLIMIT_NOFILE; 0: as inherited
 }
 
 struct WorkerReady {

@@ -395,3 +395,33 @@ TEST(Isolation, TwoHundredSessionsLeaveTheDaemonsMemoryWhereItWas) {
   std::printf("fedcld's memory: idle %ld MiB, after 200 sessions %ld MiB (main %d and %zu workers)\n", idle, after,
               daemon.pid(), daemon.workers().size());
 }
+
+// A session's limits are its worker's: --session-open-files is the worker's RLIMIT_NOFILE, and
+// --max-memory still bounds what the session may allocate on the device.
+TEST(Isolation, ASessionsLimitsAreItsWorkersOwn) {
+  DaemonProcess daemon({"--session-open-files", "100", "--max-memory", "1M"});
+  set_hosts(daemon.endpoint());
+  Signal open, done;
+  Client client([&] {
+    Device d = open_device();
+    // The daemon makes a buffer when it is first used: a write of 2 MiB into one past the limit
+    // fails there, and the queue's next wait says so.
+    std::vector<char> bytes(2 << 20);
+    cl_mem big = create_buffer(d.context, CL_MEM_READ_WRITE, bytes.size());
+    clEnqueueWriteBuffer(d.queue, big, CL_TRUE, 0, bytes.size(), bytes.data(), 0, nullptr, nullptr);
+    cl_int finished = clFinish(d.queue);
+    open.raise();
+    done.await();
+    return finished != CL_SUCCESS ? 0 : 70;
+  });
+  ASSERT_TRUE(open.await());
+  pid_t worker = serving_workers(daemon.port())[client.pid];
+  ASSERT_GT(worker, 0);
+  std::ifstream limits("/proc/" + std::to_string(worker) + "/limits");
+  std::string line, files;
+  while (std::getline(limits, line))
+    if (line.rfind("Max open files", 0) == 0) files = line;
+  EXPECT_NE(std::string::npos, files.find(" 100 ")) << files;
+  done.raise();
+  EXPECT_EQ(0, client.wait());
+}
