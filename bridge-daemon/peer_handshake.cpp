@@ -92,7 +92,9 @@ void PeerHandshakes::dial(Worker &worker, wire::WorkerDial::Reader request) {
   resolve_address(listener_.loop(), address, [this, weak, address](const sockaddr *resolved, int status) {
     auto link = weak.lock();
     if (!link || link->closed()) return;
-    if (!resolved) return failed(dials_[link.get()], "cannot resolve " + address + ": " + uv_strerror(status));
+    auto it = dials_.find(link.get());
+    if (it == dials_.end()) return;
+    if (!resolved) return failed(it->second, "cannot resolve " + address + ": " + uv_strerror(status));
     link->connect(resolved, address, [this, weak, address](int connected) {
       auto link = weak.lock();
       if (!link) return;
@@ -116,15 +118,19 @@ void PeerHandshakes::dial(Worker &worker, wire::WorkerDial::Reader request) {
   });
 }
 
+void PeerHandshakes::tell_failed(const Dial &dial, const std::string &why) {
+  Worker *worker = listener_.workers().by_id(dial.worker);
+  if (!worker || !worker->channel) return;  // the session that asked has ended
+  capnp::MallocMessageBuilder message;
+  auto failure = message.initRoot<wire::WorkerMessage>().initDialFailed();
+  failure.setId(dial.id);
+  failure.setMessage("no link to the peer daemon: " + why);
+  worker->channel->send(message);
+}
+
 void PeerHandshakes::failed(Dial &dial, const std::string &why) {
   FEDCLD_LOG(warn, "peer link to instance %016llx failed: %s", (unsigned long long)dial.instance, why.c_str());
-  if (Worker *worker = listener_.workers().by_id(dial.worker); worker && worker->channel) {
-    capnp::MallocMessageBuilder message;
-    auto failure = message.initRoot<wire::WorkerMessage>().initDialFailed();
-    failure.setId(dial.id);
-    failure.setMessage("no link to the peer daemon: " + why);
-    worker->channel->send(message);
-  }
+  tell_failed(dial, why);
   std::shared_ptr<Session> link = std::move(dial.link);
   dials_.erase(link.get());  // dial is gone from here on
   link->close(why);
@@ -275,14 +281,7 @@ void PeerHandshakes::link_closed(Session &link, const std::string &reason) {
   if (it == dials_.end()) return;
   Dial dial = it->second;
   dials_.erase(it);
-  dial.link.reset();
-  if (Worker *worker = listener_.workers().by_id(dial.worker); worker && worker->channel) {
-    capnp::MallocMessageBuilder message;
-    auto failure = message.initRoot<wire::WorkerMessage>().initDialFailed();
-    failure.setId(dial.id);
-    failure.setMessage("no link to the peer daemon: " + reason);
-    worker->channel->send(message);
-  }
+  tell_failed(dial, reason);
 }
 
 void PeerHandshakes::worker_gone(const Worker &worker) {

@@ -52,6 +52,8 @@ class PeerHandshakes {
     uint64_t started = 0;
   };
   void failed(Dial &dial, const std::string &why);
+  // The worker that asked for dial learns why there is no link.
+  void tell_failed(const Dial &dial, const std::string &why);
   void on_hello(Session &link, fedcl::wire::PeerHello::Reader hello);
   void on_proof(Session &link, fedcl::wire::AuthProof::Reader answer);
   void on_challenge(Session &link, Dial &dial, fedcl::wire::AuthChallenge::Reader challenge);

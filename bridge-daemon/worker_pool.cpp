@@ -51,6 +51,15 @@ std::vector<BackendPlatform> platforms_of(capnp::List<wire::PlatformDesc>::Reade
 
 }  // namespace
 
+void WorkerPool::end(Worker &worker, int signum) {
+  if (worker.in_process) {
+    // The fuzz target's: no process to signal; closing its channel ends it.
+    if (worker.channel) in_process_ended(worker);
+    return;
+  }
+  if (worker.pid > 0) kill(worker.pid, signum);
+}
+
 WorkerPool::WorkerPool(Listener &listener) : listener_(listener) {
   uv_timer_init(listener_.loop(), &timer_);
   timer_.data = this;
@@ -82,7 +91,7 @@ Worker *WorkerPool::spawn(bool enumerator) {
         if (raw->in_process) return in_process_ended(*raw);
         if (why == ControlChannel::kClosed || raw->state == Worker::State::gone || raw->pid <= 0) return;
         FEDCLD_LOG(error, "worker %d: %s; ending it", raw->pid, why.c_str());
-        kill(raw->pid, SIGKILL);
+        end(*raw, SIGKILL);
       });
   int err = 0;
   if (in_process_) {
@@ -249,7 +258,7 @@ void WorkerPool::on_message(Worker &worker, wire::WorkerMessage::Reader message,
   }
   FEDCLD_LOG(error, "worker %d sent a message it may not send (%u): ending it", worker.pid, unsigned(message.which()));
   if (link) uv_close(reinterpret_cast<uv_handle_t *>(&link->tcp), [](uv_handle_t *h) { delete reinterpret_cast<SessionLink *>(h); });
-  kill(worker.pid, SIGKILL);
+  end(worker, SIGKILL);
 }
 
 void WorkerPool::ready(Worker &worker, wire::WorkerReady::Reader ready) {
@@ -339,7 +348,7 @@ void WorkerPool::watch() {
   uint64_t now_ns = uv_hrtime();
   uint64_t limit_ms = listener_.options().worker_hang_ms;
   for (auto &[id, worker] : workers_) {
-    if (worker->state == Worker::State::gone || !worker->board || !worker->hung.empty()) continue;
+    if (worker->state == Worker::State::gone || !worker->board || !worker->hung.empty() || worker->in_process) continue;
     uint64_t turned = worker->board->loop_turned_ns.load();
     // A worker's loop turns every second (its board's timer); one that stood still for the limit is
     // stuck in a backend call on the loop, and its client has given it up long ago (no heartbeat).
@@ -350,7 +359,7 @@ void WorkerPool::watch() {
                    (last.empty() ? "" : " (in or after " + last + ")");
     FEDCLD_LOG(error, "worker %d of session %llu: %s; killing it", worker->pid, (unsigned long long)worker->number,
                worker->hung.c_str());
-    kill(worker->pid, SIGKILL);
+    end(*worker, SIGKILL);
   }
   for (auto it = deaths_.begin(); it != deaths_.end();)
     it = now_ms - it->second.at_ms > listener_.options().resume_window_ms + kDeathKeptMs ? deaths_.erase(it) : std::next(it);
@@ -361,7 +370,7 @@ void WorkerPool::close() {
   uv_timer_stop(&timer_);
   uv_close(reinterpret_cast<uv_handle_t *>(&timer_), nullptr);
   for (auto &[id, worker] : workers_)
-    if (worker->state != Worker::State::gone && worker->pid > 0) kill(worker->pid, SIGTERM);
+    if (worker->state != Worker::State::gone) end(*worker, SIGTERM);
 }
 
 }  // namespace fedcld

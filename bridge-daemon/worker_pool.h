@@ -99,6 +99,8 @@ class WorkerPool {
   // What the end of a worker means, in words for its client and the log.
   std::string describe_end(const Worker &worker, int64_t status, int term_signal) const;
   void replenish();
+  // Ends worker with signum (a process) or by closing its channel (in-process).
+  void end(Worker &worker, int signum);
   void watch();
 
   Listener &listener_;
