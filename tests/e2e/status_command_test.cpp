@@ -61,6 +61,7 @@ TEST(StatusCommand, LiveDaemonsAnswerWithDevicesAndSessions) {
   EXPECT_TRUE(has(text.out, "fedcl protocol " + std::to_string(fedcl::wire::PROTOCOL_VERSION))) << text.out;
   EXPECT_TRUE(has(text.out, "device 0: ")) << text.out;
   EXPECT_TRUE(has(text.out, "3.0 MiB of device memory in use, at most 1.0 GiB each")) << text.out;
+  EXPECT_TRUE(has(text.out, "worker pid ")) << text.out;  // each session runs in a process of its own
   EXPECT_TRUE(has(text.out, "2 daemons from FEDCL_HOSTS: 2 reachable, 0 unreachable")) << text.out;
 
   StatusRun json = fedcl_status(hosts, "--json");
@@ -69,6 +70,7 @@ TEST(StatusCommand, LiveDaemonsAnswerWithDevicesAndSessions) {
   EXPECT_TRUE(has(json.out, "\"reachable\": true")) << json.out;
   EXPECT_FALSE(has(json.out, "\"reachable\": false")) << json.out;
   EXPECT_TRUE(has(json.out, "\"max_session_memory\": 1073741824")) << json.out;
+  EXPECT_TRUE(has(json.out, "\"pid\": ")) << json.out;
 
   clReleaseMemObject(buffer);
   clReleaseCommandQueue(queue);
