@@ -63,6 +63,12 @@ std::string expand_entry(const std::string &entry, std::vector<std::string> *end
   return {};
 }
 
+// A key or TLS setting that cannot be used (HostList::credentials_broken).
+void setting_problem(HostList &list, const std::string &why) {
+  list.problems.push_back(why);
+  list.credentials_broken = true;
+}
+
 void add_entry(HostList &list, const std::string &entry, const std::string &where) {
   std::string why = expand_entry(entry, &list.endpoints, &list.notes);
   if (!why.empty()) list.problems.push_back(where + ": '" + entry + "' is not HOST or HOST:PORT: " + why);
@@ -101,21 +107,21 @@ HostList hosts_parse(const std::string &text, const std::string &source) {
     std::string where = source + ":" + std::to_string(number);
     std::string value;
     if (is_setting(line, "key", &value)) {
-      if (value.empty()) list.problems.push_back(where + ": a 'key' line without a key");
+      if (value.empty()) setting_problem(list, where + ": a 'key' line without a key");
       else list.key = value;
       continue;
     }
     if (is_setting(line, "user", &value)) {
-      if (value.empty()) list.problems.push_back(where + ": a 'user' line without a name");
+      if (value.empty()) setting_problem(list, where + ": a 'user' line without a name");
       else list.user = value;
       continue;
     }
     if (is_setting(line, "tls", &value)) {
-      if (!tls_mode_parse(value, &list.tls)) list.problems.push_back(where + ": 'tls' wants off, cert or psk, not '" + value + "'");
+      if (!tls_mode_parse(value, &list.tls)) setting_problem(list, where + ": 'tls' wants off, cert or psk, not '" + value + "'");
       continue;
     }
     if (is_setting(line, "tls-ca", &value)) {
-      if (value.empty()) list.problems.push_back(where + ": a 'tls-ca' line without a file");
+      if (value.empty()) setting_problem(list, where + ": a 'tls-ca' line without a file");
       else list.tls_ca = value;
       continue;
     }
@@ -151,19 +157,27 @@ HostList hosts_from_environment() {
     text << in.rdbuf();
     list = hosts_parse(text.str(), path);
   }
-  if (const char *key = std::getenv("FEDCL_KEY")) {
+  // Set but empty is a mistake (FEDCL_KEY=$UNSET_VARIABLE), not a wish for no key.
+  auto variable = [&list](const char *name) -> const char * {
+    const char *value = std::getenv(name);
+    if (value && !*value) setting_problem(list, std::string(name) + " is set but empty");
+    return value && *value ? value : nullptr;
+  };
+  if (const char *key = variable("FEDCL_KEY")) {
     list.key = key;
-  } else if (const char *path = std::getenv("FEDCL_KEY_FILE")) {
+  } else if (const char *path = variable("FEDCL_KEY_FILE")) {
     // A key of one's own, in a file only its user reads (the hosts file is everyone's).
     std::ifstream in(path);
-    if (!in || !std::getline(in, list.key) || list.key.empty())
-      list.problems.push_back("FEDCL_KEY_FILE: cannot read a key from " + std::string(path));
+    if (!in || !std::getline(in, list.key) || list.key.empty()) {
+      list.key.clear();
+      setting_problem(list, "FEDCL_KEY_FILE: cannot read a key from " + std::string(path));
+    }
   }
-  if (const char *user = std::getenv("FEDCL_USER")) list.user = user;
-  if (const char *tls = std::getenv("FEDCL_TLS")) {
-    if (!tls_mode_parse(tls, &list.tls)) list.problems.push_back("FEDCL_TLS: wants off, cert or psk, not '" + std::string(tls) + "'");
+  if (const char *user = variable("FEDCL_USER")) list.user = user;
+  if (const char *tls = variable("FEDCL_TLS")) {
+    if (!tls_mode_parse(tls, &list.tls)) setting_problem(list, "FEDCL_TLS: wants off, cert or psk, not '" + std::string(tls) + "'");
   }
-  if (const char *ca = std::getenv("FEDCL_TLS_CA")) list.tls_ca = ca;
+  if (const char *ca = variable("FEDCL_TLS_CA")) list.tls_ca = ca;
   return list;
 }
 

@@ -17,6 +17,10 @@ struct HostList {
   TlsMode tls = TlsMode::off;          // FEDCL_TLS, else a "tls" line
   std::string tls_ca;                  // FEDCL_TLS_CA, else a "tls-ca" line
   std::vector<std::string> problems;   // lines that were ignored: "SOURCE:LINE: why"
+  // A key or TLS setting among the problems (one that does not parse, a key file that cannot be
+  // read): then no daemon is dialled at all. fedcl fails closed: it never goes on over plain TCP, or
+  // without a key, or with another key, because the one asked for was unusable.
+  bool credentials_broken = false;
   std::vector<std::string> notes;      // what a person may want to know (slurm-job outside a job)
   std::string source;                  // where the list came from, for messages
 

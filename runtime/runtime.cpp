@@ -40,7 +40,13 @@ const std::vector<cl_device_id> &Runtime::devices() {
 
 void Runtime::connect_all() {
   HostList hosts = hosts_from_environment();
-  for (const std::string &problem : hosts.problems) std::fprintf(stderr, "fedcl: warning: %s\n", problem.c_str());
+  const char *severity = hosts.credentials_broken ? "error" : "warning";
+  for (const std::string &problem : hosts.problems) std::fprintf(stderr, "fedcl: %s: %s\n", severity, problem.c_str());
+  if (hosts.credentials_broken) {
+    std::fprintf(stderr, "fedcl: error: no daemon dialled (%zu listed): a key or TLS setting above cannot be used, and "
+                         "fedcl never falls back to plain TCP or to another key\n", hosts.endpoints.size());
+    return;
+  }
   // All daemons at once, so that one slow or dead host costs one timeout, not one each. A daemon
   // that exports several backend platforms gets one session per platform: a context never mixes
   // backend platforms, so each session is a separate part of fedcl's contexts.

@@ -56,8 +56,10 @@ int status(int argc, char **argv) {
   fedcl::HostList hosts = fedcl::hosts_from_environment();
   std::vector<fedcl::DaemonReport> reports(hosts.endpoints.size());
   std::vector<std::thread> askers;
-  for (size_t i = 0; i < hosts.endpoints.size(); i++)
-    askers.emplace_back([&, i] { reports[i] = fedcl::query_daemon_status(hosts.endpoints[i], hosts.credentials(), timeout_ms); });
+  for (size_t i = 0; i < hosts.endpoints.size(); i++) {
+    if (hosts.credentials_broken) reports[i].error = "not asked: a key or TLS setting cannot be used (see the problems)";
+    else askers.emplace_back([&, i] { reports[i] = fedcl::query_daemon_status(hosts.endpoints[i], hosts.credentials(), timeout_ms); });
+  }
   for (std::thread &asker : askers) asker.join();
   if (json) fedcl::print_status_json(stdout, hosts, reports);
   else fedcl::print_status_text(stdout, hosts, reports);

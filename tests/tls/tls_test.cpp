@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -260,6 +261,67 @@ TEST(Tls, ATlsClientOfADaemonWithoutTlsIsToldSo) {
   DaemonProcess daemon;
   expect_refused(daemon, capture, "TLS handshake with " + daemon.endpoint() +
                                       " failed: the daemon closed the connection (a fedcld that does not use TLS?)");
+}
+
+// Fail closed: a TLS or key setting that cannot be used dials no daemon at all (the daemon here has
+// no TLS and no key, so any fallback to plain TCP or to no key would reach its device), and says why.
+void expect_nothing_dialled(DaemonProcess &daemon, const std::string &error) {
+  StderrCapture capture;
+  cl_int err = CL_SUCCESS;
+  std::vector<cl_device_id> devices = fedcl_devices(fedcl_platform(), &err);
+  EXPECT_CL(CL_DEVICE_NOT_FOUND, err);
+  EXPECT_TRUE(devices.empty());
+  std::string text = capture.text();
+  EXPECT_NE(std::string::npos, text.find("fedcl: error: " + error)) << text;
+  EXPECT_NE(std::string::npos, text.find("fedcl: error: no daemon dialled (1 listed)")) << text;
+  std::string output;
+  EXPECT_EQ(2, run_command(std::string(FEDCL_COMMAND_PATH) + " status --timeout 5000", &output)) << output;
+  EXPECT_NE(std::string::npos, output.find("not asked: a key or TLS setting cannot be used")) << output;
+  EXPECT_EQ(std::string::npos, output.find(daemon.endpoint() + ": reachable")) << output;
+}
+
+std::string hosts_file(const std::string &text) {
+  std::string path = testing::TempDir() + "fedcl-fail-closed-hosts.conf";
+  std::ofstream(path) << text;
+  unsetenv("FEDCL_HOSTS");
+  setenv("FEDCL_HOSTS_FILE", path.c_str(), 1);
+  return path;
+}
+
+TEST(Tls, AMistypedTlsVariableDialsNothing) {
+  DaemonProcess daemon;
+  set_hosts(daemon.endpoint());
+  setenv("FEDCL_TLS", "on", 1);
+  expect_nothing_dialled(daemon, "FEDCL_TLS: wants off, cert or psk, not 'on'");
+}
+
+TEST(Tls, AnUnreadableKeyFileDialsNothingNotEvenWithTheHostsFilesKey) {
+  DaemonProcess daemon({"--key-file", tls_file("key")});
+  hosts_file(daemon.endpoint() + "\nkey " + cluster_key() + "\n");
+  setenv("FEDCL_KEY_FILE", "/nonexistent/fedcl/key", 1);
+  expect_nothing_dialled(daemon, "FEDCL_KEY_FILE: cannot read a key from /nonexistent/fedcl/key");
+}
+
+TEST(Tls, AnEmptyKeyVariableDialsNothing) {
+  DaemonProcess daemon;
+  set_hosts(daemon.endpoint());
+  setenv("FEDCL_KEY", "", 1);
+  expect_nothing_dialled(daemon, "FEDCL_KEY is set but empty");
+}
+
+TEST(Tls, AHostsFileTlsLineThatDoesNotParseDialsNothing) {
+  DaemonProcess daemon;
+  std::string path = hosts_file(daemon.endpoint() + "\ntls yes\n");
+  expect_nothing_dialled(daemon, path + ":2: 'tls' wants off, cert or psk, not 'yes'");
+}
+
+TEST(Tls, TheSameDaemonIsReachedWhenTheSettingsAreRight) {
+  // The fail-closed tests' own check: their daemon is reachable with usable settings.
+  DaemonProcess daemon;
+  hosts_file(daemon.endpoint() + "\ntls off\n");
+  cl_int err = CL_SUCCESS;
+  EXPECT_EQ(1u, fedcl_devices(fedcl_platform(), &err).size());
+  EXPECT_CL(CL_SUCCESS, err);
 }
 
 TEST(Tls, FedcldWithTlsButNoTrustRootDoesNotStart) {

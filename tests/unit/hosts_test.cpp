@@ -116,6 +116,21 @@ TEST(HostsFromEnvironment, AKeyFileAndUserComeFromTheEnvironment) {
   EXPECT_EQ("alice", list.user);
   ASSERT_EQ(1u, list.problems.size());
   EXPECT_EQ("FEDCL_KEY_FILE: cannot read a key from /nonexistent/key", list.problems[0]);
+  EXPECT_TRUE(list.credentials_broken);
+}
+
+TEST(HostsFromEnvironment, SettingsSetButEmptyAreBrokenCredentials) {
+  setenv("FEDCL_HOSTS", "a:1", 1);
+  for (const char *name : {"FEDCL_KEY", "FEDCL_KEY_FILE", "FEDCL_USER", "FEDCL_TLS", "FEDCL_TLS_CA"}) {
+    for (const char *other : {"FEDCL_KEY", "FEDCL_KEY_FILE", "FEDCL_USER", "FEDCL_TLS", "FEDCL_TLS_CA"}) unsetenv(other);
+    setenv(name, "", 1);
+    auto list = fedcl::hosts_from_environment();
+    EXPECT_TRUE(list.credentials_broken) << name;
+    ASSERT_EQ(1u, list.problems.size()) << name;
+    EXPECT_EQ(std::string(name) + " is set but empty", list.problems[0]);
+  }
+  unsetenv("FEDCL_TLS_CA");
+  EXPECT_FALSE(fedcl::hosts_from_environment().credentials_broken);
 }
 
 TEST(HostsFromEnvironment, ReadsTheFileNamedByHostsFile) {
@@ -157,4 +172,8 @@ TEST(HostsParse, TlsLinesChooseTheTrustRootAndTheCa) {
   EXPECT_EQ("hosts.conf:2: 'tls' wants off, cert or psk, not 'yes'", bad.problems[0]);
   EXPECT_EQ("hosts.conf:3: a 'tls-ca' line without a file", bad.problems[1]);
   EXPECT_EQ(TlsMode::off, bad.tls);
+  EXPECT_TRUE(bad.credentials_broken);
+  EXPECT_FALSE(list.credentials_broken);
+  // A bad host entry is skipped alone: the other daemons are still dialled.
+  EXPECT_FALSE(hosts_parse("gpu1\nnope:x\n", "hosts.conf").credentials_broken);
 }
