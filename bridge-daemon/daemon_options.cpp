@@ -73,20 +73,35 @@ std::string name(const std::string &text, DaemonSettings &s) {
   return {};
 }
 
+std::string aliases(const std::string &text, DaemonSettings &s) {
+  s.server.aliases.clear();
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = text.find(',', start);
+    std::string alias = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (alias.empty() || alias.find_first_of(" \t/") != std::string::npos)
+      return "wants host names or addresses separated by commas, not '" + text + "'";
+    s.server.aliases.push_back(alias);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return {};
+}
+
 std::string key_file(const std::string &path, DaemonSettings &s) {
   std::string why;
-  s.server.key = key_read_file(path, &why);
+  s.server.key = fedcl::secret_read_file(path, &why);
   if (s.server.key.empty()) return "wants a file with the key on its first line; " + why;
   return {};
 }
 
-// The list is read again at each handshake (keys.h); here it is checked once, so that a list with a
+// The list is loaded again when it changes (KeyStore); here it is checked once, so that a list with a
 // bad line stops the start instead of locking its users out later without a word.
 std::string key_list(const std::string &path, DaemonSettings &s) {
-  std::string text, why = key_list_read(path, &text);
-  if (!why.empty()) return "wants a readable key list; " + why;
+  KeyList list = key_list_load(path);
+  if (!list.unreadable.empty()) return "wants a readable key list; " + list.unreadable;
   std::string problems;
-  for (const std::string &problem : key_list_parse(text, path).problems) problems += (problems.empty() ? "" : "; ") + problem;
+  for (const std::string &problem : list.problems) problems += (problems.empty() ? "" : "; ") + problem;
   if (!problems.empty()) return "has bad lines: " + problems;
   s.server.key_list = path;
   return {};
@@ -281,8 +296,13 @@ const std::vector<DaemonOption> &daemon_options() {
       {"name", "NAME", "node name shown in client device names (default: hostname:port)", true, name},
       {"key-file", "FILE", "the cluster key (the first line of FILE): clients and peer daemons must\n"
                            "prove they hold it (challenge-response; the key never crosses the wire)", true, key_file},
-      {"key-list", "FILE", "per-user keys, one 'USER KEY' or 'USER /path/to/keyfile' per line, read at\n"
-                           "each handshake: remove a line to revoke that user's next sessions", true, key_list},
+      {"key-list", "FILE", "per-user keys, one 'USER KEY' or 'USER /path/to/keyfile' per line, loaded\n"
+                           "again within a second of a change: remove a line to revoke that user's\n"
+                           "next sessions", true, key_list},
+      {"aliases", "NAMES", "other host names or addresses clients dial this daemon by (a DNS alias\n"
+                           "that does not resolve here, a NAT's address), comma-separated. A client's\n"
+                           "proof names the host it dialled, and a daemon with a key answers only to\n"
+                           "its own: its addresses, host name, --name, certificate names and these", true, aliases},
       {"tls", "yes|no", "encrypt every connection with TLS 1.3, client sessions and peer links alike\n"
                         "(default no); a client without TLS is refused. The trust roots are a\n"
                         "certificate (--tls-cert, --tls-key) and the key (--key-file, --key-list:\n"

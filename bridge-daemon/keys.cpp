@@ -1,81 +1,161 @@
 #include "keys.h"
 
+#include <sodium.h>
+
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <string_view>
+#include <utility>
+
+#include "log.h"
 
 namespace fedcld {
 
 namespace {
-std::string trim(const std::string &text) {
+
+constexpr unsigned kListPollMs = 1000;
+
+std::string_view trim(std::string_view text) {
   size_t begin = text.find_first_not_of(" \t\r");
-  if (begin == std::string::npos) return {};
+  if (begin == std::string_view::npos) return {};
   return text.substr(begin, text.find_last_not_of(" \t\r") + 1 - begin);
 }
+
 }  // namespace
-
-std::string key_read_file(const std::string &path, std::string *why) {
-  std::ifstream file(path);
-  std::string key;
-  if (!file) *why = path + ": " + std::strerror(errno);
-  else if (!std::getline(file, key) || key.empty()) *why = path + ": its first line is empty";
-  return key;
-}
-
-std::string key_list_read(const std::string &path, std::string *text) {
-  std::ifstream file(path);
-  if (!file) return path + ": " + std::strerror(errno);
-  std::stringstream contents;
-  contents << file.rdbuf();
-  *text = contents.str();
-  return {};
-}
 
 KeyList key_list_parse(const std::string &text, const std::string &source) {
   KeyList list;
-  std::istringstream lines(text);
-  std::string line;
-  for (int number = 1; std::getline(lines, line); number++) {
-    line = trim(line.substr(0, line.find('#')));
+  std::string_view rest(text);
+  for (int number = 1; !rest.empty(); number++) {
+    size_t end = rest.find('\n');
+    std::string_view line = trim(rest.substr(0, end).substr(0, rest.substr(0, end).find('#')));
+    rest = end == std::string_view::npos ? std::string_view() : rest.substr(end + 1);
     if (line.empty()) continue;
     std::string where = source + ":" + std::to_string(number);
     size_t space = line.find_first_of(" \t");
-    std::string user = line.substr(0, space);
-    std::string key = space == std::string::npos ? std::string() : trim(line.substr(space));
+    std::string user(line.substr(0, space));
+    std::string_view key = space == std::string_view::npos ? std::string_view() : trim(line.substr(space));
     if (key.empty()) {
-      list.problems.push_back(where + ": user '" + user + "' has no key");
+      list.problems.push_back(where + ": user " + log_quote(user) + " has no key");
       continue;
     }
+    fedcl::Secret secret;
     if (key.front() == '/') {
-      std::string path = key, why;
-      key = key_read_file(path, &why);
-      if (key.empty()) {
-        list.problems.push_back(where + ": cannot read a key for user '" + user + "': " + why);
+      std::string why;
+      secret = fedcl::secret_read_file(std::string(key), &why);
+      if (secret.empty()) {
+        list.problems.push_back(where + ": cannot read a key for user " + log_quote(user) + ": " + why);
         continue;
       }
+    } else {
+      secret = fedcl::Secret(key);
     }
-    if (!list.keys.emplace(user, key).second) list.problems.push_back(where + ": user '" + user + "' listed twice");
+    if (!list.keys.emplace(user, std::move(secret)).second)
+      list.problems.push_back(where + ": user " + log_quote(user) + " listed twice");
   }
   return list;
 }
 
-std::string key_for_user(const std::string &cluster_key, const std::string &key_list_path, const std::string &user,
-                         std::string *why) {
-  if (!key_list_path.empty() && !user.empty()) {
-    std::string text, unreadable = key_list_read(key_list_path, &text);
-    if (!unreadable.empty()) {
-      *why = "cannot read the key list " + unreadable;
-      return {};
-    }
-    KeyList list = key_list_parse(text, key_list_path);
-    auto found = list.keys.find(user);
-    if (found != list.keys.end()) return found->second;
+KeyList key_list_load(const std::string &path) {
+  std::ifstream file(path);
+  if (!file) {
+    KeyList list;
+    list.unreadable = path + ": " + std::strerror(errno);
+    return list;
   }
-  if (!cluster_key.empty()) return cluster_key;
-  *why = user.empty() ? "the client named no user, and this fedcld has no cluster key (--key-file)"
-                      : "user '" + user + "' is not in the key list";
-  return {};
+  std::stringstream contents;
+  contents << file.rdbuf();
+  std::string text = contents.str();
+  KeyList list = key_list_parse(text, path);
+  fedcl::secret_wipe(text);
+  return list;
+}
+
+KeyStore::KeyStore(fedcl::Secret cluster_key, std::string list_path)
+    : cluster_key_(std::move(cluster_key)), list_path_(std::move(list_path)) {
+  unsigned char decoy[32];
+  randombytes_buf(decoy, sizeof decoy);
+  decoy_ = fedcl::Secret(std::string_view(reinterpret_cast<const char *>(decoy), sizeof decoy));
+  sodium_memzero(decoy, sizeof decoy);
+  take(list_path_.empty() ? KeyList{} : key_list_load(list_path_));
+}
+
+struct KeyStore::Reload {
+  uv_work_t work;
+  KeyStore *store;
+  KeyList list;
+};
+
+void KeyStore::watch(uv_loop_t *loop) {
+  if (list_path_.empty() || poll_) return;
+  poll_ = new uv_fs_poll_t;
+  uv_fs_poll_init(loop, poll_);
+  poll_->data = this;
+  uv_fs_poll_start(poll_, [](uv_fs_poll_t *handle, int, const uv_stat_t *, const uv_stat_t *) {
+    auto *store = static_cast<KeyStore *>(handle->data);
+    if (store->loading_) store->changed_again_ = true;
+    else store->start_load();
+  }, list_path_.c_str(), kListPollMs);
+  uv_unref(reinterpret_cast<uv_handle_t *>(poll_));
+}
+
+void KeyStore::start_load() {
+  loading_ = true;
+  auto *reload = new Reload{{}, this, {}};
+  reload->work.data = reload;
+  uv_queue_work(poll_->loop, &reload->work,
+                [](uv_work_t *work) {
+                  auto *reload = static_cast<Reload *>(work->data);
+                  reload->list = key_list_load(reload->store->list_path_);
+                },
+                [](uv_work_t *work, int) {
+                  std::unique_ptr<Reload> reload(static_cast<Reload *>(work->data));
+                  KeyStore *store = reload->store;
+                  store->loading_ = false;
+                  if (!store->poll_) return;  // closed meanwhile
+                  store->take(std::move(reload->list));
+                  // The file changed again while it was read: what was read may be half old.
+                  if (std::exchange(store->changed_again_, false)) store->start_load();
+                });
+}
+
+void KeyStore::close() {
+  if (!poll_) return;
+  uv_close(reinterpret_cast<uv_handle_t *>(poll_), [](uv_handle_t *handle) { delete reinterpret_cast<uv_fs_poll_t *>(handle); });
+  poll_ = nullptr;
+}
+
+void KeyStore::take(KeyList list) {
+  if (!list_path_.empty()) {
+    if (!list.unreadable.empty())
+      FEDCLD_LOG(warn, "the key list cannot be read (%s): its users are refused until it can", list.unreadable.c_str());
+    for (const std::string &problem : list.problems) FEDCLD_LOG(warn, "key list: %s (line ignored)", problem.c_str());
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (loads_ > 0) FEDCLD_LOG(info, "key list %s loaded again: %zu users", list_path_.c_str(), list.keys.size());
+  list_ = std::make_shared<const KeyList>(std::move(list));
+  loads_++;
+}
+
+fedcl::Secret KeyStore::key_for(const std::string &user) const {
+  std::shared_ptr<const KeyList> list;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    list = list_;
+  }
+  if (!user.empty() && !list_path_.empty()) {
+    if (!list->unreadable.empty()) return decoy_;  // fail closed: not the cluster key instead
+    auto found = list->keys.find(user);
+    if (found != list->keys.end()) return found->second;
+  }
+  return cluster_key_.empty() ? decoy_ : cluster_key_;
+}
+
+uint64_t KeyStore::loads() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return loads_;
 }
 
 }  // namespace fedcld

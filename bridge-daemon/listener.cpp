@@ -53,7 +53,12 @@ void when_written(uv_loop_t *loop, std::shared_ptr<Session> session, std::functi
 }  // namespace
 
 Listener::Listener(uv_loop_t *loop, DaemonSettings settings)
-    : Server(loop, settings.server, random_id()), settings_(std::move(settings)) {
+    : Server(loop, settings.server, random_id()),
+      settings_(std::move(settings)),
+      keys_(settings_.server.key, settings_.server.key_list) {
+  for (const std::string &alias : options_.aliases) names_.add(alias);
+  if (!options_.node.empty()) names_.add(options_.node);  // --name
+  if (!options_.peer_address.empty()) names_.add(fedcl::tls_host_of(options_.peer_address));
   uv_tcp_init(loop, &listener_);
   listener_.data = this;
   uv_signal_init(loop, &sigint_);
@@ -62,6 +67,12 @@ Listener::Listener(uv_loop_t *loop, DaemonSettings settings)
 }
 
 Listener::~Listener() = default;
+
+std::string Listener::setup_tls() {
+  std::string why = tls_.setup(options_, keys_);
+  for (const std::string &name : tls_.certificate_names()) names_.add(name);
+  return why;
+}
 
 std::string Listener::enumerate() {
   bool done = false;
@@ -95,6 +106,7 @@ int Listener::listen() {
     options_.node = std::string(host) + ":" + std::to_string(port());
   }
   start_watch();
+  keys_.watch(loop());
   peers_.start();
   uv_signal_start(&sigint_, on_signal, SIGINT);
   uv_signal_start(&sigterm_, on_signal, SIGTERM);
@@ -116,6 +128,7 @@ void Listener::close() {
   uv_close(reinterpret_cast<uv_handle_t *>(&sigint_), nullptr);
   uv_close(reinterpret_cast<uv_handle_t *>(&sigterm_), nullptr);
   peers_.close();
+  keys_.close();
   workers_.close();  // the loop ends once they have
 }
 
@@ -143,8 +156,9 @@ void Listener::execute(Session &session, Frame &frame) {
 
 void Listener::connection_closed(Session &session, const std::string &reason) { peers_.link_closed(session, reason); }
 
-void Listener::refuse(Session &session, uint64_t seq, cl_int status, const std::string &why) {
-  FEDCLD_LOG(warn, "connection %llu (%s) refused: %s", (unsigned long long)session.number(), session.peer().c_str(), why.c_str());
+void Listener::refuse(Session &session, uint64_t seq, cl_int status, const std::string &why, bool quiet) {
+  if (!quiet)
+    FEDCLD_LOG(warn, "connection %llu (%s) refused: %s", (unsigned long long)session.number(), session.peer().c_str(), why.c_str());
   session.send_status(seq, status, "fedcld refused the session: " + why);
   session.close_after_writes("refused");
 }

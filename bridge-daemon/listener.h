@@ -10,8 +10,11 @@
 #include <vector>
 
 #include "auth.h"
+#include "auth_throttle.h"
 #include "backend.h"
+#include "daemon_names.h"
 #include "daemon_options.h"
+#include "keys.h"
 #include "peer_handshake.h"
 #include "server.h"
 #include "session.h"
@@ -25,7 +28,7 @@ class Listener final : public Server {
   ~Listener() override;
 
   // Loads what --tls needs (certificate, contexts); "" or why the daemon cannot start. Before listen().
-  std::string setup_tls() { return tls_.setup(options_); }
+  std::string setup_tls();
   // Lists the backend's devices in a short-lived worker (the loop runs until it answered); "" or why
   // fedcld cannot serve.
   std::string enumerate();
@@ -41,6 +44,9 @@ class Listener final : public Server {
   const std::vector<BackendPlatform> &platforms() const { return platforms_; }
   WorkerPool &workers() { return workers_; }
   PeerHandshakes &peers() { return peers_; }
+  const KeyStore &keys() const { return keys_; }
+  const DaemonNames &names() const { return names_; }
+  AuthThrottle &throttle() { return throttle_; }
 
   // What the handshakes come to (exec_handshake.cpp). The connection, paused, goes to a worker:
   // a new session (start_session), or the worker whose session it resumes (resume_session).
@@ -50,7 +56,8 @@ class Listener final : public Server {
   void send_status(Session &session, uint64_t seq, const fedcl::Proof *proof);
   // Refuses the connection's handshake: the other side gets status and why, the log warns (a wrong
   // key may be an attack), the connection closes.
-  void refuse(Session &session, uint64_t seq, cl_int status, const std::string &why);
+  // quiet: not logged (a failed proof of a burst that was logged once, auth_throttle.h).
+  void refuse(Session &session, uint64_t seq, cl_int status, const std::string &why, bool quiet = false);
 
   // Moves session's connection to worker once all written to it has left: fill makes the
   // message and returns where the connection's state goes; the socket travels beside it. The
@@ -67,6 +74,9 @@ class Listener final : public Server {
   static void on_signal(uv_signal_t *signal, int signum);
 
   DaemonSettings settings_;
+  KeyStore keys_;
+  DaemonNames names_;
+  AuthThrottle throttle_;
   std::vector<BackendPlatform> platforms_;
   WorkerPool workers_{*this};
   PeerHandshakes peers_{*this};

@@ -41,4 +41,21 @@ void log_write(LogLevel level, const char *format, ...) {
   std::fprintf(stderr, "fedcld %s: %s%s\n", kNames[static_cast<int>(level)], g_prefix.c_str(), line.c_str());
 }
 
+std::string log_quote(const std::string &text) {
+  constexpr size_t kShown = 80;
+  std::string quoted = "'";
+  for (size_t i = 0; i < text.size() && i < kShown; i++) {
+    unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x20 && c < 0x7f && c != '\\' && c != '\'') {
+      quoted += char(c);
+    } else {
+      char escaped[5];
+      std::snprintf(escaped, sizeof escaped, "\\x%02x", c);
+      quoted += escaped;
+    }
+  }
+  quoted += text.size() > kShown ? "'..." : "'";
+  return quoted;
+}
+
 }  // namespace fedcld

@@ -15,6 +15,10 @@ void log_set_prefix(const std::string &prefix);
 bool log_parse_level(const char *name, LogLevel *level);
 bool log_enabled(LogLevel level);
 void log_write(LogLevel level, const char *format, ...) __attribute__((format(printf, 2, 3)));
+// Text another party chose (a user name, a client's description), fit for one log line: printable
+// ASCII kept, every other byte as \xNN, at most 80 bytes of it, in quotes. A line break or an
+// escape sequence in a name then cannot forge a log line or a terminal's state.
+std::string log_quote(const std::string &text);
 
 }  // namespace fedcld
 

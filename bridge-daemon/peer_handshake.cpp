@@ -59,11 +59,13 @@ std::string peer_identity(uint64_t dialling, uint64_t answering, uint64_t from_s
   return text;
 }
 
-// A proof over the link's handshake as it stands, in role's name.
-fedcl::Proof handshake_proof(const std::string &key, fedcl::AuthRole role, const Session::Handshake &handshake) {
+// A proof over the link's handshake as it stands, in role's name, bound to the link's TLS session
+// (the instances in the identity name the daemons).
+fedcl::Proof handshake_proof(std::string_view key, fedcl::AuthRole role, const Session &link) {
+  const Session::Handshake &handshake = link.handshake;
   return fedcl::auth_proof(key, role, capnp::Data::Reader(handshake.challenge_nonce.data(), handshake.challenge_nonce.size()),
                            capnp::Data::Reader(handshake.hello_nonce.data(), handshake.hello_nonce.size()),
-                           handshake.identity);
+                           handshake.identity, fedcl::AuthBinding{link.channel_binding(), {}, {}});
 }
 
 }  // namespace
@@ -203,11 +205,11 @@ void PeerHandshakes::on_proof(Session &link, wire::AuthProof::Reader answer) {
     send_welcome(link, listener_.instance(), CL_INVALID_PLATFORM, why);
     link.close_after_writes("peer refused: " + why);
   };
-  const std::string &key = listener_.options().key;
+  std::string_view key = listener_.options().key.view();
   if (answer.getProof().size() == 0) return refuse("wrong or missing key: the peer has none");
-  if (!fedcl::auth_proof_matches(handshake_proof(key, fedcl::AuthRole::dialling_peer, handshake), answer.getProof()))
+  if (!fedcl::auth_proof_matches(handshake_proof(key, fedcl::AuthRole::dialling_peer, link), answer.getProof()))
     return refuse("wrong or missing key: the peer's proof does not match the cluster key");
-  fedcl::Proof mine = handshake_proof(key, fedcl::AuthRole::answering_peer, handshake);
+  fedcl::Proof mine = handshake_proof(key, fedcl::AuthRole::answering_peer, link);
   accept(link, &mine);
 }
 
@@ -238,10 +240,10 @@ void PeerHandshakes::on_challenge(Session &link, Dial &dial, wire::AuthChallenge
   handshake.challenge_nonce.assign(challenge.getNonce().begin(), challenge.getNonce().end());
   handshake.challenged = true;
   // Without the cluster key, an empty proof: the other daemon refuses with a welcome that says why.
-  const std::string &key = listener_.options().key;
+  std::string_view key = listener_.options().key.view();
   capnp::MallocMessageBuilder builder;
   auto answer = builder.initRoot<wire::PeerMessage>().initProof();
-  if (!key.empty()) answer.setProof(fedcl::as_data(handshake_proof(key, fedcl::AuthRole::dialling_peer, handshake)));
+  if (!key.empty()) answer.setProof(fedcl::as_data(handshake_proof(key, fedcl::AuthRole::dialling_peer, link)));
   link.send_peer(builder);
 }
 
@@ -250,9 +252,9 @@ void PeerHandshakes::on_welcome(Session &link, Dial &dial, wire::PeerWelcome::Re
     return failed(dial, "the daemon answering there is another one (instance " + std::to_string(welcome.getInstance()) + ")");
   if (welcome.getStatus() != CL_SUCCESS) return failed(dial, welcome.getMessage().cStr());
   // A daemon with the cluster key links only to daemons that proved they hold it too.
-  const std::string &key = listener_.options().key;
+  std::string_view key = listener_.options().key.view();
   if (!key.empty() && (!link.handshake.challenged ||
-                       !fedcl::auth_proof_matches(handshake_proof(key, fedcl::AuthRole::answering_peer, link.handshake),
+                       !fedcl::auth_proof_matches(handshake_proof(key, fedcl::AuthRole::answering_peer, link),
                                                   welcome.getProof())))
     return failed(dial, "the daemon there did not prove that it holds the cluster key");
   Worker *worker = listener_.workers().by_id(dial.worker);

@@ -19,6 +19,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "secret.h"
 #include "tls_stream.h"
 
 namespace fedcld {
@@ -37,8 +38,8 @@ struct ServerOptions {
   std::string host = "127.0.0.1";
   int port = 7070;
   std::string node;          // shown in client device names; default host name:port
-  std::string key;           // the cluster key, for clients and peer daemons (keys.h)
-  std::string key_list;      // file of per-user keys, read at each handshake
+  fedcl::Secret key;         // the cluster key, for clients and peer daemons (keys.h)
+  std::string key_list;      // file of per-user keys (KeyStore loads it again when it changes)
                              // (neither key nor key_list: every client is accepted)
   size_t max_sessions = 256;
   size_t spare_workers = 2;  // workers started ahead, their backend loaded, for the next sessions
@@ -53,6 +54,7 @@ struct ServerOptions {
   bool status_sessions = true;  // DaemonStatus lists the client sessions and their memory
   long busy_poll_us = -1;       // how long threads poll after work before sleeping; -1: by core count
   PageLockedReads page_locked_reads = PageLockedReads::gpus;
+  std::vector<std::string> aliases;  // names clients dial this daemon by, beyond its own (daemon_names.h)
   bool tls = false;          // every connection, accepted or dialled, speaks TLS (tls_stream.h)
   std::string tls_cert;      // PEM certificate chain shown to clients and peers; "": none (PSK only)
   std::string tls_key;       // its private key

@@ -150,6 +150,11 @@ void Session::close(const std::string &reason) {
 
 void Session::close_after_writes(const std::string &reason) {
   if (closing_) return;
+  // Nothing more from this connection runs: not the frames already read (a refused proof's
+  // connection must not get another guess from what it queued behind it).
+  draining_ = true;
+  pending_.clear();
+  unparsed_.clear();
   if (!link_) return close(reason);
   uv_read_stop(link_->stream());
   auto *request = new ShutdownRequest{{}, shared_from_this()};
@@ -229,7 +234,7 @@ void Session::read_done() {
 }
 
 void Session::read_on() {
-  if (link_ && !closing_ && !paused_ && !throttled()) uv_read_start(link_->stream(), on_alloc, on_read);
+  if (link_ && !closing_ && !draining_ && !paused_ && !throttled()) uv_read_start(link_->stream(), on_alloc, on_read);
 }
 
 void Session::consume(const uint8_t *bytes, size_t size) {
@@ -239,7 +244,7 @@ void Session::consume(const uint8_t *bytes, size_t size) {
 }
 
 void Session::parse(const uint8_t *bytes, size_t size) {
-  while (size > 0 && !closing_) {
+  while (size > 0 && !closing_ && !draining_) {
     if (state_ == ReadState::header && have_ == 0 && !pending_.empty() && !authenticated()) {
       // Before the handshake is done, one frame at a time: the frame that ends it hands the
       // connection over (main process), and what follows is the worker's to read.
@@ -323,7 +328,7 @@ void Session::run() {
   if (running_) return;  // execute() may resume a session from inside run()
   running_ = true;
   auto keep = shared_from_this();
-  while (!paused_ && !closing_ && !throttled()) {
+  while (!paused_ && !closing_ && !draining_ && !throttled()) {
     if (pending_.empty() && !unparsed_.empty()) {
       std::string bytes = std::move(unparsed_);
       unparsed_.clear();

@@ -166,6 +166,8 @@ class Session : public std::enable_shared_from_this<Session> {
   bool waits_for_events() const { return waits_for_events_; }
   ObjectTable &objects() { return objects_; }
   const std::string &peer() const { return peer_; }
+  // The connection's TLS exporter value, which the handshake's proofs cover; "" on plain TCP.
+  std::string channel_binding() const { return link_ ? link_->transport->channel_binding() : std::string(); }
   // The client's TCP port: names the connection in traces (trace.h).
   uint16_t peer_port() const { return peer_port_; }
   uint64_t number() const { return number_; }
@@ -192,6 +194,12 @@ class Session : public std::enable_shared_from_this<Session> {
     bool challenged = false;               // a challenge went out (answering) or came in (dialling)
     bool resuming = false;                 // the connection opened with Resume
     std::string resume_token;              // which session it resumes
+    std::string daemon;                    // this daemon's host as the client dialled it
+    // The client's proof (Authenticate: one per connection), kept until its verdict, which may wait
+    // for the address's turn (AuthThrottle) and for a lookup of the name dialled (DaemonNames).
+    bool proved = false;
+    std::vector<uint8_t> proof;
+    uint64_t proof_seq = 0;
     uint64_t resume_received = 0;          // how much of that session's stream the client received
   } handshake;
   bool authenticated() const { return greeted || peer_instance != 0; }
@@ -260,6 +268,7 @@ class Session : public std::enable_shared_from_this<Session> {
   uint16_t peer_port_ = 0;
   SessionLink *link_;  // null while parked; freed once its handle closed
   bool closing_ = false;
+  bool draining_ = false;  // close_after_writes: what is written leaves, nothing read runs
   bool parked_ = false;
   uint64_t parked_at_ = 0;
   // Resumption's byte counts of the session's stream, from its first byte.

@@ -30,6 +30,8 @@ class StreamTransport {
   // transport holds goes into out, and plaintext it opened but did not hand to the session onto
   // *plaintext.
   virtual void hand_over(fedcl::wire::HandedConnection::Builder out, std::string *plaintext) = 0;
+  // What the handshake's proofs are bound to (protocol/auth.h): the TLS exporter value; "" for TCP.
+  virtual std::string channel_binding() const { return {}; }
 };
 
 // Plain TCP: reads land where the session wants its bytes (a large payload straight in its buffer).

@@ -386,7 +386,9 @@ std::string TlsStream::handshake(Session &session) {
     std::string why;
     {
       std::lock_guard<std::mutex> lock(shared.ssl_mutex);
-      why = shared.records.start(shared.ssl.get());
+      channel_binding_ = fedcl::tls_channel_binding(shared.ssl.get());
+      why = channel_binding_.empty() ? "OpenSSL gave no exporter value to bind the proofs to: " + fedcl::tls_errors()
+                                     : shared.records.start(shared.ssl.get());
     }
     if (!why.empty()) {
       FEDCLD_LOG(warn, "%s %llu (%s): %s", accepting_ ? "session" : "peer link", (unsigned long long)session.number(),
@@ -599,17 +601,12 @@ void TlsStream::piece_written(Sealed &piece, int status) {
   if (piece.on_worker) schedule();
 }
 
-std::string DaemonTls::setup(const ServerOptions &options) {
+std::string DaemonTls::setup(const ServerOptions &options, const KeyStore &keys) {
   if (!options.tls) return {};
   std::string error;
   fedcl::TlsKeyLookup lookup;
-  if (options.requires_key()) {
-    lookup = [cluster = options.key, list = options.key_list](const std::string &user) {
-      std::string why, key = key_for_user(cluster, list, user, &why);
-      if (key.empty()) FEDCLD_LOG(warn, "TLS: no pre-shared key for user '%s': %s", user.c_str(), why.c_str());
-      return key;
-    };
-  }
+  // An unknown user gets the store's decoy: the handshake then fails as with a wrong key.
+  if (keys.requires_key()) lookup = [&keys](const std::string &user) { return keys.key_for(user); };
   if (options.tls_cert.empty() != options.tls_key.empty())
     return "--tls-cert and --tls-key go together: a certificate and its private key";
   if (options.tls_cert.empty() && !lookup)
@@ -624,6 +621,11 @@ std::string DaemonTls::setup(const ServerOptions &options) {
   return {};
 }
 
+std::vector<std::string> DaemonTls::certificate_names() const {
+  if (!accept_) return {};
+  return fedcl::tls_certificate_names(SSL_CTX_get0_certificate(accept_.get()));
+}
+
 std::unique_ptr<StreamTransport> DaemonTls::accepting(uv_stream_t *stream) const {
   if (!accept_) return std::make_unique<PlainStream>(stream);
   fedcl::TlsSession ssl(SSL_new(accept_.get()));
@@ -634,7 +636,7 @@ std::unique_ptr<StreamTransport> DaemonTls::accepting(uv_stream_t *stream) const
 std::unique_ptr<StreamTransport> DaemonTls::dialling(uv_stream_t *stream, const std::string &address,
                                                      std::string *error) const {
   if (!dial_) return std::make_unique<PlainStream>(stream);
-  fedcl::TlsSession ssl = fedcl::tls_client_session(dial_.get(), dial_mode_, fedcl::tls_host_of(address), cluster_key_, "", error);
+  fedcl::TlsSession ssl = fedcl::tls_client_session(dial_.get(), dial_mode_, fedcl::tls_host_of(address), cluster_key_.view(), "", error);
   if (!ssl) return nullptr;
   return std::make_unique<TlsStream>(stream, std::move(ssl), false);
 }

@@ -25,6 +25,8 @@
 #include <thread>
 #include <vector>
 
+#include "keys.h"
+#include "secret.h"
 #include "stream_transport.h"
 #include "tls.h"
 
@@ -50,6 +52,7 @@ class TlsStream final : public StreamTransport {
   std::string received(Session &session, const uv_buf_t &buf, size_t size) override;
   int write(uv_write_t *req, const uv_buf_t *bufs, unsigned count, uv_write_cb cb) override;
   void hand_over(fedcl::wire::HandedConnection::Builder out, std::string *plaintext) override;
+  std::string channel_binding() const override { return channel_binding_; }
 
   // The pipeline's parts (tls_stream.cpp).
   struct Write;
@@ -82,6 +85,7 @@ class TlsStream final : public StreamTransport {
   std::shared_ptr<Shared> shared_;
   bool accepting_;
   bool established_ = false;
+  std::string channel_binding_;  // once established
   bool first_bytes_ = true;
   bool plaintext_ = false;  // a plain-TCP client, read in the clear until refused
   std::string problem_;
@@ -107,16 +111,18 @@ class TlsStream final : public StreamTransport {
 class DaemonTls {
  public:
   // "" or why the options cannot serve TLS (a certificate that does not load, no trust root).
-  std::string setup(const ServerOptions &options);
+  std::string setup(const ServerOptions &options, const KeyStore &keys);
   // The transport of a connection accepted on stream (null when OpenSSL cannot make one).
   std::unique_ptr<StreamTransport> accepting(uv_stream_t *stream) const;
   // The transport of a peer link dialled to address (host:port); null with why in *error.
   std::unique_ptr<StreamTransport> dialling(uv_stream_t *stream, const std::string &address, std::string *error) const;
+  // The host names and addresses the certificate shown to clients names (none without one).
+  std::vector<std::string> certificate_names() const;
 
  private:
   fedcl::TlsContext accept_, dial_;
   fedcl::TlsMode dial_mode_ = fedcl::TlsMode::off;
-  std::string cluster_key_;
+  fedcl::Secret cluster_key_;
 };
 
 }  // namespace fedcld

@@ -19,10 +19,10 @@ void ensure_sodium() {
 
 const char *label(AuthRole role) {
   switch (role) {
-    case AuthRole::client: return "fedcl client proof v1";
-    case AuthRole::daemon: return "fedcl daemon proof v1";
-    case AuthRole::dialling_peer: return "fedcl dialling peer proof v1";
-    case AuthRole::answering_peer: return "fedcl answering peer proof v1";
+    case AuthRole::client: return "fedcl client proof v2";
+    case AuthRole::daemon: return "fedcl daemon proof v2";
+    case AuthRole::dialling_peer: return "fedcl dialling peer proof v2";
+    case AuthRole::answering_peer: return "fedcl answering peer proof v2";
   }
   return "";
 }
@@ -43,8 +43,8 @@ Nonce fresh_nonce() {
   return nonce;
 }
 
-Proof auth_proof(const std::string &key, AuthRole role, capnp::Data::Reader challenge_nonce,
-                 capnp::Data::Reader hello_nonce, const std::string &identity) {
+Proof auth_proof(std::string_view key, AuthRole role, capnp::Data::Reader challenge_nonce,
+                 capnp::Data::Reader hello_nonce, const std::string &identity, const AuthBinding &binding) {
   static_assert(kProofBytes == crypto_auth_hmacsha256_BYTES, "a proof is one HMAC-SHA256");
   ensure_sodium();
   crypto_auth_hmacsha256_state state;
@@ -54,6 +54,9 @@ Proof auth_proof(const std::string &key, AuthRole role, capnp::Data::Reader chal
   absorb(state, challenge_nonce.begin(), challenge_nonce.size());
   absorb(state, hello_nonce.begin(), hello_nonce.size());
   absorb(state, identity.data(), identity.size());
+  absorb(state, binding.channel.data(), binding.channel.size());
+  absorb(state, binding.daemon.data(), binding.daemon.size());
+  absorb(state, binding.resume_token.data(), binding.resume_token.size());
   Proof proof;
   crypto_auth_hmacsha256_final(&state, proof.data());
   sodium_memzero(&state, sizeof state);

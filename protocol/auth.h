@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace fedcl {
 
@@ -23,10 +24,20 @@ enum class AuthRole { client, daemon, dialling_peer, answering_peer };
 // A nonce from the system's random source.
 Nonce fresh_nonce();
 
+// What ties a proof to one connection, so that a machine relaying the handshake between two
+// connections (a man in the middle, or a daemon the client dialled that passes its challenge on)
+// gains nothing: the other connection's binding differs, and so does the proof it needs.
+struct AuthBinding {
+  std::string channel;       // the TLS session's exporter value (tls_channel_binding); "" on plain TCP
+  std::string daemon;        // a client's proof: the daemon's host as the client dialled it
+  std::string resume_token;  // a Resume's proof: the session it continues
+};
+
 // HMAC-SHA256 under key of the role's label, the daemon's (challenge) nonce, the nonce of the side
-// that opened the connection, and who that side says it is. Every field is length-prefixed.
-Proof auth_proof(const std::string &key, AuthRole role, capnp::Data::Reader challenge_nonce,
-                 capnp::Data::Reader hello_nonce, const std::string &identity);
+// that opened the connection, who that side says it is, and the binding. Every field is
+// length-prefixed.
+Proof auth_proof(std::string_view key, AuthRole role, capnp::Data::Reader challenge_nonce,
+                 capnp::Data::Reader hello_nonce, const std::string &identity, const AuthBinding &binding);
 
 // Whether received is exactly expected, compared in constant time.
 bool auth_proof_matches(const Proof &expected, capnp::Data::Reader received);

@@ -29,7 +29,8 @@
 using Cxx = import "/capnp/c++.capnp";
 $Cxx.namespace("fedcl::wire");
 
-const protocolVersion :UInt32 = 2;     # 2: peer links per pair of sessions (PeerHello.session)
+const protocolVersion :UInt32 = 3;     # 2: peer links per pair of sessions (PeerHello.session)
+                                       # 3: proofs bound to the channel and the daemon dialled
 const firstClientId :UInt64 = 0x100000000;
 
 enum FrameKind {
@@ -52,15 +53,19 @@ struct Hello {
                           # never mixes backend platforms, so a client opens one session per platform
   user @4 :Text;          # whose key the client proves it holds (the daemon's --key-list); may be empty
   nonce @5 :Data;         # the client's fresh random nonce for the challenge-response
+  daemon @6 :Text;        # the daemon's host as the client dialled it (a name or an address): the
+                          # proof covers it, and the daemon answers only to its own names
 }
 
 # Authentication (challenge-response on a pre-shared key; protocol/auth.h). A daemon that has a key
 # answers Hello (and a StatusRequest, and a peer's PeerHello) with a challenge holding its own fresh
-# nonce. The client answers with an AuthProof: HMAC-SHA256 under the key of a label, both nonces and
-# who it claims to be. Only then does the daemon execute anything or allocate session state; it
-# proves in turn that it holds the key (HelloReply.proof, DaemonStatus.proof, PeerWelcome.proof),
-# with another label, over the same nonces. The key never crosses the wire, and a recorded handshake
-# does not answer a fresh nonce.
+# nonce. The client answers with an AuthProof: HMAC-SHA256 under the key of a label, both nonces,
+# who it claims to be, and what binds the proof to this connection (protocol/auth.h, AuthBinding:
+# the TLS session's exporter value, the daemon as dialled, a Resume's token). Only then does the
+# daemon execute anything or allocate session state; it proves in turn that it holds the key
+# (HelloReply.proof, DaemonStatus.proof, PeerWelcome.proof), with another label, over the same
+# fields. The key never crosses the wire, a recorded handshake does not answer a fresh nonce, and a
+# proof relayed from another connection does not match this one's binding.
 struct AuthChallenge {
   nonce @0 :Data;
 }
@@ -111,6 +116,7 @@ struct Resume {
   received @2 :UInt64;            # bytes of the session's stream the client has received
   user @3 :Text;                  # as Hello.user
   nonce @4 :Data;                 # as Hello.nonce: fresh for this connection
+  daemon @5 :Text;                # as Hello.daemon
 }
 
 struct Resumed {
@@ -707,6 +713,7 @@ struct StatusRequest {
   key @1 :Text;           # obsolete, never set: as in Hello, a daemon with a key takes only a proof
   user @2 :Text;          # as in Hello: whose key the client proves; may be empty
   nonce @3 :Data;         # as in Hello: the client's fresh nonce for the challenge-response
+  daemon @4 :Text;        # as in Hello
 }
 
 struct DaemonStatus {

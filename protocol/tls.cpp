@@ -24,7 +24,7 @@ constexpr const char kPskLabel[] = "fedcl TLS 1.3 external PSK v1";
 constexpr size_t kPskBytes = 32;
 // The TLS 1.3 pre-shared key for a fedcl key: HMAC-SHA256 under the key of a fixed label, so that the
 // key itself serves only as a key of HMACs, as in the challenge-response.
-bool derive_psk(const std::string &key, unsigned char out[kPskBytes]) {
+bool derive_psk(std::string_view key, unsigned char out[kPskBytes]) {
   size_t size = 0;
   return EVP_Q_mac(nullptr, "HMAC", nullptr, "SHA256", nullptr, key.data(), key.size(),
                    reinterpret_cast<const unsigned char *>(kPskLabel), sizeof kPskLabel - 1, out, kPskBytes,
@@ -32,7 +32,7 @@ bool derive_psk(const std::string &key, unsigned char out[kPskBytes]) {
          size == kPskBytes;
 }
 
-SSL_SESSION *psk_session(SSL *ssl, const std::string &key) {
+SSL_SESSION *psk_session(SSL *ssl, std::string_view key) {
   const SSL_CIPHER *cipher = SSL_CIPHER_find(ssl, kSuiteId);
   unsigned char psk[kPskBytes];
   if (!cipher || !derive_psk(key, psk)) return nullptr;
@@ -65,16 +65,16 @@ int find_psk(SSL *ssl, const unsigned char *identity, size_t identity_size, SSL_
   std::string name(reinterpret_cast<const char *>(identity), identity_size);
   size_t prefix = sizeof kPskIdentityPrefix - 1;
   if (!lookup || name.compare(0, prefix, kPskIdentityPrefix) != 0) return 1;
-  std::string key = (*lookup)(name.substr(prefix));
+  Secret key = (*lookup)(name.substr(prefix));
   if (key.empty()) return 1;
-  *session = psk_session(ssl, key);
+  *session = psk_session(ssl, key.view());
   return *session ? 1 : 0;
 }
 
 // A client's PSK: its identity and key, hung on the connection.
 struct ClientPsk {
   std::string identity;
-  std::string key;
+  Secret key;
 };
 
 int use_psk(SSL *ssl, const EVP_MD *md, const unsigned char **identity, size_t *identity_size, SSL_SESSION **session) {
@@ -82,7 +82,7 @@ int use_psk(SSL *ssl, const EVP_MD *md, const unsigned char **identity, size_t *
   auto *psk = static_cast<ClientPsk *>(SSL_get_ex_data(ssl, ex_index<ClientPsk>(CRYPTO_EX_INDEX_SSL)));
   // A retried ClientHello for another hash: the key fits SHA-256 only.
   if (!psk || (md && !EVP_MD_is_a(md, "SHA256"))) return 1;
-  *session = psk_session(ssl, psk->key);
+  *session = psk_session(ssl, psk->key.view());
   if (!*session) return 0;
   *identity = reinterpret_cast<const unsigned char *>(psk->identity.data());
   *identity_size = psk->identity.size();
@@ -219,7 +219,7 @@ TlsContext tls_client_context(TlsMode mode, const std::string &ca_file, std::str
   return ctx;
 }
 
-TlsSession tls_client_session(SSL_CTX *ctx, TlsMode mode, const std::string &host, const std::string &key,
+TlsSession tls_client_session(SSL_CTX *ctx, TlsMode mode, const std::string &host, std::string_view key,
                               const std::string &user, std::string *error) {
   TlsSession ssl(SSL_new(ctx));
   if (!ssl) {
@@ -238,7 +238,7 @@ TlsSession tls_client_session(SSL_CTX *ctx, TlsMode mode, const std::string &hos
       *error = "TLS with the pre-shared key (psk) needs a key: FEDCL_KEY, FEDCL_KEY_FILE or a 'key' line";
       return nullptr;
     }
-    SSL_set_ex_data(ssl.get(), ex_index<ClientPsk>(CRYPTO_EX_INDEX_SSL), new ClientPsk{kPskIdentityPrefix + user, key});
+    SSL_set_ex_data(ssl.get(), ex_index<ClientPsk>(CRYPTO_EX_INDEX_SSL), new ClientPsk{kPskIdentityPrefix + user, Secret(key)});
     SSL_set_psk_use_session_callback(ssl.get(), use_psk);
   }
   if (!ok) {
@@ -273,6 +273,41 @@ std::string tls_handshake_failure(SSL *ssl, int ret, TlsMode mode, const std::st
     return head + "the daemon has no certificate to show (a fedcld with TLS on the pre-shared key only? then "
                   "FEDCL_TLS=psk): " + detail;
   return head + detail;
+}
+
+std::string tls_channel_binding(SSL *ssl) {
+  static const char kLabel[] = "EXPORTER-fedcl-proof-binding";
+  unsigned char value[32];
+  if (SSL_export_keying_material(ssl, value, sizeof value, kLabel, sizeof kLabel - 1, nullptr, 0, 0) != 1) return {};
+  std::string binding(reinterpret_cast<const char *>(value), sizeof value);
+  OPENSSL_cleanse(value, sizeof value);
+  return binding;
+}
+
+std::vector<std::string> tls_certificate_names(X509 *certificate) {
+  std::vector<std::string> names;
+  if (!certificate) return names;
+  auto *alternatives = static_cast<GENERAL_NAMES *>(X509_get_ext_d2i(certificate, NID_subject_alt_name, nullptr, nullptr));
+  for (int i = 0; alternatives && i < sk_GENERAL_NAME_num(alternatives); i++) {
+    const GENERAL_NAME *name = sk_GENERAL_NAME_value(alternatives, i);
+    if (name->type == GEN_DNS) {
+      const ASN1_STRING *dns = name->d.dNSName;
+      names.emplace_back(reinterpret_cast<const char *>(ASN1_STRING_get0_data(dns)), ASN1_STRING_length(dns));
+    } else if (name->type == GEN_IPADD) {
+      const ASN1_OCTET_STRING *ip = name->d.iPAddress;
+      char text[INET6_ADDRSTRLEN] = {};
+      int family = ASN1_STRING_length(ip) == 4 ? AF_INET : ASN1_STRING_length(ip) == 16 ? AF_INET6 : 0;
+      if (family && inet_ntop(family, ASN1_STRING_get0_data(ip), text, sizeof text)) names.emplace_back(text);
+    }
+  }
+  if (alternatives) {
+    GENERAL_NAMES_free(alternatives);
+  } else {
+    char common[256] = {};
+    if (X509_NAME_get_text_by_NID(X509_get_subject_name(certificate), NID_commonName, common, sizeof common) > 0)
+      names.emplace_back(common);
+  }
+  return names;
 }
 
 std::string tls_host_of(const std::string &endpoint) {

@@ -12,10 +12,13 @@
 
 #include <openssl/ssl.h>
 
+#include "secret.h"
+
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -36,9 +39,8 @@ struct SslFree {
 };
 using TlsSession = std::unique_ptr<SSL, SslFree>;
 
-// The key a user proves, looked up at each handshake (fedcld's key_for_user); "" when the user has
-// none here.
-using TlsKeyLookup = std::function<std::string(const std::string &user)>;
+// The key a user proves, looked up at each handshake (fedcld's KeyStore::key_for); empty: none.
+using TlsKeyLookup = std::function<Secret(const std::string &user)>;
 
 // A daemon's context for the connections it accepts: the certificate chain and private key (PEM)
 // when cert_file is set, and pre-shared keys when lookup is set (one of them at least). Null with
@@ -51,8 +53,17 @@ TlsContext tls_client_context(TlsMode mode, const std::string &ca_file, std::str
 
 // A connection of a client context to host (a name or an address, checked against the certificate)
 // whose key, in psk mode, is key on behalf of user.
-TlsSession tls_client_session(SSL_CTX *ctx, TlsMode mode, const std::string &host, const std::string &key,
+TlsSession tls_client_session(SSL_CTX *ctx, TlsMode mode, const std::string &host, std::string_view key,
                               const std::string &user, std::string *error);
+
+// The connection's TLS exporter value for fedcl's proofs (RFC 8446 7.5, SSL_export_keying_material
+// with a label of fedcl's): both ends of one TLS session compute the same 32 bytes, and a relay that
+// runs a session of its own towards each side gets two different ones. "" when it cannot be had.
+std::string tls_channel_binding(SSL *ssl);
+
+// The DNS names and IP addresses a certificate names (subjectAltName; the common name when it has
+// none), as text. None for no certificate.
+std::vector<std::string> tls_certificate_names(X509 *certificate);
 
 // OpenSSL's queued errors as one line (and the queue emptied).
 std::string tls_errors();

@@ -1,17 +1,24 @@
 #include "client_auth.h"
 
+#include "transport.h"
+
 namespace fedcl {
 
-ClientAuth::ClientAuth(Credentials credentials) : credentials_(std::move(credentials)), nonce_(fresh_nonce()) {}
+ClientAuth::ClientAuth(Credentials credentials, const Transport &link, const std::string &endpoint,
+                       std::string resume_token)
+    : credentials_(std::move(credentials)),
+      binding_{link.channel_binding(), tls_host_of(endpoint), std::move(resume_token)},
+      nonce_(fresh_nonce()) {}
 
 std::string ClientAuth::answer(wire::AuthChallenge::Reader challenge, wire::AuthProof::Builder out) {
   auto daemon_nonce = challenge.getNonce();
   if (daemon_nonce.size() != kNonceBytes) return "the daemon's challenge carries no valid nonce";
   challenged_ = true;
   if (credentials_.key.empty()) return {};
-  const std::string &key = credentials_.key, &user = credentials_.user;
-  out.setProof(as_data(auth_proof(key, AuthRole::client, daemon_nonce, nonce(), user)));
-  daemon_proof_ = auth_proof(key, AuthRole::daemon, daemon_nonce, nonce(), user);
+  std::string_view key = credentials_.key.view();
+  const std::string &user = credentials_.user;
+  out.setProof(as_data(auth_proof(key, AuthRole::client, daemon_nonce, nonce(), user, binding_)));
+  daemon_proof_ = auth_proof(key, AuthRole::daemon, daemon_nonce, nonce(), user, binding_);
   return {};
 }
 

@@ -7,6 +7,7 @@
 
 #include "auth.h"
 #include "fedcl.capnp.h"
+#include "secret.h"
 #include "tls.h"
 
 namespace fedcl {
@@ -14,18 +15,25 @@ namespace fedcl {
 // What a client proves to daemons that have a key, and how its links are protected.
 struct Credentials {
   std::string user;  // whose key (a daemon's --key-list); may be empty
-  std::string key;   // empty: none; a daemon that has a key then refuses the client
+  Secret key;        // empty: none; a daemon that has a key then refuses the client
   TlsMode tls = TlsMode::off;  // off: plain TCP; cert: the daemon's certificate; psk: the key (tls.h)
   std::string tls_ca;          // cert: the CA file that signed daemons' certificates ("": the system's)
 };
 
+class Transport;
+
 class ClientAuth {
  public:
-  explicit ClientAuth(Credentials credentials);
+  // For one connection (link, to the daemon at endpoint as dialled); resume_token: the session a
+  // Resume continues. The proofs are bound to all three (AuthBinding).
+  ClientAuth(Credentials credentials, const Transport &link, const std::string &endpoint,
+             std::string resume_token = {});
 
-  // For the first request (Hello, StatusRequest): who the client says it is, and its fresh nonce.
+  // For the first request (Hello, Resume, StatusRequest): who the client says it is, its fresh nonce,
+  // and the daemon's host as dialled.
   const std::string &user() const { return credentials_.user; }
   capnp::Data::Reader nonce() const { return as_data(nonce_); }
+  const std::string &daemon() const { return binding_.daemon; }
 
   // Fills the answer to the daemon's challenge (Reply.challenge); "" or why not. Without a key the
   // proof stays empty, and the daemon's refusal says what is missing.
@@ -37,6 +45,7 @@ class ClientAuth {
 
  private:
   Credentials credentials_;
+  AuthBinding binding_;
   Nonce nonce_;
   bool challenged_ = false;
   Proof daemon_proof_{};  // what the daemon must answer with, once challenged

@@ -142,12 +142,13 @@ std::string Connection::open(int timeout_ms, const Credentials &credentials) {
   receiver_ = std::thread([this] { receiver_main(); });
   flusher_ = std::thread([this] { flusher_main(); });
 
-  ClientAuth auth(credentials);
+  ClientAuth auth(credentials, *transport_, endpoint_);
   RequestMessage request;
   auto hello = request.root.initHello();
   hello.setProtocolVersion(wire::PROTOCOL_VERSION);
   hello.setUser(auth.user());
   hello.setNonce(auth.nonce());
+  hello.setDaemon(auth.daemon());
   char host[128] = {};
   gethostname(host, sizeof host - 1);
   std::string me = std::string(host) + ":" + std::to_string(getpid());

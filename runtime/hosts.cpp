@@ -108,7 +108,7 @@ HostList hosts_parse(const std::string &text, const std::string &source) {
     std::string value;
     if (is_setting(line, "key", &value)) {
       if (value.empty()) setting_problem(list, where + ": a 'key' line without a key");
-      else list.key = value;
+      else list.key = Secret(value);
       continue;
     }
     if (is_setting(line, "user", &value)) {
@@ -155,7 +155,9 @@ HostList hosts_from_environment() {
     }
     std::stringstream text;
     text << in.rdbuf();
-    list = hosts_parse(text.str(), path);
+    std::string contents = text.str();
+    list = hosts_parse(contents, path);
+    secret_wipe(contents);  // it may hold a 'key' line
   }
   // Set but empty is a mistake (FEDCL_KEY=$UNSET_VARIABLE), not a wish for no key.
   auto variable = [&list](const char *name) -> const char * {
@@ -164,14 +166,12 @@ HostList hosts_from_environment() {
     return value && *value ? value : nullptr;
   };
   if (const char *key = variable("FEDCL_KEY")) {
-    list.key = key;
+    list.key = Secret(key);
   } else if (const char *path = variable("FEDCL_KEY_FILE")) {
     // A key of one's own, in a file only its user reads (the hosts file is everyone's).
-    std::ifstream in(path);
-    if (!in || !std::getline(in, list.key) || list.key.empty()) {
-      list.key.clear();
-      setting_problem(list, "FEDCL_KEY_FILE: cannot read a key from " + std::string(path));
-    }
+    std::string why;
+    list.key = secret_read_file(path, &why);
+    if (list.key.empty()) setting_problem(list, "FEDCL_KEY_FILE: cannot read a key from " + why);
   }
   if (const char *user = variable("FEDCL_USER")) list.user = user;
   if (const char *tls = variable("FEDCL_TLS")) {

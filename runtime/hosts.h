@@ -11,7 +11,7 @@ namespace fedcl {
 
 struct HostList {
   std::vector<std::string> endpoints;  // "host:port"
-  std::string key;                     // pre-shared key: FEDCL_KEY, else FEDCL_KEY_FILE's first line,
+  Secret key;                          // pre-shared key: FEDCL_KEY, else FEDCL_KEY_FILE's first line,
                                        // else a "key" line
   std::string user;                    // whose key it is (a daemon's --key-list): FEDCL_USER or a "user" line
   TlsMode tls = TlsMode::off;          // FEDCL_TLS, else a "tls" line

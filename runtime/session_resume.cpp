@@ -76,7 +76,7 @@ void Connection::append_due_ack() {
 }
 
 std::string Connection::resume_over(Transport &transport, uint64_t *daemon_received, bool *refused) {
-  ClientAuth auth(credentials_);
+  ClientAuth auth(credentials_, transport, endpoint_, resume_token_);
   ScratchMessage request;
   auto resume = request.builder().initRoot<wire::Request>().initResume();
   resume.setProtocolVersion(wire::PROTOCOL_VERSION);
@@ -84,6 +84,7 @@ std::string Connection::resume_over(Transport &transport, uint64_t *daemon_recei
   resume.setReceived(received_);
   resume.setUser(auth.user());
   resume.setNonce(auth.nonce());
+  resume.setDaemon(auth.daemon());
   kj::Array<capnp::word> words;
   std::string why = exchange(transport, request.builder(), &words);
   if (!why.empty()) return why;

@@ -120,10 +120,16 @@ std::string TlsTransport::failure(const char *what) const {
   return Transport::failure(what);
 }
 
+std::string TlsTransport::start() {
+  channel_binding_ = tls_channel_binding(ssl_.get());
+  if (channel_binding_.empty()) return "OpenSSL gave no exporter value to bind the proofs to: " + tls_errors();
+  return records_.start(ssl_.get());
+}
+
 std::unique_ptr<Transport> tls_connect(int fd, const std::string &endpoint, const Credentials &credentials,
                                        std::chrono::steady_clock::time_point deadline, std::string *error) {
   SSL_CTX *ctx = client_context(credentials.tls, credentials.tls_ca, error);
-  TlsSession ssl = ctx ? tls_client_session(ctx, credentials.tls, tls_host_of(endpoint), credentials.key, credentials.user, error)
+  TlsSession ssl = ctx ? tls_client_session(ctx, credentials.tls, tls_host_of(endpoint), credentials.key.view(), credentials.user, error)
                        : nullptr;
   if (!ssl) {
     close(fd);

@@ -23,10 +23,11 @@ class TlsTransport final : public Transport {
   // Takes a connected socket and an SSL on it whose handshake is done; start() takes its keys over.
   TlsTransport(int fd, TlsSession ssl);
   // "" or why the session's records cannot be sealed here.
-  std::string start() { return records_.start(ssl_.get()); }
+  std::string start();
   std::string send(iovec *iov, int count) override;
   ssize_t receive(void *dst, size_t size, bool wait) override;
   std::string failure(const char *what) const override;
+  std::string channel_binding() const override { return channel_binding_; }
 
  private:
   // Seals size bytes into the writer's buffers, posting each full piece; "" or why not.
@@ -38,6 +39,7 @@ class TlsTransport final : public Transport {
   SocketWriter writer_;
   SocketReader reader_;
   std::string failure_;  // the receiver's last TLS error
+  std::string channel_binding_;
 };
 
 // Runs the TLS handshake on fd (connected to endpoint) as credentials ask, before deadline. Owns fd:

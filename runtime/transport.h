@@ -30,6 +30,8 @@ class Transport {
   virtual ssize_t receive(void *dst, size_t size, bool wait) = 0;
   // Why the last receive failed, as "what: reason".
   virtual std::string failure(const char *what) const;
+  // What the handshake's proofs are bound to (protocol/auth.h): the TLS exporter value; "" for TCP.
+  virtual std::string channel_binding() const { return {}; }
   // A receive that waits gives up after this long without a byte (SO_RCVTIMEO: both transports wait
   // in recv on the blocking socket).
   void limit_silence(std::chrono::milliseconds silence);

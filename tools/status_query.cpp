@@ -101,7 +101,7 @@ std::string exchange(Transport &link, capnp::MessageBuilder &request, Clock::tim
 // The StatusRequest, and on a daemon with a key the challenge-response, as a session's handshake.
 std::string ask(Transport &link, const Credentials &credentials, Clock::time_point deadline, int timeout_ms,
                 DaemonReport &report) {
-  ClientAuth auth(credentials);
+  ClientAuth auth(credentials, link, report.endpoint);
   capnp::MallocMessageBuilder request;
   auto root = request.initRoot<wire::Request>();
   root.setSeq(1);
@@ -109,6 +109,7 @@ std::string ask(Transport &link, const Credentials &credentials, Clock::time_poi
   status.setProtocolVersion(wire::PROTOCOL_VERSION);
   status.setUser(auth.user());
   status.setNonce(auth.nonce());
+  status.setDaemon(auth.daemon());
   ReceivedReply answer;
   std::string why = exchange(link, request, deadline, timeout_ms, &answer);
   if (why.empty() && answer.root().which() == wire::Reply::CHALLENGE) {

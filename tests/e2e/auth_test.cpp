@@ -5,9 +5,12 @@
 #include <sys/wait.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <fstream>
+#include <thread>
 
+#include "auth.h"
 #include "cl_harness.h"
 #include "raw_session.h"
 #include "recording_proxy.h"
@@ -42,10 +45,11 @@ size_t frame_end(const std::vector<uint8_t> &bytes, size_t offset) {
 }
 
 // Runs the client's handshake by hand; returns the daemon's final reply's status and message.
-cl_int raw_handshake(int port, const std::string &user, const std::string &key, std::string *message = nullptr) {
+cl_int raw_handshake(int port, const std::string &user, const std::string &key, std::string *message = nullptr,
+                     const std::string &dialled = "127.0.0.1") {
   RawSession raw(port);
   ReceivedFrame last;
-  if (!raw.handshake(user, key, &last)) return CL_OUT_OF_RESOURCES;  // no answer at all
+  if (!raw.handshake(user, key, &last, dialled)) return CL_OUT_OF_RESOURCES;  // no answer at all
   auto reply = last.reader->getRoot<wire::Reply>();
   if (message) *message = reply.getMessage();
   if (reply.getStatus() == CL_SUCCESS && reply.which() != wire::Reply::HELLO) return CL_INVALID_VALUE;
@@ -221,11 +225,109 @@ TEST(Auth, PerUserKeysAreGrantedAndRevokedOneUserAtATime) {
   EXPECT_CL(CL_INVALID_PLATFORM, raw_handshake(daemon.port(), "alice", "bobs-own-key", &why));
   EXPECT_NE(std::string::npos, why.find("wrong key for user 'alice'")) << why;
   EXPECT_CL(CL_INVALID_PLATFORM, raw_handshake(daemon.port(), "", "alices-key", &why));
-  // Removing bob's line revokes him at once; alice goes on.
+  // Removing bob's line revokes him (the list is loaded again within a second); alice goes on.
   write_file("fedcl_auth_users", "alice alices-key\n");
-  EXPECT_CL(CL_INVALID_PLATFORM, raw_handshake(daemon.port(), "bob", "bobs-own-key", &why));
-  EXPECT_NE(std::string::npos, why.find("user 'bob' is not in the key list")) << why;
+  auto revoked = [&] { return raw_handshake(daemon.port(), "bob", "bobs-own-key", &why) == CL_INVALID_PLATFORM; };
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!revoked() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_NE(std::string::npos, why.find("wrong key for user 'bob'")) << why;
   EXPECT_CL(CL_SUCCESS, raw_handshake(daemon.port(), "alice", "alices-key"));
+}
+
+TEST(Auth, AnUnknownUserIsRefusedExactlyAsAWrongKeyIs) {
+  std::string list = write_file("fedcl_auth_users3", "alice alices-key\n");
+  StderrCapture capture;
+  DaemonProcess daemon({"--key-list", list});
+  std::string wrong_key, unknown_user;
+  EXPECT_CL(CL_INVALID_PLATFORM, raw_handshake(daemon.port(), "alice", "a-guess", &wrong_key));
+  EXPECT_CL(CL_INVALID_PLATFORM, raw_handshake(daemon.port(), "mallory", "a-guess", &unknown_user));
+  // The answers, and the daemon's lines, differ in the name alone: nobody learns who has a key.
+  EXPECT_EQ("fedcld refused the session: wrong key for user 'alice' (or no key here for it)", wrong_key);
+  EXPECT_EQ("fedcld refused the session: wrong key for user 'mallory' (or no key here for it)", unknown_user);
+  daemon.stop();
+  std::string log = capture.text();
+  EXPECT_EQ(1u, count_occurrences(log, "refused: wrong key for user 'alice' (or no key here for it)")) << log;
+  EXPECT_EQ(1u, count_occurrences(log, "refused: wrong key for user 'mallory' (or no key here for it)")) << log;
+}
+
+TEST(Auth, ANameFromTheClientIsLoggedEscaped) {
+  std::string list = write_file("fedcl_auth_users4", "alice alices-key\n");
+  StderrCapture capture;
+  DaemonProcess daemon({"--key-list", list});
+  EXPECT_CL(CL_INVALID_PLATFORM, raw_handshake(daemon.port(), "eve\nfedcld info: forged line\x1b[2J", "a-guess"));
+  daemon.stop();
+  std::string log = capture.text();
+  EXPECT_NE(std::string::npos, log.find("user 'eve\\x0afedcld info: forged line\\x1b[2J'")) << log;
+  EXPECT_EQ(std::string::npos, log.find("\nfedcld info: forged line")) << log;
+  EXPECT_EQ(std::string::npos, log.find('\x1b')) << log;
+}
+
+// One proof per connection: a wrong proof with the right one queued behind it gets no second try.
+TEST(Auth, AConnectionGetsOneProof) {
+  std::string key_file = write_file("fedcl_auth_key5", std::string(kClusterKey) + "\n");
+  DaemonProcess daemon({"--key-file", key_file});
+  RawSession raw(daemon.port());
+  fedcl::Nonce nonce = fedcl::fresh_nonce();
+  capnp::MallocMessageBuilder hello_message;
+  auto hello = hello_message.initRoot<wire::Request>();
+  hello.setSeq(1);
+  hello.initHello().setProtocolVersion(wire::PROTOCOL_VERSION);
+  hello.getHello().setNonce(fedcl::as_data(nonce));
+  hello.getHello().setDaemon("127.0.0.1");
+  ASSERT_TRUE(raw.send_request(hello_message));
+  ReceivedFrame frame;
+  ASSERT_TRUE(raw.read_frame(&frame));
+  auto challenge = frame.reader->getRoot<wire::Reply>();
+  ASSERT_EQ(wire::Reply::CHALLENGE, challenge.which());
+  for (const char *key : {"a-guess", kClusterKey}) {
+    capnp::MallocMessageBuilder message;
+    auto request = message.initRoot<wire::Request>();
+    request.setSeq(2);
+    request.initAuthenticate().setProof(fedcl::as_data(fedcl::auth_proof(
+        key, fedcl::AuthRole::client, challenge.getChallenge().getNonce(), fedcl::as_data(nonce), "",
+        fedcl::AuthBinding{{}, "127.0.0.1", {}})));
+    ASSERT_TRUE(raw.send_request(message));
+  }
+  ASSERT_TRUE(raw.read_frame(&frame));
+  auto reply = frame.reader->getRoot<wire::Reply>();
+  EXPECT_CL(CL_INVALID_PLATFORM, reply.getStatus());
+  EXPECT_NE(wire::Reply::HELLO, reply.which());
+  EXPECT_FALSE(raw.read_frame(&frame)) << "a second answer: the queued proof ran";
+  EXPECT_TRUE(raw.wait_closed());
+}
+
+TEST(Auth, RepeatedFailuresFromOneAddressAreSlowedAndLoggedOnce) {
+  std::string key_file = write_file("fedcl_auth_key6", std::string(kClusterKey) + "\n");
+  StderrCapture capture;
+  DaemonProcess daemon({"--key-file", key_file});
+  auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < 6; i++) EXPECT_CL(CL_INVALID_PLATFORM, raw_handshake(daemon.port(), "", "a-guess"));
+  // The first two verdicts come at once, then 100, 200, 400 and 800 ms later (a lower bound only).
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(1500));
+  EXPECT_CL(CL_SUCCESS, raw_handshake(daemon.port(), "", kClusterKey));
+  daemon.stop();
+  std::string log = capture.text();
+  EXPECT_EQ(2u, count_occurrences(log, "refused: wrong key for the cluster key")) << log;
+  EXPECT_EQ(1u, count_occurrences(log, "127.0.0.1: 2 failed proofs in a row; its handshakes' verdicts are slowed")) << log;
+  EXPECT_EQ(1u, count_occurrences(log, "127.0.0.1 proved a key after 6 failed proofs")) << log;
+}
+
+// The proof names the host the client dialled: a machine that passes a client's handshake on to
+// this daemon was dialled by its own name, and its client's proof does not get through here.
+TEST(Auth, AProofForAnotherHostIsRefusedUnlessItIsAnAlias) {
+  std::string key_file = write_file("fedcl_auth_key7", std::string(kClusterKey) + "\n");
+  std::string why;
+  {
+    DaemonProcess daemon({"--key-file", key_file});
+    EXPECT_CL(CL_INVALID_PLATFORM, raw_handshake(daemon.port(), "", kClusterKey, &why, "192.0.2.1"));
+    EXPECT_NE(std::string::npos, why.find("the client dialled '192.0.2.1', which is not a name or address of this fedcld"))
+        << why;
+    EXPECT_CL(CL_SUCCESS, raw_handshake(daemon.port(), "", kClusterKey, &why, "127.0.0.1"));
+  }
+  DaemonProcess daemon({"--key-file", key_file, "--aliases", "gpu-alias.invalid,192.0.2.1"});
+  EXPECT_CL(CL_SUCCESS, raw_handshake(daemon.port(), "", kClusterKey, &why, "192.0.2.1")) << why;
+  EXPECT_CL(CL_SUCCESS, raw_handshake(daemon.port(), "", kClusterKey, &why, "gpu-alias.invalid")) << why;
 }
 
 TEST(Auth, TheRuntimeProvesAUsersKeyFromAFile) {

@@ -63,8 +63,8 @@ bool peer_handshake(RawSession &raw, const std::string &key, uint64_t instance, 
   capnp::MallocMessageBuilder message;
   auto proof = message.initRoot<wire::PeerMessage>().initProof();
   if (!key.empty())
-    proof.setProof(fedcl::as_data(fedcl::auth_proof(key, fedcl::AuthRole::dialling_peer, their_nonce, fedcl::as_data(nonce), identity)));
-  if (daemon_proof) *daemon_proof = fedcl::auth_proof(key, fedcl::AuthRole::answering_peer, their_nonce, fedcl::as_data(nonce), identity);
+    proof.setProof(fedcl::as_data(fedcl::auth_proof(key, fedcl::AuthRole::dialling_peer, their_nonce, fedcl::as_data(nonce), identity, {})));
+  if (daemon_proof) *daemon_proof = fedcl::auth_proof(key, fedcl::AuthRole::answering_peer, their_nonce, fedcl::as_data(nonce), identity, {});
   return send_peer(raw, message);
 }
 

@@ -92,6 +92,7 @@ bool resume_by_hand(RawSession &raw, const std::string &token, const std::string
   resume.setToken(capnp::Data::Reader(reinterpret_cast<const uint8_t *>(token.data()), token.size()));
   resume.setNonce(fedcl::as_data(nonce));
   resume.setReceived(received);
+  resume.setDaemon("127.0.0.1");
   if (frames_sent) {
     frames_sent->emplace_back();
     fedcl::frame_append(frames_sent->back(), wire::FrameKind::REQUEST, resume_message, 0);
@@ -103,7 +104,8 @@ bool resume_by_hand(RawSession &raw, const std::string &token, const std::string
   auto answer = proof_message.initRoot<wire::Request>();
   answer.setSeq(2);
   answer.initAuthenticate().setProof(fedcl::as_data(
-      fedcl::auth_proof(key, fedcl::AuthRole::client, reply.getChallenge().getNonce(), fedcl::as_data(nonce), "")));
+      fedcl::auth_proof(key, fedcl::AuthRole::client, reply.getChallenge().getNonce(), fedcl::as_data(nonce), "",
+                       fedcl::AuthBinding{{}, "127.0.0.1", token})));
   if (frames_sent) {
     frames_sent->emplace_back();
     fedcl::frame_append(frames_sent->back(), wire::FrameKind::REQUEST, proof_message, 0);

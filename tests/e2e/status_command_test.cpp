@@ -138,7 +138,7 @@ TEST(StatusCommand, AUserProvesTheirKeyFromTheKeyList) {
   setenv("FEDCL_USER", "bob", 1);
   StatusRun bob = fedcl_status(daemon.endpoint(), "");
   EXPECT_EQ(1, bob.status) << bob.out;
-  EXPECT_TRUE(has(bob.out, "user 'bob' is not in the key list")) << bob.out;
+  EXPECT_TRUE(has(bob.out, "wrong key for user 'bob' (or no key here for it)")) << bob.out;
   unsetenv("FEDCL_USER");
   unsetenv("FEDCL_KEY_FILE");
 }

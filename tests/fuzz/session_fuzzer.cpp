@@ -43,7 +43,7 @@ std::unique_ptr<fedcld::Listener> start_daemon(const char *key) {
   fedcld::ServerOptions &options = settings.server;
   options.port = 0;
   options.node = "fuzz";
-  options.key = key;
+  options.key = fedcl::Secret(key ? key : "");
   options.max_session_memory = 64 << 20;  // hostile sizes are refused, not allocated
   auto daemon = std::make_unique<fedcld::Listener>(&g_loop, settings);
   daemon->workers().run_in_process(

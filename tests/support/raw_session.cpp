@@ -58,7 +58,8 @@ bool RawSession::send_hello(uint32_t protocol_version, uint64_t seq) {
   return send_request(message);
 }
 
-bool RawSession::handshake(const std::string &user, const std::string &key, ReceivedFrame *last) {
+bool RawSession::handshake(const std::string &user, const std::string &key, ReceivedFrame *last,
+                           const std::string &dialled) {
   fedcl::Nonce nonce = fedcl::fresh_nonce();
   capnp::MallocMessageBuilder hello_message;
   auto request = hello_message.initRoot<fedcl::wire::Request>();
@@ -68,6 +69,7 @@ bool RawSession::handshake(const std::string &user, const std::string &key, Rece
   hello.setClient("raw test client");
   hello.setUser(user);
   hello.setNonce(fedcl::as_data(nonce));
+  hello.setDaemon(dialled);
   if (!send_request(hello_message) || !read_frame(last)) return false;
   auto reply = last->reader->getRoot<fedcl::wire::Reply>();
   if (reply.which() != fedcl::wire::Reply::CHALLENGE) return true;
@@ -77,7 +79,7 @@ bool RawSession::handshake(const std::string &user, const std::string &key, Rece
   auto proof = answer.initAuthenticate();
   if (!key.empty())
     proof.setProof(fedcl::as_data(fedcl::auth_proof(key, fedcl::AuthRole::client, reply.getChallenge().getNonce(),
-                                                    fedcl::as_data(nonce), user)));
+                                                    fedcl::as_data(nonce), user, fedcl::AuthBinding{{}, dialled, {}})));
   return send_request(proof_message) && read_frame(last);
 }
 

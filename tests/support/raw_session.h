@@ -35,7 +35,9 @@ class RawSession {
   // The client's handshake by hand (protocol/auth.h): Hello as user, and when the daemon challenges,
   // a proof under key (an empty proof when key is empty). *last gets the daemon's last answer: the
   // HelloReply, or a refusal. False if no answer came.
-  bool handshake(const std::string &user, const std::string &key, ReceivedFrame *last);
+  // dialled: the host the Hello says the client dialled (the socket goes to 127.0.0.1 all the same).
+  bool handshake(const std::string &user, const std::string &key, ReceivedFrame *last,
+                 const std::string &dialled = "127.0.0.1");
 
   // Reads one whole frame. False on EOF, timeout or a truncated frame.
   bool read_frame(ReceivedFrame *frame);

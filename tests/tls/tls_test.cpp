@@ -17,6 +17,7 @@
 
 #include "cl_harness.h"
 #include "recording_proxy.h"
+#include "tls_relay.h"
 
 using namespace fedcl_test;
 
@@ -299,7 +300,7 @@ TEST(Tls, AnUnreadableKeyFileDialsNothingNotEvenWithTheHostsFilesKey) {
   DaemonProcess daemon({"--key-file", tls_file("key")});
   hosts_file(daemon.endpoint() + "\nkey " + cluster_key() + "\n");
   setenv("FEDCL_KEY_FILE", "/nonexistent/fedcl/key", 1);
-  expect_nothing_dialled(daemon, "FEDCL_KEY_FILE: cannot read a key from /nonexistent/fedcl/key");
+  expect_nothing_dialled(daemon, "FEDCL_KEY_FILE: cannot read a key from /nonexistent/fedcl/key: No such file");
 }
 
 TEST(Tls, AnEmptyKeyVariableDialsNothing) {
@@ -322,6 +323,32 @@ TEST(Tls, TheSameDaemonIsReachedWhenTheSettingsAreRight) {
   cl_int err = CL_SUCCESS;
   EXPECT_EQ(1u, fedcl_devices(fedcl_platform(), &err).size());
   EXPECT_CL(CL_SUCCESS, err);
+}
+
+// A machine in the middle with its own TLS session towards each side and a certificate the client
+// trusts, but not the key: the client's proof is bound to the client's TLS session (its exporter
+// value), which differs from the relay's session with the daemon, so the daemon refuses it. (The same
+// client settings reach the daemon directly: FedclStatusSpeaksTlsWithEitherTrustRoot.)
+TEST(Tls, ARelayWithATrustedCertificateButNotTheKeyGetsNoSession) {
+  cert_client();
+  setenv("FEDCL_KEY", cluster_key().c_str(), 1);
+  StderrCapture capture;
+  std::vector<std::string> args = cert_daemon();
+  args.insert(args.end(), {"--key-file", tls_file("key")});
+  DaemonProcess daemon(args);
+  TlsRelay relay(daemon.port(), tls_file("daemon.pem"), tls_file("daemon.key"), tls_file("ca.pem"));
+  set_hosts(relay.endpoint());
+  cl_int err = CL_SUCCESS;
+  EXPECT_TRUE(fedcl_devices(fedcl_platform(), &err).empty());
+  EXPECT_CL(CL_DEVICE_NOT_FOUND, err);
+  daemon.stop();
+  std::string text = capture.text();
+  EXPECT_NE(std::string::npos, text.find("fedcl: warning: skipping daemon " + relay.endpoint() +
+                                         ": fedcld refused the session: wrong key for the cluster key")) << text;
+  EXPECT_NE(std::string::npos, text.find("refused: wrong key for the cluster key")) << "not in the daemon's log:\n" << text;
+  // The relay did pass the handshake on, both ways: the refusal came through it.
+  EXPECT_GT(relay.client_bytes(), 0u);
+  EXPECT_GT(relay.daemon_bytes(), 0u);
 }
 
 TEST(Tls, FedcldWithTlsButNoTrustRootDoesNotStart) {

@@ -1,20 +1,27 @@
-// The challenge-response's pure parts: proofs (protocol/auth.h) and the daemon's key list (keys.h).
+// The challenge-response's pure parts: proofs (protocol/auth.h), the daemon's key list and store
+// (keys.h), the throttle of failing addresses (auth_throttle.h), the daemon's own names
+// (daemon_names.h), and Secret (protocol/secret.h).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <fstream>
 
 #include "auth.h"
+#include "auth_throttle.h"
+#include "daemon_names.h"
 #include "keys.h"
+#include "secret.h"
 
 using fedcl::AuthRole;
 
 namespace {
 const fedcl::Nonce kDaemonNonce = fedcl::fresh_nonce(), kClientNonce = fedcl::fresh_nonce();
 
+const fedcl::AuthBinding kBinding{"exporter-value", "gpu01", ""};
+
 fedcl::Proof proof(const std::string &key, AuthRole role, const fedcl::Nonce &challenge = kDaemonNonce,
-                   const std::string &identity = "alice") {
-  return fedcl::auth_proof(key, role, fedcl::as_data(challenge), fedcl::as_data(kClientNonce), identity);
+                   const std::string &identity = "alice", const fedcl::AuthBinding &binding = kBinding) {
+  return fedcl::auth_proof(key, role, fedcl::as_data(challenge), fedcl::as_data(kClientNonce), identity, binding);
 }
 }  // namespace
 
@@ -26,6 +33,16 @@ TEST(AuthProof, MatchesOnlyTheSameKeyRoleNoncesAndIdentity) {
   EXPECT_FALSE(fedcl::auth_proof_matches(right, fedcl::as_data(proof("k", AuthRole::dialling_peer))));
   EXPECT_FALSE(fedcl::auth_proof_matches(right, fedcl::as_data(proof("k", AuthRole::client, fedcl::fresh_nonce()))));
   EXPECT_FALSE(fedcl::auth_proof_matches(right, fedcl::as_data(proof("k", AuthRole::client, kDaemonNonce, "bob"))));
+  // Bound to the channel, the daemon dialled and the session resumed: a proof made for another
+  // connection (a relay's) does not match.
+  for (const fedcl::AuthBinding &other : {fedcl::AuthBinding{"another-exporter", "gpu01", ""},
+                                          fedcl::AuthBinding{"", "gpu01", ""},
+                                          fedcl::AuthBinding{"exporter-value", "relay", ""},
+                                          fedcl::AuthBinding{"exporter-value", "gpu01", "token"}})
+    EXPECT_FALSE(fedcl::auth_proof_matches(right, fedcl::as_data(proof("k", AuthRole::client, kDaemonNonce, "alice", other))));
+  // Fields are length-prefixed: moving a byte from one field to the next changes the proof.
+  EXPECT_FALSE(fedcl::auth_proof_matches(proof("k", AuthRole::client, kDaemonNonce, "alice", {"ab", "c", ""}),
+                                         fedcl::as_data(proof("k", AuthRole::client, kDaemonNonce, "alice", {"a", "bc", ""}))));
   // A truncated or empty proof never matches.
   EXPECT_FALSE(fedcl::auth_proof_matches(right, capnp::Data::Reader(right.data(), right.size() - 1)));
   EXPECT_FALSE(fedcl::auth_proof_matches(right, capnp::Data::Reader()));
@@ -43,8 +60,8 @@ TEST(KeyList, ReadsKeysAndKeyFilesAndReportsBadLines) {
                                          "\ncarol\ndave /nonexistent/key\nalice again\n",
                                      "keys.list");
   unlink(path);
-  EXPECT_EQ("key with spaces", list.keys.at("alice"));
-  EXPECT_EQ("from-a-file", list.keys.at("bob"));
+  EXPECT_EQ("key with spaces", list.keys.at("alice").view());
+  EXPECT_EQ("from-a-file", list.keys.at("bob").view());
   EXPECT_EQ(2u, list.keys.size());
   ASSERT_EQ(3u, list.problems.size());
   EXPECT_NE(std::string::npos, list.problems[0].find("keys.list:4: user 'carol' has no key")) << list.problems[0];
@@ -52,11 +69,145 @@ TEST(KeyList, ReadsKeysAndKeyFilesAndReportsBadLines) {
   EXPECT_NE(std::string::npos, list.problems[2].find("listed twice")) << list.problems[2];
 }
 
-TEST(KeyList, AUserOutsideTheListFallsBackToTheClusterKeyOrNone) {
-  std::string why;
-  EXPECT_EQ("cluster", fedcld::key_for_user("cluster", "", "anyone", &why));
-  EXPECT_EQ("", fedcld::key_for_user("", "/nonexistent/list", "erin", &why));
-  EXPECT_NE(std::string::npos, why.find("cannot read the key list")) << why;
-  EXPECT_EQ("", fedcld::key_for_user("", "", "", &why));
-  EXPECT_NE(std::string::npos, why.find("no user")) << why;
+std::string temporary_list(const std::string &text) {
+  char path[] = "/tmp/fedcl-keylist-XXXXXX";
+  int fd = mkstemp(path);
+  close(fd);
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(KeyStore, AUserOutsideTheListFallsBackToTheClusterKey) {
+  std::string path = temporary_list("alice alices-key\n");
+  fedcld::KeyStore store(fedcl::Secret("cluster"), path);
+  unlink(path.c_str());
+  EXPECT_TRUE(store.requires_key());
+  EXPECT_EQ("alices-key", store.key_for("alice").view());
+  EXPECT_EQ("cluster", store.key_for("anyone").view());
+  EXPECT_EQ("cluster", store.key_for("").view());
+}
+
+TEST(KeyStore, AnUnknownUserGetsADecoyThatIsTheSameEachTimeAndNobodysKey) {
+  std::string path = temporary_list("alice alices-key\n");
+  fedcld::KeyStore store(fedcl::Secret(), path);
+  unlink(path.c_str());
+  fedcl::Secret decoy = store.key_for("mallory");
+  EXPECT_FALSE(decoy.empty());
+  EXPECT_EQ(32u, decoy.view().size());
+  EXPECT_EQ(decoy, store.key_for("erin"));
+  EXPECT_EQ(decoy, store.key_for(""));  // no cluster key: the user-less client is refused alike
+  EXPECT_NE("alices-key", decoy.view());
+  fedcld::KeyStore other(fedcl::Secret(), "/nonexistent/list");
+  EXPECT_NE(decoy, other.key_for("mallory")) << "a decoy is random per run";
+}
+
+TEST(KeyStore, AListThatCannotBeReadRefusesItsUsersRatherThanFallingBack) {
+  fedcld::KeyStore store(fedcl::Secret("cluster"), "/nonexistent/list");
+  EXPECT_NE("cluster", store.key_for("alice").view());
+  EXPECT_EQ("cluster", store.key_for("").view());  // the cluster key's own clients name no user
+}
+
+TEST(KeyStore, AChangedListIsLoadedAgainOffTheLoop) {
+  std::string path = temporary_list("alice first-key\n");
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  fedcld::KeyStore store(fedcl::Secret(), path);
+  store.watch(&loop);
+  EXPECT_EQ("first-key", store.key_for("alice").view());
+  // uv_fs_poll compares whole-second times too: let the change show in the size as well.
+  std::ofstream(path) << "alice second-key-longer\nbob bobs-key\n";
+  uint64_t loads = store.loads();
+  uv_timer_t timeout;
+  uv_timer_init(&loop, &timeout);
+  uv_timer_start(&timeout, [](uv_timer_t *) {}, 5000, 0);
+  while (store.loads() == loads && uv_loop_alive(&loop)) uv_run(&loop, UV_RUN_ONCE);
+  EXPECT_EQ(loads + 1, store.loads());
+  EXPECT_EQ("second-key-longer", store.key_for("alice").view());
+  EXPECT_EQ("bobs-key", store.key_for("bob").view());
+  store.close();
+  uv_close(reinterpret_cast<uv_handle_t *>(&timeout), nullptr);
+  uv_run(&loop, UV_RUN_DEFAULT);
+  uv_loop_close(&loop);
+  unlink(path.c_str());
+}
+
+TEST(AuthThrottle, AnAddressThatKeepsFailingWaitsLongerForEachVerdict) {
+  fedcld::AuthThrottle throttle;
+  uint64_t now = 1000000;
+  // The first failures are answered at once (a mistyped key).
+  EXPECT_EQ(now, throttle.verdict_at("10.0.0.1", now));
+  EXPECT_FALSE(throttle.failed("10.0.0.1", now).slowing_starts);
+  EXPECT_EQ(now, throttle.verdict_at("10.0.0.1", now));
+  EXPECT_TRUE(throttle.failed("10.0.0.1", now).slowing_starts);
+  // Then the verdicts wait, doubling, and queue one behind the other.
+  EXPECT_EQ(now + 100, throttle.verdict_at("10.0.0.1", now));
+  EXPECT_EQ(now + 200, throttle.verdict_at("10.0.0.1", now));
+  EXPECT_FALSE(throttle.failed("10.0.0.1", now).slowing_starts);
+  EXPECT_EQ(now + 400, throttle.verdict_at("10.0.0.1", now));
+  // Another address is not slowed.
+  EXPECT_EQ(now, throttle.verdict_at("10.0.0.2", now));
+  // A queue past the handshake's time is refused unchecked.
+  for (int i = 0; i < 5; i++) throttle.failed("10.0.0.1", now);
+  uint64_t at = 0;
+  int turns = 0;
+  while ((at = throttle.verdict_at("10.0.0.1", now)) != fedcld::AuthThrottle::kBusy) {
+    EXPECT_LE(at - now, fedcld::AuthThrottle::kMaxWaitMs);
+    ASSERT_LT(++turns, 100);
+  }
+  // A proof that holds ends the burst; so do ten quiet minutes.
+  EXPECT_EQ(8u, throttle.passed("10.0.0.1"));
+  EXPECT_EQ(now, throttle.verdict_at("10.0.0.1", now));
+  for (int i = 0; i < 3; i++) throttle.failed("10.0.0.3", now);
+  EXPECT_GT(throttle.verdict_at("10.0.0.3", now), now);
+  uint64_t later = now + fedcld::AuthThrottle::kQuietMs + 1;
+  EXPECT_EQ(later, throttle.verdict_at("10.0.0.3", later));
+}
+
+TEST(DaemonNames, AnswersToItsAddressesAndNamesNotToOthers) {
+  using Match = fedcld::DaemonNames::Match;
+  fedcld::DaemonNames names;
+  names.add("gpu-alias.example");
+  names.add("203.0.113.7");
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  EXPECT_EQ(Match::yes, names.match("127.0.0.1"));
+  EXPECT_EQ(Match::yes, names.match("127.3.4.5"));
+  EXPECT_EQ(Match::yes, names.match("[::1]"));
+  EXPECT_EQ(Match::yes, names.match("localhost"));
+  EXPECT_EQ(Match::yes, names.match(host));
+  EXPECT_EQ(Match::yes, names.match("GPU-ALIAS.example."));
+  EXPECT_EQ(Match::yes, names.match("203.0.113.7"));
+  EXPECT_EQ(Match::no, names.match("203.0.113.8"));  // an address is never resolved
+  EXPECT_EQ(Match::no, names.match(""));
+  EXPECT_EQ(Match::unknown, names.match("relay.example"));
+}
+
+TEST(DaemonNames, ANameOutsideTheListCountsWhenItResolvesToAnAddressHere) {
+  // "127.1" is no address to inet_pton but resolves to 127.0.0.1 (inet_aton's short form), so the
+  // resolving path runs without a DNS server; "192.0.513" resolves to 192.0.2.1, not here.
+  fedcld::DaemonNames names;
+  EXPECT_EQ(fedcld::DaemonNames::Match::unknown, names.match("127.1"));
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  int local = -1, remote = -1;
+  names.check(&loop, "127.1", [&](bool here) { local = here; });
+  names.check(&loop, "192.0.513", [&](bool here) { remote = here; });
+  uv_run(&loop, UV_RUN_DEFAULT);
+  uv_loop_close(&loop);
+  EXPECT_EQ(1, local);
+  EXPECT_EQ(0, remote);
+}
+
+TEST(Secret, HoldsItsBytesAndCopiesThem) {
+  fedcl::Secret a("key bytes"), b = a, c;
+  EXPECT_EQ("key bytes", b.view());
+  EXPECT_NE(a.view().data(), b.view().data());
+  c = std::move(a);
+  EXPECT_EQ("key bytes", c.view());
+  EXPECT_TRUE(a.empty());  // NOLINT(bugprone-use-after-move): moved-from is empty
+  std::string text = "a line with a key";
+  fedcl::secret_wipe(text);
+  EXPECT_TRUE(text.empty());
+  EXPECT_GE(text.capacity(), 17u);
+  EXPECT_EQ(std::string(text.capacity(), '\0'), std::string(text.data(), text.capacity()));
 }

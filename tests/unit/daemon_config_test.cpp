@@ -73,7 +73,7 @@ TEST(DaemonConfig, GoodFileFillsTheSettings) {
   EXPECT_EQ("gpu01", s.server.node);
   EXPECT_EQ("NVIDIA", s.selection.platform);
   EXPECT_EQ((std::vector<unsigned>{0, 2}), s.selection.devices);
-  EXPECT_EQ("s3cret", s.server.key);
+  EXPECT_EQ("s3cret", s.server.key.view());
   EXPECT_EQ(key_list, s.server.key_list);  // read again at each handshake
   EXPECT_EQ("10.0.0.1:7072", s.server.peer_address);
   EXPECT_EQ(2500u, s.server.peer_timeout_ms);

@@ -25,7 +25,7 @@ TEST(HostsParse, ReadsEntriesCommentsKeyAndUser) {
       "hosts.conf");
   std::vector<std::string> expected = {"node1:7171", "node2:7070", "10.0.0.5:80", "[fe80::1]:9000", "[::1]:7070"};
   EXPECT_EQ(expected, list.endpoints);
-  EXPECT_EQ("s3cret", list.key);
+  EXPECT_EQ("s3cret", list.key.view());
   EXPECT_EQ("alice", list.user);
   EXPECT_EQ("hosts.conf", list.source);
   EXPECT_TRUE(list.problems.empty());
@@ -103,7 +103,7 @@ TEST(HostsFromEnvironment, HostsVariableWinsAndKeyVariableOverrides) {
   setenv("FEDCL_KEY", "from-env", 1);
   auto list = fedcl::hosts_from_environment();
   EXPECT_EQ((std::vector<std::string>{"a:1", "b:7070"}), list.endpoints);
-  EXPECT_EQ("from-env", list.key);
+  EXPECT_EQ("from-env", list.key.view());
   EXPECT_TRUE(list.problems.empty());
 }
 
@@ -115,7 +115,7 @@ TEST(HostsFromEnvironment, AKeyFileAndUserComeFromTheEnvironment) {
   auto list = fedcl::hosts_from_environment();
   EXPECT_EQ("alice", list.user);
   ASSERT_EQ(1u, list.problems.size());
-  EXPECT_EQ("FEDCL_KEY_FILE: cannot read a key from /nonexistent/key", list.problems[0]);
+  EXPECT_EQ("FEDCL_KEY_FILE: cannot read a key from /nonexistent/key: No such file or directory", list.problems[0]);
   EXPECT_TRUE(list.credentials_broken);
 }
 
@@ -146,7 +146,7 @@ TEST(HostsFromEnvironment, ReadsTheFileNamedByHostsFile) {
   auto list = fedcl::hosts_from_environment();
   unlink(path);
   EXPECT_EQ(std::vector<std::string>{"node-x:9"}, list.endpoints);
-  EXPECT_EQ("k1", list.key);
+  EXPECT_EQ("k1", list.key.view());
   EXPECT_EQ(path, list.source);
 }
 

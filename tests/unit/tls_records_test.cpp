@@ -32,7 +32,7 @@ struct Connected {
 
   Connected() {
     std::string error;
-    server_ctx = fedcl::tls_server_context("", "", [](const std::string &) { return std::string("the key"); }, &error);
+    server_ctx = fedcl::tls_server_context("", "", [](const std::string &) { return fedcl::Secret("the key"); }, &error);
     client_ctx = fedcl::tls_client_context(fedcl::TlsMode::psk, "", &error);
     EXPECT_TRUE(server_ctx && client_ctx) << error;
     server.reset(SSL_new(server_ctx.get()));
