@@ -53,6 +53,13 @@ std::string info_string(const std::vector<InfoValue> &info, cl_uint param) {
   return {};
 }
 
+uint64_t info_ulong(const std::vector<InfoValue> &info, cl_uint param) {
+  cl_ulong number = 0;
+  for (const InfoValue &value : info)
+    if (value.param == param && value.value.size() == sizeof number) std::memcpy(&number, value.value.data(), sizeof number);
+  return number;
+}
+
 std::string device_name(cl_device_id device) {
   return backend_string([&](size_t size, void *value, size_t *size_ret) {
     return clGetDeviceInfo(device, CL_DEVICE_NAME, size, value, size_ret);

@@ -52,6 +52,8 @@ std::string backend_string(Query query) {
 std::string device_name(cl_device_id device);
 // A string parameter from info as read at start-up (a name), or "" when it is not there.
 std::string info_string(const std::vector<InfoValue> &info, cl_uint param);
+// A cl_ulong parameter (a memory size), or 0 when it is not there.
+uint64_t info_ulong(const std::vector<InfoValue> &info, cl_uint param);
 
 // Fills platforms with the selected platforms and devices; returns an error message or "".
 std::string backend_discover(const BackendSelection &selection, std::vector<BackendPlatform> *platforms);

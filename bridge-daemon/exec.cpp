@@ -13,6 +13,7 @@
 #include "peer_signal.h"
 #include "peer_transfer.h"
 #include "session_host.h"
+#include "transfer_chunks.h"
 #include "worker_board.h"
 
 namespace fedcld {
@@ -377,6 +378,33 @@ const RequestHandler *handler_for(wire::Request::Which which) {
 }
 
 }  // namespace
+
+std::string request_payload_problem(wire::Request::Reader request, uint64_t payload_bytes) {
+  const RequestHandler *handler = handler_for(request.which());
+  if (!handler || !handler->carries_payload) return "a payload with a request that takes none";
+  auto differs = [&](uint64_t stated) {
+    return "a payload of " + std::to_string(payload_bytes) + " bytes with a request for " + std::to_string(stated);
+  };
+  switch (request.which()) {
+    case wire::Request::WRITE_BUFFER:
+      if (payload_bytes != request.getWriteBuffer().getSize()) return differs(request.getWriteBuffer().getSize());
+      break;
+    case wire::Request::CREATE_BUFFER:
+      if (payload_bytes != request.getCreateBuffer().getSize()) return differs(request.getCreateBuffer().getSize());
+      break;
+    case wire::Request::TRANSFER_DATA:
+      if (payload_bytes > fedcl::kMaxTransferChunkBytes) return differs(fedcl::kMaxTransferChunkBytes) + " at most";
+      break;
+    default: break;  // images and rectangles: their exact size is checked against the object as they run
+  }
+  return {};
+}
+
+std::shared_ptr<uint8_t[]> take_payload(Frame &frame, uint64_t expected, const char *mismatch) {
+  if (!frame.payload_refused.empty()) fail(CL_MEM_OBJECT_ALLOCATION_FAILURE, frame.payload_refused);
+  if (frame.header.payload_bytes != expected) fail(CL_INVALID_VALUE, mismatch);
+  return std::move(frame.payload);
+}
 
 void execute_request(Session &session, Frame &frame) {
   capnp::FlatArrayMessageReader reader(frame.message.asPtr());

@@ -25,6 +25,9 @@ struct Call {
 };
 
 [[noreturn]] void fail(cl_int status, const std::string &message);
+// A request's payload, of expected bytes: fails with mismatch when it has another size, and as out
+// of memory when it was more than the session may hold and never kept (Frame::payload_refused).
+std::shared_ptr<uint8_t[]> take_payload(Frame &frame, uint64_t expected, const char *mismatch);
 // Throws RequestError if status is not CL_SUCCESS.
 void check(cl_int status, const char *what);
 

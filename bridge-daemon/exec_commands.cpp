@@ -107,9 +107,8 @@ void track_read(Call &call, Resolved &resolved, std::shared_ptr<uint8_t[]> data,
 void exec_write_buffer(Call &call, wire::Request::WriteBuffer::Reader request, Frame &frame) {
   Resolved r = resolve(call, request.getCommand());
   auto mem = call.session.objects().handle<cl_mem>(request.getBuffer(), ObjectKind::mem);
-  if (frame.header.payload_bytes != request.getSize()) fail(CL_INVALID_VALUE, "write payload does not match its size");
   // The payload stays alive until the backend has copied it.
-  std::shared_ptr<uint8_t[]> data = std::move(frame.payload);
+  std::shared_ptr<uint8_t[]> data = take_payload(frame, request.getSize(), "write payload does not match its size");
   check(clEnqueueWriteBuffer(r.queue, mem, CL_FALSE, request.getOffset(), request.getSize(), data.get(),
                              r.wait_count(), r.wait_ptr(), &r.event),
         "clEnqueueWriteBuffer");

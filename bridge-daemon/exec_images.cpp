@@ -64,8 +64,7 @@ cl_mem mem(Call &call, uint64_t id) { return call.session.objects().handle<cl_me
 
 // A write's payload, kept alive until the backend has copied it.
 std::shared_ptr<uint8_t[]> write_payload(Frame &frame, uint64_t expected) {
-  if (frame.header.payload_bytes != expected) fail(CL_INVALID_VALUE, "the payload does not match the region");
-  return std::move(frame.payload);
+  return take_payload(frame, expected, "the payload does not match the region");
 }
 
 }  // namespace
@@ -89,6 +88,7 @@ void exec_create_image(Call &call, wire::Request::CreateImage::Reader request, F
   if (wire_desc.getBuffer()) desc.buffer = mem(call, wire_desc.getBuffer());
   cl_mem_flags flags = request.getFlags() & ~cl_mem_flags(CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR);
   void *contents = nullptr;
+  std::shared_ptr<uint8_t[]> contents_payload;
   if (request.getInitialContents()) {
     if (desc.buffer || desc.image_row_pitch || desc.image_slice_pitch)
       fail(CL_INVALID_VALUE, "initial contents are tightly packed and need an image of its own");
@@ -96,10 +96,10 @@ void exec_create_image(Call &call, wire::Request::CreateImage::Reader request, F
                                          desc.image_array_size);
     size_t element = fedcl::image_element_size(format);
     if (element == 0) fail(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR, "unknown image format");
-    if (frame.header.payload_bytes != packed_bytes(Triple{{full[0], full[1], full[2]}}, element, UINT64_MAX))
-      fail(CL_INVALID_VALUE, "the image's contents do not match its size");
+    contents_payload = take_payload(frame, packed_bytes(Triple{{full[0], full[1], full[2]}}, element, UINT64_MAX),
+                                    "the image's contents do not match its size");
     flags |= CL_MEM_COPY_HOST_PTR;
-    contents = frame.payload.get();
+    contents = contents_payload.get();
   }
   cl_int err = CL_SUCCESS;
   cl_mem image = clCreateImage(context, flags, &format, &desc, contents, &err);

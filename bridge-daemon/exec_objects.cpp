@@ -52,11 +52,11 @@ void exec_create_buffer(Call &call, wire::Request::CreateBuffer::Reader request,
   auto context = objects.handle<cl_context>(request.getContext(), ObjectKind::context);
   cl_mem_flags flags = request.getFlags() & ~(cl_mem_flags)(CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR);
   void *contents = nullptr;
+  std::shared_ptr<uint8_t[]> contents_payload;
   if (request.getInitialContents()) {
-    if (frame.header.payload_bytes != request.getSize())
-      fail(CL_INVALID_VALUE, "buffer contents do not match the buffer size");
+    contents_payload = take_payload(frame, request.getSize(), "buffer contents do not match the buffer size");
     flags |= CL_MEM_COPY_HOST_PTR;
-    contents = frame.payload.get();
+    contents = contents_payload.get();
   }
   objects.charge(request.getSize());
   cl_int err = CL_SUCCESS;

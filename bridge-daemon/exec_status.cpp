@@ -18,13 +18,6 @@ namespace wire = fedcl::wire;
 
 namespace {
 
-uint64_t info_ulong(const std::vector<InfoValue> &info, cl_uint param) {
-  cl_ulong number = 0;
-  for (const InfoValue &value : info)
-    if (value.param == param && value.value.size() == sizeof number) std::memcpy(&number, value.value.data(), sizeof number);
-  return number;
-}
-
 uint64_t seconds_since(std::chrono::steady_clock::time_point then) {
   return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - then).count();
 }

@@ -39,7 +39,8 @@ void Session::hand_over(fedcl::wire::HandedConnection::Builder out) {
       append(unread, &frame_.header, sizeof frame_.header);
       append(unread, frame_.message.begin(), have_);
       break;
-    case ReadState::payload: break;
+    case ReadState::payload:
+    case ReadState::skipped_payload: break;
   }
   unread += unparsed_;
   unparsed_.clear();

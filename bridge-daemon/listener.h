@@ -66,7 +66,8 @@ class Listener final : public Server {
   void hand_off(Session &session, Worker &worker, Fill fill, std::function<void(bool ok)> sent = nullptr);
 
   void execute(Session &session, Frame &frame) override;
-  std::shared_ptr<uint8_t[]> payload_destination(Session &, const Frame &) override { return nullptr; }
+  // Frames before the proof carry no payload (Session::parse refuses them); later ones go to the worker.
+  std::shared_ptr<uint8_t[]> payload_destination(Session &, Frame &, std::string *) override { return nullptr; }
   void connection_closed(Session &session, const std::string &reason) override;
 
  private:

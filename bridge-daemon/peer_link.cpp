@@ -114,11 +114,20 @@ void PeerRegistry::receive(Session &link, Frame &frame) {
   }
 }
 
-std::shared_ptr<uint8_t[]> PeerRegistry::payload_destination(Session &link, const Frame &frame) {
+std::shared_ptr<uint8_t[]> PeerRegistry::payload_destination(Session &link, Frame &frame, std::string *problem) {
   try {
     capnp::FlatArrayMessageReader reader(frame.message.asPtr());
     auto message = reader.getRoot<wire::PeerMessage>();
-    if (message.which() != wire::PeerMessage::DATA) return nullptr;
+    if (message.which() != wire::PeerMessage::DATA) {
+      *problem = "a payload with a peer message that takes none";
+      return nullptr;
+    }
+    // A buffer moves in chunks, an image whole: no chunk is larger than what a session may hold.
+    if (frame.header.payload_bytes > host_.payload_bound()) {
+      *problem = "a peer's chunk of " + std::to_string(frame.header.payload_bytes) + " bytes, more than a session may hold (" +
+                 std::to_string(host_.payload_bound()) + ")";
+      return nullptr;
+    }
     return peer_data_destination(host_, link, message.getData(), frame.header.payload_bytes);
   } catch (const kj::Exception &) {
     return nullptr;  // receive() finds the message malformed and closes the link

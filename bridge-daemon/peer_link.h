@@ -56,7 +56,7 @@ class PeerRegistry {
   void receive(Session &link, Frame &frame);
   // Where the payload of a frame whose message has arrived should land: the memory a receive set
   // aside for those bytes, or null (then the frame gets memory of its own).
-  std::shared_ptr<uint8_t[]> payload_destination(Session &link, const Frame &frame);
+  std::shared_ptr<uint8_t[]> payload_destination(Session &link, Frame &frame, std::string *problem);
   // A peer link closed: what waited on it fails.
   void link_closed(Session &link, const std::string &reason);
 

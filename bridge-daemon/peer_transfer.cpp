@@ -324,7 +324,8 @@ void peer_deliver_abort(SessionHost &host, Session &link, wire::PeerAbort::Reade
 void exec_transfer_data(Call &call, wire::Request::TransferData::Reader request, Frame &frame) {
   auto receive = call.session.inbox().receive(request.getTransfer(), 0);
   if (!receive) fail(CL_INVALID_VALUE, "data for transfer " + std::to_string(request.getTransfer()) + ", which this session does not expect");
-  receive->accept(PeerChunk{request.getOffset(), frame.header.payload_bytes, std::move(frame.payload)});
+  uint64_t size = frame.header.payload_bytes;
+  receive->accept(PeerChunk{request.getOffset(), size, take_payload(frame, size, "")});
 }
 
 void exec_transfer_abort(Call &call, wire::Request::TransferAbort::Reader request) {

@@ -98,8 +98,10 @@ class Server {
   // What the role makes of a connection's frames (a handshake in the main process, a client's
   // requests or a peer's messages in a worker).
   virtual void execute(Session &session, Frame &frame) = 0;
-  // Where the payload of a frame whose message has arrived lands (a transfer's memory), or null.
-  virtual std::shared_ptr<uint8_t[]> payload_destination(Session &session, const Frame &frame) = 0;
+  // Where the payload of a frame whose message has arrived lands (a transfer's memory), or null for
+  // memory of its own; checked before any of it is taken: *problem says why the payload may not be
+  // read at all (the connection is then closed), frame.payload_refused why it is read past.
+  virtual std::shared_ptr<uint8_t[]> payload_destination(Session &session, Frame &frame, std::string *problem) = 0;
   // A connection closes (before its session releases what it holds).
   virtual void connection_closed(Session &session, const std::string &reason) = 0;
   // Closes everything; the loop then ends.

@@ -223,8 +223,11 @@ void Session::on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
   auto keep = self->shared_from_this();
   self->server_.note_activity();
   self->last_heard = uv_now(self->server_.loop());
+  // What the transport refuses (a TLS record that is not authentic) ends the connection, not the
+  // session: a resuming client sends again from the last byte that was authentic, and an attacker on
+  // the path gains nothing a reset connection would not give.
   std::string why = self->link_->transport->received(*self, *buf, nread);
-  if (!why.empty()) return self->close(why);
+  if (!why.empty()) return self->connection_lost(why);
   self->read_done();
 }
 
@@ -291,7 +294,18 @@ void Session::parse(const uint8_t *bytes, size_t size) {
         if (payload_wire_bytes_ == 0) {
           frame_complete();
         } else {
-          frame_.payload = server_.payload_destination(*this, frame_);
+          std::string problem;
+          frame_.payload = server_.payload_destination(*this, frame_, &problem);
+          if (!problem.empty()) {
+            FEDCLD_LOG(warn, "session %llu (%s): refused a payload: %s", (unsigned long long)number_, peer_.c_str(),
+                       problem.c_str());
+            close("refused a payload: " + problem);
+            return;
+          }
+          if (!frame_.payload_refused.empty()) {
+            state_ = ReadState::skipped_payload;
+            break;
+          }
           if (!frame_.payload) frame_.payload.reset(new (std::nothrow) uint8_t[payload_wire_bytes_]);
           if (!frame_.payload) {
             close("cannot allocate a payload of " + std::to_string(payload_wire_bytes_) + " bytes");
@@ -301,9 +315,10 @@ void Session::parse(const uint8_t *bytes, size_t size) {
         }
         break;
       }
-      case ReadState::payload: {
+      case ReadState::payload:
+      case ReadState::skipped_payload: {
         take = std::min<uint64_t>(size, payload_wire_bytes_ - have_);
-        std::memcpy(frame_.payload.get() + have_, bytes, take);
+        if (state_ == ReadState::payload) std::memcpy(frame_.payload.get() + have_, bytes, take);
         have_ += take;
         if (have_ == payload_wire_bytes_) frame_complete();
         break;

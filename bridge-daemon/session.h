@@ -49,6 +49,9 @@ struct Frame {
   // header.payload_bytes bytes (and the padding after them); shared, so that a peer's data can land
   // straight in the memory its transfer set aside (PeerRegistry::payload_destination).
   std::shared_ptr<uint8_t[]> payload;
+  // Why the payload was read past instead of kept (more than the session may hold): the request
+  // fails with it when it runs (take_payload), as a legitimate request past the limit would.
+  std::string payload_refused;
 };
 
 class Session : public std::enable_shared_from_this<Session> {
@@ -222,7 +225,7 @@ class Session : public std::enable_shared_from_this<Session> {
   std::unique_ptr<EventWaiter> event_waiter;
 
  private:
-  enum class ReadState { header, message, payload };
+  enum class ReadState { header, message, payload, skipped_payload };
   struct PendingCompletion {
     uint64_t event;
     cl_int status;

@@ -3,6 +3,8 @@
 #include <capnp/message.h>
 #include <capnp/serialize.h>
 
+#include <algorithm>
+
 #include "exec.h"
 #include "log.h"
 #include "peer_transfer.h"
@@ -19,6 +21,12 @@ SessionHost::SessionHost(uv_loop_t *loop, const DaemonSettings &settings, uint64
                          std::vector<BackendPlatform> platforms, ControlChannel *channel, WorkerBoard *board)
     : Server(loop, settings.server, instance), platforms_(std::move(platforms)), trace_file_(settings.trace_file),
       channel_(channel), board_(board) {
+  uint64_t largest = 0;
+  for (const BackendPlatform &platform : platforms_)
+    for (const BackendDevice &device : platform.devices)
+      largest = std::max(largest, info_ulong(device.info, CL_DEVICE_GLOBAL_MEM_SIZE));
+  uint64_t limit = settings.server.max_session_memory;
+  payload_bound_ = limit && (largest == 0 || limit < largest) ? limit : largest ? largest : fedcl::kMaxPayloadBytes;
   uv_timer_init(loop, &board_timer_);
   board_timer_.data = this;
   uv_timer_start(&board_timer_, [](uv_timer_t *timer) { static_cast<SessionHost *>(timer->data)->publish(); }, 0, 1000);
@@ -155,13 +163,20 @@ void SessionHost::execute(Session &session, Frame &frame) {
   execute_request(session, frame);
 }
 
-std::shared_ptr<uint8_t[]> SessionHost::payload_destination(Session &session, const Frame &frame) {
-  if (session.role == Session::Role::peer) return peers_.payload_destination(session, frame);
+std::shared_ptr<uint8_t[]> SessionHost::payload_destination(Session &session, Frame &frame, std::string *problem) {
+  if (session.role == Session::Role::peer) return peers_.payload_destination(session, frame, problem);
   if (session.role != Session::Role::client) return nullptr;
   // A client's own transfer data lands where its receive set the chunk aside.
   try {
     capnp::FlatArrayMessageReader reader(frame.message.asPtr());
     auto request = reader.getRoot<wire::Request>();
+    *problem = request_payload_problem(request, frame.header.payload_bytes);
+    if (!problem->empty()) return nullptr;
+    if (frame.header.payload_bytes > payload_bound_) {
+      frame.payload_refused = "a payload of " + std::to_string(frame.header.payload_bytes) +
+                              " bytes, more than this session may hold (" + std::to_string(payload_bound_) + ")";
+      return nullptr;
+    }
     if (request.which() != wire::Request::TRANSFER_DATA) return nullptr;
     return client_data_destination(session, request.getTransferData(), frame.header.payload_bytes);
   } catch (const kj::Exception &) {

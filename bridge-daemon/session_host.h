@@ -30,6 +30,9 @@ class SessionHost final : public Server {
   void on_message(fedcl::wire::WorkerMessage::Reader message, SessionLink *link);
 
   const std::vector<BackendPlatform> &platforms() const { return platforms_; }
+  // The largest payload a frame may bring: no object of a session is larger than its largest
+  // device's memory, nor than --max-memory.
+  uint64_t payload_bound() const { return payload_bound_; }
   PeerRegistry &peers() { return peers_; }
   // Kernel printf: which session's printing commands may run (print_gate.h).
   PrintGate &print_gate() { return print_gate_; }
@@ -40,7 +43,7 @@ class SessionHost final : public Server {
   std::shared_ptr<Session> client() const;
 
   void execute(Session &session, Frame &frame) override;
-  std::shared_ptr<uint8_t[]> payload_destination(Session &session, const Frame &frame) override;
+  std::shared_ptr<uint8_t[]> payload_destination(Session &session, Frame &frame, std::string *problem) override;
   void connection_closed(Session &session, const std::string &reason) override;
   void close() override;
   bool closed() const { return closing_; }
@@ -53,6 +56,7 @@ class SessionHost final : public Server {
   void publish();
 
   std::vector<BackendPlatform> platforms_;
+  uint64_t payload_bound_;
   std::string trace_file_;  // --trace: this session's marks go to it + "." + the session's number
   ControlChannel *channel_;
   WorkerBoard *board_;
@@ -66,6 +70,11 @@ class SessionHost final : public Server {
 
 // A request of the client session (exec.cpp).
 void execute_request(Session &session, Frame &frame);
+// Whether a client request may bring a payload of payload_bytes, decided when its message has
+// arrived and before any memory is taken for the payload (which a frame may declare up to the
+// wire's 1 TiB): the request must take one, of the size it states where it states one (a write, a
+// buffer's contents), and a transfer chunk is at most a chunk. "" or why not (exec.cpp).
+std::string request_payload_problem(fedcl::wire::Request::Reader request, uint64_t payload_bytes);
 
 // A session worker's process: `fedcld --session-worker MAIN_PID` (worker_main.cpp).
 int session_worker_main(int argc, char **argv);

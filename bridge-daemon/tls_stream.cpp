@@ -470,7 +470,13 @@ std::string TlsStream::decrypt_here(Session &session) {
     else if (got == 0 && !shared.unread()) break;
   }
   flush_sealed();
+  if (!why.empty()) log_refusal(session, why);
   return why;
+}
+
+void TlsStream::log_refusal(Session &session, const std::string &why) {
+  FEDCLD_LOG(warn, "%s %llu (%s): %s", accepting_ ? "session" : "peer link", (unsigned long long)session.number(),
+             session.peer().c_str(), why.c_str());
 }
 
 void TlsStream::hand_span_to_worker(const uv_buf_t &dest) {
@@ -493,11 +499,12 @@ void TlsStream::landed(uint8_t *at, size_t size, uint8_t *done, bool filled, con
   if (session.closed()) return;
   if (size) session.plaintext_landed(uv_buf_init(reinterpret_cast<char *>(at), size), size);
   std::string problem = why;
+  if (!why.empty()) log_refusal(session, why);
   if (problem.empty() && filled) {
     span_on_worker_ = false;
     problem = decrypt_here(session);
   }
-  if (!problem.empty()) return session.close(problem);
+  if (!problem.empty()) return session.connection_lost(problem);  // as in Session::on_read
   session.read_done();
 }
 

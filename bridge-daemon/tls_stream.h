@@ -65,6 +65,8 @@ class TlsStream final : public StreamTransport {
   // Decrypts on the loop until the session wants a large span, which goes to the worker with the
   // rest of the ciphertext.
   std::string decrypt_here(Session &session);
+  // A record refused after the handshake (not authentic, an alert): a warning, as a failed handshake.
+  void log_refusal(Session &session, const std::string &why);
   void hand_span_to_worker(const uv_buf_t &dest);
   // The worker reports (on the loop, in order) what landed and which read buffers it is done with.
   void landed(uint8_t *at, size_t size, uint8_t *done, bool filled, const std::string &why);

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
@@ -261,7 +262,12 @@ bool TlsRecordKey::open(uint64_t seq, const uint8_t *record, size_t size, uint8_
             EVP_DecryptUpdate(ctx_, &last, &n, body + inner - 1, 1) == 1 &&
             EVP_CIPHER_CTX_ctrl(ctx_, EVP_CTRL_AEAD_SET_TAG, int(kTagBytes), const_cast<uint8_t *>(body + inner)) == 1 &&
             EVP_DecryptFinal_ex(ctx_, nonce, &n) == 1;
-  if (!ok) return false;
+  if (!ok) {
+    // The data was written before its tag was checked: a flipped bit would otherwise leave a
+    // predictably altered copy in the destination (application memory on a client).
+    OPENSSL_cleanse(out, inner - 1);
+    return false;
+  }
   // The content type is the last byte that is not padding (zeros).
   size_t end = inner - 1;
   if (last == 0) {
@@ -292,8 +298,15 @@ std::string TlsRecords::start(SSL *ssl) {
   return why;
 }
 
+// Fewer records per key than kTlsKeyUpdateRecords only: a value that is larger, or does not parse,
+// leaves the limit.
 void TlsRecords::interval_from_environment() {
-  if (const char *every = std::getenv("FEDCL_TLS_KEY_UPDATE_RECORDS")) set_key_update_interval(std::strtoull(every, nullptr, 10));
+  const char *every = std::getenv("FEDCL_TLS_KEY_UPDATE_RECORDS");
+  if (!every || *every < '0' || *every > '9') return;
+  char *end = nullptr;
+  errno = 0;
+  uint64_t records = std::strtoull(every, &end, 10);
+  if (errno == 0 && *end == '\0') set_key_update_interval(records);
 }
 
 void TlsRecords::save(TlsRecordState *state) const {
@@ -416,6 +429,7 @@ ptrdiff_t TlsRecords::open_run(TlsSpan &span, uint8_t *dst, size_t room, std::st
     }
   });
   if (!ok) {
+    OPENSSL_cleanse(dst, data);  // no part of a refused run is handed on, authentic records' data neither
     *error = "TLS: a record that is not authentic (altered, replayed or out of order), or not plain data";
     return -1;
   }

@@ -47,7 +47,8 @@ class TlsRecordKey {
   bool seal(uint64_t seq, const uint8_t *in, size_t size, uint8_t *out, uint8_t type = 0x17);
   // Opens the record numbered seq (size bytes, header included): its data to out (size -
   // kTlsRecordOverhead bytes; more when the peer padded it, which the type's place tells), how much in
-  // *data_size, its inner content type in *type. false when it is not authentic.
+  // *data_size, its inner content type in *type. false when it is not authentic; what was written to
+  // out is then wiped.
   bool open(uint64_t seq, const uint8_t *record, size_t size, uint8_t *out, size_t *data_size, uint8_t *type);
 
  private:
@@ -94,7 +95,8 @@ class TlsRecords {
   bool write(const uint8_t *bytes, size_t size, TlsBytes *out);
   // Up to size bytes of plaintext into dst from the ciphertext span.in holds (span advanced past
   // what was used, partial records kept): how many, 0 when span ran out before a whole record, or -1
-  // with why in *error (a record that is not authentic, an alert, a record that is not data).
+  // with why in *error (a record that is not authentic, an alert, a record that is not data; no byte
+  // of a record that is not authentic is left in dst).
   // Returns as soon as some plaintext is there, like SSL_read, but takes several records at once when
   // dst has room for them.
   ptrdiff_t read(TlsSpan &span, uint8_t *dst, size_t size, std::string *error);
@@ -104,8 +106,12 @@ class TlsRecords {
   // the records taking over that state.
   void save(TlsRecordState *state) const;
   std::string restore(const TlsRecordState &state);
-  // Records per sending key, kTlsKeyUpdateRecords unless a test wants to see many updates.
-  void set_key_update_interval(uint64_t records) { key_update_records_ = records < 2 ? 2 : records; }
+  // Records per sending key, kTlsKeyUpdateRecords unless a test wants to see many updates; never
+  // more (AES-GCM's usage limit, and the arithmetic on it, hold only below it).
+  void set_key_update_interval(uint64_t records) {
+    key_update_records_ = records < 2 ? 2 : records > kTlsKeyUpdateRecords ? kTlsKeyUpdateRecords : records;
+  }
+  uint64_t key_update_interval() const { return key_update_records_; }
 
  private:
   // Seals size bytes (whole records but the last) into out, all with the current sending key.

@@ -7,11 +7,13 @@
 
 namespace fedcl {
 
+// The largest chunk: a receiver refuses a larger one before taking memory for it.
+constexpr uint64_t kMaxTransferChunkBytes = 4 << 20;
+
 // size/16, between 1 and 4 MiB (and never more than the transfer): enough chunks for the device
 // copy, the network and the other end's copy to overlap, few enough that each costs little.
 inline uint64_t transfer_chunk_bytes(uint64_t size) {
-  constexpr uint64_t kMiB = 1 << 20;
-  return std::min<uint64_t>(size, std::clamp<uint64_t>(size / 16, kMiB, 4 * kMiB));
+  return std::min<uint64_t>(size, std::clamp<uint64_t>(size / 16, 1 << 20, kMaxTransferChunkBytes));
 }
 
 }  // namespace fedcl

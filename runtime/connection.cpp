@@ -2,6 +2,7 @@
 #include "spin_wait.h"
 #include "trace.h"
 
+#include "transfer_chunks.h"
 #include "transport.h"
 
 #include <netinet/in.h>
@@ -448,7 +449,13 @@ void Connection::receiver_main() {
             continue;
           }
           // A chunk of a transfer to this process: off the socket into memory of its own, for the
-          // thread that writes it where it goes (a file).
+          // thread that writes it where it goes (a file). Its size is checked before that memory is
+          // taken: a frame may declare up to the wire's 1 TiB.
+          if (header.payload_bytes > kMaxTransferChunkBytes) {
+            lose("the daemon sent a transfer chunk of " + std::to_string(header.payload_bytes) + " bytes (chunks are at most " +
+                 std::to_string(kMaxTransferChunkBytes) + ")");
+            return;
+          }
           std::unique_ptr<uint8_t[]> bytes(new (std::nothrow) uint8_t[header.payload_bytes ? header.payload_bytes : 1]);
           if (!bytes) {
             lose("cannot allocate " + std::to_string(header.payload_bytes) + " bytes for a transfer chunk");

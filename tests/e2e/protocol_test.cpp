@@ -126,6 +126,47 @@ TEST(Protocol, GarbageClosesOnlyThatSession) {
   expect_runtime_session_works(cluster, 2048);  // the runtime's session was never disturbed
 }
 
+// A payload is checked against its request before fedcld takes memory for it. A write whose frame
+// declares more bytes than the write, a payload with a request that takes none and a transfer chunk
+// larger than any chunk each end that session at once, with the reason in the log. Before, the
+// worker set the declared memory aside (up to the wire's 1 TiB) and waited for the bytes, and the
+// request was looked at only once they had come. (A payload larger than the session may hold is
+// read past and its request fails: Isolation.ASessionsLimitsAreItsWorkersOwn.)
+TEST(Protocol, APayloadIsCheckedAgainstItsRequestBeforeItIsTaken) {
+  StderrCapture capture;
+  DaemonProcess daemon;
+  struct Case {
+    uint64_t payload;
+    void (*fill)(fedcl::wire::Request::Builder request);
+    std::string logged;
+  };
+  const Case cases[] = {
+      {uint64_t(8) << 30, [](fedcl::wire::Request::Builder r) { r.initWriteBuffer().setSize(16); },
+       "a payload of 8589934592 bytes with a request for 16"},
+      {4096, [](fedcl::wire::Request::Builder r) { r.setFlush(1); }, "a payload with a request that takes none"},
+      {16u << 20, [](fedcl::wire::Request::Builder r) { r.initTransferData().setTransfer(1); },
+       "a payload of 16777216 bytes with a request for 4194304 at most"},
+  };
+  for (const Case &c : cases) {
+    RawSession raw(daemon.port(), 5000);
+    ASSERT_TRUE(raw.send_hello(fedcl::wire::PROTOCOL_VERSION));
+    ReceivedFrame greeting;
+    ASSERT_TRUE(raw.read_frame(&greeting));
+    capnp::MallocMessageBuilder message;
+    auto request = message.initRoot<fedcl::wire::Request>();
+    request.setSeq(2);
+    c.fill(request);
+    std::vector<uint8_t> bytes;
+    fedcl::frame_append(bytes, fedcl::wire::FrameKind::REQUEST, message, c.payload);
+    ASSERT_TRUE(raw.send_bytes(bytes.data(), bytes.size()));
+    EXPECT_TRUE(raw.wait_closed()) << "still waiting for the payload: " << c.logged;
+  }
+  ASSERT_TRUE(process_alive(daemon.pid()));
+  daemon.stop();
+  std::string log = capture.text();
+  for (const Case &c : cases) EXPECT_NE(std::string::npos, log.find("refused a payload: " + c.logged)) << log;
+}
+
 TEST(Protocol, ClientThatDiesMidSessionLeavesTheDaemonServing) {
   DaemonProcess daemon;
   set_hosts(daemon.endpoint());

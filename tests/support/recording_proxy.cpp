@@ -44,6 +44,37 @@ std::vector<uint8_t> RecordingProxy::daemon_bytes() {
   return from_daemon_;
 }
 
+void RecordingProxy::flip_bit_in_record(bool to_daemon, size_t min_body, int skip) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  flip_min_body_[to_daemon] = min_body;
+  flip_skip_[to_daemon] = skip;
+}
+
+void RecordingProxy::tamper(RecordCursor &cursor, bool to_daemon, uint8_t *bytes, size_t size) {
+  for (size_t i = 0; i < size;) {
+    if (cursor.body_at == cursor.body_size) {  // in a header
+      cursor.header[cursor.header_have++] = bytes[i++];
+      if (cursor.header_have < sizeof cursor.header) continue;
+      cursor.header_have = 0;
+      cursor.body_at = 0;
+      cursor.body_size = size_t(cursor.header[3]) << 8 | cursor.header[4];
+      std::lock_guard<std::mutex> lock(mutex_);
+      size_t &min_body = flip_min_body_[to_daemon];
+      cursor.flip = min_body > 0 && cursor.body_size >= min_body && flip_skip_[to_daemon]-- == 0;
+      if (cursor.flip) min_body = 0;
+      continue;
+    }
+    size_t take = std::min(cursor.body_size - cursor.body_at, size - i), middle = cursor.body_size / 2;
+    if (cursor.flip && middle >= cursor.body_at && middle < cursor.body_at + take) {
+      bytes[i + middle - cursor.body_at] ^= 0x40;
+      cursor.flip = false;
+      flips_++;
+    }
+    i += take;
+    cursor.body_at += take;
+  }
+}
+
 void RecordingProxy::serve() {
   for (;;) {
     pollfd fds[2] = {{listener_, POLLIN, 0}, {stop_pipe_[0], POLLIN, 0}};
@@ -62,6 +93,7 @@ void RecordingProxy::serve() {
 
 void RecordingProxy::forward(int client, int daemon) {
   uint8_t buffer[64 * 1024];
+  RecordCursor cursors[2];  // [side]: from the client, from the daemon
   for (;;) {
     pollfd fds[3] = {{client, POLLIN, 0}, {daemon, POLLIN, 0}, {stop_pipe_[0], POLLIN, 0}};
     if (poll(fds, 3, -1) < 0) {
@@ -76,6 +108,7 @@ void RecordingProxy::forward(int client, int daemon) {
       ssize_t got = room ? recv(fds[side].fd, buffer, room, 0) : 0;
       if (got <= 0) return;
       if (cut_after >= 0) cut_after_ -= got;
+      tamper(cursors[side], side == 0, buffer, size_t(got));
       {
         std::lock_guard<std::mutex> lock(mutex_);
         auto &record = side == 0 ? from_client_ : from_daemon_;

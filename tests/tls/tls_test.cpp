@@ -282,7 +282,8 @@ void expect_nothing_dialled(DaemonProcess &daemon, const std::string &error) {
 }
 
 std::string hosts_file(const std::string &text) {
-  std::string path = testing::TempDir() + "fedcl-fail-closed-hosts.conf";
+  // One file per test process: ctest runs these tests side by side.
+  std::string path = testing::TempDir() + "fedcl-fail-closed-hosts-" + std::to_string(getpid()) + ".conf";
   std::ofstream(path) << text;
   unsetenv("FEDCL_HOSTS");
   setenv("FEDCL_HOSTS_FILE", path.c_str(), 1);
@@ -456,3 +457,89 @@ TEST(Tls, AClientKilledInALargeReadLeavesOtherSessionsServed) {
   EXPECT_EQ(0, waitpid(daemon.pid(), &status, WNOHANG)) << "fedcld ended";
   clReleaseMemObject(big);
 }
+
+namespace {
+
+// Bytes in 1..63: one with a bit flipped (0x40) is none of them, nor 0 (wiped) nor 0xee (untouched).
+std::vector<uint8_t> low_bytes(size_t size) {
+  std::vector<uint8_t> bytes = numbered_bytes(size, 21);
+  for (uint8_t &byte : bytes) byte = uint8_t(1 + byte % 63);
+  return bytes;
+}
+
+// Where to flip a bit: in a small transfer's only record; in a large one's, a full record well
+// inside the payload (the first also holds the frame's header, which the receiving end reads into
+// memory of its own first).
+void flip_bit_in(RecordingProxy &proxy, bool to_daemon, size_t transfer) {
+  if (transfer < (1u << 20)) return proxy.flip_bit_in_record(to_daemon, transfer / 2);
+  proxy.flip_bit_in_record(to_daemon, 16000, 10);
+}
+
+// A bit flipped on the wire in a record to the client: the client's record layer refuses it and the
+// connection ends. Records are opened into their destination before their tag is checked, so a
+// refused one is wiped there: with no session to resume (--resume-window 0) the read fails, and no
+// byte of that record is left in the application's memory. With one, the client resumes and the
+// daemon sends again from the last authentic byte: the read gets exactly what was written.
+void expect_flip_to_client(size_t n, bool resumable) {
+  psk_client(cluster_key());
+  std::vector<std::string> args = psk_daemon();
+  if (!resumable) args.insert(args.end(), {"--resume-window", "0"});
+  DaemonProcess daemon(args);
+  RecordingProxy proxy(daemon.port());
+  set_hosts(proxy.endpoint());
+  StderrCapture capture;
+  Queue q;
+  ASSERT_NO_FATAL_FAILURE(open_queue(&q));
+  std::vector<uint8_t> data = low_bytes(n);
+  cl_mem buffer = create_buffer(q.context, CL_MEM_READ_WRITE, n);
+  ASSERT_CL_OK(clEnqueueWriteBuffer(q.queue, buffer, CL_TRUE, 0, n, data.data(), 0, nullptr, nullptr));
+  const uint8_t untouched = 0xee;
+  std::vector<uint8_t> back(n, untouched);
+  flip_bit_in(proxy, false, n);
+  cl_int read = clEnqueueReadBuffer(q.queue, buffer, CL_TRUE, 0, n, back.data(), 0, nullptr, nullptr);
+  EXPECT_EQ(1, proxy.flips());
+  if (resumable) {
+    EXPECT_CL(CL_SUCCESS, read);
+    EXPECT_EQ(n, first_difference(back.data(), data.data(), n));
+  } else {
+    EXPECT_NE(CL_SUCCESS, read);
+    EXPECT_NE(std::string::npos, capture.so_far().find("not authentic")) << capture.so_far();
+    for (size_t i = 0; i < n; i++)
+      ASSERT_TRUE(back[i] == data[i] || back[i] == untouched || back[i] == 0)
+          << "byte " << i << " of " << n << " is " << int(back[i]) << ", sent " << int(data[i]);
+  }
+  clReleaseMemObject(buffer);
+}
+
+// A bit flipped in a record to the daemon: the daemon refuses the record and drops the connection
+// (logged), the client resumes its session and sends again what the daemon did not take, and the
+// buffer holds exactly what was written. A flip costs a reconnect, never a wrong byte.
+void expect_flip_to_daemon_costs_a_reconnect(size_t n) {
+  psk_client(cluster_key());
+  StderrCapture capture;
+  DaemonProcess daemon(psk_daemon());
+  RecordingProxy proxy(daemon.port());
+  set_hosts(proxy.endpoint());
+  Queue q;
+  ASSERT_NO_FATAL_FAILURE(open_queue(&q));
+  std::vector<uint8_t> data = low_bytes(n);
+  cl_mem buffer = create_buffer(q.context, CL_MEM_READ_WRITE, n);
+  flip_bit_in(proxy, true, n);
+  ASSERT_CL_OK(clEnqueueWriteBuffer(q.queue, buffer, CL_TRUE, 0, n, data.data(), 0, nullptr, nullptr));
+  std::vector<uint8_t> back(n);
+  ASSERT_CL_OK(clEnqueueReadBuffer(q.queue, buffer, CL_TRUE, 0, n, back.data(), 0, nullptr, nullptr));
+  EXPECT_EQ(1, proxy.flips());
+  EXPECT_EQ(n, first_difference(back.data(), data.data(), n));
+  clReleaseMemObject(buffer);
+  daemon.stop();
+  EXPECT_NE(std::string::npos, capture.text().find("not authentic")) << "not in the daemon's log:\n" << capture.text();
+}
+
+}  // namespace
+
+TEST(Tls, ABitFlippedInASmallReadLeavesNoAlteredByte) { expect_flip_to_client(4096, false); }
+TEST(Tls, ABitFlippedInALargeReadLeavesNoAlteredByte) { expect_flip_to_client(32u << 20, false); }
+TEST(Tls, ABitFlippedInASmallReadCostsAReconnect) { expect_flip_to_client(4096, true); }
+TEST(Tls, ABitFlippedInALargeReadCostsAReconnect) { expect_flip_to_client(32u << 20, true); }
+TEST(Tls, ABitFlippedInASmallWriteCostsAReconnect) { expect_flip_to_daemon_costs_a_reconnect(4096); }
+TEST(Tls, ABitFlippedInALargeWriteCostsAReconnect) { expect_flip_to_daemon_costs_a_reconnect(32u << 20); }

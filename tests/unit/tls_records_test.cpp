@@ -195,6 +195,45 @@ TEST(TlsRecords, AnAlteredOrReorderedRecordIsRefused) {
   }
 }
 
+// Records are opened into their destination before their tag is checked: a refused one must leave
+// none of its data there (a flipped bit would otherwise leave a predictably altered copy behind). In
+// one read into room for everything: a small record alone, and a record inside a run opened by
+// several threads. Each byte of the destination is what was sent (a record before the altered
+// one), untouched, or wiped.
+TEST(TlsRecords, ARefusedRecordLeavesNoneOfItsDataInTheDestination) {
+  with_helpers();
+  for (size_t size : {size_t(100), size_t(2000000)}) {
+    Connected c;
+    TlsRecords records;
+    ASSERT_EQ("", records.start(c.client.get()));
+    auto sent = pattern(size, 6);
+    for (size_t done = 0; done < size; done += std::min(size - done, size_t(100000)))
+      ASSERT_EQ(int(std::min(size - done, size_t(100000))),
+                SSL_write(c.server.get(), sent.data() + done, int(std::min(size - done, size_t(100000)))));
+    auto cipher = c.to_client();
+    size_t at = 0, data_before = 0;  // the record holding the middle of the ciphertext
+    while (at + fedcl::kTlsRecordHeader + (size_t(cipher[at + 3]) << 8 | cipher[at + 4]) < cipher.size() / 2) {
+      size_t body = size_t(cipher[at + 3]) << 8 | cipher[at + 4];
+      at += fedcl::kTlsRecordHeader + body;
+      data_before += body - 1 - 16;
+    }
+    const size_t offset = 10;
+    cipher[at + fedcl::kTlsRecordHeader + offset] ^= 0x40;
+    const uint8_t untouched = 0xee;
+    std::vector<uint8_t> dst(size, untouched);
+    TlsSpan span;
+    span.in = cipher.data();
+    span.in_size = cipher.size();
+    std::string error;
+    EXPECT_EQ(-1, records.read(span, dst.data(), dst.size(), &error)) << size;
+    EXPECT_NE(std::string::npos, error.find("not authentic")) << error;
+    size_t flipped = data_before + offset;
+    EXPECT_NE(uint8_t(sent[flipped] ^ 0x40), dst[flipped]) << size << ": the altered byte was left in the destination";
+    for (size_t i = 0; i < size; i++)
+      ASSERT_TRUE(dst[i] == sent[i] || dst[i] == untouched || dst[i] == 0) << size << ": byte " << i;
+  }
+}
+
 // How many records of cipher are as small as a KeyUpdate's (and, in these tests, nothing else is).
 template <typename Bytes>
 size_t key_updates_in(const Bytes &cipher) {
@@ -260,6 +299,25 @@ TEST(TlsRecords, KeyUpdatesEndParallelRunsAndEveryByteArrives) {
   std::string error;
   EXPECT_EQ(sent, read_all(receiver, std::vector<uint8_t>(cipher.begin(), cipher.end()), sent.size(), 11, &error, 1500000));
   EXPECT_EQ("", error);
+}
+
+// FEDCL_TLS_KEY_UPDATE_RECORDS may only shorten a key's life: a larger value (one that wrapped the
+// record arithmetic made write() loop for ever) or one that does not parse leaves RFC 8446's limit.
+TEST(TlsRecords, TheKeyUpdateIntervalNeverPassesTheLimit) {
+  fedcl::TlsRecordState state;  // any secrets will do: the interval is read as the records start
+  for (const char *value : {"18446744073709551615", "99999999999999999999999", "16x", "-5", ""}) {
+    setenv("FEDCL_TLS_KEY_UPDATE_RECORDS", value, 1);
+    TlsRecords records;
+    ASSERT_EQ("", records.restore(state));
+    EXPECT_EQ(fedcl::kTlsKeyUpdateRecords, records.key_update_interval()) << "'" << value << "'";
+  }
+  setenv("FEDCL_TLS_KEY_UPDATE_RECORDS", "64", 1);
+  TlsRecords records;
+  ASSERT_EQ("", records.restore(state));
+  EXPECT_EQ(64u, records.key_update_interval());
+  records.set_key_update_interval(UINT64_MAX);
+  EXPECT_EQ(fedcl::kTlsKeyUpdateRecords, records.key_update_interval());
+  unsetenv("FEDCL_TLS_KEY_UPDATE_RECORDS");
 }
 
 TEST(TlsRecords, ARecordThatIsNotDataIsRefused) {
