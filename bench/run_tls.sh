@@ -8,6 +8,9 @@
 # to bench/results/<date>-<host>-tls.txt (or the folder FEDCL_BENCH_RESULTS names).
 #
 #   bench/run_tls.sh [BUILD_DIR] [--rounds N] [--quick]
+#
+# The daemons' backend is PoCL (/etc/OpenCL/vendors/pocl.icd); FEDCL_BENCH_BACKEND names another
+# vendor's library (on the GPU machine, /usr/local/nvidia/lib64/libnvidia-opencl.so.1).
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -37,7 +40,14 @@ cleanup() {
 trap cleanup EXIT
 "$repo/tests/tls/make_certificates.sh" "$work/tls"
 mkdir "$work/vendors-backend" "$work/vendors"
-cp /etc/OpenCL/vendors/pocl.icd "$work/vendors-backend/"
+backend=${FEDCL_BENCH_BACKEND:-}
+if [[ -n $backend ]]; then
+  echo "$backend" >"$work/vendors-backend/backend.icd"
+  backend_name=$backend
+else
+  cp /etc/OpenCL/vendors/pocl.icd "$work/vendors-backend/"
+  backend_name="PoCL $(dpkg-query -W -f '${Version}' libpocl2 2>/dev/null || echo unknown)"
+fi
 cp "$build/vendors/fedcl.icd" "$work/vendors/"
 
 # start NAME OPTIONS...: a fedcld on a free loopback port; its port in $work/NAME.port.
@@ -76,7 +86,7 @@ out=$results/$(date +%Y-%m-%dT%H%M%S)-$(hostname -s)-tls.txt
   echo "# kernel: $(uname -sr), kernel TLS (tls ULP): $(grep -qw tls /proc/sys/net/ipv4/tcp_available_ulp 2>/dev/null && echo available || echo not available)"
   echo "# openssl: $(openssl version 2>/dev/null || echo unknown)"
   echo "# build: $(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$build/CMakeCache.txt" 2>/dev/null)"
-  echo "# backend: PoCL $(dpkg-query -W -f '${Version}' libpocl2 2>/dev/null || echo unknown), behind fedcld on loopback"
+  echo "# backend: $backend_name, behind fedcld on loopback"
   echo "# load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "# raw link: TCP over loopback to a forked process, TCP_NODELAY"
   env -u OCL_ICD_VENDORS "$bench" --link $quick
