@@ -94,7 +94,7 @@ void exec_create_image(Call &call, wire::Request::CreateImage::Reader request, F
       fail(CL_INVALID_VALUE, "initial contents are tightly packed and need an image of its own");
     auto full = fedcl::image_full_region(desc.image_type, desc.image_width, desc.image_height, desc.image_depth,
                                          desc.image_array_size);
-    size_t element = fedcl::image_element_size(format);
+    size_t element = fedcl::image_element_size(format, true);  // the backend judges the pair
     if (element == 0) fail(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR, "unknown image format");
     contents_payload = take_payload(frame, packed_bytes(Triple{{full[0], full[1], full[2]}}, element, UINT64_MAX),
                                     "the image's contents do not match its size");

@@ -131,6 +131,13 @@ const ContextPart *home_for(cl_context context, cl_mem_flags flags, cl_mem_objec
   return nullptr;
 }
 
+// Whether a daemon of the context lists format as supported (for a pair outside the
+// specification's table, which only a backend's list makes valid).
+bool listed(cl_context context, cl_mem_flags flags, cl_mem_object_type type, const cl_image_format &format) {
+  cl_int err = CL_SUCCESS;
+  return home_for(context, flags, type, format, &err) != nullptr;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Creation
 
@@ -275,7 +282,10 @@ cl_mem create_image(cl_context context, cl_mem_flags flags, const cl_image_forma
   auto fail = [&](cl_int err) -> cl_mem { return set_error(errcode_ret, err), nullptr; };
   if (!as<_cl_context>(context)) return fail(CL_INVALID_CONTEXT);
   if (check_flags(flags) != CL_SUCCESS) return fail(CL_INVALID_VALUE);
-  size_t element = format ? image_element_size(*format) : 0;
+  if (!format) return fail(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR);
+  size_t element = image_element_size(*format);
+  if (element == 0 && desc_in && is_image_type(desc_in->image_type) && listed(context, flags, desc_in->image_type, *format))
+    element = image_element_size(*format, true);
   if (element == 0) return fail(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR);
   if (!desc_in || !is_image_type(desc_in->image_type)) return fail(CL_INVALID_IMAGE_DESCRIPTOR);
   cl_image_desc desc = *desc_in;

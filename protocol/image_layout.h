@@ -63,14 +63,17 @@ constexpr ChannelOrder kChannelOrders[] = {
 
 }  // namespace image_format_detail
 
-// Bytes per element of format, or 0 if the specification does not define that pair.
-inline size_t image_element_size(const cl_image_format &format) {
+// Bytes per element of format, or 0 if the specification does not define that pair. With
+// beyond_table, also for a pair outside the specification's table whose size is still plain (a
+// channel count times a type that is not packed): a backend may list more pairs as supported than the
+// table (NVIDIA: CL_BGRA and CL_ARGB with 16-bit types), and those are the backend's to make.
+inline size_t image_element_size(const cl_image_format &format, bool beyond_table = false) {
   using namespace image_format_detail;
   for (const auto &order : kChannelOrders) {
     if (order.order != format.image_channel_order) continue;
     for (const auto &type : kChannelTypes) {
       if (type.type != format.image_channel_data_type) continue;
-      if (!(order.families & type.family)) return 0;
+      if (!(order.families & type.family) && (!beyond_table || type.packed)) return 0;
       return type.packed ? type.bytes : order.channels * type.bytes;
     }
   }
