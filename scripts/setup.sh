@@ -8,9 +8,10 @@ build=${FEDCL_BUILD_DIR:-$repo/build}
 log=$build/setup.log
 
 # Build tools and libraries, PoCL as the OpenCL backend, and what the tests and the demo run
-# (dpkg-dev: cpack's package dependencies; systemd: systemd-analyze verify of the unit; clang and
-# its runtime: the libFuzzer target, scripts/fuzz.sh; python3-matplotlib: bench/plot.py; libssl-dev:
-# TLS on fedcl's links, and openssl, the command the TLS tests make their certificates with).
+# (dpkg-dev: cpack's package dependencies; lintian: the packages checked against Debian's rules;
+# scdoc: the manual pages; systemd: systemd-analyze verify of the unit; clang and its runtime: the
+# libFuzzer target, scripts/fuzz.sh; python3-matplotlib: bench/plot.py; libssl-dev: TLS on fedcl's
+# links, and openssl, the command the TLS tests make their certificates with).
 packages=(
   cmake make g++ pkg-config
   opencl-headers ocl-icd-opencl-dev ocl-icd-libopencl1
@@ -19,7 +20,7 @@ packages=(
   googletest libgtest-dev
   clinfo clpeak python3-pyopencl python3-numpy python3-pytest python3-pip python3-matplotlib
   iproute2
-  dpkg-dev systemd
+  dpkg-dev lintian scdoc systemd
   libopenmpi-dev openmpi-bin
   clang libclang-rt-14-dev
 )

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Where `cmake --install` puts things: with the prefix /usr, the .icd file in /etc/OpenCL/vendors and
 # the configuration in /etc/fedcl, as distribution packages have them; any other prefix keeps them
-# under PREFIX/etc. Staged with DESTDIR, so it needs no root. An existing configuration file is kept.
+# under PREFIX/etc. The driver lies in the multiarch library directory's fedcl/, where the .icd file
+# says. Staged with DESTDIR, so it needs no root. An existing configuration file is kept.
 #
 # install_layout_test.sh BUILD_DIR
 set -euo pipefail
@@ -21,7 +22,9 @@ expect_text() {  # FILE TEXT: FILE exists and contains TEXT
 
 usr=$work/usr-stage
 install_to "$usr" /usr
-expect_text "$usr/etc/OpenCL/vendors/fedcl.icd" "/usr/lib"
+library=$(cat "$usr/etc/OpenCL/vendors/fedcl.icd")
+[[ $library == /usr/lib/*/fedcl/libfedcl.so && -f $usr$library ]] ||
+  fail "fedcl.icd names $library, not /usr/lib/<triplet>/fedcl/libfedcl.so, or it was not installed"
 expect_text "$usr/etc/fedcl/hosts.conf" "fedcl hosts file"
 expect_text "$usr/etc/fedcl/fedcld.conf" "fedcld configuration"
 expect_text "$usr/usr/lib/systemd/system/fedcld.service" "ExecStart=/usr/bin/fedcld --config /etc/fedcl/fedcld.conf"
