@@ -99,6 +99,9 @@ void KeyStore::watch(uv_loop_t *loop) {
     else store->start_load();
   }, list_path_.c_str(), kListPollMs);
   uv_unref(reinterpret_cast<uv_handle_t *>(poll_));
+  // The poll compares with what it first sees, which may already be a change made after the list was
+  // read at start: read it once more now that the watch is in place.
+  start_load();
 }
 
 void KeyStore::start_load() {
