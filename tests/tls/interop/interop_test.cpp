@@ -160,7 +160,7 @@ void exchange(RecordEndpoint &fedcl, PeerProcess &tool, const Interactive &comma
   if (why.empty()) why = feed(256 * commands.piece);
   if (!why.empty()) fedcl.stop();  // a send stuck on a full socket returns
   first.join();
-  ASSERT_EQ("", sending);
+  ASSERT_EQ("", sending) << said(tool);
   ASSERT_EQ("", why) << said(tool);
   size_t own_updates = fedcl.sent_records().key_updates();
   ASSERT_EQ("", update(commands.update_requested, 2)) << said(tool);
@@ -298,7 +298,7 @@ TEST(TlsInterop, FedclClientWithGnuTlsServer) {
   ASSERT_TRUE(fedcl) << error << said(*tool);
   fedcl->set_key_update_interval(kFedclKeyRecords);
   fedcl->start_receiving();
-  ASSERT_EQ("", fedcl->send(fedcl_writes(0, kFedclFirstWrites, 256)));
+  ASSERT_EQ("", fedcl->send(fedcl_writes(0, kFedclFirstWrites, 256))) << said(*tool);
   uint64_t sent = fedcl->sent();
   ASSERT_EQ("", wait_for("the echo of fedcl's " + std::to_string(sent) + " bytes",
                          [&] { return fedcl->received().checked() == sent; }, [&] { return trouble(*fedcl, *tool); }))

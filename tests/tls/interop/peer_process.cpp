@@ -106,8 +106,10 @@ void PeerProcess::read_output() {
       if (fd.fd == stdout_) output_.take(buffer.data(), size_t(got));
       std::lock_guard<std::mutex> lock(mutex_);
       if (fd.fd == stdout_) {
+        // The data's newlines are ASCII too: a run of them is kept as one.
         for (ssize_t i = 0; i < got; i++)
-          if (buffer[i] < 0x80) messages_.push_back(char(buffer[i]));
+          if (buffer[i] < 0x80 && !(buffer[i] == '\n' && !messages_.empty() && messages_.back() == '\n'))
+            messages_.push_back(char(buffer[i]));
         keep_end(messages_);
       } else {
         errors_.append(reinterpret_cast<const char *>(buffer.data()), size_t(got));
