@@ -17,24 +17,12 @@
 
 #include "auth.h"
 #include "frame.h"
+#include "seed.h"
 
 namespace wire = fedcl::wire;
+using fedcl_fuzz::Seed;
 
 namespace {
-
-struct Seed {
-  std::vector<uint8_t> bytes;
-  explicit Seed(bool keyed) : bytes{uint8_t(keyed)} {}
-  void add(capnp::MallocMessageBuilder &message, wire::FrameKind kind = wire::FrameKind::REQUEST,
-           const std::vector<uint8_t> &payload = {}) {
-    fedcl::frame_append(bytes, kind, message, payload.size());
-    bytes.insert(bytes.end(), payload.begin(), payload.end());
-    bytes.resize(bytes.size() + fedcl::frame_padding(payload.size()));
-  }
-  void save(const std::string &path) const {
-    std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char *>(bytes.data()), bytes.size());
-  }
-};
 
 void add_hello(Seed &seed, const std::string &user = "") {
   capnp::MallocMessageBuilder message;
