@@ -13,6 +13,7 @@
 // altered byte lies in nor of any after it (an altered record is never taken, and nothing of one
 // that failed to open is handed out), and a flipped byte of a record's body or tag, or two records
 // swapped, is refused. The input's own bytes never open: no key, no record.
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -38,6 +39,7 @@ using fedcl::TlsRecordState;
 struct Script {
   const uint8_t *data;
   size_t size;
+  bool used_up() const { return size == 0; }
   size_t take(size_t bytes) {
     size_t value = 0;
     for (size_t i = 0; i < bytes; i++) value = value << 8 | (size ? (size--, *data++) : 0);
@@ -45,12 +47,16 @@ struct Script {
   }
 };
 
-// One connection's two traffic secrets (fixed: the target tests the records, not the handshake).
-TlsRecordState state_of(bool sender) {
+// A record layer's state at the start, its secrets fixed (the target tests the records, not the
+// handshake): the sending half's of the sealed case, the receiving half's that opens what it sealed,
+// and the receiving half's of the raw case, whose key seals nothing (libFuzzer learns the sealed
+// case's ciphertext from its comparisons and offers it as raw input: under the same key, it opens).
+enum class End { sender, receiver, raw_receiver };
+TlsRecordState state_of(End end) {
   TlsRecordState state;
   for (size_t i = 0; i < sizeof state.send_secret; i++) {
-    (sender ? state.send_secret : state.receive_secret)[i] = uint8_t(i + 1);
-    (sender ? state.receive_secret : state.send_secret)[i] = uint8_t(i + 101);
+    state.send_secret[i] = uint8_t(end == End::sender ? i + 1 : i + 101);
+    state.receive_secret[i] = uint8_t(end == End::receiver ? i + 1 : end == End::raw_receiver ? i + 201 : i + 101);
   }
   return state;
 }
@@ -86,26 +92,26 @@ struct Outcome {
   std::string error;
 };
 
-// Opens cipher in pieces and into destinations of the script's sizes, handed over to a second
-// record layer after the read the script names.
-Outcome open_all(const std::vector<uint8_t> &cipher, Script &script) {
-  auto receiver = records_from(state_of(false));
+// Opens cipher in pieces and into destinations of the script's sizes (once it is used up: the rest
+// at once, into 64 KiB), handed over to a second record layer after the read the script names.
+Outcome open_all(const std::vector<uint8_t> &cipher, Script &script, End end) {
+  auto receiver = records_from(state_of(end));
   Outcome outcome;
   size_t hand_over = script.take(1), reads = 0, fed = 0;
   fedcl::TlsSpan span;
-  std::vector<uint8_t> dst;
+  constexpr size_t kMostDst = 70000;
+  std::vector<uint8_t> dst(kMostDst);
   for (;;) {
     if (span.in_size == 0) {
       if (fed == cipher.size()) break;
-      size_t piece = 1 + script.take(2) % 70000;
-      if (piece == 1 && fed == 0) piece = cipher.size();  // a run of the script's zeros: all at once
+      size_t piece = script.used_up() ? cipher.size() : 1 + script.take(2) % kMostDst;
       piece = std::min(piece, cipher.size() - fed);
       span.in = cipher.data() + fed;
       span.in_size = piece;
       fed += piece;
     }
-    dst.assign(1 + script.take(2) % 70000, 0);
-    ptrdiff_t got = receiver->read(span, dst.data(), dst.size(), &outcome.error);
+    size_t room = script.used_up() ? 65536 : 1 + script.take(2) % kMostDst;
+    ptrdiff_t got = receiver->read(span, dst.data(), room, &outcome.error);
     if (got < 0) break;
     if (got == 0 && !outcome.error.empty()) fail("read() returned 0 and an error: " + outcome.error);
     outcome.plain.insert(outcome.plain.end(), dst.begin(), dst.begin() + got);
@@ -134,23 +140,37 @@ size_t record_of(const std::vector<Record> &records, size_t at) {
   return found;
 }
 
+constexpr size_t kWrites = 16, kLargestWrite = 20000;
+
+// The plaintext the sealed case's writes take their bytes from, in order.
+const std::vector<uint8_t> &plaintext() {
+  static const std::vector<uint8_t> bytes = [] {
+    std::vector<uint8_t> made(kWrites * kLargestWrite);
+    for (size_t i = 0; i < made.size(); i++) made[i] = uint8_t(i * 7 + i / 251);
+    return made;
+  }();
+  return bytes;
+}
+
 void sealed(Script &script) {
-  auto sender = records_from(state_of(true));
+  auto sender = records_from(state_of(End::sender));
   sender->set_key_update_interval(2 + script.take(1) % 15);
-  std::vector<uint8_t> plain;
   fedcl::TlsBytes cipher;
-  size_t writes = 1 + script.take(1) % 16;
+  // Room for the most a script can seal (a KeyUpdate after every second record at most): growing
+  // TlsBytes copies it byte by byte, a slow loop in a build with coverage.
+  cipher.reserve(kWrites * (kLargestWrite + 4 * (fedcl::kTlsRecordOverhead + 27)));
+  size_t writes = 1 + script.take(1) % kWrites, sealed_bytes = 0;
   for (size_t i = 0; i < writes; i++) {
     size_t size = script.take(2);
-    size = size & 0x8000 ? size % 40001 : size % 300;
+    size = size & 0x8000 ? size % (kLargestWrite + 1) : size % 300;  // large ones: several records
     if (size == 5) size = 6;  // a record of 5 bytes would look like a KeyUpdate to records_in
-    size_t at = plain.size();
-    for (size_t j = 0; j < size; j++) plain.push_back(uint8_t((at + j) * 7 + (at + j) / 251));
-    if (!sender->write(plain.data() + at, size, &cipher)) fail("the sending half could not seal");
+    if (!sender->write(plaintext().data() + sealed_bytes, size, &cipher)) fail("the sending half could not seal");
+    sealed_bytes += size;
   }
   if (cipher.empty()) return;
+  std::vector<uint8_t> plain(plaintext().data(), plaintext().data() + sealed_bytes);
   std::vector<Record> records = records_in(cipher);
-  std::vector<uint8_t> altered(cipher.begin(), cipher.end());
+  std::vector<uint8_t> altered(cipher.data(), cipher.data() + cipher.size());
   // At most one alteration; the plaintext that may then be handed out is that of the records wholly
   // before the first byte it changes (or before the cut); some must be refused.
   size_t kind = script.take(1) % 6, at = script.take(3) % cipher.size();
@@ -177,13 +197,13 @@ void sealed(Script &script) {
     altered.resize(at);
     allowed = records[r].plain_before;
   }
-  Outcome outcome = open_all(altered, script);
-  if (outcome.plain.size() > plain.size() || std::memcmp(outcome.plain.data(), plain.data(), outcome.plain.size()) != 0)
+  Outcome outcome = open_all(altered, script, End::receiver);
+  if (outcome.plain.size() > plain.size() || !std::equal(outcome.plain.begin(), outcome.plain.end(), plain.begin()))
     fail("read() handed out bytes that were not sealed, or not in their order");
   if (outcome.plain.size() > allowed)
     fail("read() handed out " + std::to_string(outcome.plain.size()) + " bytes where only " + std::to_string(allowed) +
          " came before an altered or missing record");
-  bool untouched = altered.size() == cipher.size() && std::equal(altered.begin(), altered.end(), cipher.begin());
+  bool untouched = altered.size() == cipher.size() && std::memcmp(altered.data(), cipher.data(), cipher.size()) == 0;
   if (untouched && (!outcome.error.empty() || outcome.plain.size() != plain.size()))
     fail("an unaltered stream was not read whole: " + outcome.error);
   if (must_refuse && outcome.error.empty()) fail("an altered record was not refused");
@@ -192,7 +212,7 @@ void sealed(Script &script) {
 void raw(Script &script) {
   std::vector<uint8_t> cipher(script.data, script.data + script.size);
   Script sizes{cipher.data(), std::min<size_t>(cipher.size(), 8)};
-  Outcome outcome = open_all(cipher, sizes);
+  Outcome outcome = open_all(cipher, sizes, End::raw_receiver);
   if (!outcome.plain.empty()) fail("bytes that no one sealed were opened");
 }
 
