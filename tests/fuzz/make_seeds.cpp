@@ -270,6 +270,21 @@ int main(int argc, char **argv) {
   add_wrong_proof(keyed);
   keyed.save(dir + "/keyed-handshake");
 
+  // The keyed handshake out of order: a proof with no challenge before it, a second Hello while the
+  // first is challenged, a second proof on one connection.
+  Seed proof_first(true);
+  add_wrong_proof(proof_first);
+  proof_first.save(dir + "/keyed-proof-first");
+  Seed second_hello(true);
+  add_hello(second_hello, "alice");
+  add_hello(second_hello, "bob");
+  second_hello.save(dir + "/keyed-second-hello");
+  Seed second_proof(true);
+  add_hello(second_proof, "alice");
+  add_wrong_proof(second_proof);
+  add_wrong_proof(second_proof);
+  second_proof.save(dir + "/keyed-second-proof");
+
   // `fedcl status`: a StatusRequest instead of Hello, answered at once by a daemon without a key,
   // challenged (then a proof that cannot be right) by one with a key.
   for (bool with_key : {false, true}) {
