@@ -1,4 +1,5 @@
 #include "connection.h"
+#include "message_check.h"
 #include "spin_wait.h"
 #include "trace.h"
 
@@ -156,12 +157,18 @@ std::string Connection::open(int timeout_ms, const Credentials &credentials) {
   hello.setPlatform(platform_);
   auto answer = handshake_call(request, timeout_ms);
   if (answer->status != CL_SUCCESS) return answer->message.empty() ? "no answer to Hello" : answer->message;
+  // Read here and (the HelloReply) by the runtime for as long as the session lasts: a malformed
+  // pointer in it would throw in the application's thread (found by tests/fuzz/handshake_fuzzer).
+  std::string malformed = message_check(answer->reply());
+  if (!malformed.empty()) return "malformed answer to Hello: " + malformed;
   if (answer->reply().which() == wire::Reply::CHALLENGE) {
     RequestMessage authenticate;
     std::string why = auth.answer(answer->reply().getChallenge(), authenticate.root.initAuthenticate());
     if (!why.empty()) return why;
     answer = handshake_call(authenticate, timeout_ms);
     if (answer->status != CL_SUCCESS) return answer->message.empty() ? "no answer to the proof" : answer->message;
+    malformed = message_check(answer->reply());
+    if (!malformed.empty()) return "malformed answer to the proof: " + malformed;
   }
   if (answer->reply().which() != wire::Reply::HELLO) return "the daemon answered Hello with something else";
   std::string why = auth.check_daemon(answer->reply().getHello().getProof());
