@@ -1,4 +1,5 @@
 #include "connection.h"
+#include "message_check.h"
 #include "spin_wait.h"
 #include "trace.h"
 
@@ -157,12 +158,18 @@ std::string Connection::open(int timeout_ms, const Credentials &credentials) {
   hello.setPlatform(platform_);
   auto answer = handshake_call(request, timeout_ms);
   if (answer->status != CL_SUCCESS) return answer->message.empty() ? "no answer to Hello" : answer->message;
+  // Read here and (the HelloReply) by the runtime for as long as the session lasts: a malformed
+  // pointer in it would throw in the application's thread (found by tests/fuzz/handshake_fuzzer).
+  std::string malformed = message_check(answer->reply());
+  if (!malformed.empty()) return "malformed answer to Hello: " + malformed;
   if (answer->reply().which() == wire::Reply::CHALLENGE) {
     RequestMessage authenticate;
     std::string why = auth.answer(answer->reply().getChallenge(), authenticate.root.initAuthenticate());
     if (!why.empty()) return why;
     answer = handshake_call(authenticate, timeout_ms);
     if (answer->status != CL_SUCCESS) return answer->message.empty() ? "no answer to the proof" : answer->message;
+    malformed = message_check(answer->reply());
+    if (!malformed.empty()) return "malformed answer to the proof: " + malformed;
   }
   if (answer->reply().which() != wire::Reply::HELLO) return "the daemon answered Hello with something else";
   std::string why = auth.check_daemon(answer->reply().getHello().getProof());
@@ -426,6 +433,16 @@ bool Connection::write_printf(uint64_t size) {
 }
 
 void Connection::receiver_main() {
+  // A reply's call leaves pending_ when the reply's header comes, and lose() fails only what is still
+  // there: every way out after that fails the call itself, or its caller waits for ever.
+  auto fail_taken = [this](PendingReply &taken) {
+    std::string reason;
+    {
+      std::lock_guard<std::mutex> lock(pending_mutex_);
+      reason = lost_reason_;
+    }
+    fail_pending(taken, "fedcl: lost daemon " + endpoint_ + ": " + reason);
+  };
   for (;;) {
     FrameHeader header;
     if (!read_exact(&header, sizeof header)) return;
@@ -438,6 +455,7 @@ void Connection::receiver_main() {
     }
     auto words = kj::heapArray<capnp::word>(header.message_words);
     if (!read_exact(words.begin(), words.size() * sizeof(capnp::word))) return;
+    std::shared_ptr<PendingReply> pending;
     try {
       auto reader = std::make_unique<capnp::FlatArrayMessageReader>(words.asPtr());
       if (header.kind == uint16_t(wire::FrameKind::NOTICE)) {
@@ -486,7 +504,6 @@ void Connection::receiver_main() {
       }
       auto reply = reader->getRoot<wire::Reply>();
       trace::mark(trace::Point::client_reply_read, local_port_, reply.getSeq());
-      std::shared_ptr<PendingReply> pending;
       {
         std::lock_guard<std::mutex> lock(pending_mutex_);
         auto it = pending_.find(reply.getSeq());
@@ -502,17 +519,11 @@ void Connection::receiver_main() {
       if (header.payload_bytes) {
         if (!pending->read_dest || header.payload_bytes != pending->read_size) {
           lose("the daemon sent a payload that no request asked for");
+          fail_taken(*pending);  // it waited for ever (found by tests/fuzz/handshake_fuzzer)
           return;
         }
         if (!read_exact(pending->read_dest, header.payload_bytes) || !discard(frame_padding(header.payload_bytes))) {
-          // The reply left pending_ when its header came, so lose() did not fail it: without this, a
-          // blocking read whose bytes the daemon's death cut off waited for ever.
-          std::string reason;
-          {
-            std::lock_guard<std::mutex> lock(pending_mutex_);
-            reason = lost_reason_;
-          }
-          fail_pending(*pending, "fedcl: lost daemon " + endpoint_ + ": " + reason);
+          fail_taken(*pending);  // a blocking read whose bytes the daemon's death cut off waited for ever
           return;
         }
         if (pending->landed) pending->landed();
@@ -527,6 +538,7 @@ void Connection::receiver_main() {
       pending->cv.notify_all();
     } catch (const kj::Exception &e) {
       lose(std::string("malformed message from the daemon: ") + e.getDescription().cStr());
+      if (pending) fail_taken(*pending);  // a malformed field of a reply already taken
       return;
     }
   }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds fedcl with AddressSanitizer and UndefinedBehaviorSanitizer into build-asan/ (FEDCL_ASAN_BUILD_DIR
-# overrides) and runs the unit, end-to-end, TLS and tool tests there, and the fuzz corpus's replay: real
+# overrides) and runs the unit, end-to-end, TLS and tool tests there, and the fuzz corpora's replays: real
 # fedcld daemons and the real ICD loader, every memory error or undefined behaviour fatal. Exits
 # non-zero when a test fails or any process wrote a sanitizer report. scripts/test.sh runs it after
 # the main suite; run scripts/setup.sh first (packages).
@@ -24,7 +24,8 @@ cmake -S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=Debug -DFEDCL_BUILD_BENCH=OFF -D
   -DFEDCL_BUILD_MPI=OFF -DCMAKE_C_FLAGS="$flags" -DCMAKE_CXX_FLAGS="$flags" \
   -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=address,undefined" >/dev/null
 echo "==> building the sanitized tree into $build (log: $build/sanitize-build.log)"
-if ! cmake --build "$build" -j "$(nproc)" --target fedcl_unit_tests fedcl_e2e_tests fedcl_tls_tests fedcl_tool_tests fedcld_corpus_replay \
+if ! cmake --build "$build" -j "$(nproc)" --target fedcl_unit_tests fedcl_e2e_tests fedcl_tls_tests fedcl_tls_interop_tests \
+    fedcl_tool_tests fedcld_corpus_replay fedcl_records_replay fedcl_key_list_replay fedcl_handshake_replay \
     >"$build/sanitize-build.log" 2>&1; then
   echo "sanitize.sh: the build failed; the last lines of $build/sanitize-build.log:" >&2
   tail -n 40 "$build/sanitize-build.log" >&2
@@ -41,7 +42,7 @@ export LD_PRELOAD="$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=lib
 export ASAN_OPTIONS=detect_leaks=0:alloc_dealloc_mismatch=0:verify_asan_link_order=0:allocator_may_return_null=1:log_path=$reports/asan
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 status=0
-echo "==> running the unit, end-to-end, TLS and tool tests and the fuzz corpus's replay under ASan and UBSan"
+echo "==> running the unit, end-to-end, TLS and tool tests and the fuzz corpora's replays under ASan and UBSan"
 ctest --test-dir "$build" -j2 --timeout 300 --output-on-failure --no-tests=error \
   --test-output-size-passed 10000000 --test-output-size-failed 10000000 \
   -L 'unit|e2e|tls|tools|fuzz' -E '^fuzz\.session_bounded$' || status=$?

@@ -10,12 +10,13 @@ log=$build/setup.log
 # Build tools and libraries, PoCL as the OpenCL backend, and what the tests and the demo run
 # (dpkg-dev: cpack's package dependencies; lintian: the packages checked against Debian's rules;
 # scdoc: the manual pages; systemd: systemd-analyze verify of the unit; clang and its runtime: the
-# libFuzzer target, scripts/fuzz.sh; python3-matplotlib: bench/plot.py; libssl-dev: TLS on fedcl's
-# links, and openssl, the command the TLS tests make their certificates with).
+# libFuzzer targets, scripts/fuzz.sh; python3-matplotlib: bench/plot.py; libssl-dev: TLS on fedcl's
+# links, and openssl, the command the TLS tests make their certificates with and test fedcl's
+# records against; gnutls-bin: gnutls-cli and gnutls-serv, for the same interoperability tests).
 packages=(
   cmake make g++ pkg-config
   opencl-headers ocl-icd-opencl-dev ocl-icd-libopencl1
-  capnproto libcapnp-dev libuv1-dev libsodium-dev libssl-dev openssl
+  capnproto libcapnp-dev libuv1-dev libsodium-dev libssl-dev openssl gnutls-bin
   pocl-opencl-icd
   googletest libgtest-dev
   clinfo clpeak python3-pyopencl python3-numpy python3-pytest python3-pip python3-matplotlib

@@ -17,24 +17,12 @@
 
 #include "auth.h"
 #include "frame.h"
+#include "seed.h"
 
 namespace wire = fedcl::wire;
+using fedcl_fuzz::Seed;
 
 namespace {
-
-struct Seed {
-  std::vector<uint8_t> bytes;
-  explicit Seed(bool keyed) : bytes{uint8_t(keyed)} {}
-  void add(capnp::MallocMessageBuilder &message, wire::FrameKind kind = wire::FrameKind::REQUEST,
-           const std::vector<uint8_t> &payload = {}) {
-    fedcl::frame_append(bytes, kind, message, payload.size());
-    bytes.insert(bytes.end(), payload.begin(), payload.end());
-    bytes.resize(bytes.size() + fedcl::frame_padding(payload.size()));
-  }
-  void save(const std::string &path) const {
-    std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char *>(bytes.data()), bytes.size());
-  }
-};
 
 void add_hello(Seed &seed, const std::string &user = "") {
   capnp::MallocMessageBuilder message;
@@ -281,6 +269,21 @@ int main(int argc, char **argv) {
   add_hello(keyed, "alice");
   add_wrong_proof(keyed);
   keyed.save(dir + "/keyed-handshake");
+
+  // The keyed handshake out of order: a proof with no challenge before it, a second Hello while the
+  // first is challenged, a second proof on one connection.
+  Seed proof_first(true);
+  add_wrong_proof(proof_first);
+  proof_first.save(dir + "/keyed-proof-first");
+  Seed second_hello(true);
+  add_hello(second_hello, "alice");
+  add_hello(second_hello, "bob");
+  second_hello.save(dir + "/keyed-second-hello");
+  Seed second_proof(true);
+  add_hello(second_proof, "alice");
+  add_wrong_proof(second_proof);
+  add_wrong_proof(second_proof);
+  second_proof.save(dir + "/keyed-second-proof");
 
   // `fedcl status`: a StatusRequest instead of Hello, answered at once by a daemon without a key,
   // challenged (then a proof that cannot be right) by one with a key.
