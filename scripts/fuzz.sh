@@ -32,23 +32,19 @@ CC=clang CXX=clang++ cmake -S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebI
   -DCMAKE_C_FLAGS="$flags" -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" >/dev/null
 cmake --build "$build" -j2 --target "$binary" >/dev/null
 mkdir -p "$found"
-# PoCL frees memory it did not allocate with malloc (as in scripts/sanitize.sh). fedcld asks for a
-# declared payload's memory with new(std::nothrow) and closes the session when it cannot be had (so
-# does the client, for a transfer chunk): let ASan return null there, as the system would, instead
-# of reporting the request itself. Past 256 MiB ASan says no (max_allocation_size_mb), as a node
-# short of memory would: the session target's daemons hold at most 64 MiB a session, so nothing a
-# session may legitimately hold is refused, while each declared payload of gigabytes cost ASan a
-# shadow of an eighth of it, written when allocated and again when freed (90% of the run's time,
-# 130 inputs/s instead of 2,000+, and the peak RSS of 2.1 GB that libFuzzer's "rss:" reports:
-# ASan's shadow, given back once freed).
+# PoCL frees memory it did not allocate with malloc (as in scripts/sanitize.sh). A frame's payload is
+# checked against its request before fedcld takes memory for it, and no more than a session may hold
+# (the session target's daemons: 64 MiB) is taken at all; what is taken comes from new(std::nothrow),
+# and the session ends when it cannot be had (so does the client, for a transfer chunk): let ASan
+# return null there, as the system would, instead of reporting the request itself. Past 256 MiB ASan
+# says no (max_allocation_size_mb), as a node short of memory would.
 # handle_abort: ASan reports an abort (an uncaught exception, a failed assertion, a target's failed
 # check) with its stack, and libFuzzer saves the input (session_fuzzer.cpp keeps PoCL's LLVM from
 # taking SIGABRT over).
 export ASAN_OPTIONS=${ASAN_OPTIONS:-alloc_dealloc_mismatch=0:allocator_may_return_null=1:max_allocation_size_mb=256:handle_abort=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 cd "$build"
-# A hostile frame may declare a payload of gigabytes, which an open fedcld allocates before the
-# bytes come (bounding that is the memory limits' work): the malloc limit is lifted, RSS stays bounded.
+# libFuzzer's own malloc limit is lifted (ASan's above decides) and RSS stays bounded.
 if [ "${1:-}" = --merge ]; then
   shift
   exec "$build/tests/fuzz/$binary" -merge=1 -use_counters=0 -timeout=30 -rss_limit_mb=4096 -malloc_limit_mb=1048576 \
