@@ -111,10 +111,6 @@ void RecordEndpoint::receive() {
       why = got == 0 ? "the other end closed the connection" : std::string("recv: ") + std::strerror(errno);
       break;
     }
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      received_tally_.take(cipher.data(), size_t(got));
-    }
     fedcl::TlsSpan span;
     span.in = cipher.data();
     span.in_size = size_t(got);
@@ -123,6 +119,10 @@ void RecordEndpoint::receive() {
       if (opened <= 0) break;
       received_.take(plain.data(), size_t(opened));
     }
+    // Counted once the record layer has taken them: a test that waits for the peer's KeyUpdate to
+    // show here then knows that fedcl has seen it (and owes its answer), not only that it arrived.
+    std::lock_guard<std::mutex> lock(mutex_);
+    received_tally_.take(cipher.data(), size_t(got));
   }
   std::lock_guard<std::mutex> lock(mutex_);
   if (!stopping_) receive_failure_ = why;
