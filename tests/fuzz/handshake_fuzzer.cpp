@@ -6,10 +6,11 @@
 //
 // Each input's first byte says whether the client has a key (odd: it must answer a challenge and
 // have the daemon prove the key); the rest is what the fake daemon sends on the client's
-// connection, paced as a daemon answers (answer()), then its end of stream. A reply the client takes for a HelloReply with a
-// resume token makes it dial again and send Resume when the stream ends: every later connection is
-// answered with a well-formed refusal, so that the client gives up at once (after a failure that is
-// not a refusal it would wait 100 ms and dial again, for as long as the input's resume window).
+// connection, paced as a daemon answers (answer()), then its end of stream. A reply the client
+// takes for a HelloReply with a resume token makes it dial again and send Resume when the stream
+// ends: every later connection is answered with a well-formed refusal, so that the client gives up
+// at once (after a failure that is not a refusal it would wait 100 ms and dial again, for as long
+// as the input's resume window).
 //
 // Checked beyond not crashing or leaking: the client's open and its threads end within a bound.
 #include <arpa/inet.h>

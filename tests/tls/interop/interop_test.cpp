@@ -44,6 +44,7 @@
 #include <fstream>
 #include <functional>
 #include <regex>
+#include <stdexcept>
 #include <thread>
 
 #include "loopback_address.h"
