@@ -19,74 +19,6 @@ bool in_bounds(cl_mem mem, size_t offset, size_t size) { return offset <= mem->s
 
 bool multi_daemon(cl_command_queue queue) { return queue->context->parts.size() > 1; }
 
-// Large transfers travel as a train of chunks, each its own command on the queue, so that the
-// network, the daemon's host copy and the device copy of successive chunks overlap. The wait list
-// goes with the first chunk and the event with the last; an in-order queue keeps them in order
-// (out-of-order queues get one piece, since their chunks could finish in any order).
-size_t chunk_size(cl_command_queue queue, size_t size) {
-  constexpr size_t kMiB = 1 << 20;
-  if (size <= 2 * kMiB || (queue->properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE)) return size;
-  return std::min<size_t>(8 * kMiB, std::max<size_t>(kMiB, size / 8));
-}
-
-// The read every blocking or non-blocking transfer to host memory shares (reads and maps).
-cl_int read_into(cl_command_queue queue, cl_mem mem, bool blocking, size_t offset, size_t size, void *ptr,
-                 cl_uint num_events, const cl_event *wait_list, cl_event *event, cl_command_type type) {
-  cl_int err = check_wait_list(queue->context, num_events, wait_list);
-  if (err == CL_SUCCESS && blocking && wait_list_failed(num_events, wait_list))
-    err = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
-  if (err != CL_SUCCESS) return err;
-  size_t chunk = chunk_size(queue, size);
-  std::vector<std::shared_ptr<PendingReply>> pending;
-  for (size_t done = 0; done < size; done += chunk) {
-    size_t piece = std::min(chunk, size - done);
-    bool first = done == 0, last = done + piece == size;
-    Command command(queue, type);
-    err = command.begin(first ? num_events : 0, first ? wait_list : nullptr, last ? event : nullptr);
-    if (err == CL_SUCCESS && first) err = mem_prepare(mem, command, false);
-    if (err != CL_SUCCESS) return err;
-    RequestMessage request;
-    auto read = request.root.initReadBuffer();
-    command.fill(read.initCommand());
-    read.setBuffer(mem->id);
-    read.setOffset(offset + done);
-    read.setSize(piece);
-    pending.push_back(command.send_call(request, static_cast<uint8_t *>(ptr) + done, piece));
-  }
-  if (!blocking) return CL_SUCCESS;
-  for (auto &reply : pending) {
-    err = queue->connection->wait(*reply);
-    if (err != CL_SUCCESS) break;
-  }
-  if (err == CL_SUCCESS) err = queue->connection->take_error(mem->id);
-  if (err < 0 && err != CL_DEVICE_NOT_AVAILABLE && num_events) return CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
-  return err;
-}
-
-cl_int write_from(cl_command_queue queue, cl_mem mem, size_t offset, size_t size, const void *ptr,
-                  cl_uint num_events, const cl_event *wait_list, cl_event *event, cl_command_type type) {
-  size_t chunk = chunk_size(queue, size);
-  for (size_t done = 0; done < size; done += chunk) {
-    size_t piece = std::min(chunk, size - done);
-    bool first = done == 0, last = done + piece == size;
-    Command command(queue, type);
-    cl_int err = command.begin(first ? num_events : 0, first ? wait_list : nullptr, last ? event : nullptr,
-                               last && multi_daemon(queue));
-    if (err == CL_SUCCESS && first) err = mem_prepare(mem, command, offset == 0 && size == mem->size);
-    if (err != CL_SUCCESS) return err;
-    RequestMessage request;
-    auto write = request.root.initWriteBuffer();
-    command.fill(write.initCommand());
-    write.setBuffer(mem->id);
-    write.setOffset(offset + done);
-    write.setSize(piece);
-    err = command.send(request, static_cast<const uint8_t *>(ptr) + done, piece);
-    if (err != CL_SUCCESS) return err;
-    if (last && multi_daemon(queue)) mem_written(mem, queue->connection, command.event());
-  }
-  return CL_SUCCESS;
-}
-
 // ---------------------------------------------------------------------------------------------
 // Launch geometry, checked in the order the local drivers (PoCL, NVIDIA) check it.
 
@@ -185,7 +117,8 @@ cl_int fedcl::api::clEnqueueReadBuffer(cl_command_queue queue, cl_mem mem, cl_bo
   if (size == 0) return empty_transfer(queue, blocking, num_events, wait_list, event, CL_COMMAND_READ_BUFFER);
   if (size >= read_stream_min(queue->device) && !sync_mode())
     return read_streamed(queue, mem, blocking, offset, size, ptr, num_events, wait_list, event);
-  return read_into(queue, mem, blocking, offset, size, ptr, num_events, wait_list, event, CL_COMMAND_READ_BUFFER);
+  return host_read(queue, mem, blocking, HostRegion::contiguous(ptr, size), buffer_transfer(mem, offset, false),
+                   num_events, wait_list, event, CL_COMMAND_READ_BUFFER);
 }
 
 cl_int fedcl::api::clEnqueueWriteBuffer(cl_command_queue queue, cl_mem mem, cl_bool blocking, size_t offset,
@@ -202,7 +135,8 @@ cl_int fedcl::api::clEnqueueWriteBuffer(cl_command_queue queue, cl_mem mem, cl_b
   if (!blocking && num_events && check_wait_list(queue->context, num_events, wait_list) == CL_SUCCESS &&
       waits_for_user_event(num_events, wait_list))
     return enqueue_write_when_ready(queue, mem, offset, size, ptr, num_events, wait_list, event);
-  return write_from(queue, mem, offset, size, ptr, num_events, wait_list, event, CL_COMMAND_WRITE_BUFFER);
+  return host_write(queue, mem, offset == 0 && size == mem->size, HostRegion::contiguous(ptr, size),
+                    buffer_transfer(mem, offset, true), num_events, wait_list, event, CL_COMMAND_WRITE_BUFFER);
 }
 
 cl_int fedcl::api::clEnqueueCopyBuffer(cl_command_queue queue, cl_mem src, cl_mem dst, size_t src_offset,
@@ -278,7 +212,8 @@ void *fedcl::api::clEnqueueMapBuffer(cl_command_queue queue, cl_mem mem, cl_bool
       pointer = root->mirror + mem->origin + offset;
     }
   }
-  err = reads ? read_into(queue, mem, blocking, offset, size, pointer, num_events, wait_list, event, CL_COMMAND_MAP_BUFFER)
+  err = reads ? host_read(queue, mem, blocking, HostRegion::contiguous(pointer, size), buffer_transfer(mem, offset, false),
+                          num_events, wait_list, event, CL_COMMAND_MAP_BUFFER)
               : enqueue_marker(queue, CL_COMMAND_MAP_BUFFER, false, num_events, wait_list, event);
   if (err != CL_SUCCESS) return set_error(errcode_ret, err), nullptr;
   {
@@ -304,8 +239,9 @@ cl_int fedcl::api::clEnqueueUnmapMemObject(cl_command_queue queue, cl_mem mem, v
   bool written = mapping.flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION);
   if (written && mem->is_image()) return image_write_back(queue, mem, mapping, num_events, wait_list, event);
   if (written)
-    return write_from(queue, mem, mapping.offset, mapping.size, pointer, num_events, wait_list, event,
-                      CL_COMMAND_UNMAP_MEM_OBJECT);
+    return host_write(queue, mem, mapping.offset == 0 && mapping.size == mem->size,
+                      HostRegion::contiguous(pointer, mapping.size), buffer_transfer(mem, mapping.offset, true),
+                      num_events, wait_list, event, CL_COMMAND_UNMAP_MEM_OBJECT);
   return enqueue_marker(queue, CL_COMMAND_UNMAP_MEM_OBJECT, false, num_events, wait_list, event);
 }
 

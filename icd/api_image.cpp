@@ -558,7 +558,7 @@ cl_int fedcl::api::clEnqueueReadImage(cl_command_queue queue, cl_mem image, cl_b
   if (err != CL_SUCCESS) return err;
   if (!host_may_read(image)) return CL_INVALID_OPERATION;
   return host_read(queue, image, blocking, image_host_region(image, ptr, region, row_pitch, slice_pitch),
-                   image_transfer(image, origin, region, false), num_events, wait_list, event, CL_COMMAND_READ_IMAGE);
+                   image_transfer(image, origin, false), num_events, wait_list, event, CL_COMMAND_READ_IMAGE);
 }
 
 cl_int fedcl::api::clEnqueueWriteImage(cl_command_queue queue, cl_mem image, cl_bool blocking, const size_t *origin,
@@ -573,7 +573,7 @@ cl_int fedcl::api::clEnqueueWriteImage(cl_command_queue queue, cl_mem image, cl_
   // The bytes leave this process before the call returns, so even a non-blocking write may reuse ptr.
   return host_write(queue, image, whole_image(image, origin, region),
                     image_host_region(image, const_cast<void *>(ptr), region, row_pitch, slice_pitch),
-                    image_transfer(image, origin, region, true), num_events, wait_list, event, CL_COMMAND_WRITE_IMAGE);
+                    image_transfer(image, origin, true), num_events, wait_list, event, CL_COMMAND_WRITE_IMAGE);
 }
 
 cl_int fedcl::api::clEnqueueCopyImage(cl_command_queue queue, cl_mem src, cl_mem dst, const size_t *src_origin,
@@ -699,7 +699,7 @@ void *fedcl::api::clEnqueueMapImage(cl_command_queue queue, cl_mem image, cl_boo
   if (!base) return set_error(errcode_ret, CL_MAP_FAILURE), nullptr;
   uint8_t *pointer = base + image_offset(image, origin, row_pitch, slice_pitch);
   err = reads ? host_read(queue, image, blocking, image_host_region(image, pointer, region, row_pitch, slice_pitch),
-                          image_transfer(image, origin, region, false), num_events, wait_list, event,
+                          image_transfer(image, origin, false), num_events, wait_list, event,
                           CL_COMMAND_MAP_IMAGE)
               : enqueue_marker(queue, CL_COMMAND_MAP_IMAGE, false, num_events, wait_list, event);
   if (err != CL_SUCCESS) return set_error(errcode_ret, err), nullptr;
@@ -741,15 +741,7 @@ cl_int fedcl::api::clEnqueueReadBufferRect(cl_command_queue queue, cl_mem buffer
                   host_rect.slice_pitch};
   return host_read(
       queue, buffer, blocking, host,
-      [&](wire::Request::Builder request) {
-        auto read = request.initReadBufferRect();
-        read.setBuffer(buffer->id);
-        set_triple(read.initBufferOrigin(3), buffer_origin);
-        set_triple(read.initRegion(3), region);
-        read.setBufferRowPitch(device_rect.row_pitch);
-        read.setBufferSlicePitch(device_rect.slice_pitch);
-        return read.getCommand();
-      },
+      buffer_rect_transfer(buffer, buffer_origin, device_rect.row_pitch, device_rect.slice_pitch, false),
       num_events, wait_list, event, CL_COMMAND_READ_BUFFER_RECT);
 }
 
@@ -775,15 +767,7 @@ cl_int fedcl::api::clEnqueueWriteBufferRect(cl_command_queue queue, cl_mem buffe
                   host_rect.slice_pitch};
   return host_write(
       queue, buffer, overwrites_buffer(buffer, device_rect, region), host,
-      [&](wire::Request::Builder request) {
-        auto write = request.initWriteBufferRect();
-        write.setBuffer(buffer->id);
-        set_triple(write.initBufferOrigin(3), buffer_origin);
-        set_triple(write.initRegion(3), region);
-        write.setBufferRowPitch(device_rect.row_pitch);
-        write.setBufferSlicePitch(device_rect.slice_pitch);
-        return write.getCommand();
-      },
+      buffer_rect_transfer(buffer, buffer_origin, device_rect.row_pitch, device_rect.slice_pitch, true),
       num_events, wait_list, event, CL_COMMAND_WRITE_BUFFER_RECT);
 }
 

@@ -128,16 +128,7 @@ _cl_event *migrate_direct(cl_mem root, ContextPart &source, ContextPart &target)
 // The request that reads (write false) or writes all of root, and the bytes that travel with it.
 std::pair<wire::Command::Builder, size_t> whole_transfer(wire::Request::Builder request, cl_mem root, bool write) {
   if (root->is_image()) return image_whole_transfer(request, root, write);
-  if (write) {
-    auto w = request.initWriteBuffer();
-    w.setBuffer(root->id);
-    w.setSize(root->size);
-    return {w.getCommand(), root->size};
-  }
-  auto r = request.initReadBuffer();
-  r.setBuffer(root->id);
-  r.setSize(root->size);
-  return {r.getCommand(), root->size};
+  return {buffer_transfer(root, 0, write)(request, HostRegion::contiguous(nullptr, root->size).whole()), root->size};
 }
 
 // Brings root's contents from source to target through this process: the fallback for daemons

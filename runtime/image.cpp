@@ -38,16 +38,19 @@ void image_fill_create(wire::Request::CreateImage::Builder create, cl_mem image)
   }
 }
 
-BuildRequest image_transfer(cl_mem image, const size_t *origin, const size_t *region, bool write) {
-  std::array<size_t, 3> at{origin[0], origin[1], origin[2]}, extent{region[0], region[1], region[2]};
+BuildPiece image_transfer(cl_mem image, const size_t *origin, bool write) {
+  std::array<size_t, 3> at{origin[0], origin[1], origin[2]};
   uint64_t id = image->id;
-  return [id, at, extent, write](wire::Request::Builder request) {
+  size_t element = image->element_size;
+  return [id, at, element, write](wire::Request::Builder request, const RegionPiece &piece) {
+    const size_t piece_at[3] = {at[0] + piece.x / element, at[1] + piece.y, at[2] + piece.z};
+    const size_t extent[3] = {piece.width / element, piece.rows, piece.slices};
     auto fill = [&](auto transfer) {
       transfer.setImage(id);
       auto origin_list = transfer.initOrigin(3);
       auto region_list = transfer.initRegion(3);
       for (unsigned i = 0; i < 3; i++) {
-        origin_list.set(i, at[i]);
+        origin_list.set(i, piece_at[i]);
         region_list.set(i, extent[i]);
       }
       return transfer.getCommand();
@@ -60,8 +63,9 @@ std::pair<wire::Command::Builder, size_t> image_whole_transfer(wire::Request::Bu
                                                                bool write) {
   auto full = image_full_region(image);
   const size_t origin[3] = {0, 0, 0};
-  return {image_transfer(image, origin, full.data(), write)(request),
-          image->element_size * full[0] * full[1] * full[2]};
+  size_t row_bytes = image->element_size * full[0];
+  return {image_transfer(image, origin, write)(request, {0, row_bytes, 0, full[1], 0, full[2]}),
+          row_bytes * full[1] * full[2]};
 }
 
 HostRegion image_host_region(cl_mem image, void *base, const size_t *region, size_t row_pitch, size_t slice_pitch) {
@@ -87,7 +91,7 @@ cl_int image_write_back(cl_command_queue queue, cl_mem image, const _cl_mem::Map
   bool whole = std::equal(full.begin(), full.end(), mapping.region);
   return host_write(queue, image, whole,
                     image_host_region(image, mapping.pointer, mapping.region, mapping.row_pitch, mapping.slice_pitch),
-                    image_transfer(image, mapping.origin, mapping.region, true), num_events, wait_list, event,
+                    image_transfer(image, mapping.origin, true), num_events, wait_list, event,
                     CL_COMMAND_UNMAP_MEM_OBJECT);
 }
 

@@ -16,8 +16,8 @@ std::array<size_t, 3> image_full_region(cl_mem image);
 // The createImage request for image, without initial contents.
 void image_fill_create(wire::Request::CreateImage::Builder create, cl_mem image);
 
-// The request that reads (write false) or writes region of image at origin.
-BuildRequest image_transfer(cl_mem image, const size_t *origin, const size_t *region, bool write);
+// The pieces of a region of image at origin as reads (write false) or writes.
+BuildPiece image_transfer(cl_mem image, const size_t *origin, bool write);
 
 // The request that reads (write false) or writes all of image, and the bytes that travel with it.
 std::pair<wire::Command::Builder, size_t> image_whole_transfer(wire::Request::Builder request, cl_mem image,

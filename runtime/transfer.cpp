@@ -2,8 +2,8 @@
 
 #include "coherence.h"
 
+#include <array>
 #include <cstdlib>
-#include <cstring>
 
 #include "device.h"
 
@@ -33,69 +33,119 @@ namespace {
 bool multi_daemon(cl_command_queue queue) { return queue->context->parts.size() > 1; }
 }  // namespace
 
-bool HostRegion::packed() const {
-  return (rows <= 1 || row_pitch == row_bytes) && (slices <= 1 || slice_pitch == row_bytes * rows);
+BuildPiece buffer_transfer(cl_mem buffer, size_t offset, bool write) {
+  uint64_t id = buffer->id;
+  return [id, offset, write](wire::Request::Builder request, const RegionPiece &piece) {
+    auto fill = [&](auto transfer) {
+      transfer.setBuffer(id);
+      transfer.setOffset(offset + piece.x);
+      transfer.setSize(piece.width);
+      return transfer.getCommand();
+    };
+    return write ? fill(request.initWriteBuffer()) : fill(request.initReadBuffer());
+  };
 }
 
-void HostRegion::pack(uint8_t *out) const {
-  for (size_t z = 0; z < slices; z++)
-    for (size_t y = 0; y < rows; y++, out += row_bytes)
-      std::memcpy(out, base + z * slice_pitch + y * row_pitch, row_bytes);
+BuildPiece buffer_rect_transfer(cl_mem buffer, const size_t *origin, size_t row_pitch, size_t slice_pitch,
+                                bool write) {
+  uint64_t id = buffer->id;
+  std::array<size_t, 3> at{origin[0], origin[1], origin[2]};
+  return [id, at, row_pitch, slice_pitch, write](wire::Request::Builder request, const RegionPiece &piece) {
+    auto fill = [&](auto transfer) {
+      transfer.setBuffer(id);
+      auto origin_list = transfer.initBufferOrigin(3);
+      origin_list.set(0, at[0] + piece.x);
+      origin_list.set(1, at[1] + piece.y);
+      origin_list.set(2, at[2] + piece.z);
+      auto region_list = transfer.initRegion(3);
+      region_list.set(0, piece.width);
+      region_list.set(1, piece.rows);
+      region_list.set(2, piece.slices);
+      transfer.setBufferRowPitch(row_pitch);
+      transfer.setBufferSlicePitch(slice_pitch);
+      return transfer.getCommand();
+    };
+    return write ? fill(request.initWriteBufferRect()) : fill(request.initReadBufferRect());
+  };
 }
 
-void HostRegion::unpack(const uint8_t *in) const {
-  for (size_t z = 0; z < slices; z++)
-    for (size_t y = 0; y < rows; y++, in += row_bytes)
-      std::memcpy(base + z * slice_pitch + y * row_pitch, in, row_bytes);
+namespace {
+
+bool in_order(cl_command_queue queue) { return !(queue->properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE); }
+
+size_t transfer_unit(cl_mem mem) { return mem->is_image() ? mem->element_size : 1; }
+
+// Sends one piece of a read; its bytes land in host (through staging, if host is pitched).
+std::shared_ptr<PendingReply> send_read_piece(Command &command, const HostRegion &host, const RegionPiece &piece,
+                                              const BuildPiece &build) {
+  RequestMessage request;
+  command.fill(build(request.root, piece));
+  HostRegion part = host.piece(piece);
+  size_t size = part.packed_size();
+  if (part.packed()) return command.send_call(request, part.base, size);
+  // The bytes arrive packed: they wait in staging until the receiver spreads them over host.
+  std::shared_ptr<uint8_t[]> staging(new (std::nothrow) uint8_t[size]);
+  if (!staging) return nullptr;
+  return command.send_call(request, staging.get(), size, [staging, part] { part.unpack(staging.get()); });
 }
 
-cl_int host_read(cl_command_queue queue, cl_mem mem, bool blocking, const HostRegion &host, const BuildRequest &build,
+}  // namespace
+
+cl_int host_read(cl_command_queue queue, cl_mem mem, bool blocking, const HostRegion &host, const BuildPiece &build,
                  cl_uint num_events, const cl_event *wait_list, cl_event *event, cl_command_type type) {
-  Command command(queue, type);
-  cl_int err = command.begin(num_events, wait_list, event);
+  cl_int err = check_wait_list(queue->context, num_events, wait_list);
   if (err == CL_SUCCESS && blocking && wait_list_failed(num_events, wait_list))
     err = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
-  if (err == CL_SUCCESS) err = mem_prepare(mem, command, false);
   if (err != CL_SUCCESS) return err;
-  RequestMessage request;
-  command.fill(build(request.root));
-  size_t size = host.packed_size();
-  std::shared_ptr<PendingReply> pending;
-  if (host.packed()) {
-    pending = command.send_call(request, host.base, size);
-  } else {
-    // The bytes arrive packed: they wait in staging until the receiver spreads them over host.
-    std::shared_ptr<uint8_t[]> staging(new (std::nothrow) uint8_t[size]);
-    if (!staging) return CL_OUT_OF_HOST_MEMORY;
-    pending = command.send_call(request, staging.get(), size, [staging, host] { host.unpack(staging.get()); });
+  std::vector<RegionPiece> pieces = cut_region(host, transfer_unit(mem), in_order(queue));
+  std::vector<std::shared_ptr<PendingReply>> pending;
+  for (size_t i = 0; i < pieces.size(); i++) {
+    bool first = i == 0, last = i + 1 == pieces.size();
+    Command command(queue, type);
+    err = command.begin(first ? num_events : 0, first ? wait_list : nullptr, last ? event : nullptr);
+    if (err == CL_SUCCESS && first) err = mem_prepare(mem, command, false);
+    if (err != CL_SUCCESS) return err;
+    auto reply = send_read_piece(command, host, pieces[i], build);
+    if (!reply) return CL_OUT_OF_HOST_MEMORY;
+    pending.push_back(std::move(reply));
   }
   if (!blocking) return CL_SUCCESS;
-  err = queue->connection->wait(*pending);
+  for (auto &reply : pending) {
+    err = queue->connection->wait(*reply);
+    if (err != CL_SUCCESS) break;
+  }
   if (err == CL_SUCCESS) err = queue->connection->take_error(mem->id);
   if (err < 0 && err != CL_DEVICE_NOT_AVAILABLE && num_events) return CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
   return err;
 }
 
 cl_int host_write(cl_command_queue queue, cl_mem mem, bool overwrites_all, const HostRegion &host,
-                  const BuildRequest &build, cl_uint num_events, const cl_event *wait_list, cl_event *event,
+                  const BuildPiece &build, cl_uint num_events, const cl_event *wait_list, cl_event *event,
                   cl_command_type type) {
-  Command command(queue, type);
-  cl_int err = command.begin(num_events, wait_list, event, multi_daemon(queue));
-  if (err == CL_SUCCESS) err = mem_prepare(mem, command, overwrites_all);
-  if (err != CL_SUCCESS) return err;
+  std::vector<RegionPiece> pieces = cut_region(host, transfer_unit(mem), in_order(queue));
   std::unique_ptr<uint8_t[]> staging;
-  const uint8_t *payload = host.base;
-  if (!host.packed()) {
-    staging.reset(new (std::nothrow) uint8_t[host.packed_size()]);
-    if (!staging) return CL_OUT_OF_HOST_MEMORY;
-    host.pack(staging.get());
-    payload = staging.get();
+  for (size_t i = 0; i < pieces.size(); i++) {
+    bool first = i == 0, last = i + 1 == pieces.size();
+    Command command(queue, type);
+    cl_int err = command.begin(first ? num_events : 0, first ? wait_list : nullptr, last ? event : nullptr,
+                               last && multi_daemon(queue));
+    if (err == CL_SUCCESS && first) err = mem_prepare(mem, command, overwrites_all);
+    if (err != CL_SUCCESS) return err;
+    HostRegion part = host.piece(pieces[i]);
+    const uint8_t *payload = part.base;
+    if (!part.packed()) {
+      if (!staging) staging.reset(new (std::nothrow) uint8_t[part.packed_size()]);
+      if (!staging) return CL_OUT_OF_HOST_MEMORY;
+      part.pack(staging.get());
+      payload = staging.get();
+    }
+    RequestMessage request;
+    command.fill(build(request.root, pieces[i]));
+    err = command.send(request, payload, part.packed_size());
+    if (err != CL_SUCCESS) return err;
+    if (last && multi_daemon(queue)) mem_written(mem, queue->connection, command.event());
   }
-  RequestMessage request;
-  command.fill(build(request.root));
-  err = command.send(request, payload, host.packed_size());
-  if (err == CL_SUCCESS && multi_daemon(queue)) mem_written(mem, queue->connection, command.event());
-  return err;
+  return CL_SUCCESS;
 }
 
 cl_int device_command(cl_command_queue queue, cl_mem source, cl_mem dest, bool overwrites_all,

@@ -3,8 +3,10 @@
 #pragma once
 
 #include <functional>
+#include <vector>
 
 #include "command.h"
+#include "host_region.h"
 
 namespace fedcl {
 
@@ -18,33 +20,30 @@ cl_int check_queue_mem(cl_command_queue queue, cl_mem mem, MemKind kind);
 // host-access flags forbid (reading: CL_MAP_READ; writing: CL_MAP_WRITE or CL_MAP_WRITE_INVALIDATE_REGION).
 cl_int check_map_flags(cl_mem mem, cl_map_flags flags);
 
-// Host memory a transfer reads from or writes to: slices of rows of row_bytes each, rows row_pitch
-// bytes apart and slices slice_pitch bytes apart.
-struct HostRegion {
-  uint8_t *base;
-  size_t row_bytes, rows, slices;
-  size_t row_pitch, slice_pitch;
-
-  size_t packed_size() const { return row_bytes * rows * slices; }
-  // The rows lie back to back, as on the wire.
-  bool packed() const;
-  void pack(uint8_t *out) const;
-  void unpack(const uint8_t *in) const;
-};
-
-// Builds a command's request (its own member of the Request union) and returns the wire Command
+// Builds one piece's request (its own member of the Request union) and returns the wire Command
 // inside it for the runtime to fill.
+using BuildPiece = std::function<wire::Command::Builder(wire::Request::Builder, const RegionPiece &)>;
+
+// Builds a command's request and returns the wire Command inside it for the runtime to fill.
 using BuildRequest = std::function<wire::Command::Builder(wire::Request::Builder)>;
 
+// The pieces of a buffer's bytes [offset, offset + size) as reads (write false) or writes.
+BuildPiece buffer_transfer(cl_mem buffer, size_t offset, bool write);
+
+// The pieces of a rectangle of a buffer at origin (bytes, rows, slices) with the given pitches.
+BuildPiece buffer_rect_transfer(cl_mem buffer, const size_t *origin, size_t row_pitch, size_t slice_pitch,
+                                bool write);
+
 // A read into host memory: the bytes land (unpacked, if host is pitched) before the command's
-// event completes; a blocking read returns once they have.
-cl_int host_read(cl_command_queue queue, cl_mem mem, bool blocking, const HostRegion &host, const BuildRequest &build,
+// event completes; a blocking read returns once they have. The wait list goes with the first piece,
+// the event with the last.
+cl_int host_read(cl_command_queue queue, cl_mem mem, bool blocking, const HostRegion &host, const BuildPiece &build,
                  cl_uint num_events, const cl_event *wait_list, cl_event *event, cl_command_type type);
 
 // A write from host memory: the bytes leave this process before the call returns, so even a
 // non-blocking write leaves host free for reuse. overwrites_all: the write replaces all of mem.
 cl_int host_write(cl_command_queue queue, cl_mem mem, bool overwrites_all, const HostRegion &host,
-                  const BuildRequest &build, cl_uint num_events, const cl_event *wait_list, cl_event *event,
+                  const BuildPiece &build, cl_uint num_events, const cl_event *wait_list, cl_event *event,
                   cl_command_type type);
 
 // A command that runs on the device alone: it reads source (if any) and writes dest.

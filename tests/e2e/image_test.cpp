@@ -218,6 +218,65 @@ TEST_F(ImageTest, NonBlockingPitchedReadLandsBeforeItsEventCompletes) {
   clReleaseMemObject(mem);
 }
 
+// Transfers larger than a chunk travel as several commands (whole slices, whole rows): with
+// pitched host memory and a sub-region, every piece lands where it belongs, and a non-blocking read
+// held back by a wait list completes its event only once all its pieces have landed.
+TEST_F(ImageTest, LargeTransfersLandWholeInPieces) {
+  struct Case {
+    cl_mem_object_type type;
+    Size3 full, origin, region;
+    cl_image_format format;
+    size_t element;
+  } cases[] = {
+      {CL_MEM_OBJECT_IMAGE3D, {128, 64, 67}, {1, 2, 0}, {127, 62, 67}, kRgba8, 4},               // 2 MiB: slices
+      {CL_MEM_OBJECT_IMAGE2D, {1024, 600, 1}, {3, 5, 0}, {1020, 590, 1}, {CL_RGBA, CL_FLOAT}, 16},  // rows
+  };
+  for (const Case &c : cases) {
+    SCOPED_TRACE(c.type);
+    const Layout tight{c.full[0] * c.element, c.full[0] * c.full[1] * c.element};
+    std::vector<uint8_t> contents = pattern(tight.slice_pitch * c.full[2], 7);
+    cl_mem mem = image(CL_MEM_READ_WRITE, c.format, image_desc(c.type, c.full[0], c.full[1], c.full[2]));
+    ASSERT_NE(nullptr, mem);
+    const Size3 zero{0, 0, 0};
+    ASSERT_CL_OK(
+        clEnqueueWriteImage(queue, mem, CL_FALSE, zero.data(), c.full.data(), 0, 0, contents.data(), 0, nullptr, nullptr));
+
+    // A pitched write of new bytes into the sub-region, gated by a user event.
+    // A 2D image's slice pitch is 0 by the specification.
+    const size_t row_pitch = c.region[0] * c.element + 24, slice_bytes = row_pitch * c.region[1] + 40;
+    const Layout host{row_pitch, c.type == CL_MEM_OBJECT_IMAGE3D ? slice_bytes : 0};
+    std::vector<uint8_t> update = pattern(slice_bytes * c.region[2], 8);
+    cl_int err;
+    cl_event gate = clCreateUserEvent(context, &err);
+    ASSERT_CL_OK(err);
+    ASSERT_CL_OK(clEnqueueWriteImage(queue, mem, CL_FALSE, c.origin.data(), c.region.data(), host.row_pitch,
+                                     host.slice_pitch, update.data(), 1, &gate, nullptr));
+    std::vector<uint8_t> got(contents.size(), 0xEE);
+    cl_event done = nullptr;
+    ASSERT_CL_OK(
+        clEnqueueReadImage(queue, mem, CL_FALSE, zero.data(), c.full.data(), 0, 0, got.data(), 0, nullptr, &done));
+    cl_int status = CL_COMPLETE;
+    ASSERT_CL_OK(clGetEventInfo(done, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr));
+    EXPECT_GT(status, CL_COMPLETE);
+    ASSERT_CL_OK(clSetUserEventStatus(gate, CL_COMPLETE));
+    ASSERT_CL_OK(clWaitForEvents(1, &done));
+    copy_rect(contents.data(), {c.origin[0] * c.element, c.origin[1], c.origin[2]}, tight, update.data(), zero, host,
+              {c.region[0] * c.element, c.region[1], c.region[2]});
+    EXPECT_TRUE(contents == got) << "the whole image after the pitched write differs";
+
+    // The sub-region read back into pitched host memory: the padding stays untouched.
+    std::vector<uint8_t> back(update.size(), 0xEE), want = back;
+    ASSERT_CL_OK(clEnqueueReadImage(queue, mem, CL_TRUE, c.origin.data(), c.region.data(), host.row_pitch,
+                                    host.slice_pitch, back.data(), 0, nullptr, nullptr));
+    copy_rect(want.data(), zero, host, contents.data(), {c.origin[0] * c.element, c.origin[1], c.origin[2]}, tight,
+              {c.region[0] * c.element, c.region[1], c.region[2]});
+    EXPECT_TRUE(want == back) << "the pitched read of the sub-region differs";
+    clReleaseEvent(done);
+    clReleaseEvent(gate);
+    clReleaseMemObject(mem);
+  }
+}
+
 TEST_F(ImageTest, FillCopyAndTransfersWithBuffers) {
   const Size3 full{6, 4, 3}, zero{0, 0, 0};
   cl_mem array =
@@ -742,6 +801,32 @@ TEST_F(ImageTest, RectangleTransfersFollowTheirPitches) {
                                                           region.data(), 0, 0, 0, 0, got.data(), 0, nullptr, nullptr));
   ASSERT_CL_OK(clFinish(queue));
   for (cl_mem mem : {buffer, other, hidden}) clReleaseMemObject(mem);
+}
+
+// Rectangle rows longer than a chunk travel in parts of rows, each landing at its pitches.
+TEST_F(ImageTest, LongRectangleRowsTravelInParts) {
+  const size_t row = (3 << 20) + 5, size = 10 << 20;
+  const Size3 buffer_origin{7, 1, 0}, host_origin{3, 0, 0}, region{row, 2, 1};
+  const Layout buffer_layout{row + 100, 0}, host_layout{row + 17, 0};
+  std::vector<uint8_t> device_model = pattern(size, 9), host = pattern(host_layout.row_pitch * 2 + 3, 10);
+  cl_mem buffer = create_buffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, size, device_model.data());
+  ASSERT_CL_OK(clEnqueueWriteBufferRect(queue, buffer, CL_FALSE, buffer_origin.data(), host_origin.data(), region.data(),
+                                        buffer_layout.row_pitch, 0, host_layout.row_pitch, 0, host.data(), 0, nullptr,
+                                        nullptr));
+  copy_rect(device_model.data(), buffer_origin, buffer_layout, host.data(), host_origin, host_layout, region);
+  std::vector<uint8_t> whole(size);
+  ASSERT_CL_OK(clEnqueueReadBuffer(queue, buffer, CL_TRUE, 0, size, whole.data(), 0, nullptr, nullptr));
+  EXPECT_TRUE(device_model == whole) << "the buffer after the rectangle write differs";
+
+  const Layout read_layout{row + 33, 0};
+  std::vector<uint8_t> got(read_layout.row_pitch * 2, 0xEE), want = got;
+  const Size3 zero{0, 0, 0};
+  ASSERT_CL_OK(clEnqueueReadBufferRect(queue, buffer, CL_TRUE, buffer_origin.data(), zero.data(), region.data(),
+                                       buffer_layout.row_pitch, 0, read_layout.row_pitch, 0, got.data(), 0, nullptr,
+                                       nullptr));
+  copy_rect(want.data(), zero, read_layout, device_model.data(), buffer_origin, buffer_layout, region);
+  EXPECT_TRUE(want == got) << "the rectangle read back differs";
+  clReleaseMemObject(buffer);
 }
 
 namespace {
