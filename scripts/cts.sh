@@ -38,6 +38,9 @@
 #                          (its LOGS/raw.tsv), read when this run ends; so a direct run and the
 #                          fedcl rounds can go on at the same time, or a direct run be reused
 #   --rounds N             fedcl rounds, one after another on the one daemon (default 2)
+#   --parallel N           sub-tests at a time on each side (default 1): each still in a process of
+#                          its own, all of a fedcl round through the one daemon as sessions side by
+#                          side; for a host with cores and device memory to spare (a GPU node)
 #   --timeout-scale X      multiplies every sub-test's time limit (default 1; e.g. 0.5 on a fast GPU
 #                          host, 2 on a loaded machine)
 #   --limit SUITE:SUB=S    one sub-test's limit in seconds before scaling (repeatable)
@@ -108,7 +111,7 @@ die() {
 cts_src=${CTS_SRC:-} cl_headers=${CTS_CL_HEADERS:-} spirv_headers=${CTS_SPIRV_HEADERS:-}
 cts_build=${CTS_BUILD:-} bin=${CTS_BIN:-} cl_lib_dir= jobs=2 strip=0 mode=all
 backend= fedcl_build=$repo/build fedcld= fedcl_icd= daemon_args= sides=direct,fedcl rounds=2
-scale=1 full=0 results= logs= label= direct_from=
+scale=1 full=0 results= logs= label= direct_from= parallel=1
 suite_args=()
 while (($#)); do
   case $1 in
@@ -131,6 +134,7 @@ while (($#)); do
     --direct-from) direct_from=${2:?}; shift ;;
     --rounds) rounds=${2:?}; shift ;;
     --timeout-scale) scale=${2:?}; shift ;;
+    --parallel) parallel=${2:?}; shift ;;
     --limit)
       [[ ${2:-} =~ ^([a-z_]+:[^=]+)=([0-9]+)$ ]] || die "--limit wants SUITE:SUBTEST=SECONDS"
       limits[${BASH_REMATCH[1]}]=${BASH_REMATCH[2]}; shift ;;
@@ -146,6 +150,7 @@ while (($#)); do
 done
 [[ $rounds =~ ^[0-9]+$ ]] || die "--rounds wants a number"
 [[ $scale =~ ^[0-9]*\.?[0-9]+$ ]] || die "--timeout-scale wants a number"
+[[ $parallel =~ ^[1-9][0-9]*$ ]] || die "--parallel wants a number from 1"
 [[ $sides =~ ^(direct|fedcl|direct,fedcl|fedcl,direct)$ ]] || die "--sides: direct, fedcl or direct,fedcl"
 run_direct=0 run_fedcl=0
 [[ $sides == *direct* ]] && run_direct=1
@@ -347,7 +352,7 @@ run_one() {
   limit=$(limit_of "$suite" "$sub")
   mkdir -p "$logs/$side/$suite"
   log=$logs/$side/$suite/$sub.log
-  json=$work/result.json
+  json=$work/result-$side-$suite-$sub.json
   rm -f "$json"
   local envp=("${direct_env[@]}")
   [[ $side == fedcl* ]] && envp=("${fedcl_env[@]}" FEDCL_HOSTS="127.0.0.1:$daemon_port")
@@ -437,7 +442,7 @@ header() {
     echo "# fedcl: $fedcld, $fedcl_icd; one fedcld for all $rounds round(s), options: --listen 127.0.0.1:0 ${daemon_args:-(defaults)}"
     echo "# fedcl device: ${device_names[fedcl1]:-?}"
   fi
-  echo "# options: sides=$sides rounds=$rounds timeout-scale=$scale default-limit=${default_limit}s $( ((full)) && echo full || echo "quick (CL_WIMPY_MODE=1; integer_ops: integer_*,quick_*)")"
+  echo "# options: sides=$sides rounds=$rounds parallel=$parallel timeout-scale=$scale default-limit=${default_limit}s $( ((full)) && echo full || echo "quick (CL_WIMPY_MODE=1; integer_ops: integer_*,quick_*)")"
   echo "# suites: ${suites[*]}"
   echo "# results: pass fail skip timeout crash, '-' not run; seconds are wall time per sub-test process"
 }
@@ -538,6 +543,13 @@ child=
 on_exit() {
   # timeout(1) passes the TERM on to the sub-test.
   [[ -n $child ]] && kill "$child" 2>/dev/null && wait "$child" 2>/dev/null
+  # --parallel: each running sub-test's shell, and the timeout(1) under it.
+  local job
+  for job in $(jobs -p); do
+    [[ $job == "$daemon_pid" ]] && continue
+    pkill -TERM -P "$job" 2>/dev/null
+    kill "$job" 2>/dev/null
+  done
   [[ -n $daemon_pid ]] && final_memory=$(daemon_memory)
   stop_daemon
   [[ -s $work/order ]] && write_results && echo "results: $results"
@@ -552,22 +564,47 @@ done >"$work/order"
 
 echo "==> $total sub-tests of ${#suites[@]} suite(s); logs in $logs; results to $results"
 
-# run_side SIDE: every sub-test of every suite.
+# run_side SIDE: every sub-test of every suite, --parallel of them at a time.
 run_side() {
-  local side=$1 s sub
+  local side=$1 s sub finished
+  local -a running=()
+  local -A running_subtest=()
   echo "==> $side ($(date -Iseconds))"
   while IFS=$'\t' read -r s sub; do
-    run_one "$side" "$s" "$sub"
-    if [[ $side == fedcl* ]] && ! kill -0 "$daemon_pid" 2>/dev/null; then
-      wait "$daemon_pid" 2>/dev/null
-      local st=$?
-      daemon_deaths+=("during $side $s $sub (exit status $st, $(date -Iseconds)); restarted")
-      echo "!!! fedcld died during $side $s $sub (exit status $st); starting another" >&2
-      daemon_pid=
-      start_daemon
+    if ((parallel == 1)); then
+      run_one "$side" "$s" "$sub"
+      after_subtest "$side" "$s $sub"
+      continue
     fi
-    [[ -n ${device_names[$side]:-} ]] || check_side_device "$side"
+    while ((${#running[@]} >= parallel)); do
+      wait -n -p finished "${running[@]}"
+      mapfile -t running < <(printf '%s\n' "${running[@]}" | grep -vx "$finished")
+      after_subtest "$side" "${running_subtest[$finished]}"
+    done
+    run_one "$side" "$s" "$sub" &
+    running+=($!)
+    running_subtest[$!]="$s $sub"
   done <"$work/order"
+  while ((${#running[@]})); do
+    wait -n -p finished "${running[@]}"
+    mapfile -t running < <(printf '%s\n' "${running[@]}" | grep -vx "$finished")
+    after_subtest "$side" "${running_subtest[$finished]}"
+  done
+}
+
+# after_subtest SIDE SUBTEST: a daemon that died is noted and replaced (with --parallel, SUBTEST is
+# the one that ended when the death was seen); the side's device is checked once.
+after_subtest() {
+  local side=$1 subtest=$2
+  if [[ $side == fedcl* ]] && ! kill -0 "$daemon_pid" 2>/dev/null; then
+    wait "$daemon_pid" 2>/dev/null
+    local st=$?
+    daemon_deaths+=("during $side $subtest (exit status $st, $(date -Iseconds)); restarted")
+    echo "!!! fedcld died during $side $subtest (exit status $st); starting another" >&2
+    daemon_pid=
+    start_daemon
+  fi
+  [[ -n ${device_names[$side]:-} ]] || check_side_device "$side"
 }
 
 # check_side_device SIDE: the device the side's first sub-test ran on must be the side's own.
