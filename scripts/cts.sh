@@ -274,6 +274,7 @@ if ((run_fedcl)); then
 fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/fedcl-cts.XXXXXX")
+mkdir "$work/running"
 [[ -n $logs ]] || logs=$work/logs
 mkdir -p "$logs"
 
@@ -363,8 +364,10 @@ run_one() {
   (cd "$bin" && exec "${envp[@]}" CL_CONFORMANCE_RESULTS_FILENAME="$json" \
     timeout --kill-after=10 "$limit" "$exe" "$sub") >"$log" 2>&1 </dev/null &
   child=$!
+  : >"$work/running/$child"   # for on_exit: a --parallel sub-test's shell may be gone before it
   wait "$child"
   rc=$?
+  rm -f "$work/running/$child"
   child=
   end=$(date +%s.%N)
   secs=$(awk -v a="$start" -v b="$end" 'BEGIN {printf "%.1f", b - a}')
@@ -543,12 +546,10 @@ child=
 on_exit() {
   # timeout(1) passes the TERM on to the sub-test.
   [[ -n $child ]] && kill "$child" 2>/dev/null && wait "$child" 2>/dev/null
-  # --parallel: each running sub-test's shell, and the timeout(1) under it.
-  local job
-  for job in $(jobs -p); do
-    [[ $job == "$daemon_pid" ]] && continue
-    pkill -TERM -P "$job" 2>/dev/null
-    kill "$job" 2>/dev/null
+  # --parallel: every sub-test still running (its timeout(1), which passes the TERM on).
+  local pid
+  for pid in "$work"/running/*; do
+    [[ -e $pid ]] && kill "${pid##*/}" 2>/dev/null
   done
   [[ -n $daemon_pid ]] && final_memory=$(daemon_memory)
   stop_daemon
