@@ -50,18 +50,28 @@ cl_context create_context(const cl_context_properties *properties, std::vector<c
     part->device_ids.push_back(device->remote_id);
   }
   Runtime::get().add_context(context);
+  // The one create that waits for the daemons' verdict (all asked first, one round trip in all): a
+  // backend out of contexts or memory refuses here, with its error, and not as a CL_INVALID_PROGRAM
+  // or CL_INVALID_COMMAND_QUEUE in later calls on a context that was never made. Contexts are rare
+  // and cost the backend milliseconds, so the round trip is cheap.
+  std::vector<std::shared_ptr<PendingReply>> verdicts;
   for (const ContextPart &part : context->parts) {
     RequestMessage request;
     auto create = request.root.initCreateContext();
     create.setId(context->id);
     auto ids = create.initDevices(part.device_ids.size());
     for (size_t i = 0; i < part.device_ids.size(); i++) ids.set(i, part.device_ids[i]);
-    cl_int err = part.connection->post(request);
-    if (err != CL_SUCCESS) {
-      release(context);
-      set_error(errcode_ret, err);
-      return nullptr;
-    }
+    verdicts.push_back(part.connection->send_call(request));
+  }
+  cl_int err = CL_SUCCESS;
+  for (size_t i = 0; i < verdicts.size(); i++) {
+    cl_int status = context->parts[i].connection->wait(*verdicts[i]);
+    if (err == CL_SUCCESS) err = status;
+  }
+  if (err != CL_SUCCESS) {
+    release(context);
+    set_error(errcode_ret, err);
+    return nullptr;
   }
   if (context->parts.size() > 1) {
     std::vector<Connection *> connections;
