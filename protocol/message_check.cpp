@@ -32,4 +32,10 @@ std::string message_check(capnp::DynamicStruct::Reader message) {
   }
 }
 
+std::unique_ptr<capnp::FlatArrayMessageReader> kept_message_reader(kj::ArrayPtr<const capnp::word> words) {
+  capnp::ReaderOptions options;
+  options.traversalLimitInWords = kj::maxValue;
+  return std::make_unique<capnp::FlatArrayMessageReader>(words, options);
+}
+
 }  // namespace fedcl

@@ -6,7 +6,9 @@
 #pragma once
 
 #include <capnp/dynamic.h>
+#include <capnp/serialize.h>
 
+#include <memory>
 #include <string>
 
 namespace fedcl {
@@ -19,5 +21,12 @@ template <typename Reader>
 std::string message_check(Reader message) {
   return message_check(capnp::DynamicStruct::Reader(capnp::toDynamic(message)));
 }
+
+// A reader for a message kept and read for as long as a session lasts (the HelloReply), once
+// message_check has passed it. A default reader counts every word read over its whole life against
+// Cap'n Proto's traversal limit (8 Mi words) and throws past it: a connection's HelloReply, read on
+// every event that crosses daemons, threw after about half a million reads. The limit guards a
+// single pass over untrusted bytes, which message_check has made; this reader has none.
+std::unique_ptr<capnp::FlatArrayMessageReader> kept_message_reader(kj::ArrayPtr<const capnp::word> words);
 
 }  // namespace fedcl

@@ -175,6 +175,7 @@ std::string Connection::open(int timeout_ms, const Credentials &credentials) {
   std::string why = auth.check_daemon(answer->reply().getHello().getProof());
   if (!why.empty()) return why;
   hello_ = std::move(answer);
+  hello_->reader = kept_message_reader(hello_->words.asPtr());  // read for the whole session
   node_ = hello_->reply().getHello().getNode();
   {
     std::lock_guard<std::mutex> lock(send_mutex_);
