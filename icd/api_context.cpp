@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "api.h"
+#include "context.h"
 #include "device.h"
 #include "info.h"
 #include "wait_hook.h"
@@ -51,12 +52,7 @@ cl_context create_context(const cl_context_properties *properties, std::vector<c
   }
   Runtime::get().add_context(context);
   for (const ContextPart &part : context->parts) {
-    RequestMessage request;
-    auto create = request.root.initCreateContext();
-    create.setId(context->id);
-    auto ids = create.initDevices(part.device_ids.size());
-    for (size_t i = 0; i < part.device_ids.size(); i++) ids.set(i, part.device_ids[i]);
-    cl_int err = part.connection->post(request);
+    cl_int err = context_create(context, part);
     if (err != CL_SUCCESS) {
       release(context);
       set_error(errcode_ret, err);
@@ -171,13 +167,7 @@ cl_command_queue create_queue(cl_context context, cl_device_id device, cl_comman
   queue->properties = properties;
   queue->properties_array = std::move(properties_array);
   hold(context);
-  RequestMessage request;
-  auto create = request.root.initCreateQueue();
-  create.setId(queue->id);
-  create.setContext(context->id);
-  create.setDevice(device->remote_id);
-  create.setProperties(properties);
-  cl_int err = queue->connection->post(request);
+  cl_int err = queue_create(queue->connection, queue->id, context, device->remote_id, properties);
   if (err != CL_SUCCESS) {
     release(queue);
     return set_error(errcode_ret, err), nullptr;
@@ -241,11 +231,7 @@ cl_int fedcl::api::clGetCommandQueueInfo(cl_command_queue queue, cl_command_queu
 
 cl_int fedcl::api::clFlush(cl_command_queue queue) {
   if (!as<_cl_command_queue>(queue)) return CL_INVALID_COMMAND_QUEUE;
-  RequestMessage request;
-  request.root.setFlush(queue->id);
-  cl_int err = queue->connection->post(request);
-  queue->connection->flush();
-  return err;
+  return queue_flush(queue);
 }
 
 cl_int fedcl::api::clFinish(cl_command_queue queue) {
@@ -260,16 +246,13 @@ cl_int fedcl::api::clFinish(cl_command_queue queue) {
     wait_complete(last);
     api::clReleaseEvent(last);
   }
-  RequestMessage request;
-  request.root.setFinish(queue->id);
-  Connection *connection = queue->connection;
-  auto pending = connection->call(request);
-  if (pending->status != CL_SUCCESS) return pending->status;
+  cl_int err = queue_finish(queue);
+  if (err != CL_SUCCESS) return err;
   // Commands that end in this process (file saves) are the queue's too.
   for (_cl_event *local : queue->pending_local()) {
     wait_complete(local);
     unhold(local);
   }
   // A failure the daemon found in an earlier command of this queue surfaces here.
-  return connection->take_error(queue->id);
+  return queue->connection->take_error(queue->id);
 }
