@@ -33,7 +33,6 @@ bool handle_registered(const void *handle) {
   return g_handles.count(handle) != 0;
 }
 
-namespace {
 void post_release(Connection *connection, uint64_t id) {
   if (!connection->alive()) return;
   RequestMessage request;
@@ -41,6 +40,7 @@ void post_release(Connection *connection, uint64_t id) {
   connection->post(request);
 }
 
+namespace {
 // Destructor callbacks run in reverse order of registration, as the specification requires.
 template <typename Handle>
 void run_destructor_callbacks(std::vector<Callback> &callbacks, Handle handle) {
