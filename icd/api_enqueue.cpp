@@ -8,7 +8,7 @@
 #include "coherence.h"
 #include "command.h"
 #include "image.h"
-#include "kernel_args.h"
+#include "kernel.h"
 #include "transfer.h"
 
 using namespace fedcl;
@@ -252,8 +252,7 @@ cl_int fedcl::api::clEnqueueNDRangeKernel(cl_command_queue queue, cl_kernel kern
   if (!as<_cl_command_queue>(queue)) return CL_INVALID_COMMAND_QUEUE;
   if (!as<_cl_kernel>(kernel)) return CL_INVALID_KERNEL;
   if (kernel->program->context != queue->context) return CL_INVALID_CONTEXT;
-  Connection *connection = queue->connection;
-  if (!(kernel->present & bit(connection))) return CL_INVALID_PROGRAM_EXECUTABLE;
+  if (!(kernel->present & bit(queue->connection))) return CL_INVALID_PROGRAM_EXECUTABLE;
   bool empty = false;
   cl_int err = check_geometry(kernel, queue->device, work_dim, global_offset, global_size, local_size, &empty);
   if (err != CL_SUCCESS) return err;
@@ -264,61 +263,7 @@ cl_int fedcl::api::clEnqueueNDRangeKernel(cl_command_queue queue, cl_kernel kern
   }
   // Nothing to run: the command only orders and completes, as a marker does.
   if (empty) return enqueue_marker(queue, CL_COMMAND_NDRANGE_KERNEL, false, num_events, wait_list, event);
-  Command command(queue, CL_COMMAND_NDRANGE_KERNEL);
-  err = command.begin(num_events, wait_list, event, multi_daemon(queue));
-  if (err != CL_SUCCESS) return err;
-  RequestMessage request;
-  auto launch = request.root.initNdRange();
-  launch.setKernel(kernel->id);
-  auto sizes = [&](auto list, const size_t *values) {
-    for (cl_uint d = 0; d < work_dim; d++) list.set(d, values[d]);
-  };
-  sizes(launch.initGlobal(work_dim), global_size);
-  if (global_offset) sizes(launch.initOffset(work_dim), global_offset);
-  if (local_size) sizes(launch.initLocal(work_dim), local_size);
-  // A launch leaves whole or changes nothing: the buffers are made ready first (which may fail),
-  // and only a launch that left marks its arguments sent and its buffers written.
-  std::lock_guard<std::mutex> lock(kernel->mutex);
-  std::vector<cl_mem> written;
-  if (multi_daemon(queue)) {
-    for (size_t i = 0; i < kernel->args.size(); i++) {
-      const _cl_kernel::Arg &arg = kernel->args[i];
-      if (!arg.buffer) continue;
-      err = mem_prepare(arg.buffer, command, false);
-      if (err != CL_SUCCESS) return err;
-      const KernelArgDesc &desc = kernel->desc->args[i];
-      bool read_only = (desc.type_qualifier & CL_KERNEL_ARG_TYPE_CONST) ||
-                       desc.access == CL_KERNEL_ARG_ACCESS_READ_ONLY || (arg.buffer->flags & CL_MEM_READ_ONLY);
-      if (!read_only) written.push_back(arg.buffer);
-    }
-  }
-  command.fill(launch.initCommand());  // with the copies it waits for
-  // Only what changed since this kernel last ran on this daemon travels.
-  std::vector<uint32_t> &sent = kernel->sent[connection->index()];
-  sent.resize(kernel->args.size(), 0);
-  size_t changed = 0;
-  for (size_t i = 0; i < kernel->args.size(); i++)
-    if (kernel->args[i].generation != sent[i]) changed++;
-  auto args = launch.initArgs(changed);
-  size_t n = 0;
-  for (size_t i = 0; i < kernel->args.size(); i++) {
-    const _cl_kernel::Arg &arg = kernel->args[i];
-    if (arg.generation == sent[i]) continue;
-    auto out = args[n++];
-    out.setIndex(i);
-    switch (arg.kind) {
-      case _cl_kernel::Arg::value: out.setValue(kj::arrayPtr(arg.bytes.data(), arg.bytes.size())); break;
-      case _cl_kernel::Arg::memory: out.setMemObject(arg.object); break;
-      case _cl_kernel::Arg::local: out.setLocalSize(arg.local_size); break;
-      case _cl_kernel::Arg::sampler: out.setSampler(arg.object); break;
-      case _cl_kernel::Arg::unset: break;
-    }
-  }
-  err = command.send(request);
-  if (err != CL_SUCCESS) return err;
-  for (size_t i = 0; i < kernel->args.size(); i++) sent[i] = kernel->args[i].generation;
-  for (cl_mem mem : written) mem_written(mem, connection, command.event());
-  return CL_SUCCESS;
+  return kernel_launch(queue, kernel, work_dim, global_offset, global_size, local_size, num_events, wait_list, event);
 }
 
 cl_int fedcl::api::clEnqueueTask(cl_command_queue queue, cl_kernel kernel, cl_uint num_events,
