@@ -17,8 +17,6 @@ namespace {
 
 bool in_bounds(cl_mem mem, size_t offset, size_t size) { return offset <= mem->size && size <= mem->size - offset; }
 
-bool multi_daemon(cl_command_queue queue) { return queue->context->parts.size() > 1; }
-
 // ---------------------------------------------------------------------------------------------
 // Launch geometry, checked in the order the local drivers (PoCL, NVIDIA) check it.
 
@@ -147,15 +145,7 @@ cl_int fedcl::api::clEnqueueCopyBuffer(cl_command_queue queue, cl_mem src, cl_me
   if (err != CL_SUCCESS) return err;
   if (!in_bounds(src, src_offset, size) || !in_bounds(dst, dst_offset, size)) return CL_INVALID_VALUE;
   if (src == dst && src_offset < dst_offset + size && dst_offset < src_offset + size) return CL_MEM_COPY_OVERLAP;
-  BuildRequest build = [&](wire::Request::Builder request) {
-    auto copy = request.initCopyBuffer();
-    copy.setSrc(src->id);
-    copy.setDst(dst->id);
-    copy.setSrcOffset(src_offset);
-    copy.setDstOffset(dst_offset);
-    copy.setSize(size);
-    return copy.getCommand();
-  };
+  BuildRequest build = buffer_copy(src, dst, src_offset, dst_offset, size);
   // A copy of no bytes: OpenCL 3.0 names no error for it; NVIDIA accepts it, PoCL answers CL_INVALID_VALUE.
   if (size == 0) return backend_decides(queue, src, dst, build, num_events, wait_list, event, CL_COMMAND_COPY_BUFFER);
   return device_command(queue, src, dst, dst_offset == 0 && size == dst->size, build, num_events, wait_list, event,
@@ -171,20 +161,9 @@ cl_int fedcl::api::clEnqueueFillBuffer(cl_command_queue queue, cl_mem mem, const
   if (!pattern || !power_of_two || pattern_size > 128 || offset % pattern_size || size % pattern_size ||
       !in_bounds(mem, offset, size))
     return CL_INVALID_VALUE;
-  Command command(queue, CL_COMMAND_FILL_BUFFER);
-  err = command.begin(num_events, wait_list, event, multi_daemon(queue));
-  if (err == CL_SUCCESS) err = mem_prepare(mem, command, offset == 0 && size == mem->size);
-  if (err != CL_SUCCESS) return err;
-  RequestMessage request;
-  auto fill = request.root.initFillBuffer();
-  command.fill(fill.initCommand());
-  fill.setBuffer(mem->id);
-  fill.setPattern(kj::arrayPtr(static_cast<const kj::byte *>(pattern), pattern_size));
-  fill.setOffset(offset);
-  fill.setSize(size);
-  err = command.send(request);
-  if (err == CL_SUCCESS && multi_daemon(queue)) mem_written(mem, queue->connection, command.event());
-  return err;
+  return device_command(queue, nullptr, mem, offset == 0 && size == mem->size,
+                        buffer_fill(mem, pattern, pattern_size, offset, size), num_events, wait_list, event,
+                        CL_COMMAND_FILL_BUFFER);
 }
 
 // Maps point into host memory fedcl owns (or the application's, for CL_MEM_USE_HOST_PTR): a map
@@ -313,15 +292,5 @@ cl_int fedcl::api::clEnqueueMigrateMemObjects(cl_command_queue queue, cl_uint nu
     cl_int err = check_queue_mem(queue, mems[i], MemKind::any);
     if (err != CL_SUCCESS) return err;
   }
-  // Moving to the host means nothing for fedcl's placement; moving to the queue's daemon brings a
-  // current copy there ahead of the commands that will use it, and the command completes when it
-  // has landed. Undefined contents need no copy.
-  Command command(queue, CL_COMMAND_MIGRATE_MEM_OBJECTS);
-  cl_int err = command.begin(num_events, wait_list, event);
-  for (cl_uint i = 0; i < num_mems && err == CL_SUCCESS && !(flags & CL_MIGRATE_MEM_OBJECT_HOST); i++)
-    err = mem_prepare(mems[i], command, flags & CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED);
-  if (err != CL_SUCCESS) return err;
-  RequestMessage request;
-  command.fill(request.root.initMarker());
-  return command.send(request);
+  return mem_migrate(queue, num_mems, mems, flags, num_events, wait_list, event);
 }
