@@ -533,9 +533,9 @@ cl_int fedcl::api::clEnqueueCopyImage(cl_command_queue queue, cl_mem src, cl_mem
       if (src_origin[i] >= dst_origin[i] + region[i] || dst_origin[i] >= src_origin[i] + region[i]) apart = true;
     if (!apart) return CL_MEM_COPY_OVERLAP;
   }
-  return device_command(
-      queue, src, dst, whole_image(dst, dst_origin, region),
-      image_copy(src, dst, src_origin, dst_origin, region), num_events, wait_list, event, CL_COMMAND_COPY_IMAGE);
+  return device_command(queue, src, dst, whole_image(dst, dst_origin, region),
+                        image_copy(src, dst, src_origin, dst_origin, region), num_events, wait_list, event,
+                        CL_COMMAND_COPY_IMAGE);
 }
 
 cl_int fedcl::api::clEnqueueFillImage(cl_command_queue queue, cl_mem image, const void *fill_color,
@@ -548,9 +548,9 @@ cl_int fedcl::api::clEnqueueFillImage(cl_command_queue queue, cl_mem image, cons
   // A float4, int4 or uint4; a depth image's color is a single float.
   uint8_t color[16] = {};
   std::memcpy(color, fill_color, image->image_format.image_channel_order == CL_DEPTH ? 4 : 16);
-  return device_command(
-      queue, nullptr, image, whole_image(image, origin, region),
-      image_fill(image, color, origin, region), num_events, wait_list, event, CL_COMMAND_FILL_IMAGE);
+  return device_command(queue, nullptr, image, whole_image(image, origin, region),
+                        image_fill(image, color, origin, region), num_events, wait_list, event,
+                        CL_COMMAND_FILL_IMAGE);
 }
 
 cl_int fedcl::api::clEnqueueCopyImageToBuffer(cl_command_queue queue, cl_mem src, cl_mem dst, const size_t *src_origin,
@@ -562,9 +562,9 @@ cl_int fedcl::api::clEnqueueCopyImageToBuffer(cl_command_queue queue, cl_mem src
   if (err != CL_SUCCESS) return err;
   size_t bytes = region[0] * region[1] * region[2] * src->element_size;
   if (dst_offset > dst->size || bytes > dst->size - dst_offset) return CL_INVALID_VALUE;
-  return device_command(
-      queue, src, dst, dst_offset == 0 && bytes == dst->size,
-      image_to_buffer_copy(src, dst, src_origin, region, dst_offset), num_events, wait_list, event, CL_COMMAND_COPY_IMAGE_TO_BUFFER);
+  return device_command(queue, src, dst, dst_offset == 0 && bytes == dst->size,
+                        image_to_buffer_copy(src, dst, src_origin, region, dst_offset), num_events, wait_list, event,
+                        CL_COMMAND_COPY_IMAGE_TO_BUFFER);
 }
 
 cl_int fedcl::api::clEnqueueCopyBufferToImage(cl_command_queue queue, cl_mem src, cl_mem dst, size_t src_offset,
@@ -576,9 +576,9 @@ cl_int fedcl::api::clEnqueueCopyBufferToImage(cl_command_queue queue, cl_mem src
   if (err != CL_SUCCESS) return err;
   size_t bytes = region[0] * region[1] * region[2] * dst->element_size;
   if (src_offset > src->size || bytes > src->size - src_offset) return CL_INVALID_VALUE;
-  return device_command(
-      queue, src, dst, whole_image(dst, dst_origin, region),
-      buffer_to_image_copy(src, dst, src_offset, dst_origin, region), num_events, wait_list, event, CL_COMMAND_COPY_BUFFER_TO_IMAGE);
+  return device_command(queue, src, dst, whole_image(dst, dst_origin, region),
+                        buffer_to_image_copy(src, dst, src_offset, dst_origin, region), num_events, wait_list, event,
+                        CL_COMMAND_COPY_BUFFER_TO_IMAGE);
 }
 
 // Maps point into the host copy of the image's memory (the application's, for CL_MEM_USE_HOST_PTR),
@@ -692,11 +692,10 @@ cl_int fedcl::api::clEnqueueCopyBufferRect(cl_command_queue queue, cl_mem src, c
     if (from.row_pitch != to.row_pitch || from.slice_pitch != to.slice_pitch) return CL_INVALID_VALUE;
     if (rects_overlap(from, to, region)) return CL_MEM_COPY_OVERLAP;
   }
-  return device_command(
-      queue, src, dst, overwrites_buffer(dst, to, region),
-      buffer_rect_copy(src, dst, src_origin, dst_origin, region, from.row_pitch, from.slice_pitch, to.row_pitch,
-                       to.slice_pitch),
-      num_events, wait_list, event, CL_COMMAND_COPY_BUFFER_RECT);
+  return device_command(queue, src, dst, overwrites_buffer(dst, to, region),
+                        buffer_rect_copy(src, dst, src_origin, dst_origin, region, from.row_pitch, from.slice_pitch,
+                                         to.row_pitch, to.slice_pitch),
+                        num_events, wait_list, event, CL_COMMAND_COPY_BUFFER_RECT);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -46,7 +46,8 @@ std::vector<KernelDesc> kernels_from(wire::BuildResult::Reader result) {
     auto compile_size = k.getCompileWorkGroupSize();
     for (unsigned d = 0; d < 3 && d < compile_size.size(); d++) desc.compile_work_group_size[d] = compile_size[d];
     for (auto a : k.getArgs())
-      desc.args.push_back({a.getAddressQualifier(), a.getAccessQualifier(), a.getTypeQualifier(), a.getTypeName(), a.getName()});
+      desc.args.push_back(
+          {a.getAddressQualifier(), a.getAccessQualifier(), a.getTypeQualifier(), a.getTypeName(), a.getName()});
     kernels.push_back(std::move(desc));
   }
   return kernels;
@@ -262,8 +263,10 @@ cl_int program_binaries(cl_program program, std::vector<std::vector<uint8_t>> *b
   binaries->assign(devices.size(), {});
   for (Connection *connection : connections_of(devices)) {
     std::vector<uint8_t> size_bytes, blob;
-    cl_int err = remote_info(connection, program->id, wire::InfoKind::PROGRAM, CL_PROGRAM_BINARY_SIZES, 0, 0, &size_bytes);
-    if (err == CL_SUCCESS) err = remote_info(connection, program->id, wire::InfoKind::PROGRAM, CL_PROGRAM_BINARIES, 0, 0, &blob);
+    cl_int err =
+        remote_info(connection, program->id, wire::InfoKind::PROGRAM, CL_PROGRAM_BINARY_SIZES, 0, 0, &size_bytes);
+    if (err == CL_SUCCESS)
+      err = remote_info(connection, program->id, wire::InfoKind::PROGRAM, CL_PROGRAM_BINARIES, 0, 0, &blob);
     if (err != CL_SUCCESS) return err;
     std::vector<size_t> sizes(size_bytes.size() / sizeof(size_t));
     std::memcpy(sizes.data(), size_bytes.data(), sizes.size() * sizeof(size_t));
