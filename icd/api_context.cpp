@@ -51,13 +51,11 @@ cl_context create_context(const cl_context_properties *properties, std::vector<c
     part->device_ids.push_back(device->remote_id);
   }
   Runtime::get().add_context(context);
-  for (const ContextPart &part : context->parts) {
-    cl_int err = context_create(context, part);
-    if (err != CL_SUCCESS) {
-      release(context);
-      set_error(errcode_ret, err);
-      return nullptr;
-    }
+  cl_int err = context_create(context);
+  if (err != CL_SUCCESS) {
+    release(context);
+    set_error(errcode_ret, err);
+    return nullptr;
   }
   if (context->parts.size() > 1) {
     std::vector<Connection *> connections;

@@ -2,13 +2,22 @@
 
 namespace fedcl {
 
-cl_int context_create(cl_context context, const ContextPart &part) {
-  RequestMessage request;
-  auto create = request.root.initCreateContext();
-  create.setId(context->id);
-  auto ids = create.initDevices(part.device_ids.size());
-  for (size_t i = 0; i < part.device_ids.size(); i++) ids.set(i, part.device_ids[i]);
-  return part.connection->post(request);
+cl_int context_create(cl_context context) {
+  std::vector<std::shared_ptr<PendingReply>> verdicts;
+  for (const ContextPart &part : context->parts) {
+    RequestMessage request;
+    auto create = request.root.initCreateContext();
+    create.setId(context->id);
+    auto ids = create.initDevices(part.device_ids.size());
+    for (size_t i = 0; i < part.device_ids.size(); i++) ids.set(i, part.device_ids[i]);
+    verdicts.push_back(part.connection->send_call(request));
+  }
+  cl_int err = CL_SUCCESS;
+  for (size_t i = 0; i < verdicts.size(); i++) {
+    cl_int status = context->parts[i].connection->wait(*verdicts[i]);
+    if (err == CL_SUCCESS) err = status;
+  }
+  return err;
 }
 
 cl_int queue_create(Connection *connection, uint64_t id, cl_context context, uint64_t device,

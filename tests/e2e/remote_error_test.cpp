@@ -153,3 +153,51 @@ TEST_F(RemoteError, ReadsBehindTheFailedCommandFail) {
   EXPECT_CL(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST,
             clEnqueueReadBuffer(queue, mem, CL_TRUE, 0, n * sizeof(int), out.data(), 1, &failed, nullptr));
 }
+
+// A backend out of contexts (NVIDIA's answer once a GPU holds as many as it can, seen in the CTS's
+// multiples context_multiple_contexts_same_device): clCreateContext itself fails with the backend's
+// error, and the contexts made before go on working. Before, the create was not waited for, and the
+// application learnt of it as a CL_INVALID_PROGRAM from its next build.
+TEST(BackendRefusal, AContextTheBackendRefusesFailsInClCreateContext) {
+  setenv("LD_PRELOAD", FEDCL_REFUSING_BACKEND_PATH, 1);
+  setenv("FEDCL_TEST_CONTEXTS_BEFORE_REFUSAL", "2", 1);
+  std::unique_ptr<Cluster> cluster;
+  try {
+    cluster = std::make_unique<Cluster>(1);
+  } catch (...) {
+  }
+  unsetenv("LD_PRELOAD");
+  unsetenv("FEDCL_TEST_CONTEXTS_BEFORE_REFUSAL");
+  ASSERT_TRUE(cluster);
+  cl_device_id device = cluster->devices.at(0);
+  cl_int err = CL_SUCCESS;
+  cl_context made[2];
+  for (cl_context &context : made) {
+    context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
+    ASSERT_CL_OK(err);
+  }
+  err = CL_SUCCESS;
+  cl_context refused = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
+  EXPECT_EQ(nullptr, refused);
+  EXPECT_CL(CL_OUT_OF_HOST_MEMORY, err);
+
+  // The ones made before still build and run.
+  for (cl_context context : made) {
+    cl_command_queue queue = create_queue(context, device);
+    cl_program program = build_program(context, kStoreSource);
+    cl_kernel kernel = create_kernel(program, "store");
+    cl_mem mem = create_buffer(context, CL_MEM_READ_WRITE, sizeof(int));
+    set_arg(kernel, 0, mem);
+    set_arg(kernel, 1, cl_int(42));
+    const size_t one = 1;
+    ASSERT_CL_OK(clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &one, nullptr, 0, nullptr, nullptr));
+    cl_int value = 0;
+    ASSERT_CL_OK(clEnqueueReadBuffer(queue, mem, CL_TRUE, 0, sizeof value, &value, 0, nullptr, nullptr));
+    EXPECT_EQ(42, value);
+    clReleaseMemObject(mem);
+    clReleaseKernel(kernel);
+    clReleaseProgram(program);
+    clReleaseCommandQueue(queue);
+    clReleaseContext(context);
+  }
+}
