@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "api.h"
+#include "context.h"
 #include "device.h"
 #include "info.h"
 #include "wait_hook.h"
@@ -50,24 +51,7 @@ cl_context create_context(const cl_context_properties *properties, std::vector<c
     part->device_ids.push_back(device->remote_id);
   }
   Runtime::get().add_context(context);
-  // The one create that waits for the daemons' verdict (all asked first, one round trip in all): a
-  // backend out of contexts or memory refuses here, with its error, and not as a CL_INVALID_PROGRAM
-  // or CL_INVALID_COMMAND_QUEUE in later calls on a context that was never made. Contexts are rare
-  // and cost the backend milliseconds, so the round trip is cheap.
-  std::vector<std::shared_ptr<PendingReply>> verdicts;
-  for (const ContextPart &part : context->parts) {
-    RequestMessage request;
-    auto create = request.root.initCreateContext();
-    create.setId(context->id);
-    auto ids = create.initDevices(part.device_ids.size());
-    for (size_t i = 0; i < part.device_ids.size(); i++) ids.set(i, part.device_ids[i]);
-    verdicts.push_back(part.connection->send_call(request));
-  }
-  cl_int err = CL_SUCCESS;
-  for (size_t i = 0; i < verdicts.size(); i++) {
-    cl_int status = context->parts[i].connection->wait(*verdicts[i]);
-    if (err == CL_SUCCESS) err = status;
-  }
+  cl_int err = context_create(context);
   if (err != CL_SUCCESS) {
     release(context);
     set_error(errcode_ret, err);
@@ -181,13 +165,7 @@ cl_command_queue create_queue(cl_context context, cl_device_id device, cl_comman
   queue->properties = properties;
   queue->properties_array = std::move(properties_array);
   hold(context);
-  RequestMessage request;
-  auto create = request.root.initCreateQueue();
-  create.setId(queue->id);
-  create.setContext(context->id);
-  create.setDevice(device->remote_id);
-  create.setProperties(properties);
-  cl_int err = queue->connection->post(request);
+  cl_int err = queue_create(queue->connection, queue->id, context, device->remote_id, properties);
   if (err != CL_SUCCESS) {
     release(queue);
     return set_error(errcode_ret, err), nullptr;
@@ -251,11 +229,7 @@ cl_int fedcl::api::clGetCommandQueueInfo(cl_command_queue queue, cl_command_queu
 
 cl_int fedcl::api::clFlush(cl_command_queue queue) {
   if (!as<_cl_command_queue>(queue)) return CL_INVALID_COMMAND_QUEUE;
-  RequestMessage request;
-  request.root.setFlush(queue->id);
-  cl_int err = queue->connection->post(request);
-  queue->connection->flush();
-  return err;
+  return queue_flush(queue);
 }
 
 cl_int fedcl::api::clFinish(cl_command_queue queue) {
@@ -270,16 +244,13 @@ cl_int fedcl::api::clFinish(cl_command_queue queue) {
     wait_complete(last);
     api::clReleaseEvent(last);
   }
-  RequestMessage request;
-  request.root.setFinish(queue->id);
-  Connection *connection = queue->connection;
-  auto pending = connection->call(request);
-  if (pending->status != CL_SUCCESS) return pending->status;
+  cl_int err = queue_finish(queue);
+  if (err != CL_SUCCESS) return err;
   // Commands that end in this process (file saves) are the queue's too.
   for (_cl_event *local : queue->pending_local()) {
     wait_complete(local);
     unhold(local);
   }
   // A failure the daemon found in an earlier command of this queue surfaces here.
-  return connection->take_error(queue->id);
+  return queue->connection->take_error(queue->id);
 }

@@ -8,7 +8,7 @@
 #include "coherence.h"
 #include "command.h"
 #include "image.h"
-#include "kernel_args.h"
+#include "kernel.h"
 #include "transfer.h"
 
 using namespace fedcl;
@@ -16,8 +16,6 @@ using namespace fedcl;
 namespace {
 
 bool in_bounds(cl_mem mem, size_t offset, size_t size) { return offset <= mem->size && size <= mem->size - offset; }
-
-bool multi_daemon(cl_command_queue queue) { return queue->context->parts.size() > 1; }
 
 // ---------------------------------------------------------------------------------------------
 // Launch geometry, checked in the order the local drivers (PoCL, NVIDIA) check it.
@@ -147,15 +145,7 @@ cl_int fedcl::api::clEnqueueCopyBuffer(cl_command_queue queue, cl_mem src, cl_me
   if (err != CL_SUCCESS) return err;
   if (!in_bounds(src, src_offset, size) || !in_bounds(dst, dst_offset, size)) return CL_INVALID_VALUE;
   if (src == dst && src_offset < dst_offset + size && dst_offset < src_offset + size) return CL_MEM_COPY_OVERLAP;
-  BuildRequest build = [&](wire::Request::Builder request) {
-    auto copy = request.initCopyBuffer();
-    copy.setSrc(src->id);
-    copy.setDst(dst->id);
-    copy.setSrcOffset(src_offset);
-    copy.setDstOffset(dst_offset);
-    copy.setSize(size);
-    return copy.getCommand();
-  };
+  BuildRequest build = buffer_copy(src, dst, src_offset, dst_offset, size);
   // A copy of no bytes: OpenCL 3.0 names no error for it; NVIDIA accepts it, PoCL answers CL_INVALID_VALUE.
   if (size == 0) return backend_decides(queue, src, dst, build, num_events, wait_list, event, CL_COMMAND_COPY_BUFFER);
   return device_command(queue, src, dst, dst_offset == 0 && size == dst->size, build, num_events, wait_list, event,
@@ -171,20 +161,9 @@ cl_int fedcl::api::clEnqueueFillBuffer(cl_command_queue queue, cl_mem mem, const
   if (!pattern || !power_of_two || pattern_size > 128 || offset % pattern_size || size % pattern_size ||
       !in_bounds(mem, offset, size))
     return CL_INVALID_VALUE;
-  Command command(queue, CL_COMMAND_FILL_BUFFER);
-  err = command.begin(num_events, wait_list, event, multi_daemon(queue));
-  if (err == CL_SUCCESS) err = mem_prepare(mem, command, offset == 0 && size == mem->size);
-  if (err != CL_SUCCESS) return err;
-  RequestMessage request;
-  auto fill = request.root.initFillBuffer();
-  command.fill(fill.initCommand());
-  fill.setBuffer(mem->id);
-  fill.setPattern(kj::arrayPtr(static_cast<const kj::byte *>(pattern), pattern_size));
-  fill.setOffset(offset);
-  fill.setSize(size);
-  err = command.send(request);
-  if (err == CL_SUCCESS && multi_daemon(queue)) mem_written(mem, queue->connection, command.event());
-  return err;
+  return device_command(queue, nullptr, mem, offset == 0 && size == mem->size,
+                        buffer_fill(mem, pattern, pattern_size, offset, size), num_events, wait_list, event,
+                        CL_COMMAND_FILL_BUFFER);
 }
 
 // Maps point into host memory fedcl owns (or the application's, for CL_MEM_USE_HOST_PTR): a map
@@ -252,8 +231,7 @@ cl_int fedcl::api::clEnqueueNDRangeKernel(cl_command_queue queue, cl_kernel kern
   if (!as<_cl_command_queue>(queue)) return CL_INVALID_COMMAND_QUEUE;
   if (!as<_cl_kernel>(kernel)) return CL_INVALID_KERNEL;
   if (kernel->program->context != queue->context) return CL_INVALID_CONTEXT;
-  Connection *connection = queue->connection;
-  if (!(kernel->present & bit(connection))) return CL_INVALID_PROGRAM_EXECUTABLE;
+  if (!(kernel->present & bit(queue->connection))) return CL_INVALID_PROGRAM_EXECUTABLE;
   bool empty = false;
   cl_int err = check_geometry(kernel, queue->device, work_dim, global_offset, global_size, local_size, &empty);
   if (err != CL_SUCCESS) return err;
@@ -264,61 +242,7 @@ cl_int fedcl::api::clEnqueueNDRangeKernel(cl_command_queue queue, cl_kernel kern
   }
   // Nothing to run: the command only orders and completes, as a marker does.
   if (empty) return enqueue_marker(queue, CL_COMMAND_NDRANGE_KERNEL, false, num_events, wait_list, event);
-  Command command(queue, CL_COMMAND_NDRANGE_KERNEL);
-  err = command.begin(num_events, wait_list, event, multi_daemon(queue));
-  if (err != CL_SUCCESS) return err;
-  RequestMessage request;
-  auto launch = request.root.initNdRange();
-  launch.setKernel(kernel->id);
-  auto sizes = [&](auto list, const size_t *values) {
-    for (cl_uint d = 0; d < work_dim; d++) list.set(d, values[d]);
-  };
-  sizes(launch.initGlobal(work_dim), global_size);
-  if (global_offset) sizes(launch.initOffset(work_dim), global_offset);
-  if (local_size) sizes(launch.initLocal(work_dim), local_size);
-  // A launch leaves whole or changes nothing: the buffers are made ready first (which may fail),
-  // and only a launch that left marks its arguments sent and its buffers written.
-  std::lock_guard<std::mutex> lock(kernel->mutex);
-  std::vector<cl_mem> written;
-  if (multi_daemon(queue)) {
-    for (size_t i = 0; i < kernel->args.size(); i++) {
-      const _cl_kernel::Arg &arg = kernel->args[i];
-      if (!arg.buffer) continue;
-      err = mem_prepare(arg.buffer, command, false);
-      if (err != CL_SUCCESS) return err;
-      const KernelArgDesc &desc = kernel->desc->args[i];
-      bool read_only = (desc.type_qualifier & CL_KERNEL_ARG_TYPE_CONST) ||
-                       desc.access == CL_KERNEL_ARG_ACCESS_READ_ONLY || (arg.buffer->flags & CL_MEM_READ_ONLY);
-      if (!read_only) written.push_back(arg.buffer);
-    }
-  }
-  command.fill(launch.initCommand());  // with the copies it waits for
-  // Only what changed since this kernel last ran on this daemon travels.
-  std::vector<uint32_t> &sent = kernel->sent[connection->index()];
-  sent.resize(kernel->args.size(), 0);
-  size_t changed = 0;
-  for (size_t i = 0; i < kernel->args.size(); i++)
-    if (kernel->args[i].generation != sent[i]) changed++;
-  auto args = launch.initArgs(changed);
-  size_t n = 0;
-  for (size_t i = 0; i < kernel->args.size(); i++) {
-    const _cl_kernel::Arg &arg = kernel->args[i];
-    if (arg.generation == sent[i]) continue;
-    auto out = args[n++];
-    out.setIndex(i);
-    switch (arg.kind) {
-      case _cl_kernel::Arg::value: out.setValue(kj::arrayPtr(arg.bytes.data(), arg.bytes.size())); break;
-      case _cl_kernel::Arg::memory: out.setMemObject(arg.object); break;
-      case _cl_kernel::Arg::local: out.setLocalSize(arg.local_size); break;
-      case _cl_kernel::Arg::sampler: out.setSampler(arg.object); break;
-      case _cl_kernel::Arg::unset: break;
-    }
-  }
-  err = command.send(request);
-  if (err != CL_SUCCESS) return err;
-  for (size_t i = 0; i < kernel->args.size(); i++) sent[i] = kernel->args[i].generation;
-  for (cl_mem mem : written) mem_written(mem, connection, command.event());
-  return CL_SUCCESS;
+  return kernel_launch(queue, kernel, work_dim, global_offset, global_size, local_size, num_events, wait_list, event);
 }
 
 cl_int fedcl::api::clEnqueueTask(cl_command_queue queue, cl_kernel kernel, cl_uint num_events,
@@ -368,15 +292,5 @@ cl_int fedcl::api::clEnqueueMigrateMemObjects(cl_command_queue queue, cl_uint nu
     cl_int err = check_queue_mem(queue, mems[i], MemKind::any);
     if (err != CL_SUCCESS) return err;
   }
-  // Moving to the host means nothing for fedcl's placement; moving to the queue's daemon brings a
-  // current copy there ahead of the commands that will use it, and the command completes when it
-  // has landed. Undefined contents need no copy.
-  Command command(queue, CL_COMMAND_MIGRATE_MEM_OBJECTS);
-  cl_int err = command.begin(num_events, wait_list, event);
-  for (cl_uint i = 0; i < num_mems && err == CL_SUCCESS && !(flags & CL_MIGRATE_MEM_OBJECT_HOST); i++)
-    err = mem_prepare(mems[i], command, flags & CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED);
-  if (err != CL_SUCCESS) return err;
-  RequestMessage request;
-  command.fill(request.root.initMarker());
-  return command.send(request);
+  return mem_migrate(queue, num_mems, mems, flags, num_events, wait_list, event);
 }

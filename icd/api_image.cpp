@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "api.h"
+#include "coherence.h"
 #include "device.h"
 #include "image.h"
 #include "image_layout.h"
@@ -83,16 +84,8 @@ cl_int part_formats(cl_context context, const ContextPart &part, cl_mem_flags fl
       return CL_SUCCESS;
     }
   }
-  RequestMessage request;
-  auto get = request.root.initGetSupportedImageFormats();
-  get.setContext(context->id);
-  get.setFlags(flags);
-  get.setType(type);
-  auto pending = part.connection->call(request);
-  if (pending->status != CL_SUCCESS) return pending->status;
-  auto bytes = pending->reply().getInfo();
-  formats->resize(bytes.size() / sizeof(cl_image_format));
-  std::memcpy(formats->data(), bytes.begin(), formats->size() * sizeof(cl_image_format));
+  cl_int err = image_formats(part.connection, context, flags, type, formats);
+  if (err != CL_SUCCESS) return err;
   std::lock_guard<std::mutex> lock(context->mutex);
   context->image_formats.emplace(key, *formats);
   return CL_SUCCESS;
@@ -238,45 +231,6 @@ void settle_layout(cl_mem image) {
   if (image->type == CL_MEM_OBJECT_IMAGE1D_ARRAY) image->size = desc.image_slice_pitch * full[1];
 }
 
-// Sends the new image to each daemon that holds what it wraps, or to its home daemon with the
-// initial contents at host (tightly packed on the way).
-cl_int post_image(cl_mem image, const ContextPart *home, const HostRegion *host) {
-  cl_mem parent = image->parent;
-  if (parent) {
-    std::lock_guard<std::mutex> lock(parent->mutex);
-    for (const ContextPart &part : image->context->parts) {
-      if (!(parent->present & bit(part.connection))) continue;
-      RequestMessage request;
-      image_fill_create(request.root.initCreateImage(), image);
-      cl_int err = part.connection->post(request);
-      if (err != CL_SUCCESS) return err;
-      image->present |= bit(part.connection);
-    }
-    return CL_SUCCESS;
-  }
-  RequestMessage request;
-  auto create = request.root.initCreateImage();
-  image_fill_create(create, image);
-  std::vector<uint8_t> staging;
-  const void *payload = nullptr;
-  size_t bytes = 0;
-  if (host) {
-    bytes = host->packed_size();
-    payload = host->base;
-    if (!host->packed()) {
-      staging.resize(bytes);
-      host->pack(staging.data());
-      payload = staging.data();
-    }
-    create.setInitialContents(true);
-  }
-  cl_int err = home->connection->post(request, payload, bytes);
-  if (err != CL_SUCCESS) return err;
-  image->present = bit(home->connection);
-  image->valid = (host || image->context->parts.size() == 1) ? bit(home->connection) : 0;
-  return CL_SUCCESS;
-}
-
 cl_mem create_image(cl_context context, cl_mem_flags flags, const cl_image_format *format, const cl_image_desc *desc_in,
                     void *host_ptr, cl_int *errcode_ret) {
   auto fail = [&](cl_int err) -> cl_mem { return set_error(errcode_ret, err), nullptr; };
@@ -331,7 +285,8 @@ cl_mem create_image(cl_context context, cl_mem_flags flags, const cl_image_forma
   settle_layout(image);
   auto full = image_full_region(image);
   HostRegion contents = image_host_region(image, host_ptr, full.data(), desc.image_row_pitch, desc.image_slice_pitch);
-  err = post_image(image, home, host_ptr ? &contents : nullptr);
+  err = image->parent ? mem_create_with_parent(image, false)
+                      : mem_create_first(image, home->connection, host_ptr ? &contents : nullptr, false);
   if (err != CL_SUCCESS) {
     release(image);
     return fail(err);
@@ -371,10 +326,6 @@ cl_int host_pitches(cl_mem image, const size_t *region, size_t *row_pitch, size_
 
 bool host_may_read(cl_mem mem) { return !(mem->flags & (CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_NO_ACCESS)); }
 bool host_may_write(cl_mem mem) { return !(mem->flags & (CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS)); }
-
-void set_triple(capnp::List<uint64_t>::Builder list, const size_t *values) {
-  for (unsigned i = 0; i < 3; i++) list.set(i, values[i]);
-}
 
 // Rectangles in buffers: pitches default to tight, and the last byte must lie inside the buffer.
 struct Rect {
@@ -447,20 +398,10 @@ cl_sampler create_sampler(cl_context context, cl_bool normalized, cl_addressing_
   sampler->filter_mode = filter;
   sampler->properties = std::move(given);
   hold(context);
-  for (const ContextPart &part : context->parts) {
-    RequestMessage request;
-    auto create = request.root.initCreateSampler();
-    create.setId(sampler->id);
-    create.setContext(context->id);
-    const uint64_t properties[] = {CL_SAMPLER_NORMALIZED_COORDS, normalized, CL_SAMPLER_ADDRESSING_MODE,
-                                   addressing, CL_SAMPLER_FILTER_MODE, filter};
-    auto list = create.initProperties(6);
-    for (unsigned i = 0; i < 6; i++) list.set(i, properties[i]);
-    cl_int err = part.connection->post(request);
-    if (err != CL_SUCCESS) {
-      release(sampler);
-      return set_error(errcode_ret, err), nullptr;
-    }
+  cl_int err = sampler_create(sampler);
+  if (err != CL_SUCCESS) {
+    release(sampler);
+    return set_error(errcode_ret, err), nullptr;
   }
   set_error(errcode_ret, CL_SUCCESS);
   return sampler;
@@ -592,18 +533,9 @@ cl_int fedcl::api::clEnqueueCopyImage(cl_command_queue queue, cl_mem src, cl_mem
       if (src_origin[i] >= dst_origin[i] + region[i] || dst_origin[i] >= src_origin[i] + region[i]) apart = true;
     if (!apart) return CL_MEM_COPY_OVERLAP;
   }
-  return device_command(
-      queue, src, dst, whole_image(dst, dst_origin, region),
-      [&](wire::Request::Builder request) {
-        auto copy = request.initCopyImage();
-        copy.setSrc(src->id);
-        copy.setDst(dst->id);
-        set_triple(copy.initSrcOrigin(3), src_origin);
-        set_triple(copy.initDstOrigin(3), dst_origin);
-        set_triple(copy.initRegion(3), region);
-        return copy.getCommand();
-      },
-      num_events, wait_list, event, CL_COMMAND_COPY_IMAGE);
+  return device_command(queue, src, dst, whole_image(dst, dst_origin, region),
+                        image_copy(src, dst, src_origin, dst_origin, region), num_events, wait_list, event,
+                        CL_COMMAND_COPY_IMAGE);
 }
 
 cl_int fedcl::api::clEnqueueFillImage(cl_command_queue queue, cl_mem image, const void *fill_color,
@@ -616,17 +548,9 @@ cl_int fedcl::api::clEnqueueFillImage(cl_command_queue queue, cl_mem image, cons
   // A float4, int4 or uint4; a depth image's color is a single float.
   uint8_t color[16] = {};
   std::memcpy(color, fill_color, image->image_format.image_channel_order == CL_DEPTH ? 4 : 16);
-  return device_command(
-      queue, nullptr, image, whole_image(image, origin, region),
-      [&](wire::Request::Builder request) {
-        auto fill = request.initFillImage();
-        fill.setImage(image->id);
-        fill.setColor(kj::arrayPtr(color, sizeof color));
-        set_triple(fill.initOrigin(3), origin);
-        set_triple(fill.initRegion(3), region);
-        return fill.getCommand();
-      },
-      num_events, wait_list, event, CL_COMMAND_FILL_IMAGE);
+  return device_command(queue, nullptr, image, whole_image(image, origin, region),
+                        image_fill(image, color, origin, region), num_events, wait_list, event,
+                        CL_COMMAND_FILL_IMAGE);
 }
 
 cl_int fedcl::api::clEnqueueCopyImageToBuffer(cl_command_queue queue, cl_mem src, cl_mem dst, const size_t *src_origin,
@@ -638,18 +562,9 @@ cl_int fedcl::api::clEnqueueCopyImageToBuffer(cl_command_queue queue, cl_mem src
   if (err != CL_SUCCESS) return err;
   size_t bytes = region[0] * region[1] * region[2] * src->element_size;
   if (dst_offset > dst->size || bytes > dst->size - dst_offset) return CL_INVALID_VALUE;
-  return device_command(
-      queue, src, dst, dst_offset == 0 && bytes == dst->size,
-      [&](wire::Request::Builder request) {
-        auto copy = request.initCopyImageToBuffer();
-        copy.setSrc(src->id);
-        copy.setDst(dst->id);
-        set_triple(copy.initSrcOrigin(3), src_origin);
-        set_triple(copy.initRegion(3), region);
-        copy.setDstOffset(dst_offset);
-        return copy.getCommand();
-      },
-      num_events, wait_list, event, CL_COMMAND_COPY_IMAGE_TO_BUFFER);
+  return device_command(queue, src, dst, dst_offset == 0 && bytes == dst->size,
+                        image_to_buffer_copy(src, dst, src_origin, region, dst_offset), num_events, wait_list, event,
+                        CL_COMMAND_COPY_IMAGE_TO_BUFFER);
 }
 
 cl_int fedcl::api::clEnqueueCopyBufferToImage(cl_command_queue queue, cl_mem src, cl_mem dst, size_t src_offset,
@@ -661,18 +576,9 @@ cl_int fedcl::api::clEnqueueCopyBufferToImage(cl_command_queue queue, cl_mem src
   if (err != CL_SUCCESS) return err;
   size_t bytes = region[0] * region[1] * region[2] * dst->element_size;
   if (src_offset > src->size || bytes > src->size - src_offset) return CL_INVALID_VALUE;
-  return device_command(
-      queue, src, dst, whole_image(dst, dst_origin, region),
-      [&](wire::Request::Builder request) {
-        auto copy = request.initCopyBufferToImage();
-        copy.setSrc(src->id);
-        copy.setDst(dst->id);
-        copy.setSrcOffset(src_offset);
-        set_triple(copy.initDstOrigin(3), dst_origin);
-        set_triple(copy.initRegion(3), region);
-        return copy.getCommand();
-      },
-      num_events, wait_list, event, CL_COMMAND_COPY_BUFFER_TO_IMAGE);
+  return device_command(queue, src, dst, whole_image(dst, dst_origin, region),
+                        buffer_to_image_copy(src, dst, src_offset, dst_origin, region), num_events, wait_list, event,
+                        CL_COMMAND_COPY_BUFFER_TO_IMAGE);
 }
 
 // Maps point into the host copy of the image's memory (the application's, for CL_MEM_USE_HOST_PTR),
@@ -786,22 +692,10 @@ cl_int fedcl::api::clEnqueueCopyBufferRect(cl_command_queue queue, cl_mem src, c
     if (from.row_pitch != to.row_pitch || from.slice_pitch != to.slice_pitch) return CL_INVALID_VALUE;
     if (rects_overlap(from, to, region)) return CL_MEM_COPY_OVERLAP;
   }
-  return device_command(
-      queue, src, dst, overwrites_buffer(dst, to, region),
-      [&](wire::Request::Builder request) {
-        auto copy = request.initCopyBufferRect();
-        copy.setSrc(src->id);
-        copy.setDst(dst->id);
-        set_triple(copy.initSrcOrigin(3), src_origin);
-        set_triple(copy.initDstOrigin(3), dst_origin);
-        set_triple(copy.initRegion(3), region);
-        copy.setSrcRowPitch(from.row_pitch);
-        copy.setSrcSlicePitch(from.slice_pitch);
-        copy.setDstRowPitch(to.row_pitch);
-        copy.setDstSlicePitch(to.slice_pitch);
-        return copy.getCommand();
-      },
-      num_events, wait_list, event, CL_COMMAND_COPY_BUFFER_RECT);
+  return device_command(queue, src, dst, overwrites_buffer(dst, to, region),
+                        buffer_rect_copy(src, dst, src_origin, dst_origin, region, from.row_pitch, from.slice_pitch,
+                                         to.row_pitch, to.slice_pitch),
+                        num_events, wait_list, event, CL_COMMAND_COPY_BUFFER_RECT);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -4,8 +4,8 @@
 
 #include "api.h"
 #include "info.h"
+#include "kernel.h"
 #include "kernel_args.h"
-#include "query.h"
 
 using namespace fedcl;
 
@@ -23,19 +23,7 @@ cl_kernel create_kernel(cl_program program, const KernelDesc *desc) {
   std::lock_guard<std::mutex> lock(program->mutex);
   for (const auto &entry : program->builds)
     if (entry.second.uniform_work_groups) kernel->uniform_only.push_back(entry.first);
-  for (const ContextPart &part : program->context->parts) {
-    bool built_here = false;
-    for (const auto &entry : program->builds)
-      if (entry.first->connection == part.connection && entry.second.status == CL_BUILD_SUCCESS) built_here = true;
-    if (!built_here) continue;
-    RequestMessage request;
-    auto create = request.root.initCreateKernel();
-    create.setId(kernel->id);
-    create.setProgram(program->id);
-    create.setName(desc->name);
-    part.connection->post(request);
-    kernel->present |= bit(part.connection);
-  }
+  kernel_create(kernel);
   return kernel;
 }
 
@@ -145,14 +133,6 @@ cl_int fedcl::api::clSetKernelArg(cl_kernel kernel, cl_uint index, size_t size, 
   return CL_SUCCESS;
 }
 
-namespace {
-Connection *first_connection(cl_kernel kernel) {
-  for (const ContextPart &part : kernel->program->context->parts)
-    if (kernel->present & bit(part.connection)) return part.connection;
-  return kernel->program->context->parts.front().connection;
-}
-}  // namespace
-
 cl_int fedcl::api::clGetKernelInfo(cl_kernel kernel, cl_kernel_info param, size_t size, void *value, size_t *size_ret) {
   if (!as<_cl_kernel>(kernel)) return CL_INVALID_KERNEL;
   switch (param) {
@@ -163,7 +143,7 @@ cl_int fedcl::api::clGetKernelInfo(cl_kernel kernel, cl_kernel_info param, size_
     case CL_KERNEL_PROGRAM: return info_value(size, value, size_ret, kernel->program);
     case CL_KERNEL_ATTRIBUTES: {
       std::vector<uint8_t> bytes;
-      cl_int err = remote_info(first_connection(kernel), kernel->id, wire::InfoKind::KERNEL, param, 0, 0, &bytes);
+      cl_int err = kernel_info(kernel, param, &bytes);
       if (err != CL_SUCCESS) return err;
       return info_bytes(size, value, size_ret, bytes.data(), bytes.size());
     }
@@ -190,8 +170,7 @@ cl_int fedcl::api::clGetKernelWorkGroupInfo(cl_kernel kernel, cl_device_id devic
     if (cacheable && it != cache.end()) bytes = it->second;
   }
   if (bytes.empty()) {
-    cl_int err = remote_info(device->connection, kernel->id, wire::InfoKind::KERNEL_WORK_GROUP, param,
-                             device->remote_id, 0, &bytes);
+    cl_int err = kernel_work_group_info(kernel, device, param, &bytes);
     if (err != CL_SUCCESS) return err;
     if (cacheable) {
       std::lock_guard<std::mutex> lock(kernel->mutex);
@@ -232,8 +211,7 @@ cl_int fedcl::api::clGetKernelSubGroupInfo(cl_kernel kernel, cl_device_id device
   // The answers depend on the input value and on whether the device has sub-groups at all (if not,
   // the backend says CL_INVALID_OPERATION): the daemon asks the backend.
   std::vector<uint8_t> bytes;
-  cl_int err = remote_info(device->connection, kernel->id, wire::InfoKind::KERNEL_SUB_GROUP, param, device->remote_id,
-                           0, &bytes, input, input_size);
+  cl_int err = kernel_sub_group_info(kernel, device, param, input, input_size, &bytes);
   if (err != CL_SUCCESS) return err;
   return info_bytes(size, value, size_ret, bytes.data(), bytes.size());
 }

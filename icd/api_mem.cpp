@@ -1,6 +1,6 @@
 // Memory objects.
 #include "api.h"
-#include "command.h"
+#include "coherence.h"
 #include "device.h"
 #include "info.h"
 #include "mem_flags.h"
@@ -17,35 +17,6 @@ cl_ulong max_alloc(cl_context context) {
     limit = std::max(limit, size);
   }
   return limit;
-}
-
-// Sends a creation request. Where fedcl's checks and a backend may differ on a request the program
-// can rely on (NVIDIA creates buffers past CL_DEVICE_MAX_MEM_ALLOC_SIZE and misaligned sub-buffers,
-// PoCL refuses them as the specification says), the backend decides: the call waits for its verdict.
-cl_int send_create(Connection *connection, RequestMessage &request, bool backend_decides,
-                   const void *payload = nullptr, uint64_t payload_bytes = 0) {
-  if (!backend_decides) return connection->post(request, payload, payload_bytes);
-  return connection->call(request, payload, payload_bytes)->status;
-}
-
-// Creates sub-buffer mem on each daemon that holds its parent.
-cl_int post_sub_buffer(cl_mem mem, bool backend_decides) {
-  cl_mem parent = mem->parent;
-  std::lock_guard<std::mutex> lock(parent->mutex);
-  for (auto &part : mem->context->parts) {
-    if (!(parent->present & bit(part.connection))) continue;
-    RequestMessage request;
-    auto create = request.root.initCreateSubBuffer();
-    create.setId(mem->id);
-    create.setParent(parent->id);
-    create.setFlags(backend_flags(mem));
-    create.setOrigin(mem->origin);
-    create.setSize(mem->size);
-    cl_int err = send_create(part.connection, request, backend_decides);
-    if (err != CL_SUCCESS) return err;
-    mem->present |= bit(part.connection);
-  }
-  return CL_SUCCESS;
 }
 
 }  // namespace
@@ -74,22 +45,13 @@ cl_mem fedcl::api::clCreateBuffer(cl_context context, cl_mem_flags flags, size_t
   if (flags & CL_MEM_USE_HOST_PTR) mem->host_ptr = host_ptr;
   hold(context);
 
-  // The buffer is made on the context's first daemon now; other daemons get it when they need it.
-  ContextPart &home = context->parts.front();
-  RequestMessage request;
-  auto create = request.root.initCreateBuffer();
-  create.setId(mem->id);
-  create.setContext(context->id);
-  create.setFlags(backend_flags(mem));
-  create.setSize(size);
-  create.setInitialContents(wants_ptr);
-  err = send_create(home.connection, request, beyond_limit, wants_ptr ? host_ptr : nullptr, wants_ptr ? size : 0);
+  // The buffer is made on the context's first daemon now.
+  HostRegion contents = HostRegion::contiguous(host_ptr, size);
+  err = mem_create_first(mem, context->parts.front().connection, wants_ptr ? &contents : nullptr, beyond_limit);
   if (err != CL_SUCCESS) {
     release(mem);
     return set_error(errcode_ret, err), nullptr;
   }
-  mem->present = bit(home.connection);
-  mem->valid = (wants_ptr || context->parts.size() == 1) ? bit(home.connection) : 0;
   set_error(errcode_ret, CL_SUCCESS);
   return mem;
 }
@@ -129,8 +91,8 @@ cl_mem fedcl::api::clCreateSubBuffer(cl_mem parent, cl_mem_flags flags, cl_buffe
   hold(parent);
   hold(mem->context);
   // Misaligned for every device: CL_MISALIGNED_SUB_BUFFER_OFFSET by the specification, which the
-  // backends decide (see send_create).
-  err = post_sub_buffer(mem, !aligned);
+  // backends decide (see mem_create_first).
+  err = mem_create_with_parent(mem, !aligned);
   if (err != CL_SUCCESS) {
     release(mem);
     return set_error(errcode_ret, err), nullptr;

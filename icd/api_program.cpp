@@ -1,18 +1,12 @@
-// Programs: from source, binaries and built-in kernels; build, compile and link; their info.
-//
-// A program exists on every daemon that holds one of its devices, under the same id. Build,
-// compile and link send one request to each of those daemons at once and wait for all; each
-// daemon's BuildResult updates the program's per-device state and, once there is an executable,
-// the kernel metadata that clCreateKernel and clSetKernelArg check against.
+// Programs: from source, binaries and built-in kernels; build, compile and link; their info. The
+// requests and what the daemons report back are runtime/program.h's.
 #include <algorithm>
 #include <cstring>
-#include <functional>
 
 #include "api.h"
-#include "build_options.h"
 #include "device.h"
 #include "info.h"
-#include "query.h"
+#include "program.h"
 
 using namespace fedcl;
 
@@ -54,125 +48,6 @@ bool all_devices(const std::vector<cl_device_id> &devices, cl_device_info param)
   return true;
 }
 
-// The daemons that hold devices of the list, in the order of their first device.
-std::vector<Connection *> connections_of(const std::vector<cl_device_id> &devices) {
-  std::vector<Connection *> connections;
-  for (cl_device_id device : devices)
-    if (std::find(connections.begin(), connections.end(), device->connection) == connections.end())
-      connections.push_back(device->connection);
-  return connections;
-}
-
-// The ids, on connection's daemon, of the devices of the list that it holds.
-std::vector<uint64_t> remote_ids(const std::vector<cl_device_id> &devices, const Connection *connection) {
-  std::vector<uint64_t> ids;
-  for (cl_device_id device : devices)
-    if (device->connection == connection) ids.push_back(device->remote_id);
-  return ids;
-}
-
-template <typename T>
-void set_list(typename capnp::List<T>::Builder list, const std::vector<T> &values) {
-  for (size_t i = 0; i < values.size(); i++) list.set(i, values[i]);
-}
-
-cl_device_id device_of(cl_program program, const Connection *connection, uint64_t remote_id) {
-  for (cl_device_id device : program->devices)
-    if (device->connection == connection && device->remote_id == remote_id) return device;
-  return nullptr;
-}
-
-std::vector<KernelDesc> kernels_from(wire::BuildResult::Reader result) {
-  std::vector<KernelDesc> kernels;
-  for (auto k : result.getKernels()) {
-    KernelDesc desc{k.getName(), {}, k.getArgInfoAvailable()};
-    auto compile_size = k.getCompileWorkGroupSize();
-    for (unsigned d = 0; d < 3 && d < compile_size.size(); d++) desc.compile_work_group_size[d] = compile_size[d];
-    for (auto a : k.getArgs())
-      desc.args.push_back({a.getAddressQualifier(), a.getAccessQualifier(), a.getTypeQualifier(), a.getTypeName(), a.getName()});
-    kernels.push_back(std::move(desc));
-  }
-  return kernels;
-}
-
-// Takes in what one daemon reported about program; the caller holds program->mutex.
-void apply_build_result(cl_program program, const Connection *connection, wire::BuildResult::Reader result) {
-  bool executable = false;
-  for (auto d : result.getDevices()) {
-    cl_device_id device = device_of(program, connection, d.getDevice());
-    if (!device) continue;
-    auto &build = program->builds[device];
-    build.status = d.getStatus();
-    build.binary_type = d.getBinaryType();
-    build.log = d.getLog();
-    build.options = d.getOptions();
-    executable |= build.status == CL_BUILD_SUCCESS && build.binary_type == CL_PROGRAM_BINARY_TYPE_EXECUTABLE;
-  }
-  if (executable) program->kernels = kernels_from(result);
-}
-
-// Fills one daemon's request of a build, compile or link, given that daemon's device ids.
-using FillRequest = std::function<void(wire::Request::Builder request, Connection *connection,
-                                       const std::vector<uint64_t> &device_ids)>;
-
-// Build, compile or link program for devices on every daemon concerned at once; returns the first
-// failure. Another operation still running for one of the devices makes it CL_INVALID_OPERATION.
-// unreported (if given) receives how many devices no daemon described: a link made no program there.
-cl_int run_program_operation(cl_program program, const std::vector<cl_device_id> &devices, const char *options,
-                             const FillRequest &fill, size_t *unreported = nullptr) {
-  {
-    std::lock_guard<std::mutex> lock(program->mutex);
-    for (cl_device_id device : devices)
-      if (program->builds[device].status == CL_BUILD_IN_PROGRESS) return CL_INVALID_OPERATION;
-    for (cl_device_id device : devices) {
-      auto &build = program->builds[device];
-      build.status = CL_BUILD_IN_PROGRESS;
-      build.options = options ? options : "";
-      build.uniform_work_groups = build_needs_uniform_work_groups(options);
-      build.log.clear();
-    }
-  }
-  std::vector<std::pair<Connection *, std::shared_ptr<PendingReply>>> calls;
-  for (Connection *connection : connections_of(devices)) {
-    RequestMessage request;
-    fill(request.root, connection, remote_ids(devices, connection));
-    calls.emplace_back(connection, connection->send_call(request));
-  }
-  cl_int result = CL_SUCCESS;
-  for (auto &[connection, pending] : calls) {
-    cl_int status = connection->wait(*pending);
-    std::lock_guard<std::mutex> lock(program->mutex);
-    if (pending->reader && pending->reply().which() == wire::Reply::BUILD)
-      apply_build_result(program, connection, pending->reply().getBuild());
-    if (status != CL_SUCCESS && result == CL_SUCCESS) result = status;
-  }
-  // Devices no daemon described (it went away, or it made no program) failed.
-  std::lock_guard<std::mutex> lock(program->mutex);
-  size_t missing = 0;
-  for (cl_device_id device : devices) {
-    if (program->builds[device].status != CL_BUILD_IN_PROGRESS) continue;
-    program->builds[device].status = CL_BUILD_ERROR;
-    missing++;
-  }
-  if (unreported) *unreported = missing;
-  return result;
-}
-
-// A linked program needs uniform work-groups on a device where any input was compiled needing them
-// (link options cannot change the language version).
-void link_work_group_rules(cl_program program, const std::vector<cl_device_id> &devices, const cl_program *inputs,
-                           cl_uint count) {
-  for (cl_device_id device : devices) {
-    bool uniform = std::any_of(inputs, inputs + count, [&](cl_program input) {
-      std::lock_guard<std::mutex> lock(input->mutex);
-      auto it = input->builds.find(device);
-      return it == input->builds.end() || it->second.uniform_work_groups;
-    });
-    std::lock_guard<std::mutex> lock(program->mutex);
-    program->builds[device].uniform_work_groups = uniform;
-  }
-}
-
 // Build callbacks run on the runtime's callback thread, after the call returned its status.
 void notify_later(cl_program program, BuildNotify notify, void *user_data) {
   if (!notify) return;
@@ -198,67 +73,14 @@ cl_program fedcl::api::clCreateProgramWithSource(cl_context context, cl_uint cou
   cl_program program = new_program(context, context->devices);
   program->has_source = true;
   program->source = std::move(source);
-  for (const ContextPart &part : context->parts) {
-    RequestMessage request;
-    auto create = request.root.initCreateProgramWithSource();
-    create.setId(program->id);
-    create.setContext(context->id);
-    create.setSource(program->source);
-    cl_int err = part.connection->post(request);
-    if (err != CL_SUCCESS) {
-      release(program);
-      return set_error(errcode_ret, err), nullptr;
-    }
+  cl_int err = program_create_with_source(program);
+  if (err != CL_SUCCESS) {
+    release(program);
+    return set_error(errcode_ret, err), nullptr;
   }
   set_error(errcode_ret, CL_SUCCESS);
   return program;
 }
-
-namespace {
-
-// Creates program from one binary per device of the program on each daemon concerned; statuses
-// receives each device's verdict. Returns the first failure.
-cl_int load_binaries(cl_program program, const size_t *lengths, const unsigned char **binaries,
-                     std::vector<cl_int> *statuses) {
-  const std::vector<cl_device_id> &devices = program->devices;
-  std::vector<std::pair<Connection *, std::shared_ptr<PendingReply>>> calls;
-  for (Connection *connection : connections_of(devices)) {
-    RequestMessage request;
-    auto create = request.root.initCreateProgramWithBinary();
-    create.setId(program->id);
-    create.setContext(program->context->id);
-    std::vector<uint64_t> ids = remote_ids(devices, connection);
-    set_list(create.initDevices(ids.size()), ids);
-    auto list = create.initBinaries(ids.size());
-    for (size_t i = 0, n = 0; i < devices.size(); i++)
-      if (devices[i]->connection == connection) list.set(n++, kj::arrayPtr(binaries[i], lengths[i]));
-    calls.emplace_back(connection, connection->send_call(request));
-  }
-  cl_int result = CL_SUCCESS;
-  for (auto &[connection, pending] : calls) {
-    cl_int status = connection->wait(*pending);
-    if (status != CL_SUCCESS && result == CL_SUCCESS) result = status;
-    if (!pending->reader) continue;
-    auto reply = pending->reply();
-    if (reply.which() == wire::Reply::BUILD) {
-      std::lock_guard<std::mutex> lock(program->mutex);
-      apply_build_result(program, connection, reply.getBuild());
-    } else if (reply.which() == wire::Reply::INFO) {
-      // The daemon's verdicts, one cl_int per device in the order its request listed them.
-      auto info = reply.getInfo();
-      size_t n = 0;
-      for (size_t i = 0; i < devices.size(); i++) {
-        if (devices[i]->connection != connection) continue;
-        if ((n + 1) * sizeof(cl_int) <= info.size())
-          std::memcpy(&(*statuses)[i], info.begin() + n * sizeof(cl_int), sizeof(cl_int));
-        n++;
-      }
-    }
-  }
-  return result;
-}
-
-}  // namespace
 
 cl_program fedcl::api::clCreateProgramWithBinary(cl_context context, cl_uint num_devices, const cl_device_id *device_list,
                                                  const size_t *lengths, const unsigned char **binaries,
@@ -274,7 +96,7 @@ cl_program fedcl::api::clCreateProgramWithBinary(cl_context context, cl_uint num
   cl_program program = nullptr;
   if (err == CL_SUCCESS) {
     program = new_program(context, std::move(devices));
-    err = load_binaries(program, lengths, binaries, &statuses);
+    err = program_create_with_binaries(program, lengths, binaries, &statuses);
   }
   if (binary_status) std::copy(statuses.begin(), statuses.end(), binary_status);
   if (err != CL_SUCCESS) {
@@ -320,19 +142,10 @@ cl_program fedcl::api::clCreateProgramWithBuiltInKernels(cl_context context, cl_
     begin = end + 1;
   }
   cl_program program = new_program(context, devices);
-  for (Connection *connection : connections_of(devices)) {
-    RequestMessage request;
-    auto create = request.root.initCreateProgramWithBuiltInKernels();
-    create.setId(program->id);
-    create.setContext(context->id);
-    std::vector<uint64_t> ids = remote_ids(devices, connection);
-    set_list(create.initDevices(ids.size()), ids);
-    create.setNames(names);
-    err = connection->post(request);
-    if (err != CL_SUCCESS) {
-      release(program);
-      return set_error(errcode_ret, err), nullptr;
-    }
+  err = program_create_with_built_in_kernels(program, names);
+  if (err != CL_SUCCESS) {
+    release(program);
+    return set_error(errcode_ret, err), nullptr;
   }
   set_error(errcode_ret, CL_SUCCESS);
   return program;
@@ -355,13 +168,7 @@ cl_int fedcl::api::clBuildProgram(cl_program program, cl_uint num_devices, const
   if (err != CL_SUCCESS) return err;
   if (program->attached_kernels.load() > 0) return CL_INVALID_OPERATION;
   if (program->has_source && !all_devices(devices, CL_DEVICE_COMPILER_AVAILABLE)) return CL_COMPILER_NOT_AVAILABLE;
-  err = run_program_operation(program, devices, options, [&](wire::Request::Builder request, Connection *,
-                                                             const std::vector<uint64_t> &ids) {
-    auto build = request.initBuildProgram();
-    build.setProgram(program->id);
-    build.setOptions(options ? options : "");
-    set_list(build.initDevices(ids.size()), ids);
-  });
+  err = program_build(program, devices, options);
   notify_later(program, notify, user_data);
   return err;
 }
@@ -384,38 +191,7 @@ cl_int fedcl::api::clCompileProgram(cl_program program, cl_uint num_devices, con
   if (!program->has_source || program->attached_kernels.load() > 0) return CL_INVALID_OPERATION;
   if (!all_devices(devices, CL_DEVICE_COMPILER_AVAILABLE)) return CL_COMPILER_NOT_AVAILABLE;
 
-  // A header is a program on the daemon that compiles: its own where its context reaches that
-  // daemon, otherwise a copy of its source made there for this compile.
-  std::vector<std::pair<Connection *, uint64_t>> copies;
-  auto header_id = [&](Connection *connection, cl_program header) {
-    if (header->context->part(connection)) return header->id;
-    uint64_t id = new_object_id();
-    RequestMessage request;
-    auto create = request.root.initCreateProgramWithSource();
-    create.setId(id);
-    create.setContext(program->context->id);
-    create.setSource(header->source);
-    connection->post(request);
-    copies.emplace_back(connection, id);
-    return id;
-  };
-  err = run_program_operation(program, devices, options, [&](wire::Request::Builder request, Connection *connection,
-                                                             const std::vector<uint64_t> &ids) {
-    auto compile = request.initCompileProgram();
-    compile.setProgram(program->id);
-    compile.setOptions(options ? options : "");
-    set_list(compile.initDevices(ids.size()), ids);
-    auto headers = compile.initHeaders(num_input_headers);
-    for (cl_uint i = 0; i < num_input_headers; i++) {
-      headers[i].setName(header_include_names[i]);
-      headers[i].setProgram(header_id(connection, input_headers[i]));
-    }
-  });
-  for (auto &[connection, id] : copies) {
-    RequestMessage request;
-    request.root.setRelease(id);
-    connection->post(request);
-  }
+  err = program_compile(program, devices, options, num_input_headers, input_headers, header_include_names);
   notify_later(program, notify, user_data);
   return err;
 }
@@ -451,17 +227,7 @@ cl_program fedcl::api::clLinkProgram(cl_context context, cl_uint num_devices, co
 
   cl_program program = new_program(context, devices);
   size_t unreported = 0;
-  cl_int err = run_program_operation(program, devices, options, [&](wire::Request::Builder request, Connection *,
-                                                                    const std::vector<uint64_t> &ids) {
-    auto link = request.initLinkProgram();
-    link.setId(program->id);
-    link.setContext(context->id);
-    link.setOptions(options ? options : "");
-    set_list(link.initDevices(ids.size()), ids);
-    auto inputs = link.initInputs(num_input_programs);
-    for (cl_uint i = 0; i < num_input_programs; i++) inputs.set(i, input_programs[i]->id);
-  }, &unreported);
-  link_work_group_rules(program, devices, input_programs, num_input_programs);
+  cl_int err = program_link(program, devices, options, num_input_programs, input_programs, &unreported);
   // A link that failed may still make a program, whose build log says why: the application gets it
   // when every backend made one.
   if (err != CL_SUCCESS && (err != CL_LINK_PROGRAM_FAILURE || unreported > 0)) {
@@ -489,28 +255,6 @@ cl_int fedcl::api::clSetProgramSpecializationConstant(cl_program program, cl_uin
 }
 
 namespace {
-
-// CL_PROGRAM_BINARY_SIZES and CL_PROGRAM_BINARIES, in the order of the program's devices.
-cl_int program_binaries(cl_program program, std::vector<std::vector<uint8_t>> *binaries) {
-  const std::vector<cl_device_id> &devices = program->devices;
-  binaries->assign(devices.size(), {});
-  for (Connection *connection : connections_of(devices)) {
-    std::vector<uint8_t> size_bytes, blob;
-    cl_int err = remote_info(connection, program->id, wire::InfoKind::PROGRAM, CL_PROGRAM_BINARY_SIZES, 0, 0, &size_bytes);
-    if (err == CL_SUCCESS) err = remote_info(connection, program->id, wire::InfoKind::PROGRAM, CL_PROGRAM_BINARIES, 0, 0, &blob);
-    if (err != CL_SUCCESS) return err;
-    std::vector<size_t> sizes(size_bytes.size() / sizeof(size_t));
-    std::memcpy(sizes.data(), size_bytes.data(), sizes.size() * sizeof(size_t));
-    size_t offset = 0, index = 0;
-    for (size_t d = 0; d < devices.size(); d++) {
-      if (devices[d]->connection != connection || index >= sizes.size()) continue;
-      size_t size = std::min(sizes[index++], blob.size() - offset);
-      (*binaries)[d].assign(blob.begin() + offset, blob.begin() + offset + size);
-      offset += size;
-    }
-  }
-  return CL_SUCCESS;
-}
 
 std::string kernel_names(cl_program program) {
   std::string names;
@@ -586,8 +330,7 @@ cl_int fedcl::api::clGetProgramBuildInfo(cl_program program, cl_device_id device
     case CL_PROGRAM_BINARY_TYPE: return info_value(size, value, size_ret, build.binary_type);
     case CL_PROGRAM_BUILD_GLOBAL_VARIABLE_TOTAL_SIZE: {
       std::vector<uint8_t> bytes;
-      cl_int err = remote_info(device->connection, program->id, wire::InfoKind::PROGRAM_BUILD, param,
-                               device->remote_id, 0, &bytes);
+      cl_int err = program_build_info(program, device, param, &bytes);
       if (err != CL_SUCCESS) return err;
       return info_bytes(size, value, size_ret, bytes.data(), bytes.size());
     }

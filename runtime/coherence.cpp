@@ -36,10 +36,14 @@ void drop_arrivals_except(cl_mem root, Connection *keep) {
   }
 }
 
-void post_create(cl_mem mem, Connection *connection) {
+// Creates mem (a buffer, sub-buffer or image) on connection's daemon; see mem_create_first.
+cl_int mem_create(cl_mem mem, Connection *connection, const HostRegion *contents = nullptr,
+                  bool backend_decides = false) {
   RequestMessage request;
   if (mem->is_image()) {
-    image_fill_create(request.root.initCreateImage(), mem);
+    auto create = request.root.initCreateImage();
+    image_fill_create(create, mem);
+    create.setInitialContents(contents != nullptr);
   } else if (mem->parent) {
     auto create = request.root.initCreateSubBuffer();
     create.setId(mem->id);
@@ -53,9 +57,22 @@ void post_create(cl_mem mem, Connection *connection) {
     create.setContext(mem->context->id);
     create.setFlags(backend_flags(mem));
     create.setSize(mem->size);
+    create.setInitialContents(contents != nullptr);
   }
-  connection->post(request);
-  mem->present |= bit(connection);
+  std::vector<uint8_t> staging;
+  const void *payload = nullptr;
+  size_t bytes = 0;
+  if (contents) {
+    bytes = contents->packed_size();
+    payload = contents->base;
+    if (!contents->packed()) {
+      staging.resize(bytes);
+      contents->pack(staging.data());
+      payload = staging.data();
+    }
+  }
+  if (!backend_decides) return connection->post(request, payload, bytes);
+  return connection->call(request, payload, bytes)->status;
 }
 
 // What a transfer of the whole of root moves.
@@ -190,13 +207,40 @@ cl_int never_arrived(cl_mem root, Connection *here, cl_int status) {
 
 }  // namespace
 
+cl_int mem_create_first(cl_mem mem, Connection *connection, const HostRegion *contents, bool backend_decides) {
+  cl_int err = mem_create(mem, connection, contents, backend_decides);
+  if (err != CL_SUCCESS) return err;
+  mem->present = bit(connection);
+  mem->valid = (contents || mem->context->parts.size() == 1) ? bit(connection) : 0;
+  return CL_SUCCESS;
+}
+
+cl_int mem_create_with_parent(cl_mem mem, bool backend_decides) {
+  cl_mem parent = mem->parent;
+  std::lock_guard<std::mutex> lock(parent->mutex);
+  for (auto &part : mem->context->parts) {
+    if (!(parent->present & bit(part.connection))) continue;
+    cl_int err = mem_create(mem, part.connection, nullptr, backend_decides);
+    if (err != CL_SUCCESS) return err;
+    mem->present |= bit(part.connection);
+  }
+  return CL_SUCCESS;
+}
+
 cl_int mem_prepare(cl_mem mem, Command &command, bool overwrites_all) {
   Connection *here = command.connection();
   cl_mem root = mem->parent ? mem->parent : mem;
   std::lock_guard<std::mutex> lock(root->mutex);
   ConnectionMask bit_here = bit(here);
-  if (!(root->present & bit_here)) post_create(root, here);
-  if (mem != root && !(mem->present & bit_here)) post_create(mem, here);
+  // A creation that fails here fails the command that follows it on the same daemon.
+  if (!(root->present & bit_here)) {
+    mem_create(root, here);
+    root->present |= bit_here;
+  }
+  if (mem != root && !(mem->present & bit_here)) {
+    mem_create(mem, here);
+    mem->present |= bit_here;
+  }
   if (root->valid & bit_here) {
     auto it = root->arrivals.find(here->index());
     if (it == root->arrivals.end()) return CL_SUCCESS;
@@ -234,6 +278,18 @@ cl_int mem_prepare(cl_mem mem, Command &command, bool overwrites_all) {
   }
   root->valid |= bit_here;
   return CL_SUCCESS;
+}
+
+cl_int mem_migrate(cl_command_queue queue, cl_uint num_mems, const cl_mem *mems, cl_mem_migration_flags flags,
+                   cl_uint num_events, const cl_event *wait_list, cl_event *event) {
+  Command command(queue, CL_COMMAND_MIGRATE_MEM_OBJECTS);
+  cl_int err = command.begin(num_events, wait_list, event);
+  for (cl_uint i = 0; i < num_mems && err == CL_SUCCESS && !(flags & CL_MIGRATE_MEM_OBJECT_HOST); i++)
+    err = mem_prepare(mems[i], command, flags & CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED);
+  if (err != CL_SUCCESS) return err;
+  RequestMessage request;
+  command.fill(request.root.initMarker());
+  return command.send(request);
 }
 
 void mem_written(cl_mem mem, Connection *connection, cl_event event) {

@@ -1,5 +1,5 @@
-// Buffers across daemons: which daemons hold a current copy of each memory object, and bringing a
-// stale copy up to date before a command uses it.
+// Buffers across daemons: creating each memory object where it is needed, which daemons hold a
+// current copy of it, and bringing a stale copy up to date before a command uses it.
 //
 // The daemons move a copy themselves: the one that has it sends it over their peer link
 // (SendToPeer), the other receives it (ReceiveFromPeer) as a command of fedcl's transfer queue there,
@@ -9,8 +9,21 @@
 #pragma once
 
 #include "command.h"
+#include "host_region.h"
 
 namespace fedcl {
+
+// Creating a memory object on the daemons. backend_decides: where fedcl's checks and a backend may
+// differ on a request the program can rely on (NVIDIA creates buffers past
+// CL_DEVICE_MAX_MEM_ALLOC_SIZE and misaligned sub-buffers, PoCL refuses them as the specification
+// says), the call waits for the backend's verdict. Each returns the first failure.
+//
+// A new buffer or image, on the first daemon that holds it (others get it when they need it):
+// present there, and current if it has initial contents (which travel tightly packed) or its
+// context has no other daemon.
+cl_int mem_create_first(cl_mem mem, Connection *connection, const HostRegion *contents, bool backend_decides);
+// A sub-buffer, or an image over a buffer or an image, on each daemon that holds its parent.
+cl_int mem_create_with_parent(cl_mem mem, bool backend_decides);
 
 // Before command (begun on its queue) uses mem: makes sure that the queue's daemon has the object
 // and that its copy is current or on its way (the command then waits for it). overwrites_all: the
@@ -18,6 +31,12 @@ namespace fedcl {
 // CL_MEM_OBJECT_ALLOCATION_FAILURE (and tells the context's notify callback) when the only current
 // copy was on a daemon that is gone.
 cl_int mem_prepare(cl_mem mem, Command &command, bool overwrites_all);
+
+// clEnqueueMigrateMemObjects once its arguments are checked: to the queue's daemon, the objects'
+// current contents (none, with CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED) arrive before the command
+// completes; to the host, nothing moves.
+cl_int mem_migrate(cl_command_queue queue, cl_uint num_mems, const cl_mem *mems, cl_mem_migration_flags flags,
+                   cl_uint num_events, const cl_event *wait_list, cl_event *event);
 
 // After a command that may have written mem was sent: its daemon alone is current now.
 void mem_written(cl_mem mem, Connection *connection, cl_event event);

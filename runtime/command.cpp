@@ -104,15 +104,17 @@ void Command::wait_for(_cl_event *event) {
       event->connection->post(signal);
       event->connection->flush();  // the command it waits for starts now, not at the flush timer
     }
-    if (event->status < 0) {
-      RequestMessage fail;
-      auto set = fail.root.initSetUserEventStatus();
-      set.setEvent(event->id);
-      set.setStatus(event->status);
-      here->post(fail);
-    }
+    if (event->status < 0) post_event_status(here, event->id, event->status);
   }
   wait_ids_.push_back(event->id);
+}
+
+void post_event_status(Connection *connection, uint64_t event_id, cl_int status) {
+  RequestMessage request;
+  auto set = request.root.initSetUserEventStatus();
+  set.setEvent(event_id);
+  set.setStatus(status);
+  connection->post(request);
 }
 
 void Command::fill(wire::Command::Builder command) const {

@@ -51,6 +51,9 @@ struct KernelDesc {
   size_t compile_work_group_size[3] = {};  // reqd_work_group_size; 0,0,0 without one
 };
 
+// Tells connection's daemon that object id is let go of (nothing if the daemon is gone).
+void post_release(Connection *connection, uint64_t id);
+
 // How clSetKernelArg checks one argument, worked out once per kernel from its KernelArgDesc.
 enum class ArgClass { memory, local, sampler, value, unknown };
 struct ArgCheck {

@@ -1,6 +1,7 @@
 #include "image.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "image_layout.h"
 
@@ -36,6 +37,99 @@ void image_fill_create(wire::Request::CreateImage::Builder create, cl_mem image)
       out.setSlicePitch(desc.image_slice_pitch);
     }
   }
+}
+
+cl_int image_formats(Connection *connection, cl_context context, cl_mem_flags flags, cl_mem_object_type type,
+                     std::vector<cl_image_format> *formats) {
+  RequestMessage request;
+  auto get = request.root.initGetSupportedImageFormats();
+  get.setContext(context->id);
+  get.setFlags(flags);
+  get.setType(type);
+  auto pending = connection->call(request);
+  if (pending->status != CL_SUCCESS) return pending->status;
+  auto bytes = pending->reply().getInfo();
+  formats->resize(bytes.size() / sizeof(cl_image_format));
+  std::memcpy(formats->data(), bytes.begin(), formats->size() * sizeof(cl_image_format));
+  return CL_SUCCESS;
+}
+
+BuildRequest image_copy(cl_mem src, cl_mem dst, const size_t *src_origin, const size_t *dst_origin,
+                        const size_t *region) {
+  uint64_t src_id = src->id, dst_id = dst->id;
+  auto from = triple(src_origin), to = triple(dst_origin), extent = triple(region);
+  return [=](wire::Request::Builder request) {
+    auto copy = request.initCopyImage();
+    copy.setSrc(src_id);
+    copy.setDst(dst_id);
+    set_triple(copy.initSrcOrigin(3), from.data());
+    set_triple(copy.initDstOrigin(3), to.data());
+    set_triple(copy.initRegion(3), extent.data());
+    return copy.getCommand();
+  };
+}
+
+BuildRequest image_fill(cl_mem image, const uint8_t *color, const size_t *origin, const size_t *region) {
+  uint64_t id = image->id;
+  std::array<uint8_t, 16> bytes;
+  std::memcpy(bytes.data(), color, bytes.size());
+  auto at = triple(origin), extent = triple(region);
+  return [=](wire::Request::Builder request) {
+    auto fill = request.initFillImage();
+    fill.setImage(id);
+    fill.setColor(kj::arrayPtr(bytes.data(), bytes.size()));
+    set_triple(fill.initOrigin(3), at.data());
+    set_triple(fill.initRegion(3), extent.data());
+    return fill.getCommand();
+  };
+}
+
+BuildRequest image_to_buffer_copy(cl_mem src, cl_mem dst, const size_t *src_origin, const size_t *region,
+                                  size_t dst_offset) {
+  uint64_t src_id = src->id, dst_id = dst->id;
+  auto from = triple(src_origin), extent = triple(region);
+  return [=](wire::Request::Builder request) {
+    auto copy = request.initCopyImageToBuffer();
+    copy.setSrc(src_id);
+    copy.setDst(dst_id);
+    set_triple(copy.initSrcOrigin(3), from.data());
+    set_triple(copy.initRegion(3), extent.data());
+    copy.setDstOffset(dst_offset);
+    return copy.getCommand();
+  };
+}
+
+BuildRequest buffer_to_image_copy(cl_mem src, cl_mem dst, size_t src_offset, const size_t *dst_origin,
+                                  const size_t *region) {
+  uint64_t src_id = src->id, dst_id = dst->id;
+  auto to = triple(dst_origin), extent = triple(region);
+  return [=](wire::Request::Builder request) {
+    auto copy = request.initCopyBufferToImage();
+    copy.setSrc(src_id);
+    copy.setDst(dst_id);
+    copy.setSrcOffset(src_offset);
+    set_triple(copy.initDstOrigin(3), to.data());
+    set_triple(copy.initRegion(3), extent.data());
+    return copy.getCommand();
+  };
+}
+
+cl_int sampler_create(cl_sampler sampler) {
+  cl_context context = sampler->context;
+  for (const ContextPart &part : context->parts) {
+    RequestMessage request;
+    auto create = request.root.initCreateSampler();
+    create.setId(sampler->id);
+    create.setContext(context->id);
+    const uint64_t properties[] = {CL_SAMPLER_NORMALIZED_COORDS, sampler->normalized_coords,
+                                   CL_SAMPLER_ADDRESSING_MODE,   sampler->addressing_mode,
+                                   CL_SAMPLER_FILTER_MODE,       sampler->filter_mode};
+    auto list = create.initProperties(6);
+    for (unsigned i = 0; i < 6; i++) list.set(i, properties[i]);
+    cl_int err = part.connection->post(request);
+    if (err != CL_SUCCESS) return err;
+  }
+  return CL_SUCCESS;
 }
 
 BuildPiece image_transfer(cl_mem image, const size_t *origin, bool write) {

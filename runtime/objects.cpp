@@ -4,6 +4,7 @@
 #include <unordered_set>
 #include <cstdlib>
 
+#include "context.h"
 #include "runtime.h"
 
 namespace fedcl {
@@ -32,7 +33,6 @@ bool handle_registered(const void *handle) {
   return g_handles.count(handle) != 0;
 }
 
-namespace {
 void post_release(Connection *connection, uint64_t id) {
   if (!connection->alive()) return;
   RequestMessage request;
@@ -40,6 +40,7 @@ void post_release(Connection *connection, uint64_t id) {
   connection->post(request);
 }
 
+namespace {
 // Destructor callbacks run in reverse order of registration, as the specification requires.
 template <typename Handle>
 void run_destructor_callbacks(std::vector<Callback> &callbacks, Handle handle) {
@@ -86,12 +87,7 @@ uint64_t _cl_context::transfer_queue(ContextPart &p) {
   std::lock_guard<std::mutex> lock(mutex);
   if (p.transfer_queue == 0) {
     p.transfer_queue = new_object_id();
-    RequestMessage request;
-    auto create = request.root.initCreateQueue();
-    create.setId(p.transfer_queue);
-    create.setContext(id);
-    create.setDevice(p.device_ids.front());
-    p.connection->post(request);
+    queue_create(p.connection, p.transfer_queue, this, p.device_ids.front(), 0);
   }
   return p.transfer_queue;
 }

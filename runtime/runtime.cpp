@@ -140,11 +140,7 @@ void Runtime::complete(_cl_event *event, cl_int status, const uint64_t *profilin
 }
 
 void Runtime::set_remote_status(Connection *connection, uint64_t event_id, cl_int status) {
-  RequestMessage request;
-  auto set = request.root.initSetUserEventStatus();
-  set.setEvent(event_id);
-  set.setStatus(status);
-  connection->post(request);
+  post_event_status(connection, event_id, status);
   connection->flush();
 }
 

@@ -33,6 +33,10 @@ namespace {
 bool multi_daemon(cl_command_queue queue) { return queue->context->parts.size() > 1; }
 }  // namespace
 
+void set_triple(capnp::List<uint64_t>::Builder list, const size_t *values) {
+  for (unsigned i = 0; i < 3; i++) list.set(i, values[i]);
+}
+
 BuildPiece buffer_transfer(cl_mem buffer, size_t offset, bool write) {
   uint64_t id = buffer->id;
   return [id, offset, write](wire::Request::Builder request, const RegionPiece &piece) {
@@ -66,6 +70,53 @@ BuildPiece buffer_rect_transfer(cl_mem buffer, const size_t *origin, size_t row_
       return transfer.getCommand();
     };
     return write ? fill(request.initWriteBufferRect()) : fill(request.initReadBufferRect());
+  };
+}
+
+BuildRequest buffer_copy(cl_mem src, cl_mem dst, size_t src_offset, size_t dst_offset, size_t size) {
+  uint64_t src_id = src->id, dst_id = dst->id;
+  return [=](wire::Request::Builder request) {
+    auto copy = request.initCopyBuffer();
+    copy.setSrc(src_id);
+    copy.setDst(dst_id);
+    copy.setSrcOffset(src_offset);
+    copy.setDstOffset(dst_offset);
+    copy.setSize(size);
+    return copy.getCommand();
+  };
+}
+
+BuildRequest buffer_rect_copy(cl_mem src, cl_mem dst, const size_t *src_origin, const size_t *dst_origin,
+                              const size_t *region, size_t src_row_pitch, size_t src_slice_pitch, size_t dst_row_pitch,
+                              size_t dst_slice_pitch) {
+  auto from = triple(src_origin), to = triple(dst_origin), extent = triple(region);
+  uint64_t src_id = src->id, dst_id = dst->id;
+  return [=](wire::Request::Builder request) {
+    auto copy = request.initCopyBufferRect();
+    copy.setSrc(src_id);
+    copy.setDst(dst_id);
+    set_triple(copy.initSrcOrigin(3), from.data());
+    set_triple(copy.initDstOrigin(3), to.data());
+    set_triple(copy.initRegion(3), extent.data());
+    copy.setSrcRowPitch(src_row_pitch);
+    copy.setSrcSlicePitch(src_slice_pitch);
+    copy.setDstRowPitch(dst_row_pitch);
+    copy.setDstSlicePitch(dst_slice_pitch);
+    return copy.getCommand();
+  };
+}
+
+BuildRequest buffer_fill(cl_mem buffer, const void *pattern, size_t pattern_size, size_t offset, size_t size) {
+  const auto *bytes = static_cast<const uint8_t *>(pattern);
+  std::vector<uint8_t> copy(bytes, bytes + pattern_size);
+  uint64_t id = buffer->id;
+  return [id, copy, offset, size](wire::Request::Builder request) {
+    auto fill = request.initFillBuffer();
+    fill.setBuffer(id);
+    fill.setPattern(kj::arrayPtr(copy.data(), copy.size()));
+    fill.setOffset(offset);
+    fill.setSize(size);
+    return fill.getCommand();
   };
 }
 

@@ -2,6 +2,7 @@
 // always carries it tightly packed, and the shape of a read, a write and a device-side command.
 #pragma once
 
+#include <array>
 #include <functional>
 #include <vector>
 
@@ -27,12 +28,23 @@ using BuildPiece = std::function<wire::Command::Builder(wire::Request::Builder, 
 // Builds a command's request and returns the wire Command inside it for the runtime to fill.
 using BuildRequest = std::function<wire::Command::Builder(wire::Request::Builder)>;
 
+// The three values of an origin or a region: kept (by a builder that runs later), and set in a request.
+inline std::array<size_t, 3> triple(const size_t *values) { return {values[0], values[1], values[2]}; }
+void set_triple(capnp::List<uint64_t>::Builder list, const size_t *values);
+
 // The pieces of a buffer's bytes [offset, offset + size) as reads (write false) or writes.
 BuildPiece buffer_transfer(cl_mem buffer, size_t offset, bool write);
 
 // The pieces of a rectangle of a buffer at origin (bytes, rows, slices) with the given pitches.
 BuildPiece buffer_rect_transfer(cl_mem buffer, const size_t *origin, size_t row_pitch, size_t slice_pitch,
                                 bool write);
+
+// The device commands on buffers, for device_command and backend_decides.
+BuildRequest buffer_copy(cl_mem src, cl_mem dst, size_t src_offset, size_t dst_offset, size_t size);
+BuildRequest buffer_rect_copy(cl_mem src, cl_mem dst, const size_t *src_origin, const size_t *dst_origin,
+                              const size_t *region, size_t src_row_pitch, size_t src_slice_pitch, size_t dst_row_pitch,
+                              size_t dst_slice_pitch);
+BuildRequest buffer_fill(cl_mem buffer, const void *pattern, size_t pattern_size, size_t offset, size_t size);
 
 // A read into host memory: the bytes land (unpacked, if host is pitched) before the command's
 // event completes; a blocking read returns once they have. The wait list goes with the first piece,

@@ -1,0 +1,111 @@
+#include "kernel.h"
+
+#include "coherence.h"
+#include "command.h"
+#include "query.h"
+
+namespace fedcl {
+
+void kernel_create(cl_kernel kernel) {
+  cl_program program = kernel->program;
+  for (const ContextPart &part : program->context->parts) {
+    bool built_here = false;
+    for (const auto &entry : program->builds)
+      if (entry.first->connection == part.connection && entry.second.status == CL_BUILD_SUCCESS) built_here = true;
+    if (!built_here) continue;
+    RequestMessage request;
+    auto create = request.root.initCreateKernel();
+    create.setId(kernel->id);
+    create.setProgram(program->id);
+    create.setName(kernel->desc->name);
+    part.connection->post(request);
+    kernel->present |= bit(part.connection);
+  }
+}
+
+cl_int kernel_launch(cl_command_queue queue, cl_kernel kernel, cl_uint work_dim, const size_t *global_offset,
+                     const size_t *global_size, const size_t *local_size, cl_uint num_events,
+                     const cl_event *wait_list, cl_event *event) {
+  Connection *connection = queue->connection;
+  bool multi_daemon = queue->context->parts.size() > 1;
+  Command command(queue, CL_COMMAND_NDRANGE_KERNEL);
+  cl_int err = command.begin(num_events, wait_list, event, multi_daemon);
+  if (err != CL_SUCCESS) return err;
+  RequestMessage request;
+  auto launch = request.root.initNdRange();
+  launch.setKernel(kernel->id);
+  auto sizes = [&](auto list, const size_t *values) {
+    for (cl_uint d = 0; d < work_dim; d++) list.set(d, values[d]);
+  };
+  sizes(launch.initGlobal(work_dim), global_size);
+  if (global_offset) sizes(launch.initOffset(work_dim), global_offset);
+  if (local_size) sizes(launch.initLocal(work_dim), local_size);
+  // The buffers are made ready first (which may fail), and only a launch that left marks its
+  // arguments sent and its buffers written.
+  std::lock_guard<std::mutex> lock(kernel->mutex);
+  std::vector<cl_mem> written;
+  if (multi_daemon) {
+    for (size_t i = 0; i < kernel->args.size(); i++) {
+      const _cl_kernel::Arg &arg = kernel->args[i];
+      if (!arg.buffer) continue;
+      err = mem_prepare(arg.buffer, command, false);
+      if (err != CL_SUCCESS) return err;
+      const KernelArgDesc &desc = kernel->desc->args[i];
+      bool read_only = (desc.type_qualifier & CL_KERNEL_ARG_TYPE_CONST) ||
+                       desc.access == CL_KERNEL_ARG_ACCESS_READ_ONLY || (arg.buffer->flags & CL_MEM_READ_ONLY);
+      if (!read_only) written.push_back(arg.buffer);
+    }
+  }
+  command.fill(launch.initCommand());  // with the copies it waits for
+  std::vector<uint32_t> &sent = kernel->sent[connection->index()];
+  sent.resize(kernel->args.size(), 0);
+  size_t changed = 0;
+  for (size_t i = 0; i < kernel->args.size(); i++)
+    if (kernel->args[i].generation != sent[i]) changed++;
+  auto args = launch.initArgs(changed);
+  size_t n = 0;
+  for (size_t i = 0; i < kernel->args.size(); i++) {
+    const _cl_kernel::Arg &arg = kernel->args[i];
+    if (arg.generation == sent[i]) continue;
+    auto out = args[n++];
+    out.setIndex(i);
+    switch (arg.kind) {
+      case _cl_kernel::Arg::value: out.setValue(kj::arrayPtr(arg.bytes.data(), arg.bytes.size())); break;
+      case _cl_kernel::Arg::memory: out.setMemObject(arg.object); break;
+      case _cl_kernel::Arg::local: out.setLocalSize(arg.local_size); break;
+      case _cl_kernel::Arg::sampler: out.setSampler(arg.object); break;
+      case _cl_kernel::Arg::unset: break;
+    }
+  }
+  err = command.send(request);
+  if (err != CL_SUCCESS) return err;
+  for (size_t i = 0; i < kernel->args.size(); i++) sent[i] = kernel->args[i].generation;
+  for (cl_mem mem : written) mem_written(mem, connection, command.event());
+  return CL_SUCCESS;
+}
+
+namespace {
+Connection *first_connection(cl_kernel kernel) {
+  for (const ContextPart &part : kernel->program->context->parts)
+    if (kernel->present & bit(part.connection)) return part.connection;
+  return kernel->program->context->parts.front().connection;
+}
+}  // namespace
+
+cl_int kernel_info(cl_kernel kernel, cl_kernel_info param, std::vector<uint8_t> *bytes) {
+  return remote_info(first_connection(kernel), kernel->id, wire::InfoKind::KERNEL, param, 0, 0, bytes);
+}
+
+cl_int kernel_work_group_info(cl_kernel kernel, cl_device_id device, cl_kernel_work_group_info param,
+                              std::vector<uint8_t> *bytes) {
+  return remote_info(device->connection, kernel->id, wire::InfoKind::KERNEL_WORK_GROUP, param, device->remote_id, 0,
+                     bytes);
+}
+
+cl_int kernel_sub_group_info(cl_kernel kernel, cl_device_id device, cl_kernel_sub_group_info param,
+                             const void *input, size_t input_size, std::vector<uint8_t> *bytes) {
+  return remote_info(device->connection, kernel->id, wire::InfoKind::KERNEL_SUB_GROUP, param, device->remote_id, 0,
+                     bytes, input, input_size);
+}
+
+}  // namespace fedcl

@@ -1,0 +1,30 @@
+// Kernels on the daemons: created where their program was built, launched with the arguments that
+// changed since their last launch there, and asked what only the backend knows.
+#pragma once
+
+#include <vector>
+
+#include "handles.h"
+
+namespace fedcl {
+
+// Creates kernel on every daemon where its program was built for a device; marks it present there.
+// Call with kernel->program->mutex held.
+void kernel_create(cl_kernel kernel);
+
+// Enqueues a launch of kernel on queue, once its geometry and arguments are checked: the buffers it
+// uses are made ready on the queue's daemon, and only the arguments that changed since the kernel
+// last ran there travel. A launch leaves whole or changes nothing.
+cl_int kernel_launch(cl_command_queue queue, cl_kernel kernel, cl_uint work_dim, const size_t *global_offset,
+                     const size_t *global_size, const size_t *local_size, cl_uint num_events,
+                     const cl_event *wait_list, cl_event *event);
+
+// Queries the daemon answers: a clGetKernelInfo one (of the first daemon that holds the kernel),
+// clGetKernelWorkGroupInfo and clGetKernelSubGroupInfo (input: its input value) for device.
+cl_int kernel_info(cl_kernel kernel, cl_kernel_info param, std::vector<uint8_t> *bytes);
+cl_int kernel_work_group_info(cl_kernel kernel, cl_device_id device, cl_kernel_work_group_info param,
+                              std::vector<uint8_t> *bytes);
+cl_int kernel_sub_group_info(cl_kernel kernel, cl_device_id device, cl_kernel_sub_group_info param,
+                             const void *input, size_t input_size, std::vector<uint8_t> *bytes);
+
+}  // namespace fedcl
