@@ -15,6 +15,10 @@ namespace {
 
 thread_local const char *t_call = nullptr;
 WorkerBoard *g_board = nullptr;
+// The backend's own SIGFPE handler, where it has one: PoCL's CPU devices recover from an integer
+// division by zero in a kernel (OpenCL leaves the result undefined, not the program's end) by
+// stepping over the faulting instruction. Ours replaced it and ended the session instead.
+struct sigaction g_backend_fpe {};
 
 // Only async-signal-safe work from here on: no allocation, no stdio, no locks.
 void copy_name(char *to, size_t size, const char *from) {
@@ -28,7 +32,20 @@ void write_text(const char *text) {
   (void)ignored;
 }
 
-void on_crash(int signum) {
+bool is_handler(const struct sigaction &action) {
+  return (action.sa_flags & SA_SIGINFO) ? action.sa_sigaction != nullptr
+                                        : action.sa_handler != SIG_DFL && action.sa_handler != SIG_IGN;
+}
+
+void on_crash(int signum, siginfo_t *info, void *context) {
+  bool integer_fault = info && (info->si_code == FPE_INTDIV || info->si_code == FPE_INTOVF);
+  if (signum == SIGFPE && integer_fault && is_handler(g_backend_fpe)) {
+    if (g_backend_fpe.sa_flags & SA_SIGINFO)
+      g_backend_fpe.sa_sigaction(signum, info, context);
+    else
+      g_backend_fpe.sa_handler(signum);
+    return;  // the backend stepped over it (else it ended the process itself)
+  }
   if (g_board) {
     copy_name(g_board->crash_call, sizeof g_board->crash_call, t_call);
     g_board->crash_signal.store(signum);
@@ -40,7 +57,8 @@ void on_crash(int signum) {
   write_text("; backtrace:\n");
   void *frames[64];
   backtrace_symbols_fd(frames, backtrace(frames, 64), STDERR_FILENO);
-  raise(signum);  // SA_RESETHAND: as the signal would have done
+  signal(signum, SIG_DFL);
+  raise(signum);  // as the signal would have done
 }
 
 }  // namespace
@@ -81,9 +99,14 @@ void crash_report_install(WorkerBoard *board) {
   void *frame;
   backtrace(&frame, 1);
   struct sigaction action {};
-  action.sa_handler = on_crash;
+  action.sa_sigaction = on_crash;
   sigemptyset(&action.sa_mask);
-  action.sa_flags = SA_RESETHAND | SA_NODEFER;
+  action.sa_flags = SA_SIGINFO | SA_NODEFER;
+  struct sigaction before {};
+  sigaction(SIGFPE, nullptr, &before);
+  // The first backend handler is the one to keep: later, a compiler's (LLVM's) stands over it.
+  bool ours = (before.sa_flags & SA_SIGINFO) && before.sa_sigaction == on_crash;
+  if (!ours && !is_handler(g_backend_fpe)) g_backend_fpe = before;
   for (int signum : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT}) sigaction(signum, &action, nullptr);
 }
 

@@ -425,3 +425,44 @@ TEST(Isolation, ASessionsLimitsAreItsWorkersOwn) {
   done.raise();
   EXPECT_EQ(0, client.wait());
 }
+
+// An integer division by zero in a kernel is no crash: OpenCL leaves its result undefined, and
+// PoCL's CPU devices step over the fault with a SIGFPE handler of their own. The worker's crash
+// report must leave that to them (it ended the session instead: the CTS's integer_ops
+// divideAssign, moduloAssign and quick_*_math through fedcl, 2026-11-27); other faults still end
+// the session with a report.
+TEST(Isolation, AnIntegerDivisionByZeroInAKernelIsTheBackendsToHandle) {
+  DaemonProcess daemon;
+  set_hosts(daemon.endpoint());
+  Client client([] {
+    Device d = open_device();
+    cl_kernel divide = create_kernel(
+        build_program(d.context,
+                      "__kernel void divide(__global int *out, int by) { out[get_global_id(0)] = 7 / by + 7 % by; }\n"),
+        "divide");
+    const size_t n = 64;
+    cl_mem out = create_buffer(d.context, CL_MEM_READ_WRITE, n * sizeof(int));
+    int by = 0;
+    if (clSetKernelArg(divide, 0, sizeof out, &out) != CL_SUCCESS ||
+        clSetKernelArg(divide, 1, sizeof by, &by) != CL_SUCCESS)
+      return 30;
+    if (clEnqueueNDRangeKernel(d.queue, divide, 1, nullptr, &n, nullptr, 0, nullptr, nullptr) != CL_SUCCESS) return 31;
+    cl_int finished = clFinish(d.queue);
+    if (finished != CL_SUCCESS) {
+      std::fprintf(stderr, "dividing client: clFinish returned %d\n", finished);
+      return 32;
+    }
+    // The session goes on: a checked launch after it.
+    by = 7;
+    clSetKernelArg(divide, 1, sizeof by, &by);
+    if (clEnqueueNDRangeKernel(d.queue, divide, 1, nullptr, &n, nullptr, 0, nullptr, nullptr) != CL_SUCCESS) return 33;
+    std::vector<int> got(n);
+    if (clEnqueueReadBuffer(d.queue, out, CL_TRUE, 0, n * sizeof(int), got.data(), 0, nullptr, nullptr) != CL_SUCCESS)
+      return 34;
+    for (int v : got)
+      if (v != 1) return 35;
+    return 0;
+  });
+  EXPECT_EQ(0, client.wait());
+  expect_a_new_session_works(daemon);
+}

@@ -159,14 +159,20 @@ TEST_F(RemoteError, ReadsBehindTheFailedCommandFail) {
 // error, and the contexts made before go on working. Before, the create was not waited for, and the
 // application learnt of it as a CL_INVALID_PROGRAM from its next build.
 TEST(BackendRefusal, AContextTheBackendRefusesFailsInClCreateContext) {
-  setenv("LD_PRELOAD", FEDCL_REFUSING_BACKEND_PATH, 1);
+  // After what is preloaded already (the sanitizers' runtimes in scripts/sanitize.sh).
+  const char *preloaded = std::getenv("LD_PRELOAD");
+  std::string before = preloaded ? preloaded : "";
+  setenv("LD_PRELOAD", (before.empty() ? "" : before + ":").append(FEDCL_REFUSING_BACKEND_PATH).c_str(), 1);
   setenv("FEDCL_TEST_CONTEXTS_BEFORE_REFUSAL", "2", 1);
   std::unique_ptr<Cluster> cluster;
   try {
     cluster = std::make_unique<Cluster>(1);
   } catch (...) {
   }
-  unsetenv("LD_PRELOAD");
+  if (before.empty())
+    unsetenv("LD_PRELOAD");
+  else
+    setenv("LD_PRELOAD", before.c_str(), 1);
   unsetenv("FEDCL_TEST_CONTEXTS_BEFORE_REFUSAL");
   ASSERT_TRUE(cluster);
   cl_device_id device = cluster->devices.at(0);
