@@ -37,6 +37,8 @@
 #   --direct-from FILE     with --sides fedcl: the direct results of another run of this script
 #                          (its LOGS/raw.tsv), read when this run ends; so a direct run and the
 #                          fedcl rounds can go on at the same time, or a direct run be reused
+#   --times-from FILE      with --parallel: sub-test times of an earlier run (a LOGS/raw.tsv) to
+#                          start the longest first (default: the --direct-from file, if any)
 #   --rounds N             fedcl rounds, one after another on the one daemon (default 2)
 #   --parallel N           sub-tests at a time on each side (default 1): each still in a process of
 #                          its own, all of a fedcl round through the one daemon as sessions side by
@@ -129,7 +131,7 @@ die() {
 cts_src=${CTS_SRC:-} cl_headers=${CTS_CL_HEADERS:-} spirv_headers=${CTS_SPIRV_HEADERS:-}
 cts_build=${CTS_BUILD:-} bin=${CTS_BIN:-} cl_lib_dir= jobs=2 strip=0 mode=all
 backend= fedcl_build=$repo/build fedcld= fedcl_icd= daemon_args= sides=direct,fedcl rounds=2
-scale=1 full=0 results= logs= label= direct_from= parallel=1
+scale=1 full=0 results= logs= label= direct_from= times_from= parallel=1
 suite_args=()
 while (($#)); do
   case $1 in
@@ -150,6 +152,7 @@ while (($#)); do
     --daemon-args) daemon_args=${2?}; shift ;;
     --sides) sides=${2:?}; shift ;;
     --direct-from) direct_from=${2:?}; shift ;;
+    --times-from) times_from=${2:?}; shift ;;
     --rounds) rounds=${2:?}; shift ;;
     --timeout-scale) scale=${2:?}; shift ;;
     --parallel) parallel=${2:?}; shift ;;
@@ -184,6 +187,7 @@ fedcld=$(abspath "$fedcld") fedcl_icd=$(abspath "$fedcl_icd")
 [[ -n $results ]] && results=$(abspath "$results")
 [[ -n $logs ]] && logs=$(abspath "$logs")
 [[ -n $direct_from ]] && direct_from=$(abspath "$direct_from")
+[[ -n $times_from ]] || times_from=$direct_from
 [[ -n $cts_build || -z $cts_src ]] || cts_build=$(dirname "$cts_src")/cts-build
 [[ -n $bin || -z $cts_build ]] || bin=$cts_build/bin
 
@@ -581,6 +585,27 @@ for s in "${suites[@]}"; do
   while read -r sub; do printf '%s\t%s\n' "$s" "$sub"; done <<<"${subtests[$s]}"
 done >"$work/order"
 
+# The order sub-tests start in. With --parallel: those that run alone first, one after another (so
+# none waits for the pool to drain), then the others longest first by --times-from (so no long one
+# starts last and runs on by itself); the results file keeps the suites' order.
+schedule() {
+  if ((parallel == 1)); then
+    cat "$work/order"
+    return
+  fi
+  local s sub
+  while IFS=$'\t' read -r s sub; do
+    runs_alone "$s" "$sub" && printf '%s\t%s\n' "$s" "$sub"
+  done <"$work/order"
+  while IFS=$'\t' read -r s sub; do
+    runs_alone "$s" "$sub" || printf '%s\t%s\n' "$s" "$sub"
+  done <"$work/order" |
+    awk -F'\t' 'FILENAME != "-" { k = $2 "\t" $3; if ($5 > t[k]) t[k] = $5; next }
+                { printf "%s\t%s\n", ($0 in t) ? t[$0] : 0, $0 }' "${times_from:-/dev/null}" - |
+    sort -t$'\t' -k1,1nr -s | cut -f2-
+}
+schedule >"$work/schedule"
+
 echo "==> $total sub-tests of ${#suites[@]} suite(s); logs in $logs; results to $results"
 
 # run_side SIDE: every sub-test of every suite, --parallel of them at a time.
@@ -610,7 +635,7 @@ run_side() {
     run_one "$side" "$s" "$sub" &
     running+=($!)
     running_subtest[$!]="$s $sub"
-  done <"$work/order"
+  done <"$work/schedule"
   while ((${#running[@]})); do
     wait -n -p finished "${running[@]}"
     mapfile -t running < <(printf '%s\n' "${running[@]}" | grep -vx "$finished")
