@@ -253,6 +253,17 @@ std::string status_sessions(const std::string &text, DaemonSettings &s) {
   return {};
 }
 
+std::string status_admin(const std::string &text, DaemonSettings &s) {
+  if (text.empty() || text.find_first_of(" \t") != std::string::npos) return "wants a user name of the key list, not '" + text + "'";
+  s.server.status_admin = text;
+  return {};
+}
+
+std::string metrics(const std::string &text, DaemonSettings &s) {
+  if (!parse_address(text, &s.metrics_host, &s.metrics_port)) return "wants HOST:PORT (port 0-65535), not '" + text + "'";
+  return {};
+}
+
 std::string tls(const std::string &text, DaemonSettings &s) {
   return one_of(text, {{"yes", true}, {"no", false}}, &s.server.tls);
 }
@@ -290,7 +301,8 @@ const std::vector<DaemonOption> &daemon_options() {
       {"config", "FILE", "read options from FILE (default " FEDCL_CONFIG_DIR "/fedcld.conf, when it\n"
                          "exists); options given here win over the file's", false, config},
       {"listen", "HOST:PORT", "address to listen on (default 127.0.0.1:7070; port 0 picks a free one)", true, listen},
-      {"port-file", "FILE", "write the port listened on to FILE once listening", false, port_file},
+      {"port-file", "FILE", "write the port listened on to FILE once listening (with --metrics, its\n"
+                          "port to FILE.metrics first)", false, port_file},
       {"platform", "P", "export only platform P: an index or a substring of its name", true, platform},
       {"devices", "LIST", "export only these device indices of each platform, e.g. 0,2", true, devices},
       {"name", "NAME", "node name shown in client device names (default: hostname:port)", true, name},
@@ -352,6 +364,11 @@ const std::vector<DaemonOption> &daemon_options() {
       {"log-level", "LEVEL", "error, warn, info (default) or debug", true, log_level},
       {"status-sessions", "yes|no", "whether `fedcl status` may list the client sessions and their memory\n"
                                     "(default yes)", true, status_sessions},
+      {"status-admin", "USER", "the user of --key-list whose `fedcl status` lists every session; other\n"
+                               "users see their own (default: none)", true, status_admin},
+      {"metrics", "HOST:PORT", "serve Prometheus metrics (text format) at http://HOST:PORT/metrics from\n"
+                               "the main process (default: off). Anyone who reaches the port can read\n"
+                               "them: bind it to a management address", true, metrics},
       {"list", nullptr, "print the devices that would be exported and exit", false, list},
       {"help", nullptr, "show this help", false, help},
   };

@@ -19,6 +19,8 @@ struct DaemonSettings {
   LogLevel log_level = LogLevel::info;
   std::string port_file;
   std::string trace_file;   // --trace: hand-off times written here at exit
+  std::string metrics_host;  // --metrics: where Prometheus scrapes; "" off
+  int metrics_port = 0;
   long kernel_name_guard = -1;  // --kernel-name-guard: BackendPlatform::safe_kernel_name_length; -1: by vendor
   bool list_only = false;
   bool help = false;

@@ -18,7 +18,29 @@
 
 namespace fedcld {
 
+namespace {
+// The request executing on the loop: the first command it has watched is its end, for its time on
+// the board (exec_request's own end otherwise).
+struct RequestClock {
+  unsigned which;
+  uint64_t started_ns;
+  bool watched = false;
+};
+RequestClock *g_request = nullptr;
+
+}  // namespace
+
 void fail(cl_int status, const std::string &message) { throw RequestError{status, message}; }
+
+RequestTiming defer_request_count() {
+  if (!g_request || g_request->watched) return {};
+  g_request->watched = true;
+  return {true, g_request->which, g_request->started_ns};
+}
+
+void count_deferred_request(Session &session, const RequestTiming &timing, bool failed) {
+  if (timing.taken) board_count_request(session.host().board(), timing.which, failed, uv_hrtime() - timing.started_ns);
+}
 
 void check(cl_int status, const char *what) {
   if (status != CL_SUCCESS) fail(status, std::string(what) + " failed with " + std::to_string(status));
@@ -33,6 +55,9 @@ struct Watch {
   bool profiling;
   CompletionHandler handler;
   cl_event event;  // retained; released on the loop once the completion is processed
+  bool timed = false;  // the request's time ends with this command's completion
+  unsigned which = 0;
+  uint64_t started_ns = 0;
 };
 
 // The watches whose completion has not been taken yet, by serial number (the callbacks' user data,
@@ -78,6 +103,8 @@ void deliver(Watch *watch, cl_int status) {
     } release_last{owned->event, owned->server};
     auto session = owned->session.lock();
     if (!session || session->closed()) return;
+    if (owned->timed)
+      board_count_request(session->host().board(), owned->which, status < 0, uv_hrtime() - owned->started_ns);
     const uint64_t times[4] = {t0, t1, t2, t3};
     try {
       owned->handler(*session, status, have_times ? times : nullptr);
@@ -114,6 +141,11 @@ void watch_event(Session &session, uint64_t queue_id, cl_event event, Completion
   clRetainEvent(event);
   auto *watch = new Watch{session.weak_from_this(), &session.server(), queue_id, queue && queue->profiling,
                           std::move(handler), event};
+  if (g_request && !g_request->watched) {
+    g_request->watched = watch->timed = true;
+    watch->which = g_request->which;
+    watch->started_ns = g_request->started_ns;
+  }
   session.server().watch_started();
   uintptr_t serial;
   {
@@ -423,11 +455,24 @@ void execute_request(Session &session, Frame &frame) {
     session.close("unexpected payload");
     return;
   }
+  RequestClock clock{unsigned(which), uv_hrtime()};
+  g_request = &clock;
+  struct CountAtEnd {
+    Session &session;
+    RequestClock &clock;
+    bool failed = true;
+    ~CountAtEnd() {
+      g_request = nullptr;
+      if (!clock.watched)  // else the command's completion counts it
+        board_count_request(session.host().board(), clock.which, failed, uv_hrtime() - clock.started_ns);
+    }
+  } count_at_end{session, clock};
   try {
     if (!handler) fail(CL_INVALID_OPERATION, "request kind " + std::to_string(unsigned(which)) + " is not known to this fedcld");
     BackendCall backend_call(handler->call);
     handler->run(call, request, frame);
     fedcl::trace::mark(fedcl::trace::Point::daemon_executed, session.peer_port(), call.seq);
+    count_at_end.failed = false;
     if (call.seq != 0 && !call.replied) session.send_status(call.seq, CL_SUCCESS, "");
   } catch (const RequestError &error) {
     fail_event(call, error.status);

@@ -25,6 +25,16 @@ struct Call {
 };
 
 [[noreturn]] void fail(cl_int status, const std::string &message);
+
+// A request's time on the board, for a handler that answers later (a build on libuv's threads):
+// taken while the request runs, counted once the answer goes.
+struct RequestTiming {
+  bool taken = false;
+  unsigned which = 0;
+  uint64_t started_ns = 0;
+};
+RequestTiming defer_request_count();
+void count_deferred_request(Session &session, const RequestTiming &timing, bool failed);
 // A request's payload, of expected bytes: fails with mismatch when it has another size, and as out
 // of memory when it was more than the session may hold and never kept (Frame::payload_refused).
 std::shared_ptr<uint8_t[]> take_payload(Frame &frame, uint64_t expected, const char *mismatch);

@@ -248,6 +248,7 @@ struct ProgramWork {
   std::function<cl_int(ProgramWork &)> run;  // the backend call
   cl_int status = CL_SUCCESS;
   std::optional<RequestError> failed;  // describing the result failed on the pool: reported instead
+  RequestTiming timing;
   capnp::MallocMessageBuilder reply;
 
   ~ProgramWork() {
@@ -291,6 +292,7 @@ void program_work_done(uv_work_t *work, int) {
   crash_report_renew();  // a compiler may have put its own handlers on the crashing signals
   Session &session = *job->session;
   if (session.closed()) return;
+  count_deferred_request(session, job->timing, job->failed || job->status != CL_SUCCESS);
   try {
     if (job->failed) throw *job->failed;
     // A program that link made joins the session's objects, even when linking failed: the client
@@ -315,6 +317,7 @@ void start_program_work(Call &call, std::unique_ptr<ProgramWork> job) {
   job->session = call.session.shared_from_this();
   job->seq = call.seq;
   job->work.data = job.get();
+  job->timing = defer_request_count();
   if (uv_queue_work(call.session.server().loop(), &job->work, program_work_on_pool, program_work_done) != 0)
     fail(CL_OUT_OF_HOST_MEMORY, "cannot queue a program build");
   job.release();

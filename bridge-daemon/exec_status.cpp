@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <vector>
 
 #include "auth.h"
 #include "listener.h"
@@ -35,22 +36,54 @@ void fill_platforms(wire::DaemonStatus::Builder out, const std::vector<BackendPl
   }
 }
 
-void fill_sessions(wire::DaemonStatus::Builder out, Listener &listener) {
-  auto workers = listener.workers().sessions();
-  auto list = out.initSessions(workers.size());
-  uint64_t now = uv_now(listener.loop());
-  for (size_t i = 0; i < workers.size(); i++) {
-    const Worker &worker = *workers[i];
-    list[i].setClient(worker.client);
-    list[i].setPlatform(worker.platform);
-    list[i].setUser(worker.user);
-    list[i].setPid(uint32_t(worker.pid));
-    if (worker.board) {
-      list[i].setMemoryBytes(worker.board->memory_bytes.load());
-      list[i].setObjects(worker.board->objects.load());
-    }
-    list[i].setSeconds((now - worker.since_ms) / 1000);
+// Who sees which sessions (docs/status.md): on a daemon without keys, and to the cluster key's
+// holder and --status-admin, every session; to a user of the key list, their own.
+bool sees_every_session(const Listener &listener, const std::string &asker) {
+  const ServerOptions &options = listener.options();
+  return !options.requires_key() || asker.empty() || (!options.status_admin.empty() && asker == options.status_admin);
+}
+
+void fill_session(wire::DaemonStatus::SessionSummary::Builder out, const Worker &worker, uint64_t now_ms) {
+  out.setClient(worker.client);
+  out.setAddress(worker.address);
+  out.setPlatform(worker.platform);
+  out.setUser(worker.user);
+  out.setPid(uint32_t(worker.pid));
+  out.setSeconds((now_ms - worker.since_ms) / 1000);
+  if (!worker.board) return;
+  const WorkerBoard &board = *worker.board;
+  out.setMemoryBytes(board.memory_bytes.load());
+  out.setObjects(board.objects.load());
+  out.setCommandsInFlight(board.commands_in_flight.load());
+  out.setBytesReceived(board.client_bytes_received.load());
+  out.setBytesSent(board.client_bytes_sent.load());
+  RequestTotals requests;
+  for (const BoardRequestKind &kind : board.requests) requests.add(kind);
+  out.setRequests(requests.count);
+  out.setRequestsFailed(requests.failed);
+  size_t links = 0;
+  while (links < kBoardLinks && board.links[links].state.load(std::memory_order_acquire) != BoardLink::empty) links++;
+  auto list = out.initLinks(links);
+  for (size_t l = 0; l < links; l++) {
+    const BoardLink &link = board.links[l];
+    list[l].setPeer(std::string(link.peer, strnlen(link.peer, sizeof link.peer)));
+    list[l].setUp(link.state.load(std::memory_order_acquire) == BoardLink::up);
+    list[l].setBytesSent(link.bytes_sent.load());
+    list[l].setBytesReceived(link.bytes_received.load());
   }
+}
+
+void fill_sessions(wire::DaemonStatus::Builder out, Listener &listener, const std::string &asker) {
+  auto workers = listener.workers().sessions();
+  bool every = sees_every_session(listener, asker);
+  std::vector<const Worker *> shown;
+  for (const Worker *worker : workers)
+    if (every || worker->user == asker) shown.push_back(worker);
+  out.setAdmin(every);
+  out.setSessionsHidden(workers.size() - shown.size());
+  auto list = out.initSessions(shown.size());
+  uint64_t now = uv_now(listener.loop());
+  for (size_t i = 0; i < shown.size(); i++) fill_session(list[i], *shown[i], now);
 }
 
 }  // namespace
@@ -66,9 +99,19 @@ void Listener::send_status(Session &session, uint64_t seq, const fedcl::Proof *p
   out.setUptimeSeconds(seconds_since(started()));
   out.setMaxSessions(options_.max_sessions);
   out.setMaxSessionMemory(options_.max_session_memory);
+  out.setVersion(FEDCL_VERSION);
   fill_platforms(out, platforms_);
+  std::vector<const WorkerBoard *> boards;
+  for (const Worker *worker : workers_.sessions())
+    if (worker->board) boards.push_back(worker->board);
+  DaemonTotals totals = counters_.totals(boards);
+  out.setSessionsStarted(counters_.sessions_started());
+  out.setHandshakesRefused(counters_.refused_total());
+  out.setRequestsFailed(totals.requests_failed());
+  out.setWorkerFailures(counters_.worker_crashes() + counters_.worker_hangs());
   out.setSessionsShown(options_.status_sessions);
-  if (options_.status_sessions) fill_sessions(out, *this);
+  if (options_.status_sessions) fill_sessions(out, *this, session.handshake.identity);
+  else out.setSessionsHidden(workers_.session_count());
   if (proof) out.setProof(fedcl::as_data(*proof));
   session.send_reply(message);
   session.close_after_writes("status answered");

@@ -8,6 +8,7 @@
 
 #include "control_channel.h"
 #include "log.h"
+#include "metrics_text.h"
 #include "worker_board.h"
 
 namespace fedcld {
@@ -55,7 +56,8 @@ void when_written(uv_loop_t *loop, std::shared_ptr<Session> session, std::functi
 Listener::Listener(uv_loop_t *loop, DaemonSettings settings)
     : Server(loop, settings.server, random_id()),
       settings_(std::move(settings)),
-      keys_(settings_.server.key, settings_.server.key_list) {
+      keys_(settings_.server.key, settings_.server.key_list),
+      metrics_(loop, [this] { return metrics_exposition(*this); }) {
   for (const std::string &alias : options_.aliases) names_.add(alias);
   if (!options_.node.empty()) names_.add(options_.node);  // --name
   if (!options_.peer_address.empty()) names_.add(fedcl::tls_host_of(options_.peer_address));
@@ -114,6 +116,8 @@ int Listener::listen() {
   return 0;
 }
 
+int Listener::listen_metrics(const std::string &host, int port) { return metrics_.listen(host, port); }
+
 int Listener::port() const {
   sockaddr_storage addr{};
   int len = sizeof addr;
@@ -129,6 +133,7 @@ void Listener::close() {
   uv_close(reinterpret_cast<uv_handle_t *>(&sigterm_), nullptr);
   peers_.close();
   keys_.close();
+  metrics_.close();
   workers_.close();  // the loop ends once they have
 }
 
@@ -150,6 +155,7 @@ void Listener::on_connection(uv_stream_t *listener, int status) {
 }
 
 void Listener::execute(Session &session, Frame &frame) {
+  LogScope scope({session.number(), session.handshake.identity, session.peer()});
   if (frame.header.kind == uint16_t(wire::FrameKind::PEER)) return peers_.receive(session, frame);
   execute_handshake(*this, session, frame);
 }
@@ -157,6 +163,8 @@ void Listener::execute(Session &session, Frame &frame) {
 void Listener::connection_closed(Session &session, const std::string &reason) { peers_.link_closed(session, reason); }
 
 void Listener::refuse(Session &session, uint64_t seq, cl_int status, const std::string &why, bool quiet) {
+  counters_.refused(status);
+  LogScope scope({session.number(), session.handshake.identity, session.peer()});
   if (!quiet)
     FEDCLD_LOG(warn, "connection %llu (%s) refused: %s", (unsigned long long)session.number(), session.peer().c_str(), why.c_str());
   session.send_status(seq, status, "fedcld refused the session: " + why);
@@ -183,6 +191,7 @@ void Listener::start_session(Session &session, uint64_t seq, const fedcl::Proof 
     const Session::Handshake &handshake = session->handshake;
     worker->number = session->number();
     worker->client = handshake.client;
+    worker->address = session->peer();
     worker->user = handshake.identity;
     worker->platform = handshake.platform;
     uint64_t token;

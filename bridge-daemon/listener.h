@@ -12,9 +12,11 @@
 #include "auth.h"
 #include "auth_throttle.h"
 #include "backend.h"
+#include "daemon_counters.h"
 #include "daemon_names.h"
 #include "daemon_options.h"
 #include "keys.h"
+#include "metrics_http.h"
 #include "peer_handshake.h"
 #include "server.h"
 #include "session.h"
@@ -37,6 +39,9 @@ class Listener final : public Server {
   int listen();
   // The port actually bound (differs from the option when that was 0).
   int port() const;
+  // --metrics: serves Prometheus's scrapes (metrics_http.h); libuv's error or 0. Then the port bound.
+  int listen_metrics(const std::string &host, int port);
+  int metrics_port() const { return metrics_.port(); }
   void close() override;
 
   const DaemonSettings &settings() const { return settings_; }
@@ -47,6 +52,7 @@ class Listener final : public Server {
   const KeyStore &keys() const { return keys_; }
   const DaemonNames &names() const { return names_; }
   AuthThrottle &throttle() { return throttle_; }
+  DaemonCounters &counters() { return counters_; }
 
   // What the handshakes come to (exec_handshake.cpp). The connection, paused, goes to a worker:
   // a new session (start_session), or the worker whose session it resumes (resume_session).
@@ -78,6 +84,8 @@ class Listener final : public Server {
   KeyStore keys_;
   DaemonNames names_;
   AuthThrottle throttle_;
+  DaemonCounters counters_;
+  MetricsHttp metrics_;
   std::vector<BackendPlatform> platforms_;
   WorkerPool workers_{*this};
   PeerHandshakes peers_{*this};

@@ -1,7 +1,12 @@
-// fedcld's log: one line per event on stderr (journald adds the time stamps under systemd).
+// fedcld's log: one line per event on stderr, or, when stderr is the journal's (systemd starts
+// fedcld with JOURNAL_STREAM naming it), one journal entry per event with its priority and fields:
+// FEDCLD_SESSION, FEDCLD_USER, FEDCLD_PEER (the connection's other end) where the event has them, so
+// that `journalctl -u fedcld -p warning` shows exactly the warnings and errors and
+// `journalctl FEDCLD_USER=alice` one user's sessions.
 #pragma once
 
 #include <cstdarg>
+#include <cstdint>
 #include <string>
 
 namespace fedcld {
@@ -9,10 +14,26 @@ namespace fedcld {
 enum class LogLevel { error = 0, warn = 1, info = 2, debug = 3 };
 
 void log_set_level(LogLevel level);
-// Put before every line's message: a session worker names its process and session ("worker 4711,
-// session 12"), so that its lines read apart from the main process's in one log.
-void log_set_prefix(const std::string &prefix);
 bool log_parse_level(const char *name, LogLevel *level);
+// Whether lines go to the journal (decided once, from JOURNAL_STREAM and stderr).
+bool log_to_journal();
+
+// The session, user and peer of what this thread logs while the object lives (the main process:
+// the connection whose handshake runs). A session worker sets them once for its whole life.
+struct LogContext {
+  uint64_t session = 0;
+  std::string user, peer;
+};
+class LogScope {
+ public:
+  explicit LogScope(LogContext context);
+  ~LogScope();
+  LogScope(const LogScope &) = delete;
+
+ private:
+  LogContext outer_;
+};
+void log_set_context(LogContext context);
 bool log_enabled(LogLevel level);
 void log_write(LogLevel level, const char *format, ...) __attribute__((format(printf, 2, 3)));
 // Text another party chose (a user name, a client's description), fit for one log line: printable

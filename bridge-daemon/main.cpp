@@ -70,11 +70,23 @@ int main(int argc, char **argv) {
     return die("cannot listen on " + options.host + ":" + std::to_string(options.port) + ": " + uv_strerror(err));
   int port = listener.port();
   FEDCLD_LOG(info, "listening on %s:%d as node %s", options.host.c_str(), port, options.node.c_str());
+  if (!settings.metrics_host.empty()) {
+    err = listener.listen_metrics(settings.metrics_host, settings.metrics_port);
+    if (err != 0)
+      return die("cannot serve metrics on " + settings.metrics_host + ":" + std::to_string(settings.metrics_port) + ": " + uv_strerror(err));
+    FEDCLD_LOG(info, "metrics at http://%s:%d/metrics", settings.metrics_host.c_str(), listener.metrics_port());
+  }
+  // Written to a temporary name and renamed, so that a reader never sees a partial file.
+  auto write_port = [](const std::string &path, int value) {
+    std::string temporary = path + ".tmp";
+    std::ofstream(temporary) << value << "\n";
+    return std::rename(temporary.c_str(), path.c_str()) == 0;
+  };
   if (!settings.port_file.empty()) {
-    // Written to a temporary name and renamed, so that a reader never sees a partial file.
-    std::string temporary = settings.port_file + ".tmp";
-    std::ofstream(temporary) << port << "\n";
-    if (std::rename(temporary.c_str(), settings.port_file.c_str()) != 0) return die("cannot write " + settings.port_file);
+    // The metrics port first: a reader that waits for the port file finds both.
+    if (!settings.metrics_host.empty() && !write_port(settings.port_file + ".metrics", listener.metrics_port()))
+      return die("cannot write " + settings.port_file + ".metrics");
+    if (!write_port(settings.port_file, port)) return die("cannot write " + settings.port_file);
   }
   listener.run();
   uv_loop_close(loop);

@@ -108,6 +108,12 @@ void ObjectTable::release(uint64_t id) {
   publish();
 }
 
+void ObjectTable::abandon_all() {
+  objects_.clear();
+  memory_used_ = 0;
+  publish();
+}
+
 void ObjectTable::release_all() {
   // Children before parents, so that no backend sees a parent released while a child still runs.
   static const ObjectKind order[] = {ObjectKind::event, ObjectKind::kernel, ObjectKind::program,

@@ -82,6 +82,10 @@ class ObjectTable {
   uint64_t context_id(cl_context context) const;
   void release(uint64_t id);
   void release_all();
+  // Forgets every handle without releasing it: the process ends next, and with it what the backend
+  // holds for them (a GPU driver frees a process's contexts at its exit at once, where releasing
+  // them one by one can take minutes).
+  void abandon_all();
   size_t size() const { return objects_.size(); }
   uint64_t memory_used() const { return memory_used_; }
   // Where the totals are shown as they change (a session worker's board, for `fedcl status`).

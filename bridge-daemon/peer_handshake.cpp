@@ -163,6 +163,7 @@ void PeerHandshakes::receive(Session &link, Frame &frame) {
 
 void PeerHandshakes::on_hello(Session &link, wire::PeerHello::Reader hello) {
   auto refuse = [&](const std::string &why) {
+    listener_.counters().refused(CL_INVALID_PLATFORM);
     send_welcome(link, listener_.instance(), CL_INVALID_PLATFORM, why);
     link.close_after_writes("peer refused: " + why);
   };
@@ -202,6 +203,7 @@ void PeerHandshakes::on_proof(Session &link, wire::AuthProof::Reader answer) {
   Session::Handshake &handshake = link.handshake;
   if (link.role != Session::Role::peer || !handshake.challenged) return link.close("an unexpected peer proof");
   auto refuse = [&](const std::string &why) {
+    listener_.counters().refused(CL_INVALID_PLATFORM);
     send_welcome(link, listener_.instance(), CL_INVALID_PLATFORM, why);
     link.close_after_writes("peer refused: " + why);
   };

@@ -9,6 +9,7 @@
 
 #include <uv.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -52,6 +53,7 @@ struct ServerOptions {
   uint32_t resume_window_ms = 10000;  // a client session whose connection dropped waits this long
   std::string file_root;     // canonical directory whose files clients may load and save; "": none
   bool status_sessions = true;  // DaemonStatus lists the client sessions and their memory
+  std::string status_admin;     // the key list's user whose DaemonStatus lists every session
   long busy_poll_us = -1;       // how long threads poll after work before sleeping; -1: by core count
   PageLockedReads page_locked_reads = PageLockedReads::gpus;
   std::vector<std::string> aliases;  // names clients dial this daemon by, beyond its own (daemon_names.h)
@@ -82,6 +84,12 @@ class Server {
   // A backend command is watched (its completion will be posted) / its completion was handled.
   void watch_started() { watches_.fetch_add(1, std::memory_order_relaxed); }
   void watch_done() { watches_.fetch_sub(1, std::memory_order_relaxed); }
+  // The process ends with the session (a session worker of its own): what the session holds is
+  // left to the process's end rather than released object by object.
+  void set_ends_with_process(bool ends) { ends_with_process_ = ends; }
+  bool ends_with_process() const { return ends_with_process_; }
+  // Backend commands watched and not reported yet.
+  uint64_t watches() const { return uint64_t(std::max(0, watches_.load(std::memory_order_relaxed))); }
 
   // TLS's contexts (main process: handshakes) or nothing (workers: connections arrive established).
   const DaemonTls &tls() const { return tls_; }
@@ -138,6 +146,7 @@ class Server {
   bool polling_ = false;  // under posted_mutex_
   bool closed_ = false;   // under posted_mutex_: the wake-up is gone, posts are dropped
   bool closing_ = false;  // close() ran; the wake-up waits for the watched commands' reports
+  bool ends_with_process_ = false;
   std::atomic<int> watches_{0};
   uv_timer_t closing_timer_;
   static constexpr uint64_t kClosingMs = 10000;

@@ -180,7 +180,9 @@ void Session::on_closed(uv_handle_t *handle) {
 void Session::finish() {
   size_t count = objects_.size();
   inbox_.clear();
-  {
+  if (server_.ends_with_process()) {
+    objects_.abandon_all();
+  } else {
     BackendCall call("clRelease* (releasing the session's objects as it ended)");
     objects_.release_all();
   }
@@ -450,6 +452,7 @@ void Session::write_bytes(std::vector<uint8_t> bytes, std::shared_ptr<uint8_t[]>
     return;
   }
   last_sent = uv_now(server_.loop());
+  written_ += bytes.size() + (payload_bytes ? payload_bytes + fedcl::frame_padding(payload_bytes) : 0);
   writes_in_flight_++;
   auto *request = new WriteRequest{{}, std::move(bytes), std::move(payload), weak_from_this(), std::move(written)};
   uv_buf_t bufs[3];

@@ -103,6 +103,8 @@ class Session : public std::enable_shared_from_this<Session> {
   // The client has received this many bytes of the session's stream (Request.ack).
   void acknowledged(uint64_t client_received) { sent_.acknowledge(client_received); }
   uint64_t received() const { return received_; }
+  // Bytes written to the connection (every role; what a resumption sends again not counted twice).
+  uint64_t written() const { return written_; }
   const fedcl::ResendBuffer &sent() const { return sent_; }
   std::string resume_token;  // HelloReply.resumeToken; empty: this session is not resumed
 
@@ -277,6 +279,7 @@ class Session : public std::enable_shared_from_this<Session> {
   // Resumption's byte counts of the session's stream, from its first byte.
   fedcl::ResendBuffer sent_;
   uint64_t received_ = 0;
+  uint64_t written_ = 0;
   uint64_t received_told_ = 0;  // the last Notice.received sent
   bool large_frame_read_ = false;  // a client waits for the acknowledgement of its large payload
   unsigned writes_in_flight_ = 0;  // handed to the transport, not reported written yet

@@ -4,6 +4,7 @@
 #include <capnp/serialize.h>
 
 #include <algorithm>
+#include <cstdio>
 
 #include "exec.h"
 #include "log.h"
@@ -42,7 +43,32 @@ SessionHost::SessionHost(uv_loop_t *loop, const DaemonSettings &settings, uint64
 SessionHost::~SessionHost() = default;
 
 void SessionHost::publish() {
-  if (board_) board_->loop_turned_ns.store(uv_hrtime());
+  if (!board_) return;
+  board_->loop_turned_ns.store(uv_hrtime());
+  board_->commands_in_flight.store(watches());
+  for (const auto &session : sessions()) publish_connection(*session, BoardLink::up);
+}
+
+void SessionHost::publish_connection(const Session &session, BoardLink::State state) {
+  if (session.role == Session::Role::client && &session == client_.get()) {
+    board_->client_bytes_received.store(session.received(), std::memory_order_relaxed);
+    board_->client_bytes_sent.store(session.written(), std::memory_order_relaxed);
+    return;
+  }
+  if (session.role != Session::Role::peer) return;
+  // A slot per link, kept after it closed with its traffic; links past the last slot go unshown.
+  auto slot = link_slots_.find(session.number());
+  if (slot == link_slots_.end()) {
+    if (link_slots_.size() == kBoardLinks) return;
+    slot = link_slots_.emplace(session.number(), link_slots_.size()).first;
+    BoardLink &fresh = board_->links[slot->second];
+    std::snprintf(fresh.peer, sizeof fresh.peer, "%s", session.peer().c_str());
+    fresh.state.store(state, std::memory_order_release);
+  }
+  BoardLink &link = board_->links[slot->second];
+  link.bytes_sent.store(session.written(), std::memory_order_relaxed);
+  link.bytes_received.store(session.received(), std::memory_order_relaxed);
+  if (state == BoardLink::closed) link.state.store(BoardLink::closed, std::memory_order_release);
 }
 
 void SessionHost::on_message(wire::WorkerMessage::Reader message, SessionLink *link) {
@@ -69,7 +95,8 @@ void SessionHost::take_session(wire::TakeSession::Reader take, SessionLink *link
     return;
   }
   next_session_ = take.getNumber();
-  log_set_prefix("session " + std::to_string(take.getNumber()));
+  // Its lines read apart from the main process's in one log: "[session 12]", and the journal's fields.
+  log_set_context({take.getNumber(), take.getUser(), take.getConnection().getPeer()});
   if (!trace_file_.empty()) {
     std::string why = fedcl::trace::start(trace_file_ + "." + std::to_string(take.getNumber()));
     if (!why.empty()) FEDCLD_LOG(warn, "--trace: %s", why.c_str());
@@ -185,6 +212,7 @@ std::shared_ptr<uint8_t[]> SessionHost::payload_destination(Session &session, Fr
 }
 
 void SessionHost::connection_closed(Session &session, const std::string &reason) {
+  if (board_) publish_connection(session, BoardLink::closed);
   if (session.role == Session::Role::peer) return peers_.link_closed(session, reason);
   print_gate_.session_closed(session.number());
   // The client's session is over: so is this worker, once the session has released its objects.

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <memory>
+#include <unordered_map>
 #include <vector>
 
 #include "backend.h"
@@ -15,10 +16,10 @@
 #include "print_gate.h"
 #include "server.h"
 #include "session.h"
+#include "worker_board.h"
 
 namespace fedcld {
 
-struct WorkerBoard;
 
 class SessionHost final : public Server {
  public:
@@ -37,6 +38,8 @@ class SessionHost final : public Server {
   // Kernel printf: which session's printing commands may run (print_gate.h).
   PrintGate &print_gate() { return print_gate_; }
   ControlChannel &channel() { return *channel_; }
+  // Where this worker shows the main process its state and counts (null: none).
+  WorkerBoard *board() { return board_; }
   // The client session, when token is its token and it is still open.
   std::shared_ptr<Session> session_by_token(uint64_t token) const;
   // The client session while it is open.
@@ -54,6 +57,8 @@ class SessionHost final : public Server {
   // The board's clock, every second: the loop turns (what the session holds, its object table
   // shows there as it changes).
   void publish();
+  // A connection's traffic on the board: the client's, or a peer link's (state: up, or closed).
+  void publish_connection(const Session &session, BoardLink::State state);
 
   std::vector<BackendPlatform> platforms_;
   uint64_t payload_bound_;
@@ -65,6 +70,7 @@ class SessionHost final : public Server {
   PrintGate print_gate_{*this};
   PeerRegistry peers_{*this};
   uv_timer_t board_timer_;
+  std::unordered_map<uint64_t, size_t> link_slots_;  // a peer link's board slot, by session number
   uv_signal_t sigterm_;  // the main process ends its workers with SIGTERM when it stops
 };
 

@@ -78,6 +78,21 @@ int board_create() {
   return fd;  // a fresh memfd reads as zeros: an empty board
 }
 
+size_t board_latency_bucket(uint64_t nanos) {
+  size_t bucket = 0;
+  while (bucket + 1 < kBoardLatencyBuckets && nanos > kBoardLatencyBoundsNs[bucket]) bucket++;
+  return bucket;
+}
+
+void board_count_request(WorkerBoard *board, unsigned which, bool failed, uint64_t nanos) {
+  if (!board || which >= kBoardRequestKinds) return;
+  BoardRequestKind &kind = board->requests[which];
+  kind.count.fetch_add(1, std::memory_order_relaxed);
+  if (failed) kind.failed.fetch_add(1, std::memory_order_relaxed);
+  kind.nanos.fetch_add(nanos, std::memory_order_relaxed);
+  kind.buckets[board_latency_bucket(nanos)].fetch_add(1, std::memory_order_relaxed);
+}
+
 BackendCall::BackendCall(const char *name) : outer_(t_call) {
   t_call = name;
   // For the main process, should the worker hang or crash on a backend's own thread later: the call

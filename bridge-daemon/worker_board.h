@@ -5,9 +5,37 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 
 namespace fedcld {
+
+// Request kinds are wire::Request's union members, counted by which() (below the table's size).
+constexpr size_t kBoardRequestKinds = 128;
+// A request's time, from its arrival to its reply or, for a command, to the backend's completion:
+// the upper bounds of the histogram's buckets, in nanoseconds; a last bucket takes the slower ones.
+constexpr uint64_t kBoardLatencyBoundsNs[] = {10'000,      50'000,      100'000,       500'000,
+                                              1'000'000,   5'000'000,   10'000'000,    50'000'000,
+                                              100'000'000, 500'000'000, 1'000'000'000, 10'000'000'000};
+constexpr size_t kBoardLatencyBuckets = sizeof kBoardLatencyBoundsNs / sizeof kBoardLatencyBoundsNs[0] + 1;
+constexpr size_t kBoardLinks = 64;  // peer links shown per session
+
+struct BoardRequestKind {
+  std::atomic<uint64_t> count{0};
+  std::atomic<uint64_t> failed{0};
+  std::atomic<uint64_t> nanos{0};
+  std::atomic<uint64_t> buckets[kBoardLatencyBuckets]{};  // not cumulative
+};
+
+// A peer link of the session. The worker writes peer once, then sets state (release): the main
+// process reads peer only once state is not empty.
+struct BoardLink {
+  enum State : uint32_t { empty = 0, up = 1, closed = 2 };
+  std::atomic<uint32_t> state{empty};
+  char peer[64] = {};
+  std::atomic<uint64_t> bytes_sent{0};
+  std::atomic<uint64_t> bytes_received{0};
+};
 
 struct WorkerBoard {
   std::atomic<uint64_t> loop_turned_ns{0};  // uv_hrtime() when its loop last turned (every second)
@@ -16,7 +44,18 @@ struct WorkerBoard {
   std::atomic<int32_t> crash_signal{0};     // the signal it died of, once its handler ran
   char crash_call[128] = {};                // the backend call its crashing thread was in ("" none)
   char last_call[128] = {};                 // the backend call started last, by any thread
+  // What `fedcl status` and --metrics show of the session (every second, and as requests end).
+  std::atomic<uint64_t> commands_in_flight{0};
+  std::atomic<uint64_t> client_bytes_received{0};
+  std::atomic<uint64_t> client_bytes_sent{0};
+  BoardRequestKind requests[kBoardRequestKinds];
+  BoardLink links[kBoardLinks];
 };
+
+// Counts one request of kind which that took nanos and failed or not (the worker's loop).
+void board_count_request(WorkerBoard *board, unsigned which, bool failed, uint64_t nanos);
+// The bucket nanos falls in.
+size_t board_latency_bucket(uint64_t nanos);
 
 // The board in fd (a memfd of sizeof(WorkerBoard)), mapped shared; null when it cannot be.
 WorkerBoard *board_map(int fd);

@@ -10,6 +10,7 @@
 
 #include <cerrno>
 #include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <cstdlib>
 #include <memory>
@@ -21,6 +22,7 @@
 #include "malloc_config.h"
 #include "printf_capture.h"
 #include "session_host.h"
+#include "trace.h"
 #include "worker_board.h"
 #include "worker_setup.h"
 
@@ -29,6 +31,15 @@ namespace fedcld {
 namespace wire = fedcl::wire;
 
 namespace {
+
+#if defined(__SANITIZE_ADDRESS__)
+// Under AddressSanitizer a worker releases its session's objects and returns from main, so that the
+// leak check at exit sees fedcld's own memory freed rather than abandoned to the process's end.
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+
 
 constexpr int kChannelFd = 3;
 constexpr int kBoardFd = 4;
@@ -112,6 +123,7 @@ struct Worker {
     channel->send(message);
     if (!no_capture.empty()) FEDCLD_LOG(warn, "kernel printf output stays in fedcld's stdout: %s", no_capture.c_str());
     host = std::make_unique<SessionHost>(loop, settings, setup.getInstance(), std::move(platforms), channel, board);
+    host->set_ends_with_process(own_process && !kSanitized);
     if (capture && capture->started()) host->print_gate().set_capture(capture);
   }
 
@@ -144,6 +156,15 @@ int session_worker_main(int argc, char **argv) {
   if (!worker.open(kChannelFd)) return 1;
   while (!worker.host && !worker.done)
     if (uv_run(worker.loop, UV_RUN_ONCE) == 0) break;
+  if (worker.host && worker.host->ends_with_process()) {
+    worker.host->run();
+    // The session is over. What it held (contexts, memory on the device) goes with the process, as a
+    // program's does when it exits: no release one by one, no backend teardown at exit (NVIDIA's
+    // took tens of seconds for a session of a hundred contexts, holding the GPU's memory all along).
+    fedcl::trace::write_now();
+    std::fflush(nullptr);
+    _exit(worker.status);
+  }
   if (worker.host) worker.host->run();
   else uv_run(worker.loop, UV_RUN_DEFAULT);  // the channel's last words
   worker.host.reset();

@@ -209,6 +209,7 @@ void WorkerPool::take(Got got) {
 }
 
 void WorkerPool::serving(Worker &worker) {
+  listener_.counters().session_started();
   worker.state = Worker::State::serving;
   worker.since_ms = uv_now(listener_.loop());
 }
@@ -321,6 +322,7 @@ void WorkerPool::exited(Worker &worker, int64_t status, int term_signal) {
     if (auto done = std::move(enumerated_)) done({}, "the process that lists the devices ended: " + why);
   } else if (worker.state == Worker::State::serving && worker.token) {
     if (failure && !closing_) {
+      listener_.counters().worker_failed(!worker.hung.empty());
       FEDCLD_LOG(error, "session %llu (client %s): %s; the daemon and its other sessions go on", (unsigned long long)worker.number,
                  worker.client.c_str(), why.c_str());
       if (!worker.resume_token.empty()) deaths_[worker.resume_token] = {why, uv_now(listener_.loop())};
@@ -338,6 +340,7 @@ void WorkerPool::exited(Worker &worker, int64_t status, int term_signal) {
     for (auto &got : waiting) got(nullptr, "its worker process ended before it was ready: " + why);
   }
   worker.state = Worker::State::gone;
+  if (worker.board) listener_.counters().retire(*worker.board);
   if (worker.board) munmap(worker.board, sizeof(WorkerBoard));
   worker.board = nullptr;
   replenish();

@@ -43,6 +43,7 @@ struct Worker {
   // Its session (the main process's view of it), once it has one.
   uint64_t number = 0;
   std::string client, user;
+  std::string address;  // the client's connection, as this daemon sees it
   uint32_t platform = 0;
   uint64_t token = 0;
   std::string resume_token;

@@ -727,6 +727,14 @@ struct DaemonStatus {
   maxSessions @7 :UInt64;
   maxSessionMemory @8 :UInt64;    # bytes one session may allocate; 0: no limit
   proof @9 :Data;                 # as HelloReply.proof: the daemon holds the key; empty without one
+  version @10 :Text;              # fedcld's release ("0.1.0")
+  sessionsHidden @11 :UInt64;     # sessions open but not listed: other users' (visibility rules:
+                                  # docs/status.md)
+  sessionsStarted @12 :UInt64;    # since the daemon started
+  handshakesRefused @13 :UInt64;  # clients and peers turned away (key, protocol, TLS, capacity)
+  requestsFailed @14 :UInt64;     # client requests and commands that ended in an error, every session
+  workerFailures @15 :UInt64;     # session workers that crashed or were ended for standing still
+  admin @16 :Bool;                # the asker sees every session (no keys, the cluster key, the admin)
 
   struct PlatformSummary {
     name @0 :Text;
@@ -744,6 +752,19 @@ struct DaemonStatus {
     seconds @4 :UInt64;           # how long it has been open
     pid @5 :UInt32;               # the worker process that runs it
     user @6 :Text;                # whose key the client proved; empty on a daemon without keys
+    address @7 :Text;             # the client's connection as the daemon sees it ("host:port")
+    commandsInFlight @8 :UInt64;  # commands handed to the backend whose completion is not seen yet
+    requests @9 :UInt64;          # requests executed (every kind)
+    requestsFailed @10 :UInt64;
+    bytesReceived @11 :UInt64;    # from the client
+    bytesSent @12 :UInt64;        # to the client
+    links @13 :List(LinkSummary); # its peer links: this session's data to and from other daemons
+  }
+  struct LinkSummary {
+    peer @0 :Text;                # the other daemon, as dialled ("host:port")
+    up @1 :Bool;                  # false: the link closed (it stays listed with its traffic)
+    bytesSent @2 :UInt64;
+    bytesReceived @3 :UInt64;
   }
 }
 

@@ -29,6 +29,8 @@ const char *name(Point point);
 
 // Starts recording into memory, written to path at exit. Returns "" or why not.
 std::string start(const std::string &path);
+// Writes what was recorded now (a process about to end without its exit handlers); then nothing more.
+void write_now();
 bool on();
 void mark(Point point, uint32_t stream, uint64_t seq);
 

@@ -9,10 +9,12 @@ log=$build/setup.log
 
 # Build tools and libraries, PoCL as the OpenCL backend, and what the tests and the demo run
 # (dpkg-dev: cpack's package dependencies; lintian: the packages checked against Debian's rules;
-# scdoc: the manual pages; systemd: systemd-analyze verify of the unit; clang and its runtime: the
-# libFuzzer targets, scripts/fuzz.sh; python3-matplotlib: bench/plot.py; libssl-dev: TLS on fedcl's
-# links, and openssl, the command the TLS tests make their certificates with and test fedcl's
-# records against; gnutls-bin: gnutls-cli and gnutls-serv, for the same interoperability tests).
+# scdoc: the manual pages; systemd: systemd-analyze verify of the unit; libsystemd-dev: fedcld's
+# journal entries; prometheus: promtool and a Prometheus that check and scrape fedcld --metrics;
+# clang and its runtime: the libFuzzer targets, scripts/fuzz.sh; python3-matplotlib: bench/plot.py;
+# libssl-dev: TLS on fedcl's links, and openssl, the command the TLS tests make their certificates
+# with and test fedcl's records against; gnutls-bin: gnutls-cli and gnutls-serv, for the same
+# interoperability tests).
 packages=(
   cmake make g++ pkg-config
   opencl-headers ocl-icd-opencl-dev ocl-icd-libopencl1
@@ -21,7 +23,7 @@ packages=(
   googletest libgtest-dev
   clinfo clpeak python3-pyopencl python3-numpy python3-pytest python3-pip python3-matplotlib
   iproute2
-  dpkg-dev lintian scdoc systemd
+  dpkg-dev lintian scdoc systemd libsystemd-dev prometheus
   libopenmpi-dev openmpi-bin
   clang libclang-rt-14-dev
 )

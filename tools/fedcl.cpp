@@ -4,6 +4,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <chrono>
+#include <ctime>
+#include <unistd.h>
 #include <string>
 #include <thread>
 #include <vector>
@@ -15,14 +18,16 @@
 namespace {
 
 const char kUsage[] =
-    "usage: fedcl status [--json] [--timeout MS]\n"
+    "usage: fedcl status [--json] [--watch [SECONDS]] [--timeout MS]\n"
     "Asks every fedcld daemon the fedcl driver would use (FEDCL_HOSTS, else FEDCL_HOSTS_FILE, else\n"
     FEDCL_CONFIG_DIR "/hosts.conf) whether it answers, which protocol, node and devices it has, and,\n"
-    "where the daemon allows it, its sessions and the device memory they hold. A daemon with a key\n"
+    "where the daemon allows it, its sessions: who, from where, device memory, commands in flight,\n"
+    "traffic and peer links. A daemon with a key\n"
     "answers only those who prove they hold it, as the driver does (FEDCL_KEY or FEDCL_KEY_FILE,\n"
     "FEDCL_USER, or the configuration's key and user lines).\n"
     "\n"
-    "  --json         one JSON document on stdout, for scripts\n"
+    "  --json         one JSON document on stdout, for scripts (its schema: docs/status.md)\n"
+    "  --watch [S]    ask again every S seconds (default 2) until interrupted, like watch(1)\n"
     "  --timeout MS   how long each daemon has to answer (default FEDCL_CONNECT_TIMEOUT_MS, else 2000)\n"
     "\n"
     "Exit status: 0 when every daemon answered, 1 when one did not, 2 when the hosts configuration\n"
@@ -41,19 +46,16 @@ bool parse_timeout(const char *text, int *ms) {
   return true;
 }
 
-int status(int argc, char **argv) {
-  bool json = false;
-  int timeout_ms = 2000;
-  if (const char *text = std::getenv("FEDCL_CONNECT_TIMEOUT_MS"); text && !parse_timeout(text, &timeout_ms))
-    return usage_error(std::string("FEDCL_CONNECT_TIMEOUT_MS '") + text + "' is not a number of milliseconds");
-  for (int i = 0; i < argc; i++) {
-    std::string arg = argv[i];
-    if (arg == "--json") json = true;
-    else if (arg == "--timeout" && i + 1 < argc && parse_timeout(argv[i + 1], &timeout_ms)) i++;
-    else if (arg == "--help" || arg == "-h") return std::fputs(kUsage, stdout), 0;
-    else return usage_error("status does not take '" + arg + "'" + (arg == "--timeout" ? " without a number of milliseconds" : ""));
-  }
-  fedcl::HostList hosts = fedcl::hosts_from_environment();
+bool parse_seconds(const char *text, double *seconds) {
+  char *end = nullptr;
+  double value = std::strtod(text, &end);
+  if (end == text || *end != '\0' || !(value >= 0.1) || value > 86400) return false;
+  *seconds = value;
+  return true;
+}
+
+// Asks every daemon once and prints what they said; the exit status of one round.
+int status_round(const fedcl::HostList &hosts, bool json, int timeout_ms) {
   std::vector<fedcl::DaemonReport> reports(hosts.endpoints.size());
   std::vector<std::thread> askers;
   for (size_t i = 0; i < hosts.endpoints.size(); i++) {
@@ -63,6 +65,7 @@ int status(int argc, char **argv) {
   for (std::thread &asker : askers) asker.join();
   if (json) fedcl::print_status_json(stdout, hosts, reports);
   else fedcl::print_status_text(stdout, hosts, reports);
+  std::fflush(stdout);
   if (hosts.endpoints.empty()) {
     std::fprintf(stderr, "fedcl: no daemons configured in %s\n", hosts.source.c_str());
     return 2;
@@ -71,6 +74,40 @@ int status(int argc, char **argv) {
   for (const auto &report : reports)
     if (!report.answered) return 1;
   return 0;
+}
+
+int status(int argc, char **argv) {
+  bool json = false, watch = false;
+  double every_s = 2;
+  int timeout_ms = 2000;
+  if (const char *text = std::getenv("FEDCL_CONNECT_TIMEOUT_MS"); text && !parse_timeout(text, &timeout_ms))
+    return usage_error(std::string("FEDCL_CONNECT_TIMEOUT_MS '") + text + "' is not a number of milliseconds");
+  for (int i = 0; i < argc; i++) {
+    std::string arg = argv[i];
+    if (arg == "--json") json = true;
+    else if (arg == "--timeout" && i + 1 < argc && parse_timeout(argv[i + 1], &timeout_ms)) i++;
+    else if (arg == "--watch") {
+      watch = true;
+      if (i + 1 < argc && argv[i + 1][0] != '-') {
+        if (!parse_seconds(argv[i + 1], &every_s)) return usage_error(std::string("--watch wants seconds (0.1 to 86400), not '") + argv[i + 1] + "'");
+        i++;
+      }
+    } else if (arg == "--help" || arg == "-h") return std::fputs(kUsage, stdout), 0;
+    else return usage_error("status does not take '" + arg + "'" + (arg == "--timeout" ? " without a number of milliseconds" : ""));
+  }
+  fedcl::HostList hosts = fedcl::hosts_from_environment();
+  if (!watch) return status_round(hosts, json, timeout_ms);
+  bool terminal = isatty(STDOUT_FILENO) && !json;
+  for (;;) {
+    if (terminal) std::fputs("\033[H\033[2J", stdout);  // from the top of a cleared screen, as watch(1)
+    std::time_t now = std::time(nullptr);
+    char stamp[64];
+    std::strftime(stamp, sizeof stamp, "%Y-%m-%d %H:%M:%S", std::localtime(&now));
+    if (!json) std::printf("fedcl status, every %g s: %s\n\n", every_s, stamp);
+    int result = status_round(hosts, json, timeout_ms);
+    if (result == 2) return result;  // a configuration problem does not go away by asking again
+    std::this_thread::sleep_for(std::chrono::milliseconds(long(every_s * 1000)));
+  }
 }
 
 }  // namespace

@@ -30,11 +30,12 @@ std::string duration_text(uint64_t seconds) {
 
 void print_daemon(std::FILE *out, const DaemonReport &r) {
   if (!r.answered) {
-    std::fprintf(out, "%s: unreachable: %s\n", r.endpoint.c_str(), r.error.c_str());
+    std::fprintf(out, "%s: unreachable: %s\n\n", r.endpoint.c_str(), r.error.c_str());
     return;
   }
-  std::fprintf(out, "%s: reachable, node %s, fedcl protocol %u, running for %s (answered in %.1f ms)\n",
-               r.endpoint.c_str(), r.node.c_str(), r.protocol, duration_text(r.uptime_seconds).c_str(), r.answer_ms);
+  std::fprintf(out, "%s: reachable, node %s, fedcl protocol %u, fedcld %s, running for %s (answered in %.1f ms)\n",
+               r.endpoint.c_str(), r.node.c_str(), r.protocol, r.version.empty() ? "?" : r.version.c_str(),
+               duration_text(r.uptime_seconds).c_str(), r.answer_ms);
   for (size_t p = 0; p < r.platforms.size(); p++) {
     std::fprintf(out, "  platform %zu: %s\n", p, r.platforms[p].name.c_str());
     for (size_t d = 0; d < r.platforms[p].devices.size(); d++) {
@@ -42,17 +43,33 @@ void print_daemon(std::FILE *out, const DaemonReport &r) {
       std::fprintf(out, "    device %zu: %s (%s)\n", d, device.name.c_str(), bytes_text(device.global_memory).c_str());
     }
   }
+  std::fprintf(out, "  since start: %llu sessions, %llu handshakes refused, %llu requests failed, %llu workers lost\n",
+               (unsigned long long)r.sessions_started, (unsigned long long)r.handshakes_refused,
+               (unsigned long long)r.requests_failed, (unsigned long long)r.worker_failures);
   if (!r.sessions_shown) {
-    std::fprintf(out, "  sessions: not shown by this daemon (status-sessions = no)\n");
+    std::fprintf(out, "  sessions: not shown by this daemon (status-sessions = no); %llu open\n\n", (unsigned long long)r.sessions_hidden);
     return;
   }
   std::string limit = r.max_session_memory ? ", at most " + bytes_text(r.max_session_memory) + " each" : "";
-  std::fprintf(out, "  sessions: %zu of at most %llu, %s of device memory in use%s\n", r.sessions.size(),
-               (unsigned long long)r.max_sessions, bytes_text(r.memory_in_use()).c_str(), limit.c_str());
-  for (const auto &s : r.sessions)
-    std::fprintf(out, "    %s%s%s: platform %u, %s in %llu objects, for %s, worker pid %u\n", s.client.c_str(),
-                 s.user.empty() ? "" : ", user ", s.user.c_str(), s.platform, bytes_text(s.memory).c_str(),
-                 (unsigned long long)s.objects, duration_text(s.seconds).c_str(), s.pid);
+  std::string hidden = r.sessions_hidden ? ", " + std::to_string(r.sessions_hidden) + " of other users not listed" : "";
+  std::fprintf(out, "  sessions: %zu of at most %llu%s, %s of device memory in use%s\n",
+               r.sessions.size() + size_t(r.sessions_hidden), (unsigned long long)r.max_sessions, hidden.c_str(),
+               bytes_text(r.memory_in_use()).c_str(), limit.c_str());
+  if (r.sessions.empty()) return (void)std::fputc('\n', out);
+  std::fprintf(out, "    %-22s %-10s %-21s %8s %7s %10s %6s %9s %14s %10s %10s\n", "CLIENT", "USER", "ADDRESS", "PID",
+               "AGE", "MEMORY", "OBJS", "IN FLIGHT", "REQS (FAILED)", "RECEIVED", "SENT");
+  for (const auto &s : r.sessions) {
+    std::string requests = std::to_string(s.requests) + " (" + std::to_string(s.requests_failed) + ")";
+    std::fprintf(out, "    %-22s %-10s %-21s %8u %7s %10s %6llu %9llu %14s %10s %10s\n", s.client.c_str(),
+                 s.user.empty() ? "-" : s.user.c_str(), s.address.empty() ? "-" : s.address.c_str(), s.pid,
+                 duration_text(s.seconds).c_str(), bytes_text(s.memory).c_str(), (unsigned long long)s.objects,
+                 (unsigned long long)s.commands_in_flight, requests.c_str(), bytes_text(s.bytes_received).c_str(),
+                 bytes_text(s.bytes_sent).c_str());
+    for (const auto &link : s.links)
+      std::fprintf(out, "      peer link %s (%s): %s sent, %s received\n", link.peer.c_str(), link.up ? "up" : "closed",
+                   bytes_text(link.bytes_sent).c_str(), bytes_text(link.bytes_received).c_str());
+  }
+  std::fputc('\n', out);
 }
 
 // JSON text: escapes what a JSON string may not hold as is.
@@ -87,7 +104,11 @@ std::string daemon_json(const DaemonReport &r) {
   out += ", \"answer_ms\": " + std::string(ms) + ", \"protocol\": " + std::to_string(r.protocol) +
          ", \"node\": " + quoted(r.node) + ", \"uptime_seconds\": " + std::to_string(r.uptime_seconds) +
          ", \"max_sessions\": " + std::to_string(r.max_sessions) +
-         ", \"max_session_memory\": " + std::to_string(r.max_session_memory) + ", \"platforms\": [";
+         ", \"max_session_memory\": " + std::to_string(r.max_session_memory) + ", \"version\": " + quoted(r.version) +
+         ", \"sessions_started\": " + std::to_string(r.sessions_started) + ", \"handshakes_refused\": " +
+         std::to_string(r.handshakes_refused) + ", \"requests_failed\": " + std::to_string(r.requests_failed) +
+         ", \"worker_failures\": " + std::to_string(r.worker_failures) + ", \"admin\": " + (r.admin ? "true" : "false") +
+         ", \"sessions_hidden\": " + std::to_string(r.sessions_hidden) + ", \"platforms\": [";
   for (size_t p = 0; p < r.platforms.size(); p++) {
     out += std::string(p ? ", " : "") + "{\"name\": " + quoted(r.platforms[p].name) + ", \"devices\": [";
     for (size_t d = 0; d < r.platforms[p].devices.size(); d++) {
@@ -105,7 +126,18 @@ std::string daemon_json(const DaemonReport &r) {
     out += std::string(i ? ", " : "") + "{\"client\": " + quoted(s.client) + ", \"platform\": " +
            std::to_string(s.platform) + ", \"memory\": " + std::to_string(s.memory) + ", \"objects\": " +
            std::to_string(s.objects) + ", \"seconds\": " + std::to_string(s.seconds) + ", \"pid\": " +
-           std::to_string(s.pid) + ", \"user\": " + quoted(s.user) + "}";
+           std::to_string(s.pid) + ", \"user\": " + quoted(s.user) + ", \"address\": " + quoted(s.address) +
+           ", \"commands_in_flight\": " + std::to_string(s.commands_in_flight) + ", \"requests\": " +
+           std::to_string(s.requests) + ", \"requests_failed\": " + std::to_string(s.requests_failed) +
+           ", \"bytes_received\": " + std::to_string(s.bytes_received) + ", \"bytes_sent\": " +
+           std::to_string(s.bytes_sent) + ", \"links\": [";
+    for (size_t l = 0; l < s.links.size(); l++) {
+      const auto &link = s.links[l];
+      out += std::string(l ? ", " : "") + "{\"peer\": " + quoted(link.peer) + ", \"up\": " + (link.up ? "true" : "false") +
+             ", \"bytes_sent\": " + std::to_string(link.bytes_sent) + ", \"bytes_received\": " +
+             std::to_string(link.bytes_received) + "}";
+    }
+    out += "]}";
   }
   return out + "], \"memory_in_use\": " + std::to_string(r.memory_in_use()) + "}";
 }
@@ -125,7 +157,7 @@ void print_status_text(std::FILE *out, const HostList &hosts, const std::vector<
 }
 
 void print_status_json(std::FILE *out, const HostList &hosts, const std::vector<DaemonReport> &reports) {
-  std::string text = "{\"source\": " + quoted(hosts.source) + ", \"problems\": " + string_array(hosts.problems) +
+  std::string text = "{\"schema\": " + std::to_string(kStatusJsonSchema) + ", \"source\": " + quoted(hosts.source) + ", \"problems\": " + string_array(hosts.problems) +
                      ", \"notes\": " + string_array(hosts.notes) + ", \"daemons\": [";
   for (size_t i = 0; i < reports.size(); i++) text += (i ? ",\n  " : "\n  ") + daemon_json(reports[i]);
   text += reports.empty() ? "]}\n" : "\n]}\n";

@@ -10,6 +10,10 @@
 namespace fedcl {
 
 void print_status_text(std::FILE *out, const HostList &hosts, const std::vector<DaemonReport> &reports);
+// The version of the JSON document's schema (docs/status.md): raised when a field changes meaning or
+// goes; new fields may appear without it.
+constexpr int kStatusJsonSchema = 1;
+
 void print_status_json(std::FILE *out, const HostList &hosts, const std::vector<DaemonReport> &reports);
 
 }  // namespace fedcl

@@ -62,9 +62,32 @@ void copy_status(wire::DaemonStatus::Reader status, DaemonReport &report) {
     report.platforms.push_back(std::move(copy));
   }
   report.sessions_shown = status.getSessionsShown();
-  for (auto session : status.getSessions())
-    report.sessions.push_back({session.getClient(), session.getPlatform(), session.getMemoryBytes(),
-                               session.getObjects(), session.getSeconds(), session.getPid(), session.getUser()});
+  report.version = status.getVersion();
+  report.admin = status.getAdmin();
+  report.sessions_hidden = status.getSessionsHidden();
+  report.sessions_started = status.getSessionsStarted();
+  report.handshakes_refused = status.getHandshakesRefused();
+  report.requests_failed = status.getRequestsFailed();
+  report.worker_failures = status.getWorkerFailures();
+  for (auto session : status.getSessions()) {
+    DaemonReport::Session copy;
+    copy.client = session.getClient();
+    copy.platform = session.getPlatform();
+    copy.memory = session.getMemoryBytes();
+    copy.objects = session.getObjects();
+    copy.seconds = session.getSeconds();
+    copy.pid = session.getPid();
+    copy.user = session.getUser();
+    copy.address = session.getAddress();
+    copy.commands_in_flight = session.getCommandsInFlight();
+    copy.requests = session.getRequests();
+    copy.requests_failed = session.getRequestsFailed();
+    copy.bytes_received = session.getBytesReceived();
+    copy.bytes_sent = session.getBytesSent();
+    for (auto link : session.getLinks())
+      copy.links.push_back({link.getPeer(), link.getUp(), link.getBytesSent(), link.getBytesReceived()});
+    report.sessions.push_back(std::move(copy));
+  }
 }
 
 // A reply as read off the socket, and the reader over its words.

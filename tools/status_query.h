@@ -20,6 +20,11 @@ struct DaemonReport {
     std::string name;
     std::vector<Device> devices;
   };
+  struct Link {
+    std::string peer;   // the other end of the link's connection
+    bool up = false;
+    uint64_t bytes_sent = 0, bytes_received = 0;
+  };
   struct Session {
     std::string client;
     uint32_t platform = 0;
@@ -28,6 +33,11 @@ struct DaemonReport {
     uint64_t seconds = 0;
     uint32_t pid = 0;   // the session's worker process on the daemon's node
     std::string user;   // whose key the client proved ("" on a daemon without keys)
+    std::string address;  // the client's connection as the daemon sees it
+    uint64_t commands_in_flight = 0;
+    uint64_t requests = 0, requests_failed = 0;
+    uint64_t bytes_received = 0, bytes_sent = 0;  // the daemon's view: from and to the client
+    std::vector<Link> links;
   };
 
   std::string endpoint;
@@ -42,6 +52,13 @@ struct DaemonReport {
   std::vector<Platform> platforms;
   bool sessions_shown = false;
   std::vector<Session> sessions;
+  std::string version;             // fedcld's release ("" from a fedcld before 0.1.0's status)
+  bool admin = false;              // the asker sees every session
+  uint64_t sessions_hidden = 0;    // other users' sessions, not listed
+  uint64_t sessions_started = 0;
+  uint64_t handshakes_refused = 0;
+  uint64_t requests_failed = 0;
+  uint64_t worker_failures = 0;
 
   uint64_t memory_in_use() const;
 };

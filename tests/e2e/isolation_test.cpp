@@ -310,6 +310,65 @@ TEST(Isolation, AClientKilledInAContextLoopHarmsNoOtherSession) {
   expect_a_new_session_works(daemon);
 }
 
+// A session that ends leaves what it holds to its worker's end, as a program's objects go with the
+// program: a GPU driver frees a process's contexts at once when it exits, where NVIDIA, released one
+// by one, took over 30 s for a hundred (the CTS's multiples context_multiple_contexts_same_device),
+// holding the GPU's memory meanwhile. So the worker calls clReleaseContext only for what the client
+// released itself. (Under AddressSanitizer the worker releases everything, for the leak check.)
+TEST(Isolation, AnEndedSessionsObjectsGoWithItsWorkerProcess) {
+  std::string log = ::testing::TempDir() + "fedcl-releases-" + std::to_string(getpid());
+  std::remove(log.c_str());
+  const char *preloaded = std::getenv("LD_PRELOAD");
+  std::string before = preloaded ? preloaded : "";
+  setenv("LD_PRELOAD", (before.empty() ? "" : before + ":").append(FEDCL_RELEASE_RECORDING_BACKEND_PATH).c_str(), 1);
+  setenv("FEDCL_TEST_RELEASE_LOG", log.c_str(), 1);
+  std::unique_ptr<DaemonProcess> daemon;
+  try {
+    daemon = std::make_unique<DaemonProcess>(std::vector<std::string>{"--resume-window", "0"});
+  } catch (...) {
+  }
+  if (before.empty()) unsetenv("LD_PRELOAD");
+  else setenv("LD_PRELOAD", before.c_str(), 1);
+  unsetenv("FEDCL_TEST_RELEASE_LOG");
+  ASSERT_TRUE(daemon);
+  set_hosts(daemon->endpoint());
+  Signal ready, finish;
+  Client holder(
+      [&] {
+        Device d = open_device();
+        for (int i = 0; i < 3; i++) {
+          cl_int err;
+          cl_context held = clCreateContext(nullptr, 1, &d.device, nullptr, nullptr, &err);
+          if (err != CL_SUCCESS) return 41;
+          create_buffer(held, CL_MEM_READ_WRITE, 1 << 20);
+        }
+        cl_int err;
+        cl_context released = clCreateContext(nullptr, 1, &d.device, nullptr, nullptr, &err);
+        if (err != CL_SUCCESS || clReleaseContext(released) != CL_SUCCESS || clFinish(d.queue) != CL_SUCCESS) return 42;
+        ready.raise();
+        return finish.await() ? 0 : 43;
+      },
+      false);  // returns from main: the runtime says goodbye
+  ASSERT_TRUE(ready.await());
+  pid_t worker = serving_workers(daemon->port())[holder.pid];
+  ASSERT_GT(worker, 0);
+  finish.raise();
+  EXPECT_EQ(0, holder.wait());
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (kill(worker, 0) == 0 && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_NE(0, kill(worker, 0)) << "the worker of the ended session is gone";
+  std::ifstream lines(log);
+  size_t releases = 0;
+  for (std::string line; std::getline(lines, line);) releases += line == "clReleaseContext " + std::to_string(worker);
+  std::remove(log.c_str());
+#if defined(__SANITIZE_ADDRESS__)
+  EXPECT_EQ(5u, releases) << "under AddressSanitizer the worker releases every context";
+#else
+  EXPECT_EQ(1u, releases) << "only the context the client released";
+#endif
+  expect_a_new_session_works(*daemon);
+}
+
 // A worker whose loop stands still (stuck in a driver call; here stopped with SIGSTOP) is ended by
 // the main process after --worker-hang-timeout, and its client learns why when it reconnects.
 TEST(Isolation, AWorkerThatStandsStillIsEnded) {

@@ -2,12 +2,15 @@
 // a dead one (nothing listening) and a frozen one (SIGSTOP: the kernel still accepts its
 // connections, nothing answers). It must answer within its per-daemon timeout whatever they do.
 #include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <sys/wait.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <regex>
 
 #include "cl_harness.h"
 #include "fedcl.capnp.h"
@@ -61,7 +64,9 @@ TEST(StatusCommand, LiveDaemonsAnswerWithDevicesAndSessions) {
   EXPECT_TRUE(has(text.out, "fedcl protocol " + std::to_string(fedcl::wire::PROTOCOL_VERSION))) << text.out;
   EXPECT_TRUE(has(text.out, "device 0: ")) << text.out;
   EXPECT_TRUE(has(text.out, "3.0 MiB of device memory in use, at most 1.0 GiB each")) << text.out;
-  EXPECT_TRUE(has(text.out, "worker pid ")) << text.out;  // each session runs in a process of its own
+  // Each session runs in a process of its own; the table names it, and what the session did.
+  EXPECT_TRUE(has(text.out, "CLIENT                 USER       ADDRESS                    PID")) << text.out;
+  EXPECT_TRUE(has(text.out, "since start: 1 sessions, 0 handshakes refused, 0 requests failed, 0 workers lost")) << text.out;
   EXPECT_TRUE(has(text.out, "2 daemons from FEDCL_HOSTS: 2 reachable, 0 unreachable")) << text.out;
 
   StatusRun json = fedcl_status(hosts, "--json");
@@ -71,6 +76,11 @@ TEST(StatusCommand, LiveDaemonsAnswerWithDevicesAndSessions) {
   EXPECT_FALSE(has(json.out, "\"reachable\": false")) << json.out;
   EXPECT_TRUE(has(json.out, "\"max_session_memory\": 1073741824")) << json.out;
   EXPECT_TRUE(has(json.out, "\"pid\": ")) << json.out;
+  EXPECT_TRUE(has(json.out, "{\"schema\": 1, ")) << json.out;
+  EXPECT_TRUE(has(json.out, "\"address\": \"127.0.0.1:")) << json.out;
+  EXPECT_TRUE(has(json.out, "\"commands_in_flight\": 0")) << json.out;
+  EXPECT_TRUE(has(json.out, "\"links\": []")) << json.out;
+  EXPECT_TRUE(std::regex_search(json.out, std::regex("\"requests\": [1-9][0-9]*, \"requests_failed\": 0"))) << json.out;
 
   clReleaseMemObject(buffer);
   clReleaseCommandQueue(queue);
@@ -154,4 +164,92 @@ TEST(StatusCommand, ConfigurationProblemsAndUsageErrorsExitWithTwo) {
   EXPECT_TRUE(has(none.out, "no daemons configured")) << none.out;
   EXPECT_EQ(2, fedcl_status(daemon.endpoint(), "--timeout soon").status);
   EXPECT_EQ(2, fedcl_status(daemon.endpoint(), "--bogus").status);
+}
+
+TEST(StatusCommand, ASessionShowsItsTrafficAndItsPeerLinks) {
+  Cluster cluster(2);
+  cl_int err;
+  cl_context context = clCreateContext(nullptr, 2, cluster.devices.data(), nullptr, nullptr, &err);
+  ASSERT_CL_OK(err);
+  cl_command_queue queue0 = create_queue(context, cluster.devices[0]), queue1 = create_queue(context, cluster.devices[1]);
+  const size_t bytes = 2 << 20;
+  std::vector<uint8_t> data(bytes, 0x3c);
+  cl_mem buffer = create_buffer(context, CL_MEM_READ_WRITE, bytes);
+  ASSERT_CL_OK(clEnqueueWriteBuffer(queue0, buffer, CL_TRUE, 0, bytes, data.data(), 0, nullptr, nullptr));
+  ASSERT_CL_OK(clEnqueueMigrateMemObjects(queue1, 1, &buffer, 0, 0, nullptr, nullptr));
+  ASSERT_CL_OK(clFinish(queue1));
+  // The workers publish their traffic every second.
+  std::string hosts = cluster.daemons[0]->endpoint();
+  StatusRun json;
+  std::smatch link;
+  std::regex sent("\"links\": \\[\\{\"peer\": \"127.0.0.1:[0-9]+\", \"up\": true, \"bytes_sent\": ([0-9]+)");
+  for (int attempt = 0; attempt < 30; attempt++) {
+    json = fedcl_status(hosts, "--json");
+    if (std::regex_search(json.out, link, sent) && std::stoull(link[1]) >= bytes) break;
+    usleep(100000);
+  }
+  ASSERT_TRUE(std::regex_search(json.out, link, sent)) << json.out;
+  EXPECT_GE(std::stoull(link[1]), bytes) << json.out;
+  EXPECT_TRUE(std::regex_search(json.out, std::regex("\"bytes_received\": ([2-9][0-9]{6}|[0-9]{8,}), \"bytes_sent\""))) << json.out;
+  StatusRun text = fedcl_status(hosts, "");
+  EXPECT_TRUE(std::regex_search(text.out, std::regex("peer link 127.0.0.1:[0-9]+ \\(up\\): 2.[0-9] MiB sent"))) << text.out;
+  clReleaseMemObject(buffer);
+  clReleaseCommandQueue(queue0);
+  clReleaseCommandQueue(queue1);
+  clReleaseContext(context);
+}
+
+// The key list's users see their own sessions; --status-admin and the cluster key see every one.
+TEST(StatusCommand, UsersSeeTheirOwnSessionsAndTheAdministratorSeesAll) {
+  std::string dir = ::testing::TempDir() + "fedcl-status-users-" + std::to_string(getpid()) + "/";
+  ASSERT_EQ(0, mkdir(dir.c_str(), 0700));
+  std::ofstream(dir + "users") << "alice alices-key\nbob bobs-key\nops ops-key\n";
+  std::ofstream(dir + "alice") << "alices-key\n";
+  std::ofstream(dir + "bob") << "bobs-key\n";
+  std::ofstream(dir + "ops") << "ops-key\n";
+  std::ofstream(dir + "cluster") << "cluster-key-77\n";
+  // alice's session: this process, with alice's key.
+  setenv("FEDCL_USER", "alice", 1);
+  setenv("FEDCL_KEY_FILE", (dir + "alice").c_str(), 1);
+  Cluster cluster(1, {"--key-list", dir + "users", "--key-file", dir + "cluster", "--status-admin", "ops"});
+  cl_int err;
+  cl_context context = clCreateContext(nullptr, 1, &cluster.devices[0], nullptr, nullptr, &err);
+  ASSERT_CL_OK(err);
+  std::string endpoint = cluster.daemons[0]->endpoint();
+  auto status_as = [&](const std::string &user) {
+    if (user.empty()) unsetenv("FEDCL_USER");
+    else setenv("FEDCL_USER", user.c_str(), 1);
+    setenv("FEDCL_KEY_FILE", (dir + (user.empty() ? "cluster" : user)).c_str(), 1);
+    return fedcl_status(endpoint, "--json");
+  };
+  StatusRun alice = status_as("alice"), bob = status_as("bob"), ops = status_as("ops"), cluster_key = status_as("");
+  EXPECT_EQ(0, alice.status) << alice.out;
+  EXPECT_TRUE(has(alice.out, "\"admin\": false, \"sessions_hidden\": 0")) << alice.out;
+  EXPECT_TRUE(has(alice.out, "\"user\": \"alice\"")) << alice.out;
+  EXPECT_EQ(0, bob.status) << bob.out;
+  EXPECT_TRUE(has(bob.out, "\"admin\": false, \"sessions_hidden\": 1")) << bob.out;
+  EXPECT_TRUE(has(bob.out, "\"sessions\": []")) << bob.out;
+  EXPECT_FALSE(has(bob.out, "alice")) << bob.out;
+  for (const StatusRun &all : {ops, cluster_key}) {
+    EXPECT_EQ(0, all.status) << all.out;
+    EXPECT_TRUE(has(all.out, "\"admin\": true, \"sessions_hidden\": 0")) << all.out;
+    EXPECT_TRUE(has(all.out, "\"user\": \"alice\"")) << all.out;
+  }
+  unsetenv("FEDCL_USER");
+  unsetenv("FEDCL_KEY_FILE");
+  clReleaseContext(context);
+  for (std::string file : {"users", "alice", "bob", "ops", "cluster"}) std::remove((dir + file).c_str());
+  rmdir(dir.c_str());
+}
+
+TEST(StatusCommand, WatchAsksAgainUntilInterrupted) {
+  DaemonProcess daemon;
+  StatusRun run = fedcl_status(daemon.endpoint(), "--watch 0.2 & sleep 1.5; kill $!");
+  size_t rounds = 0;
+  for (size_t at = 0; (at = run.out.find("fedcl status, every 0.2 s: ", at)) != std::string::npos; at++) rounds++;
+  EXPECT_GE(rounds, 3u) << run.out;
+  EXPECT_TRUE(has(run.out, daemon.endpoint() + ": reachable")) << run.out;
+  StatusRun wrong = fedcl_status(daemon.endpoint(), "--watch never");
+  EXPECT_EQ(2, wrong.status) << wrong.out;
+  EXPECT_TRUE(has(wrong.out, "--watch wants seconds")) << wrong.out;
 }

@@ -84,9 +84,10 @@ DaemonProcess::DaemonProcess(const std::vector<std::string> &extra_args) {
     _exit(127);
   }
   std::string problem = pid_ < 0 ? std::string("fork: ") + std::strerror(errno) : await_port(port_file);
-  // The port file has done its job: remove it now, so that not even a killed test leaves it behind.
-  unlink(port_file.c_str());
-  unlink((port_file + ".tmp").c_str());
+  // With --metrics, fedcld wrote that port beside (before the main one).
+  if (std::ifstream metrics(port_file + ".metrics"); metrics) metrics >> metrics_port_;
+  // The port files have done their job: remove them now, so that not even a killed test leaves them.
+  for (const char *suffix : {"", ".tmp", ".metrics", ".metrics.tmp"}) unlink((port_file + suffix).c_str());
   rmdir(directory.c_str());
   if (!problem.empty()) {
     kill();

@@ -19,6 +19,8 @@ class DaemonProcess {
   DaemonProcess &operator=(const DaemonProcess &) = delete;
 
   int port() const { return port_; }
+  // The port of --metrics (0 without it).
+  int metrics_port() const { return metrics_port_; }
   std::string endpoint() const { return "127.0.0.1:" + std::to_string(port_); }
   pid_t pid() const { return pid_; }
   bool running() const { return pid_ > 0; }
@@ -42,6 +44,7 @@ class DaemonProcess {
 
   pid_t pid_ = -1;
   int port_ = 0;
+  int metrics_port_ = 0;
 };
 
 // "127.0.0.1:p1,127.0.0.1:p2,..." for FEDCL_HOSTS.
