@@ -121,10 +121,10 @@ int main(int argc, char **argv) {
   printf("kernel on node A wrote the buffer (%.0f ms)\n", (example_now() - start) * 1e3);
   start = example_now();
   cl_uint wrong = check_on_b(&d, 1);
-  printf("kernel on node B read and checked it (%.0f ms; fedcl moved the buffer from node A first, B's copy being "
-         "stale): ", (example_now() - start) * 1e3);
-  if (wrong) printf("%u of %zu words differ\n", wrong, d.words);
-  else printf("all %zu words right\n", d.words);
+  double took = example_now() - start;
+  if (wrong) printf("kernel on node B read it: %u of %zu words differ from node A's (%.0f ms)\n", wrong, d.words, took * 1e3);
+  else printf("kernel on node B read it: all %zu words as node A wrote them (%.0f ms)\n", d.words, took * 1e3);
+  printf("  (B's copy was stale, so fedcl had node A's daemon send the buffer to node B's first)\n");
   int failed = wrong != 0;
 
   /* The speed: the move alone, A -> B, after each new pattern from A. */
@@ -142,8 +142,8 @@ int main(int argc, char **argv) {
   }
   qsort(seconds, repeats, sizeof seconds[0], compare_doubles);
   double median = repeats % 2 ? seconds[repeats / 2] : (seconds[repeats / 2 - 1] + seconds[repeats / 2]) / 2;
-  printf("moved it node A -> node B %lu more times (clEnqueueMigrateMemObjects), each after a new pattern from node A,"
-         " each checked on node B%s\n", repeats, failed ? "" : ": every word right");
+  printf("moved it A -> B %lu more times (clEnqueueMigrateMemObjects), a new pattern each time%s\n", repeats,
+         failed ? "" : ", all checked on B");
   printf("migration: %lu MiB in %.0f ms (median of %lu) = %.0f MB/s\n", mib, median * 1e3, repeats,
          (double)(d.words * 4) / median * 1e-6);
 
