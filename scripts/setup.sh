@@ -103,13 +103,13 @@ build_with_progress() {
         bar=${bar// /#}
         printf -v bar '%-*s' "$width" "$bar"
         what=${what##* }  # the file or target, not "Building CXX object"
-        printf '\r\033[K    %-16s [%s] %3d%%  %.20s' "$target" "${bar// /.}" "$percent" "${what##*/}"
+        printf '\r\033[K    %-22s [%s] %3d%%  %.16s' "$target" "${bar// /.}" "$percent" "${what##*/}"
       elif ((percent >= printed + 10 || (percent == 100 && printed < 100))); then
         printf '    %s: %d%%\n' "$target" "$percent"
         printed=$percent
       fi
     done
-    ((tty)) && printf '\r\033[K    %-16s %s\n' "$target" "$([[ $percent == 100 ]] && echo done || echo "stopped at $percent%")"
+    ((tty)) && printf '\r\033[K    %-22s %s\n' "$target" "$([[ $percent == 100 ]] && echo done || echo "stopped at $percent%")"
     true
   }
   local status=${PIPESTATUS[0]}
