@@ -18,23 +18,24 @@ static void platform_name(cl_platform_id platform, char name[kNameBytes]) {
   EXAMPLE_CHECK(clGetPlatformInfo(platform, CL_PLATFORM_NAME, kNameBytes, name, NULL));
 }
 
-void example_pick_device(cl_platform_id *platform, cl_device_id *device) {
+cl_platform_id example_pick_platform(void) {
   cl_platform_id platforms[kMaxPlatforms];
   cl_uint count = 0;
   EXAMPLE_CHECK(clGetPlatformIDs(kMaxPlatforms, platforms, &count));
   if (count > kMaxPlatforms) count = kMaxPlatforms;
   const char *wanted = getenv("FEDCL_EXAMPLE_PLATFORM");
   char name[kNameBytes];
-  cl_uint chosen = count;
-  for (cl_uint i = 0; i < count && chosen == count; i++) {
+  for (cl_uint i = 0; i < count; i++) {
     platform_name(platforms[i], name);
-    if (!wanted || !*wanted || strstr(name, wanted)) chosen = i;
+    if (!wanted || !*wanted || strstr(name, wanted)) return platforms[i];
   }
-  if (chosen == count) {
-    fprintf(stderr, "no OpenCL platform whose name contains '%s'\n", wanted);
-    exit(1);
-  }
-  *platform = platforms[chosen];
+  fprintf(stderr, "no OpenCL platform whose name contains '%s'\n", wanted ? wanted : "");
+  exit(1);
+}
+
+void example_pick_device(cl_platform_id *platform, cl_device_id *device) {
+  *platform = example_pick_platform();
+  char name[kNameBytes];
   platform_name(*platform, name);
   EXAMPLE_CHECK(clGetDeviceIDs(*platform, CL_DEVICE_TYPE_ALL, 1, device, NULL));
   char device_name[kNameBytes] = "";

@@ -8,8 +8,11 @@
 #define EXAMPLE_CHECK(call) example_check((call), #call, __FILE__, __LINE__)
 void example_check(cl_int status, const char *what, const char *file, int line);
 
-/* The platform whose name contains $FEDCL_EXAMPLE_PLATFORM, else the first one; and its first device.
-   Prints what was chosen. Exits when there is none. */
+/* The platform whose name contains $FEDCL_EXAMPLE_PLATFORM, else the first one. Exits when there is
+   none; prints nothing. */
+cl_platform_id example_pick_platform(void);
+
+/* example_pick_platform, and its first device. Prints what was chosen. Exits when there is none. */
 void example_pick_device(cl_platform_id *platform, cl_device_id *device);
 
 /* example_pick_device, then a context on that device and an in-order queue; exits on failure. */

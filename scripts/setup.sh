@@ -1,7 +1,22 @@
 #!/usr/bin/env bash
 # Installs what fedcl needs from Debian 12 and builds it into build/ (FEDCL_BUILD_DIR overrides).
 # Safe to run again: packages already present are not fetched, and the build only redoes what changed.
+#
+#   setup.sh [--targets "TARGET..."]
+#
+# --targets builds only the named cmake targets (demo.sh needs a few; test.sh and CI, the default,
+# everything). apt's and the build's output go to build/setup.log; the terminal shows a progress bar
+# per target (on a non-terminal, a line every 10%).
 set -euo pipefail
+
+targets=()
+while (($#)); do
+  case $1 in
+    --targets) [[ $# -ge 2 ]] || { echo "setup.sh: --targets needs a list of targets" >&2; exit 2; }
+      read -ra targets <<<"$2"; shift 2 ;;
+    *) sed -n '2,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2 ;;
+  esac
+done
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
 build=${FEDCL_BUILD_DIR:-$repo/build}
@@ -63,7 +78,58 @@ else
   step "Debian packages: all ${#packages[@]} present"
 fi
 
-step "building fedcl into $build (log: $log)"
+# Builds one target (or all) with its output in the log, drawing how far it is. CMake's Makefiles
+# print "[ 42%] Building ..." before each step, counted over that target's own steps: one make per
+# target keeps each bar going from 0 to 100 (one make for several targets starts again at every
+# target). Ninja's "[7/90]" is read too. The build's exit status is the function's.
+build_with_progress() {
+  local target=$1 tty=0
+  [[ -t 1 ]] && tty=1
+  local args=(--build "$build" -j "$(nproc)")
+  [[ $target == all ]] || args+=(--target "$target")
+  echo "--- cmake ${args[*]}" >>"$log"
+  set +o pipefail
+  cmake "${args[@]}" 2>&1 | tee -a "$log" | {
+    local line percent=0 printed=-1 width=24 what=
+    while IFS= read -r line; do
+      if [[ $line =~ ^\[\ *([0-9]+)%\]\ (.*)$ ]]; then
+        percent=${BASH_REMATCH[1]} what=${BASH_REMATCH[2]}
+      elif [[ $line =~ ^\[([0-9]+)/([0-9]+)\]\ (.*)$ ]]; then
+        percent=$((100 * BASH_REMATCH[1] / BASH_REMATCH[2])) what=${BASH_REMATCH[3]}
+      else
+        continue
+      fi
+      if ((tty)); then
+        local filled=$((percent * width / 100)) bar
+        printf -v bar '%*s' "$filled" ''
+        bar=${bar// /#}
+        printf -v bar '%-*s' "$width" "$bar"
+        what=${what##* }  # the file or target, not "Building CXX object"
+        printf '\r\033[K    %-22s [%s] %3d%%  %.16s' "$target" "${bar// /.}" "$percent" "${what##*/}"
+      elif ((percent >= printed + 10 || (percent == 100 && printed < 100))); then
+        printf '    %s: %d%%\n' "$target" "$percent"
+        printed=$percent
+      fi
+    done
+    ((tty)) && printf '\r\033[K    %-22s %s\n' "$target" "$([[ $percent == 100 ]] && echo done || echo "stopped at $percent%")"
+    true
+  }
+  local status=${PIPESTATUS[0]}
+  set -o pipefail
+  return "$status"
+}
+
+step "building fedcl into $build (${targets[*]:-all targets}; log: $log)"
 quietly cmake -S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo
-quietly cmake --build "$build" -j "$(nproc)"
-step "built: $build/icd/libfedcl.so, $build/bridge-daemon/fedcld, $build/examples/"
+for target in "${targets[@]:-all}"; do
+  if ! build_with_progress "$target"; then
+    echo "setup.sh: building $target failed; the last lines of $log:" >&2
+    tail -n 40 "$log" >&2
+    exit 1
+  fi
+done
+if ((${#targets[@]})); then
+  step "built: ${targets[*]} in $build"
+else
+  step "built: $build/icd/libfedcl.so, $build/bridge-daemon/fedcld, $build/examples/"
+fi
