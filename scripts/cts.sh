@@ -37,6 +37,8 @@
 #   --direct-from FILE     with --sides fedcl: the direct results of another run of this script
 #                          (its LOGS/raw.tsv), read when this run ends; so a direct run and the
 #                          fedcl rounds can go on at the same time, or a direct run be reused
+#   --direct-passes-only   with --direct-from: only the sub-tests that passed directly run through
+#                          fedcl (the others cannot regress); the rest show as not run ('-')
 #   --times-from FILE      with --parallel: sub-test times of an earlier run (a LOGS/raw.tsv) to
 #                          start the longest first (default: the --direct-from file, if any)
 #   --rounds N             fedcl rounds, one after another on the one daemon (default 2)
@@ -131,7 +133,7 @@ die() {
 cts_src=${CTS_SRC:-} cl_headers=${CTS_CL_HEADERS:-} spirv_headers=${CTS_SPIRV_HEADERS:-}
 cts_build=${CTS_BUILD:-} bin=${CTS_BIN:-} cl_lib_dir= jobs=2 strip=0 mode=all
 backend= fedcl_build=$repo/build fedcld= fedcl_icd= daemon_args= sides=direct,fedcl rounds=2
-scale=1 full=0 results= logs= label= direct_from= times_from= parallel=1
+scale=1 full=0 results= logs= label= direct_from= times_from= parallel=1 direct_passes_only=0
 suite_args=()
 while (($#)); do
   case $1 in
@@ -153,6 +155,7 @@ while (($#)); do
     --sides) sides=${2:?}; shift ;;
     --direct-from) direct_from=${2:?}; shift ;;
     --times-from) times_from=${2:?}; shift ;;
+    --direct-passes-only) direct_passes_only=1 ;;
     --rounds) rounds=${2:?}; shift ;;
     --timeout-scale) scale=${2:?}; shift ;;
     --parallel) parallel=${2:?}; shift ;;
@@ -188,6 +191,7 @@ fedcld=$(abspath "$fedcld") fedcl_icd=$(abspath "$fedcl_icd")
 [[ -n $logs ]] && logs=$(abspath "$logs")
 [[ -n $direct_from ]] && direct_from=$(abspath "$direct_from")
 [[ -n $times_from ]] || times_from=$direct_from
+((!direct_passes_only)) || [[ -n $direct_from ]] || die "--direct-passes-only goes with --direct-from"
 [[ -n $cts_build || -z $cts_src ]] || cts_build=$(dirname "$cts_src")/cts-build
 [[ -n $bin || -z $cts_build ]] || bin=$cts_build/bin
 
@@ -467,7 +471,7 @@ header() {
     echo "# fedcl: $fedcld, $fedcl_icd; one fedcld for all $rounds round(s), options: --listen 127.0.0.1:0 ${daemon_args:-(defaults)}"
     echo "# fedcl device: ${device_names[fedcl1]:-?}"
   fi
-  echo "# options: sides=$sides rounds=$rounds parallel=$parallel timeout-scale=$scale default-limit=${default_limit}s $( ((full)) && echo full || echo "quick (CL_WIMPY_MODE=1; integer_ops: integer_*,quick_*)")"
+  echo "# options: sides=$sides rounds=$rounds parallel=$parallel$( ((direct_passes_only)) && echo " direct-passes-only") timeout-scale=$scale default-limit=${default_limit}s $( ((full)) && echo full || echo "quick (CL_WIMPY_MODE=1; integer_ops: integer_*,quick_*)")"
   echo "# suites: ${suites[*]}"
   echo "# results: pass fail skip timeout crash, '-' not run; seconds are wall time per sub-test process"
 }
@@ -589,17 +593,23 @@ done >"$work/order"
 # none waits for the pool to drain), then the others longest first by --times-from (so no long one
 # starts last and runs on by itself); the results file keeps the suites' order.
 schedule() {
+  if ((direct_passes_only)); then
+    awk -F'\t' 'FILENAME != "-" { if ($1 == "direct" && $4 == "pass") passed[$2 "\t" $3] = 1; next }
+                 $0 in passed' "$direct_from" - <"$work/order" >"$work/order.passed"
+  else
+    cp "$work/order" "$work/order.passed"
+  fi
   if ((parallel == 1)); then
-    cat "$work/order"
+    cat "$work/order.passed"
     return
   fi
   local s sub
   while IFS=$'\t' read -r s sub; do
     runs_alone "$s" "$sub" && printf '%s\t%s\n' "$s" "$sub"
-  done <"$work/order"
+  done <"$work/order.passed"
   while IFS=$'\t' read -r s sub; do
     runs_alone "$s" "$sub" || printf '%s\t%s\n' "$s" "$sub"
-  done <"$work/order" |
+  done <"$work/order.passed" |
     awk -F'\t' 'FILENAME != "-" { k = $2 "\t" $3; if ($5 > t[k]) t[k] = $5; next }
                 { printf "%s\t%s\n", ($0 in t) ? t[$0] : 0, $0 }' "${times_from:-/dev/null}" - |
     sort -t$'\t' -k1,1nr -s | cut -f2-
