@@ -32,14 +32,6 @@ namespace wire = fedcl::wire;
 
 namespace {
 
-#if defined(__SANITIZE_ADDRESS__)
-// Under AddressSanitizer a worker releases its session's objects and returns from main, so that the
-// leak check at exit sees fedcld's own memory freed rather than abandoned to the process's end.
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
-
 
 constexpr int kChannelFd = 3;
 constexpr int kBoardFd = 4;
@@ -123,7 +115,7 @@ struct Worker {
     channel->send(message);
     if (!no_capture.empty()) FEDCLD_LOG(warn, "kernel printf output stays in fedcld's stdout: %s", no_capture.c_str());
     host = std::make_unique<SessionHost>(loop, settings, setup.getInstance(), std::move(platforms), channel, board);
-    host->set_ends_with_process(own_process && !kSanitized);
+    host->set_ends_with_process(own_process);
     if (capture && capture->started()) host->print_gate().set_capture(capture);
   }
 
