@@ -82,7 +82,7 @@ start_node() {  # NAME PIN...
   local name=$1
   shift
   env -u OCL_ICD_VENDORS "$@" "$daemon" --config /dev/null --listen 127.0.0.1:0 --port-file "$work/$name.port" \
-    --name "$name" --log-level debug 2>"$work/$name.log" &
+    --name "$name" --metrics 127.0.0.1:0 2>"$work/$name.log" &
   pids+=($!)
 }
 start_node node-a "${pin_a[@]}"
@@ -122,21 +122,30 @@ env "${pin_a[@]}" "$probe" measure "127.0.0.1:$(<"$work/probe.port")" --pings 20
 raw=$(awk '$1 == "link.tcp_throughput" { printf "%.0f", $2 * 1.048576 }' "$work/probe.txt")  # MiB/s -> MB/s
 
 moves=4  # the first move, then -r 3 timed ones
-log_a=$(wc -l <"$work/node-a.log") log_b=$(wc -l <"$work/node-b.log")
+# The bytes' path, from the daemons' own counters (fedcld --metrics, what Prometheus would scrape):
+# the bytes node-a's fedcld sent and node-b's received over peer links, before and after.
+peer_bytes() {  # NODE DIRECTION: the node's peer-link bytes so far, every link summed
+  python3 - "$(<"$work/$1.port.metrics")" "$2" <<'PY'
+import re, sys, urllib.request
+text = urllib.request.urlopen("http://127.0.0.1:%s/metrics" % sys.argv[1], timeout=5).read().decode()
+print(int(sum(float(v) for v in re.findall(
+    r'^fedcld_peer_link_bytes_total\{peer="[^"]*",direction="%s"\} (\S+)$' % sys.argv[2], text, re.M))))
+PY
+}
+sent_before=$(peer_bytes node-a sent) received_before=$(peer_bytes node-b received)
 "$demo" -m 256 -r $((moves - 1)) >"$work/demo.txt" 2>&1 || { indent <"$work/demo.txt"; fail "federation_demo failed"; }
 indent <"$work/demo.txt"
-# The bytes' path, from the daemons' own logs (debug level: one line per peer transfer, at each end).
-# The sender logs when its last chunk has left, which may be a moment after the program saw it land.
-peer_lines() { tail -n +$(($2 + 1)) "$work/$1.log" | grep -c "transfer [0-9]*: $((256 << 20)) bytes $3" || true; }
-for _ in $(seq 20); do
-  sent=$(peer_lines node-a "$log_a" sent) received=$(peer_lines node-b "$log_b" received)
-  ((sent >= moves && received >= moves)) && break
+# The workers publish their traffic every second and as the links close.
+need=$((moves * (256 << 20)))
+for _ in $(seq 30); do
+  sent=$(($(peer_bytes node-a sent) - sent_before)) received=$(($(peer_bytes node-b received) - received_before))
+  ((sent >= need && received >= need)) && break
   sleep 0.1
 done
-((sent >= moves && received >= moves)) ||
-  fail "the daemons' logs show $sent sent and $received received of the $moves moves of 256 MiB over their peer link"
-echo "    the path, from the daemons' logs: node-a's fedcld sent the 256 MiB $sent times over its peer link,"
-echo "    node-b's fedcld received it $received times; none of these bytes passed through the program"
+((sent >= need && received >= need)) ||
+  fail "the daemons counted $sent bytes sent and $received received over their peer link, less than the $moves moves of 256 MiB"
+echo "    the path, from the daemons' own counters (fedcld --metrics): node-a's fedcld sent $((sent >> 20)) MiB"
+echo "    over its peer link, node-b's received $((received >> 20)) MiB: $moves moves of 256 MiB, none through the program"
 migration=$(sed -n 's/^migration: .* = \([0-9.]*\) MB\/s$/\1/p' "$work/demo.txt")
 echo "    the raw link: a plain TCP stream on the same loopback, node-a's cores to node-b's, 256 MiB in 4 MiB"
 echo "    sends, one blocking sender and receiver (fedcl_linkprobe): $raw MB/s"
