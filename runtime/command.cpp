@@ -84,37 +84,43 @@ void Command::wait_for(_cl_event *event) {
   // An event of another daemon, or a user event: this daemon waits on a stand-in user event.
   // The other daemon sets it over their peer link the moment its event completes; where there is
   // no link (and for user events, which live here) the runtime sets it when the real one completes.
-  std::lock_guard<std::mutex> lock(event->mutex);
-  if (event->status == CL_COMPLETE) return;
-  if (!(event->proxies & bit(here))) {
-    event->proxies |= bit(here);
-    bool signalled = event->connection && Runtime::get().peer_linked(event->connection, here);
-    RequestMessage request;
-    auto create = request.root.initCreateUserEvent();
-    create.setId(event->id);
-    create.setContext(queue_->context->id);
-    if (signalled) create.setSignalledBy(event->connection->hello().getInstance());
-    here->post(request);
-    if (signalled) {
-      event->signalled |= bit(here);
-      RequestMessage signal;
-      auto peer = signal.root.initSignalPeer();
-      peer.setEvent(event->id);
-      fill_peer_ref(peer.initPeer(), *here);
-      event->connection->post(signal);
-      event->connection->flush();  // the command it waits for starts now, not at the flush timer
+  // Recorded and queued under the event's lock (so that its completion cannot slip between); sent
+  // after it is released.
+  Connection *signaller = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(event->mutex);
+    if (event->status == CL_COMPLETE) return;
+    if (!(event->proxies & bit(here))) {
+      event->proxies |= bit(here);
+      bool signalled = event->connection && Runtime::get().peer_linked(event->connection, here);
+      RequestMessage request;
+      auto create = request.root.initCreateUserEvent();
+      create.setId(event->id);
+      create.setContext(queue_->context->id);
+      if (signalled) create.setSignalledBy(event->connection->hello().getInstance());
+      here->queue(request);  // leaves with this command
+      if (signalled) {
+        event->signalled |= bit(here);
+        RequestMessage signal;
+        auto peer = signal.root.initSignalPeer();
+        peer.setEvent(event->id);
+        fill_peer_ref(peer.initPeer(), *here);
+        event->connection->queue(signal);
+        signaller = event->connection;
+      }
+      if (event->status < 0) queue_event_status(here, event->id, event->status);
     }
-    if (event->status < 0) post_event_status(here, event->id, event->status);
   }
+  if (signaller) signaller->flush();  // the command it waits for starts now, not at the flush timer
   wait_ids_.push_back(event->id);
 }
 
-void post_event_status(Connection *connection, uint64_t event_id, cl_int status) {
+void queue_event_status(Connection *connection, uint64_t event_id, cl_int status) {
   RequestMessage request;
   auto set = request.root.initSetUserEventStatus();
   set.setEvent(event_id);
   set.setStatus(status);
-  connection->post(request);
+  connection->queue(request);
 }
 
 void Command::fill(wire::Command::Builder command) const {

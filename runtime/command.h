@@ -60,8 +60,9 @@ bool wait_list_failed(cl_uint num_events, const cl_event *wait_list);
 // map shows, copies between daemons.
 cl_mem_flags backend_flags(cl_mem mem);
 
-// Sets the status of event_id, a user event or a stand-in, on connection's daemon.
-void post_event_status(Connection *connection, uint64_t event_id, cl_int status);
+// Sets the status of event_id, a user event or a stand-in, on connection's daemon: queued
+// (Connection::queue), so that it may be called under an event's lock; the caller flushes after.
+void queue_event_status(Connection *connection, uint64_t event_id, cl_int status);
 
 // Creates a new event object for a command of queue (or a user event when queue is null).
 _cl_event *event_create(cl_context context, cl_command_queue queue, cl_command_type type, cl_int status);

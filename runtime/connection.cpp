@@ -280,6 +280,15 @@ cl_int Connection::post(RequestMessage &request, const void *payload, uint64_t p
   return CL_SUCCESS;
 }
 
+void Connection::queue(RequestMessage &request) {
+  if (!alive()) return;
+  {
+    std::lock_guard<std::mutex> lock(send_mutex_);
+    frame_append(out_, wire::FrameKind::REQUEST, request.scratch.builder(), 0);
+  }
+  arm();
+}
+
 std::shared_ptr<PendingReply> Connection::send_call(RequestMessage &request, const void *payload,
                                                     uint64_t payload_bytes, void *read_dest, uint64_t read_size,
                                                     std::function<void()> landed) {

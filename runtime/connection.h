@@ -85,6 +85,10 @@ class Connection {
   // Sends a request that needs no reply. In synchronous mode (FEDCL_SYNC=1) it waits for the
   // daemon's verdict and returns it; otherwise it returns CL_SUCCESS, or an error if the daemon is gone.
   cl_int post(RequestMessage &request, const void *payload = nullptr, uint64_t payload_bytes = 0);
+  // Appends a request that needs no reply and carries no payload to what leaves next, without
+  // touching the socket (it leaves with the next write or flush, or the flush timer's): callable
+  // under other locks, which must never be held while a thread writes to a socket.
+  void queue(RequestMessage &request);
   // Sends a request whose Reply will come back; the caller may wait for it now or later.
   std::shared_ptr<PendingReply> send_call(RequestMessage &request, const void *payload = nullptr,
                                           uint64_t payload_bytes = 0, void *read_dest = nullptr,

@@ -37,7 +37,7 @@ void post_release(Connection *connection, uint64_t id) {
   if (!connection->alive()) return;
   RequestMessage request;
   request.root.setRelease(id);
-  connection->post(request);
+  connection->queue(request);  // under an event's lock too (release_proxies); its verdict is not waited for
 }
 
 namespace {

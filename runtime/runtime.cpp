@@ -100,6 +100,7 @@ void Runtime::complete(_cl_event *event, cl_int status, const uint64_t *profilin
   std::vector<_cl_event::StatusCallback> due;
   Connection *fails_too_on;
   uint64_t fails_too;
+  std::vector<Connection *> told;  // flushed once the lock is released
   {
     std::lock_guard<std::mutex> lock(event->mutex);
     if (event->status <= CL_COMPLETE) return;
@@ -111,11 +112,15 @@ void Runtime::complete(_cl_event *event, cl_int status, const uint64_t *profilin
     due.swap(event->callbacks);
     // Commands on other daemons that wait for this event wait on a stand-in user event there. A
     // peer signals its stand-ins; failures are relayed from here as well, in case no signal can
-    // come. Under the lock, so that a release cannot overtake the status (last_release).
+    // come. Queued under the lock, so that a release cannot overtake the status (last_release);
+    // sent after it.
     ConnectionMask proxies = status < 0 ? event->proxies : event->proxies & ~event->signalled;
     if (proxies) {
       for (const auto &part : event->context->parts)
-        if (proxies & bit(part.connection)) set_remote_status(part.connection, event->id, status);
+        if (proxies & bit(part.connection)) {
+          queue_event_status(part.connection, event->id, status);
+          told.push_back(part.connection);
+        }
     }
     // The application let go of the event before it completed: its stand-ins go now.
     if (event->refcount.load() == 0) event->release_proxies();
@@ -123,6 +128,7 @@ void Runtime::complete(_cl_event *event, cl_int status, const uint64_t *profilin
     fails_too = event->fails_too;
     event->cv.notify_all();
   }
+  for (Connection *connection : told) connection->flush();
   // A transfer whose sending side failed: its receiving side will get no bytes. A lost peer link
   // (the daemons lost each other, not this process) sends later data through this process.
   if (fails_too_on) {
@@ -140,7 +146,7 @@ void Runtime::complete(_cl_event *event, cl_int status, const uint64_t *profilin
 }
 
 void Runtime::set_remote_status(Connection *connection, uint64_t event_id, cl_int status) {
-  post_event_status(connection, event_id, status);
+  queue_event_status(connection, event_id, status);
   connection->flush();
 }
 

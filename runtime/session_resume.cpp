@@ -16,6 +16,8 @@ namespace {
 // Past this many bytes received since the last Ack, the client sends one, so that what the daemon
 // keeps for resending stays bounded while it streams a large read.
 constexpr uint64_t kAckBytes = 4ull << 20;
+// How long the Goodbye at exit waits for the send lock another thread holds.
+constexpr auto kGoodbyeLockWait = std::chrono::milliseconds(500);
 // Between two dials that failed (a proxy that refuses connections while it restarts).
 constexpr auto kRedialPause = std::chrono::milliseconds(100);
 // sendmsg takes at most IOV_MAX pieces at once.
@@ -120,8 +122,18 @@ void Connection::wait_acknowledged(uint64_t end) {
 }
 
 void Connection::say_goodbye() {
-  std::unique_lock<std::mutex> lock(send_mutex_, std::try_to_lock);
-  if (!lock.owns_lock() || !alive() || !resumable() || link_down_) return;
+  // Another thread may hold the send lock for a while: the flusher (at idle priority, so on a busy
+  // host it may sit preempted with the lock) or a sender in a large write. Without the Goodbye the
+  // daemon keeps the session, and what it holds on the device, for the whole resume window (seen on
+  // an H100 under 8 CTS processes: contexts refused to the sessions that came next). A thread stuck
+  // in a send for good must not hang the exit: a bounded wait.
+  std::unique_lock<std::mutex> lock(send_mutex_, std::defer_lock);
+  auto until = std::chrono::steady_clock::now() + kGoodbyeLockWait;
+  while (!lock.try_lock()) {
+    if (std::chrono::steady_clock::now() > until) return;
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  if (!alive() || !resumable() || link_down_) return;
   // Before the Goodbye leaves: the daemon may close the connection before write_locked returns.
   said_goodbye_.store(true, std::memory_order_release);
   RequestMessage goodbye;
