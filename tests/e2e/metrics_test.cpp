@@ -77,19 +77,11 @@ TEST(Metrics, CountRequestsFailuresTrafficAndPeerLinks) {
   Cluster cluster(2, {"--metrics", "127.0.0.1:0"});
   const DaemonProcess &first = *cluster.daemons[0], &second = *cluster.daemons[1];
   ASSERT_GT(first.metrics_port(), 0);
-  cl_int err;
-  cl_context context = clCreateContext(nullptr, 2, cluster.devices.data(), nullptr, nullptr, &err);
-  ASSERT_CL_OK(err);
-  cl_command_queue queue0 = create_queue(context, cluster.devices[0]), queue1 = create_queue(context, cluster.devices[1]);
   const size_t bytes = 4 << 20;
-  std::vector<uint8_t> data(bytes, 0x5a);
-  cl_mem buffer = create_buffer(context, CL_MEM_READ_WRITE, bytes);
-  ASSERT_CL_OK(clEnqueueWriteBuffer(queue0, buffer, CL_TRUE, 0, bytes, data.data(), 0, nullptr, nullptr));
-  // To the second daemon: over the peer link, daemon to daemon.
-  ASSERT_CL_OK(clEnqueueMigrateMemObjects(queue1, 1, &buffer, 0, 0, nullptr, nullptr));
-  ASSERT_CL_OK(clFinish(queue1));
+  MigratedBuffer moved(cluster, bytes);  // written through the first daemon, then to the second
   // A failure the first daemon sees: a program that does not build.
-  cl_program broken = clCreateProgramWithSource(context, 1, std::vector<const char *>{"kernel void k( {"}.data(), nullptr, &err);
+  cl_int err;
+  cl_program broken = clCreateProgramWithSource(moved.context, 1, std::vector<const char *>{"kernel void k( {"}.data(), nullptr, &err);
   ASSERT_CL_OK(err);
   EXPECT_CL(CL_BUILD_PROGRAM_FAILURE, clBuildProgram(broken, 1, &cluster.devices[0], "", nullptr, nullptr));
 
@@ -145,10 +137,6 @@ TEST(Metrics, CountRequestsFailuresTrafficAndPeerLinks) {
   EXPECT_EQ(1, sample(second_text, "fedcld_peer_links")) << second_text;
 
   clReleaseProgram(broken);
-  clReleaseMemObject(buffer);
-  clReleaseCommandQueue(queue0);
-  clReleaseCommandQueue(queue1);
-  clReleaseContext(context);
 }
 
 TEST(Metrics, CountersOutliveTheSessionsAndTheServerAnswersOnlyMetrics) {

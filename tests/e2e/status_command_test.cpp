@@ -168,16 +168,8 @@ TEST(StatusCommand, ConfigurationProblemsAndUsageErrorsExitWithTwo) {
 
 TEST(StatusCommand, ASessionShowsItsTrafficAndItsPeerLinks) {
   Cluster cluster(2);
-  cl_int err;
-  cl_context context = clCreateContext(nullptr, 2, cluster.devices.data(), nullptr, nullptr, &err);
-  ASSERT_CL_OK(err);
-  cl_command_queue queue0 = create_queue(context, cluster.devices[0]), queue1 = create_queue(context, cluster.devices[1]);
   const size_t bytes = 2 << 20;
-  std::vector<uint8_t> data(bytes, 0x3c);
-  cl_mem buffer = create_buffer(context, CL_MEM_READ_WRITE, bytes);
-  ASSERT_CL_OK(clEnqueueWriteBuffer(queue0, buffer, CL_TRUE, 0, bytes, data.data(), 0, nullptr, nullptr));
-  ASSERT_CL_OK(clEnqueueMigrateMemObjects(queue1, 1, &buffer, 0, 0, nullptr, nullptr));
-  ASSERT_CL_OK(clFinish(queue1));
+  MigratedBuffer moved(cluster, bytes);
   // The workers publish their traffic every second.
   std::string hosts = cluster.daemons[0]->endpoint();
   StatusRun json;
@@ -193,10 +185,6 @@ TEST(StatusCommand, ASessionShowsItsTrafficAndItsPeerLinks) {
   EXPECT_TRUE(std::regex_search(json.out, std::regex("\"bytes_received\": ([2-9][0-9]{6}|[0-9]{8,}), \"bytes_sent\""))) << json.out;
   StatusRun text = fedcl_status(hosts, "");
   EXPECT_TRUE(std::regex_search(text.out, std::regex("peer link 127.0.0.1:[0-9]+ \\(up\\): 2.[0-9] MiB sent"))) << text.out;
-  clReleaseMemObject(buffer);
-  clReleaseCommandQueue(queue0);
-  clReleaseCommandQueue(queue1);
-  clReleaseContext(context);
 }
 
 // The key list's users see their own sessions; --status-admin and the cluster key see every one.

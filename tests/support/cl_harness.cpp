@@ -146,6 +146,25 @@ cl_command_queue create_queue(cl_context context, cl_device_id device, cl_comman
   return queue;
 }
 
+MigratedBuffer::MigratedBuffer(const Cluster &cluster, size_t bytes) {
+  cl_int err;
+  context = clCreateContext(nullptr, 2, cluster.devices.data(), nullptr, nullptr, &err);
+  check(err, "clCreateContext");
+  for (int d = 0; d < 2; d++) queues[d] = create_queue(context, cluster.devices[d]);
+  std::vector<uint8_t> data(bytes, 0x5a);
+  buffer = create_buffer(context, CL_MEM_READ_WRITE, bytes);
+  check(clEnqueueWriteBuffer(queues[0], buffer, CL_TRUE, 0, bytes, data.data(), 0, nullptr, nullptr), "clEnqueueWriteBuffer");
+  check(clEnqueueMigrateMemObjects(queues[1], 1, &buffer, 0, 0, nullptr, nullptr), "clEnqueueMigrateMemObjects");
+  check(clFinish(queues[1]), "clFinish");
+}
+
+MigratedBuffer::~MigratedBuffer() {
+  if (buffer) clReleaseMemObject(buffer);
+  for (cl_command_queue queue : queues)
+    if (queue) clReleaseCommandQueue(queue);
+  if (context) clReleaseContext(context);
+}
+
 const char kVectorAddSource[] = R"(
 __kernel void add(__global const float *a, __global const float *b, __global float *c, uint n) {
   size_t i = get_global_id(0);

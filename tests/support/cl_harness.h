@@ -53,6 +53,18 @@ cl_kernel create_kernel(cl_program program, const char *name);
 cl_mem create_buffer(cl_context context, cl_mem_flags flags, size_t size, void *host_ptr = nullptr);
 cl_command_queue create_queue(cl_context context, cl_device_id device, cl_command_queue_properties properties = 0);
 
+// Traffic between two daemons: a context over a cluster's first two devices, and a buffer of
+// `bytes` written through the first daemon and then migrated to the second (over their sessions'
+// peer link). Throws if a step fails.
+struct MigratedBuffer {
+  MigratedBuffer(const Cluster &cluster, size_t bytes);
+  ~MigratedBuffer();
+  MigratedBuffer(const MigratedBuffer &) = delete;
+  cl_context context = nullptr;
+  cl_command_queue queues[2] = {};
+  cl_mem buffer = nullptr;
+};
+
 // One daemon, its first device, a context and an in-order queue on it: what most tests start from.
 // Each test file derives a fixture of its own name from it.
 struct OneDeviceFixture : ::testing::Test {
