@@ -72,7 +72,8 @@ cl_event *event_out(Call &call, Resolved &resolved);
 // Reads: the host memory the backend reads into, and the reply that carries it back once the
 // backend's event completed (that reply also completes the client's event).
 std::shared_ptr<uint8_t[]> read_buffer_for(Session &session, uint64_t size);
-void track_read(Call &call, Resolved &resolved, std::shared_ptr<uint8_t[]> data, uint64_t size);
+void track_read(Call &call, Resolved &resolved, std::shared_ptr<uint8_t[]> data, uint64_t size,
+                Session::Payload kind = Session::Payload::owned);
 
 // Copies a device's or platform's info into a DeviceDesc or PlatformDesc list of n = info.size() entries.
 void fill_info(capnp::List<wire::InfoEntry>::Builder entries, const std::vector<InfoValue> &info);

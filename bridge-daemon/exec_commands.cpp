@@ -78,11 +78,11 @@ std::shared_ptr<uint8_t[]> read_buffer_for(Session &session, uint64_t size) {
   return data;
 }
 
-void track_read(Call &call, Resolved &resolved, std::shared_ptr<uint8_t[]> data, uint64_t size) {
+void track_read(Call &call, Resolved &resolved, std::shared_ptr<uint8_t[]> data, uint64_t size, Session::Payload kind) {
   // The reply carries the bytes and completes the read's event: the client must not see the event
   // complete before the bytes have landed.
   uint64_t seq = call.seq, event_id = call.event;
-  track(call, resolved, [data, size, seq, event_id](Session &s, cl_int status, const uint64_t *times) {
+  track(call, resolved, [data, size, seq, event_id, kind](Session &s, cl_int status, const uint64_t *times) {
     capnp::MallocMessageBuilder message;
     auto reply = message.initRoot<wire::Reply>();
     reply.setSeq(seq);
@@ -99,7 +99,7 @@ void track_read(Call &call, Resolved &resolved, std::shared_ptr<uint8_t[]> data,
       s.send_reply(message);
       return;
     }
-    s.send_reply(message, data, size);
+    s.send_reply(message, data, size, kind);
   }, false);
   call.replied = true;
 }
@@ -120,11 +120,12 @@ void exec_read_buffer(Call &call, wire::Request::ReadBuffer::Reader request) {
   auto mem = call.session.objects().handle<cl_mem>(request.getBuffer(), ObjectKind::mem);
   uint64_t size = request.getSize();
   std::shared_ptr<uint8_t[]> data = r.state->staging ? r.state->staging->take(size, &r.wait) : nullptr;
+  Session::Payload kind = data ? Session::Payload::lent : Session::Payload::owned;
   if (!data) data = read_buffer_for(call.session, size);
   check(clEnqueueReadBuffer(r.queue, mem, CL_FALSE, request.getOffset(), size, data.get(), r.wait_count(),
                             r.wait_ptr(), &r.event),
         "clEnqueueReadBuffer");
-  track_read(call, r, data, size);
+  track_read(call, r, data, size, kind);
 }
 
 void exec_copy_buffer(Call &call, wire::Request::CopyBuffer::Reader request) {

@@ -430,7 +430,7 @@ void Session::resume() {
 }
 
 void Session::write_bytes(std::vector<uint8_t> bytes, std::shared_ptr<uint8_t[]> payload, uint64_t payload_bytes,
-                          std::function<void(int status)> written) {
+                          std::function<void(int status)> written, Payload kind) {
   if (closing_) {
     if (written) written(UV_ECANCELED);
     return;
@@ -441,7 +441,8 @@ void Session::write_bytes(std::vector<uint8_t> bytes, std::shared_ptr<uint8_t[]>
     bool was_throttled = throttled();
     sent_.append_copy(bytes.data(), bytes.size());
     if (payload_bytes) {
-      sent_.append_shared(payload, payload.get(), payload_bytes);
+      if (kind == Payload::lent) sent_.append_copy(payload.get(), payload_bytes);
+      else sent_.append_shared(payload, payload.get(), payload_bytes);
       sent_.append_copy(kZeroPadding, fedcl::frame_padding(payload_bytes));
     }
     if (was_throttled && !throttled()) unthrottled();
@@ -495,11 +496,12 @@ void Session::write_bytes(std::vector<uint8_t> bytes, std::shared_ptr<uint8_t[]>
   }
 }
 
-void Session::send_reply(capnp::MessageBuilder &message, std::shared_ptr<uint8_t[]> payload, uint64_t payload_bytes) {
+void Session::send_reply(capnp::MessageBuilder &message, std::shared_ptr<uint8_t[]> payload, uint64_t payload_bytes,
+                         Payload kind) {
   flush_notices();  // a reply never overtakes the notices that precede it
   std::vector<uint8_t> bytes;
   fedcl::frame_append(bytes, fedcl::wire::FrameKind::REPLY, message, payload_bytes);
-  write_bytes(std::move(bytes), std::move(payload), payload_bytes);
+  write_bytes(std::move(bytes), std::move(payload), payload_bytes, nullptr, kind);
   if (fedcl::trace::on())
     fedcl::trace::mark(fedcl::trace::Point::daemon_reply_sent, peer_port_, message.getRoot<fedcl::wire::Reply>().getSeq());
 }

@@ -109,8 +109,13 @@ class Session : public std::enable_shared_from_this<Session> {
   std::string resume_token;  // HelloReply.resumeToken; empty: this session is not resumed
 
   // A Reply, optionally followed by payload_bytes of payload, which the session owns until written.
+  // A lent payload (a page-locked staging slab, staging_pool.h) goes back to its pool once written:
+  // what the session keeps for a resumption is a copy of it. Kept by reference until the client's
+  // acknowledgement, a slab would keep its queue's context alive on the device for that long (a
+  // program that makes and releases contexts in a loop filled an H100 with them).
+  enum class Payload { owned, lent };
   void send_reply(capnp::MessageBuilder &message, std::shared_ptr<uint8_t[]> payload = nullptr,
-                  uint64_t payload_bytes = 0);
+                  uint64_t payload_bytes = 0, Payload kind = Payload::owned);
   void send_status(uint64_t seq, cl_int status, const std::string &message);
   // On a peer link: a PeerMessage, optionally followed by payload_bytes of payload.
   // A chunk of a transfer to this session's client (Notice.transfer); written as send_peer's.
@@ -264,7 +269,7 @@ class Session : public std::enable_shared_from_this<Session> {
   void run();
   void flush_queues();
   void write_bytes(std::vector<uint8_t> bytes, std::shared_ptr<uint8_t[]> payload, uint64_t payload_bytes,
-                   std::function<void(int status)> written = nullptr);
+                   std::function<void(int status)> written = nullptr, Payload kind = Payload::owned);
   void mark_dirty();
 
   Server &server_;

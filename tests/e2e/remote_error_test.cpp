@@ -4,6 +4,8 @@
 
 #include <condition_variable>
 #include <filesystem>
+#include <fstream>
+#include <thread>
 #include <mutex>
 
 #include "cl_harness.h"
@@ -206,4 +208,63 @@ TEST(BackendRefusal, AContextTheBackendRefusesFailsInClCreateContext) {
     clReleaseCommandQueue(queue);
     clReleaseContext(context);
   }
+}
+
+// A queue of a GPU lends its reads page-locked memory (staging_pool.h), which keeps the queue's
+// context alive until it comes back. The memory of a read's reply came back only once the client
+// acknowledged the bytes (for a resumption), so a program that made and released contexts in a loop,
+// reading a little in each, left every context alive in fedcld until much later: the CTS's
+// repeated_setup_cleanup filled an H100 with them, and the next programs' contexts were refused.
+// With --page-locked-reads yes, PoCL's queues lend it too; a preloaded shim counts the contexts the
+// worker still holds a reference to.
+TEST(BackendRefusal, ContextsReleasedAfterPageLockedReadsAreGoneOnTheBackend) {
+  std::string live_file = ::testing::TempDir() + "fedcl-contexts-live-" + std::to_string(getpid());
+  const char *preloaded = std::getenv("LD_PRELOAD");
+  std::string before = preloaded ? preloaded : "";
+  setenv("LD_PRELOAD", (before.empty() ? "" : before + ":").append(FEDCL_REFUSING_BACKEND_PATH).c_str(), 1);
+  setenv("FEDCL_TEST_CONTEXTS_LIVE", live_file.c_str(), 1);
+  std::unique_ptr<Cluster> cluster;
+  try {
+    cluster = std::make_unique<Cluster>(1, std::vector<std::string>{"--page-locked-reads", "yes"});
+  } catch (const std::exception &e) {
+    ADD_FAILURE() << e.what();
+  }
+  if (before.empty())
+    unsetenv("LD_PRELOAD");
+  else
+    setenv("LD_PRELOAD", before.c_str(), 1);
+  unsetenv("FEDCL_TEST_CONTEXTS_LIVE");
+  ASSERT_TRUE(cluster);
+  cl_device_id device = cluster->devices.at(0);
+  auto live = [&] {
+    std::ifstream in(live_file);
+    int count = -1;
+    in >> count;
+    return count;
+  };
+  cl_int err;
+  cl_context kept = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
+  ASSERT_CL_OK(err);
+  cl_command_queue kept_queue = create_queue(kept, device);
+  for (int round = 0; round < 8; round++) {
+    cl_context context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
+    ASSERT_CL_OK(err);
+    cl_command_queue queue = create_queue(context, device);
+    cl_mem mem = create_buffer(context, CL_MEM_READ_WRITE, 4096);
+    std::vector<uint8_t> bytes(4096);
+    ASSERT_CL_OK(clEnqueueReadBuffer(queue, mem, CL_TRUE, 0, bytes.size(), bytes.data(), 0, nullptr, nullptr));
+    clReleaseMemObject(mem);
+    clReleaseCommandQueue(queue);
+    clReleaseContext(context);
+  }
+  ASSERT_CL_OK(clFinish(kept_queue));  // after every release above, in the daemon's order
+  int count = live();
+  for (int attempt = 0; attempt < 50 && count > 1; attempt++) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    count = live();
+  }
+  EXPECT_EQ(1, count) << "the worker still holds contexts the client released";
+  clReleaseCommandQueue(kept_queue);
+  clReleaseContext(kept);
+  std::remove(live_file.c_str());
 }

@@ -1,16 +1,59 @@
 /* A backend out of contexts, for the daemon's worker processes (LD_PRELOAD): the real backend's
  * clCreateContext for the first FEDCL_TEST_CONTEXTS_BEFORE_REFUSAL calls of a process, then
  * CL_OUT_OF_HOST_MEMORY, as NVIDIA's driver answers once a GPU holds as many contexts as it can.
- * With FEDCL_TEST_RELEASE_LOG, every clReleaseContext also appends "clReleaseContext PID" there. */
+ * With FEDCL_TEST_RELEASE_LOG, every clReleaseContext also appends "clReleaseContext PID" there.
+ * With FEDCL_TEST_CONTEXTS_LIVE, the process writes there (rewritten at each change) how many of the
+ * contexts it made it still holds a reference to of its own (clCreateContext, clRetainContext and
+ * clReleaseContext counted): what fedcld keeps alive on the device. */
 #define _GNU_SOURCE
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
+enum { kTracked = 4096 };
+static struct {
+  cl_context context;
+  int references;
+} g_contexts[kTracked];
+static pthread_mutex_t g_contexts_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+/* Adds delta to context's count (a new entry for a context seen first) and rewrites the file. */
+static void count_context(cl_context context, int delta) {
+  const char *path = getenv("FEDCL_TEST_CONTEXTS_LIVE");
+  if (!path || !context) return;
+  pthread_mutex_lock(&g_contexts_mutex);
+  int slot = -1, live = 0;
+  for (int i = 0; i < kTracked && slot < 0; i++)
+    if (g_contexts[i].context == context) slot = i;
+  for (int i = 0; i < kTracked && slot < 0 && delta > 0; i++)
+    if (!g_contexts[i].context) slot = i;
+  if (slot >= 0) {
+    g_contexts[slot].context = context;
+    g_contexts[slot].references += delta;
+    if (g_contexts[slot].references <= 0) g_contexts[slot] = (typeof(g_contexts[0])){NULL, 0};
+  }
+  for (int i = 0; i < kTracked; i++) live += g_contexts[i].context != NULL;
+  FILE *file = fopen(path, "w");
+  if (file) {
+    fprintf(file, "%d\n", live);
+    fclose(file);
+  }
+  pthread_mutex_unlock(&g_contexts_mutex);
+}
+
+CL_API_ENTRY cl_int CL_API_CALL clRetainContext(cl_context context) {
+  cl_int (*real)(cl_context) = (cl_int(*)(cl_context))dlsym(RTLD_NEXT, "clRetainContext");
+  cl_int err = real(context);
+  if (err == CL_SUCCESS) count_context(context, 1);
+  return err;
+}
+
 CL_API_ENTRY cl_int CL_API_CALL clReleaseContext(cl_context context) {
+  count_context(context, -1);
   const char *log = getenv("FEDCL_TEST_RELEASE_LOG");
   if (log) {
     FILE *file = fopen(log, "a");
@@ -40,5 +83,7 @@ CL_API_ENTRY cl_context CL_API_CALL clCreateContext(const cl_context_properties 
   }
   made++;
   CreateContext real = (CreateContext)dlsym(RTLD_NEXT, "clCreateContext");
-  return real(properties, num_devices, devices, notify, user_data, errcode_ret);
+  cl_context context = real(properties, num_devices, devices, notify, user_data, errcode_ret);
+  count_context(context, 1);
+  return context;
 }
