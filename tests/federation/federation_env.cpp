@@ -35,7 +35,12 @@ std::string per_node(const char *name, size_t nodes, std::vector<std::string> *o
 // The process state letter from /proc/PID/stat ('Z' for a zombie), or 0 when there is no such process.
 char process_state(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string text;
+  try {
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  } catch (const std::ios_base::failure &) {
+    return 0;  // the process went between the open and the read (ESRCH): there is none now
+  }
   size_t paren = text.rfind(')');
   if (paren == std::string::npos || paren + 2 >= text.size()) return 0;
   return text[paren + 2];
