@@ -318,18 +318,13 @@ TEST(Isolation, AClientKilledInAContextLoopHarmsNoOtherSession) {
 TEST(Isolation, AnEndedSessionsObjectsGoWithItsWorkerProcess) {
   std::string log = ::testing::TempDir() + "fedcl-releases-" + std::to_string(getpid());
   std::remove(log.c_str());
-  const char *preloaded = std::getenv("LD_PRELOAD");
-  std::string before = preloaded ? preloaded : "";
-  setenv("LD_PRELOAD", (before.empty() ? "" : before + ":").append(FEDCL_RELEASE_RECORDING_BACKEND_PATH).c_str(), 1);
-  setenv("FEDCL_TEST_RELEASE_LOG", log.c_str(), 1);
   std::unique_ptr<DaemonProcess> daemon;
   try {
+    DaemonEnvironment shim(FEDCL_RELEASE_RECORDING_BACKEND_PATH, {{"FEDCL_TEST_RELEASE_LOG", log}});
     daemon = std::make_unique<DaemonProcess>(std::vector<std::string>{"--resume-window", "0"});
-  } catch (...) {
+  } catch (const std::exception &e) {
+    ADD_FAILURE() << e.what();
   }
-  if (before.empty()) unsetenv("LD_PRELOAD");
-  else setenv("LD_PRELOAD", before.c_str(), 1);
-  unsetenv("FEDCL_TEST_RELEASE_LOG");
   ASSERT_TRUE(daemon);
   set_hosts(daemon->endpoint());
   Signal ready, finish;

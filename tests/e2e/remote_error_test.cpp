@@ -161,21 +161,13 @@ TEST_F(RemoteError, ReadsBehindTheFailedCommandFail) {
 // error, and the contexts made before go on working. Before, the create was not waited for, and the
 // application learnt of it as a CL_INVALID_PROGRAM from its next build.
 TEST(BackendRefusal, AContextTheBackendRefusesFailsInClCreateContext) {
-  // After what is preloaded already (the sanitizers' runtimes in scripts/sanitize.sh).
-  const char *preloaded = std::getenv("LD_PRELOAD");
-  std::string before = preloaded ? preloaded : "";
-  setenv("LD_PRELOAD", (before.empty() ? "" : before + ":").append(FEDCL_REFUSING_BACKEND_PATH).c_str(), 1);
-  setenv("FEDCL_TEST_CONTEXTS_BEFORE_REFUSAL", "2", 1);
   std::unique_ptr<Cluster> cluster;
   try {
+    DaemonEnvironment shim(FEDCL_REFUSING_BACKEND_PATH, {{"FEDCL_TEST_CONTEXTS_BEFORE_REFUSAL", "2"}});
     cluster = std::make_unique<Cluster>(1);
-  } catch (...) {
+  } catch (const std::exception &e) {
+    ADD_FAILURE() << e.what();
   }
-  if (before.empty())
-    unsetenv("LD_PRELOAD");
-  else
-    setenv("LD_PRELOAD", before.c_str(), 1);
-  unsetenv("FEDCL_TEST_CONTEXTS_BEFORE_REFUSAL");
   ASSERT_TRUE(cluster);
   cl_device_id device = cluster->devices.at(0);
   cl_int err = CL_SUCCESS;
@@ -219,21 +211,13 @@ TEST(BackendRefusal, AContextTheBackendRefusesFailsInClCreateContext) {
 // worker still holds a reference to.
 TEST(BackendRefusal, ContextsReleasedAfterPageLockedReadsAreGoneOnTheBackend) {
   std::string live_file = ::testing::TempDir() + "fedcl-contexts-live-" + std::to_string(getpid());
-  const char *preloaded = std::getenv("LD_PRELOAD");
-  std::string before = preloaded ? preloaded : "";
-  setenv("LD_PRELOAD", (before.empty() ? "" : before + ":").append(FEDCL_REFUSING_BACKEND_PATH).c_str(), 1);
-  setenv("FEDCL_TEST_CONTEXTS_LIVE", live_file.c_str(), 1);
   std::unique_ptr<Cluster> cluster;
   try {
+    DaemonEnvironment shim(FEDCL_REFUSING_BACKEND_PATH, {{"FEDCL_TEST_CONTEXTS_LIVE", live_file}});
     cluster = std::make_unique<Cluster>(1, std::vector<std::string>{"--page-locked-reads", "yes"});
   } catch (const std::exception &e) {
     ADD_FAILURE() << e.what();
   }
-  if (before.empty())
-    unsetenv("LD_PRELOAD");
-  else
-    setenv("LD_PRELOAD", before.c_str(), 1);
-  unsetenv("FEDCL_TEST_CONTEXTS_LIVE");
   ASSERT_TRUE(cluster);
   cl_device_id device = cluster->devices.at(0);
   auto live = [&] {

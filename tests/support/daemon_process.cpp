@@ -133,6 +133,23 @@ int DaemonProcess::stop(int timeout_ms) {
   return status;
 }
 
+DaemonEnvironment::DaemonEnvironment(const std::string &library,
+                                     const std::vector<std::pair<std::string, std::string>> &variables) {
+  const char *preloaded = std::getenv("LD_PRELOAD");
+  preload_before_ = preloaded ? preloaded : "";
+  setenv("LD_PRELOAD", (preload_before_.empty() ? "" : preload_before_ + ":").append(library).c_str(), 1);
+  for (const auto &[name, value] : variables) {
+    setenv(name.c_str(), value.c_str(), 1);
+    names_.push_back(name);
+  }
+}
+
+DaemonEnvironment::~DaemonEnvironment() {
+  if (preload_before_.empty()) unsetenv("LD_PRELOAD");
+  else setenv("LD_PRELOAD", preload_before_.c_str(), 1);
+  for (const std::string &name : names_) unsetenv(name.c_str());
+}
+
 std::vector<pid_t> DaemonProcess::workers() const {
   std::vector<pid_t> found;
   if (pid_ <= 0) return found;

@@ -5,6 +5,7 @@
 #include <sys/types.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace fedcl_test {
@@ -45,6 +46,19 @@ class DaemonProcess {
   pid_t pid_ = -1;
   int port_ = 0;
   int metrics_port_ = 0;
+};
+
+// For the daemons started while it lives: LD_PRELOAD gains library (after what is preloaded already,
+// the sanitizers' runtimes in scripts/sanitize.sh) and the variables are set; after, as they were.
+class DaemonEnvironment {
+ public:
+  DaemonEnvironment(const std::string &library, const std::vector<std::pair<std::string, std::string>> &variables);
+  ~DaemonEnvironment();
+  DaemonEnvironment(const DaemonEnvironment &) = delete;
+
+ private:
+  std::string preload_before_;
+  std::vector<std::string> names_;
 };
 
 // "127.0.0.1:p1,127.0.0.1:p2,..." for FEDCL_HOSTS.
