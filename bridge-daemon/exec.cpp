@@ -55,9 +55,7 @@ struct Watch {
   bool profiling;
   CompletionHandler handler;
   cl_event event;  // retained; released on the loop once the completion is processed
-  bool timed = false;  // the request's time ends with this command's completion
-  unsigned which = 0;
-  uint64_t started_ns = 0;
+  RequestTiming timing;  // taken: the request's time ends with this command's completion
 };
 
 // The watches whose completion has not been taken yet, by serial number (the callbacks' user data,
@@ -103,8 +101,7 @@ void deliver(Watch *watch, cl_int status) {
     } release_last{owned->event, owned->server};
     auto session = owned->session.lock();
     if (!session || session->closed()) return;
-    if (owned->timed)
-      board_count_request(session->host().board(), owned->which, status < 0, uv_hrtime() - owned->started_ns);
+    count_deferred_request(*session, owned->timing, status < 0);
     const uint64_t times[4] = {t0, t1, t2, t3};
     try {
       owned->handler(*session, status, have_times ? times : nullptr);
@@ -141,11 +138,7 @@ void watch_event(Session &session, uint64_t queue_id, cl_event event, Completion
   clRetainEvent(event);
   auto *watch = new Watch{session.weak_from_this(), &session.server(), queue_id, queue && queue->profiling,
                           std::move(handler), event};
-  if (g_request && !g_request->watched) {
-    g_request->watched = watch->timed = true;
-    watch->which = g_request->which;
-    watch->started_ns = g_request->started_ns;
-  }
+  watch->timing = defer_request_count();
   session.server().watch_started();
   uintptr_t serial;
   {
