@@ -1,5 +1,7 @@
 #include "frame.h"
 
+#include <algorithm>
+
 #include <capnp/serialize.h>
 #include <cstring>
 
@@ -27,7 +29,9 @@ void frame_append(std::vector<uint8_t> &out, wire::FrameKind kind, capnp::Messag
   header.kind = static_cast<uint16_t>(kind);
   header.payload_bytes = payload_bytes;
   size_t start = out.size();
-  out.reserve(start + sizeof header + header.message_words * sizeof(capnp::word));
+  size_t needed = start + sizeof header + header.message_words * sizeof(capnp::word);
+  // Geometric growth: a batch of many small frames must not copy itself once per frame.
+  if (needed > out.capacity()) out.reserve(std::max(needed, 2 * out.capacity()));
   out.resize(start + sizeof header);
   std::memcpy(out.data() + start, &header, sizeof header);
   VectorSink sink(out);

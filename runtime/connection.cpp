@@ -30,7 +30,6 @@ constexpr size_t kInlinePayloadBytes = 64 * 1024;  // smaller payloads are copie
 // daemon's acknowledgement (about one round trip) instead of copying them.
 constexpr size_t kReferencedPayloadBytes = 1 << 20;
 constexpr size_t kReceiveBufferBytes = 256 * 1024;
-const uint8_t kZeroPadding[8] = {};
 
 std::chrono::microseconds flush_delay() {
   static const long us = [] {
@@ -178,7 +177,7 @@ std::string Connection::open(int timeout_ms, const Credentials &credentials) {
   hello_->reader = kept_message_reader(hello_->words.asPtr());  // read for the whole session
   node_ = hello_->reply().getHello().getNode();
   {
-    std::lock_guard<std::mutex> lock(send_mutex_);
+    std::lock_guard<std::mutex> lock(queue_mutex_);
     auto token = hello_->reply().getHello().getResumeToken();
     resume_token_.assign(reinterpret_cast<const char *>(token.begin()), token.size());
     resume_window_ms_ = hello_->reply().getHello().getResumeWindowMs();
@@ -194,60 +193,95 @@ std::string Connection::open(int timeout_ms, const Credentials &credentials) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Sending
+// Sending. Threads append to queue_ under queue_mutex_, which is never held across a socket call;
+// one thread at a time is the writer (writing_) and writes batches with the lock released. A thread
+// that appends while another writes leaves its bytes to that writer.
 
-void Connection::arm() {
-  if (armed_.exchange(true, std::memory_order_acq_rel)) return;  // the flusher is already counting
+namespace {
+// Set on receiver threads: they never write to a socket (the daemon on the other end may be blocked
+// writing to this process, and another receiver waiting on it), so the flusher writes for them.
+thread_local bool t_receiver_thread = false;
+}  // namespace
+
+void Connection::arm(bool now) {
+  if (now) urgent_.store(true, std::memory_order_release);
+  if (armed_.exchange(true, std::memory_order_acq_rel) && !now) return;  // the flusher is already counting
   // Taking flush_mutex_ orders this against the flusher's check; notifying outside it spares the
   // woken thread from blocking on a lock this thread still holds.
   { std::lock_guard<std::mutex> lock(flush_mutex_); }
   flush_cv_.notify_one();
 }
 
-bool Connection::write_locked(const void *payload, uint64_t payload_bytes, bool referenced) {
-  iovec iov[3];
-  int count = 0;
-  if (!out_.empty()) iov[count++] = {out_.data(), out_.size()};
-  if (payload_bytes) {
-    iov[count++] = {const_cast<void *>(payload), payload_bytes};
-    uint64_t padding = frame_padding(payload_bytes);
-    if (padding) iov[count++] = {const_cast<uint8_t *>(kZeroPadding), padding};
-  }
-  if (keeps_sent_) {
+std::string Connection::write_batch(const SendQueue::Batch &batch, Transport &transport, bool keep, bool link_down) {
+  if (keep) {
     // Kept until the daemon says it has them: copied, since the application may reuse its memory
     // as soon as the call returns, unless the caller waits for the acknowledgement (referenced).
     std::lock_guard<std::mutex> lock(sent_mutex_);
-    for (int i = 0; i < count; i++) {
-      if (referenced && iov[i].iov_base == payload)
-        sent_.append_shared(nullptr, iov[i].iov_base, iov[i].iov_len);
+    for (const auto &segment : batch.segments) {
+      if (segment.referenced)
+        sent_.append_shared(nullptr, segment.data(), segment.size());
       else
-        sent_.append_copy(iov[i].iov_base, iov[i].iov_len);
+        sent_.append_copy(segment.data(), segment.size());
     }
-    sent_end_ = sent_.sent();
   }
-  if (link_down_) {
-    // The receiver is resuming the session; it resends these bytes from sent_.
-    out_.clear();
-    return true;
+  if (link_down) return {};  // the receiver is resuming the session; it resends these bytes from sent_
+  iovec iov[kPiecesPerSend];
+  int count = 0;
+  for (const auto &segment : batch.segments) {
+    if (segment.size() == 0) continue;
+    iov[count++] = {const_cast<void *>(segment.data()), size_t(segment.size())};
+    if (count < int(kPiecesPerSend)) continue;
+    std::string why = transport.send(iov, count);
+    if (!why.empty()) return why;
+    count = 0;
   }
-  std::string why = transport_->send(iov, count);
-  if (!why.empty() && resumable()) {
-    // The connection dropped: the receiver finds it closed and resumes.
-    link_down_ = true;
-    transport_->shutdown();
-    out_.clear();
-    return true;
+  return count ? transport.send(iov, count) : std::string();
+}
+
+void Connection::drain(std::unique_lock<std::mutex> &lock, int rounds) {
+  if (writing_) return;  // the writer at work takes what was appended when it looks again
+  if (t_receiver_thread) {
+    if (!queue_.empty()) arm(true);
+    return;
   }
-  if (!why.empty()) {
-    // The receiver thread reports the loss: doing it here, under send_mutex_, could deadlock with
-    // a thread that holds an event's lock and waits for this connection.
-    out_.clear();
-    if (send_error_.empty()) send_error_ = why;
-    transport_->shutdown();
-    return false;
+  writing_ = true;
+  for (int round = 0; !queue_.empty(); round++) {
+    if (rounds && round == rounds) {
+      // Other threads keep appending: the flusher writes on, so that this caller gets to its work.
+      arm(true);
+      break;
+    }
+    append_due_ack();
+    auto batch = queue_.take();
+    Transport *transport = transport_.get();
+    bool keep = keeps_sent_, link_down = link_down_, live = alive();
+    lock.unlock();
+    std::string why = live ? write_batch(batch, *transport, keep, link_down) : std::string();
+    lock.lock();
+    if (!why.empty()) {
+      transport->shutdown();
+      if (resumable())
+        link_down_ = true;  // the receiver finds the connection closed and resumes
+      else if (send_error_.empty())
+        send_error_ = why;  // the receiver reports the loss: here, a caller may hold an object's lock
+    }
+    written_end_ = batch.end;
+    queue_.recycle(std::move(batch));
   }
-  out_.clear();
-  return true;
+  writing_ = false;
+  written_cv_.notify_all();
+}
+
+void Connection::wait_written(std::unique_lock<std::mutex> &lock, uint64_t end) {
+  written_cv_.wait(lock, [&] { return written_end_ >= end; });
+}
+
+uint64_t Connection::append_payload(const void *payload, uint64_t payload_bytes, bool referenced) {
+  if (payload_bytes < kInlinePayloadBytes) {
+    queue_.append_copy(payload, payload_bytes);
+    return 0;
+  }
+  return queue_.append_borrowed(payload, payload_bytes, referenced);
 }
 
 cl_int Connection::post(RequestMessage &request, const void *payload, uint64_t payload_bytes) {
@@ -256,25 +290,24 @@ cl_int Connection::post(RequestMessage &request, const void *payload, uint64_t p
     return pending->status;
   }
   if (!alive()) return CL_DEVICE_NOT_AVAILABLE;
-  std::unique_lock<std::mutex> lock(send_mutex_);
-  frame_append(out_, wire::FrameKind::REQUEST, request.scratch.builder(), payload_bytes);
-  if (payload_bytes >= kInlinePayloadBytes) {
-    bool referenced = keeps_sent_ && payload_bytes >= kReferencedPayloadBytes;
-    if (!write_locked(payload, payload_bytes, referenced)) return CL_DEVICE_NOT_AVAILABLE;
-    if (referenced) {
-      uint64_t end = sent_end_;
-      lock.unlock();  // the receiver may need send_mutex_ to resume meanwhile
-      wait_acknowledged(end);
-      if (!alive()) return CL_DEVICE_NOT_AVAILABLE;
-    }
-    return CL_SUCCESS;
+  std::unique_lock<std::mutex> lock(queue_mutex_);
+  queue_.append_frame(wire::FrameKind::REQUEST, request.scratch.builder(), payload_bytes);
+  bool referenced = keeps_sent_ && payload_bytes >= kReferencedPayloadBytes;
+  uint64_t borrowed_end = payload_bytes ? append_payload(payload, payload_bytes, referenced) : 0;
+  if (borrowed_end) {
+    // The application's memory is written from: it may change once the bytes have left (or, kept
+    // for resending by reference, once the daemon has them).
+    drain(lock);
+    wait_written(lock, borrowed_end);
+    if (!send_error_.empty()) return CL_DEVICE_NOT_AVAILABLE;
+    lock.unlock();
+    if (referenced) wait_acknowledged(borrowed_end);
+    return alive() ? CL_SUCCESS : CL_DEVICE_NOT_AVAILABLE;
   }
-  if (payload_bytes) {
-    auto *bytes = static_cast<const uint8_t *>(payload);
-    out_.insert(out_.end(), bytes, bytes + payload_bytes);
-    out_.insert(out_.end(), kZeroPadding, kZeroPadding + frame_padding(payload_bytes));
+  if (queue_.waiting_bytes() >= kCoalesceBytes) {
+    drain(lock);
+    return send_error_.empty() ? CL_SUCCESS : CL_DEVICE_NOT_AVAILABLE;
   }
-  if (out_.size() >= kCoalesceBytes) return write_locked(nullptr, 0) ? CL_SUCCESS : CL_DEVICE_NOT_AVAILABLE;
   lock.unlock();
   arm();
   return CL_SUCCESS;
@@ -283,8 +316,8 @@ cl_int Connection::post(RequestMessage &request, const void *payload, uint64_t p
 void Connection::queue(RequestMessage &request) {
   if (!alive()) return;
   {
-    std::lock_guard<std::mutex> lock(send_mutex_);
-    frame_append(out_, wire::FrameKind::REQUEST, request.scratch.builder(), 0);
+    std::lock_guard<std::mutex> lock(queue_mutex_);
+    queue_.append_frame(wire::FrameKind::REQUEST, request.scratch.builder(), 0);
   }
   arm();
 }
@@ -308,10 +341,12 @@ std::shared_ptr<PendingReply> Connection::send_call(RequestMessage &request, con
     }
     pending_.emplace(pending->seq, pending);
   }
-  std::lock_guard<std::mutex> lock(send_mutex_);
-  frame_append(out_, wire::FrameKind::REQUEST, request.scratch.builder(), payload_bytes);
+  std::unique_lock<std::mutex> lock(queue_mutex_);
+  queue_.append_frame(wire::FrameKind::REQUEST, request.scratch.builder(), payload_bytes);
+  uint64_t borrowed_end = payload_bytes ? append_payload(payload, payload_bytes, false) : 0;
   trace::mark(trace::Point::client_sent, local_port_, pending->seq);
-  write_locked(payload, payload_bytes);
+  drain(lock);
+  if (borrowed_end) wait_written(lock, borrowed_end);
   return pending;
 }
 
@@ -328,29 +363,30 @@ std::shared_ptr<PendingReply> Connection::call(RequestMessage &request, const vo
 }
 
 void Connection::flush() {
-  std::lock_guard<std::mutex> lock(send_mutex_);
-  append_due_ack();
-  if (!out_.empty() && alive()) write_locked(nullptr, 0);
+  std::unique_lock<std::mutex> lock(queue_mutex_);
+  drain(lock);
 }
 
 void Connection::flusher_main() {
-  // The timer flush is a back-stop for requests no waiting call has sent yet. Run it at idle
-  // priority so that waking it never preempts the application thread that just queued a request.
-  sched_param idle{};
-  pthread_setschedparam(pthread_self(), SCHED_IDLE, &idle);
+  // The timer flush is a back-stop for requests no waiting call has sent yet. SCHED_BATCH: a fair
+  // share of the CPU like any thread of the application (at idle priority it starved on a busy
+  // host), but waking it does not preempt the thread that just queued a request.
+  sched_param normal{};
+  pthread_setschedparam(pthread_self(), SCHED_BATCH, &normal);
   for (;;) {
     {
       std::unique_lock<std::mutex> lock(flush_mutex_);
       flush_cv_.wait(lock, [&] { return armed_.load(std::memory_order_acquire) || stopping_; });
       if (stopping_) return;
     }
-    // Let more requests join the batch; armed_ stays set so that they do not wake us again.
-    std::this_thread::sleep_for(flush_delay());
-    std::lock_guard<std::mutex> lock(send_mutex_);
-    // Cleared before writing, under send_mutex_: a request queued after this write arms us again.
+    // Let more requests join the batch, unless a thread handed its writing over (armed_ stays set
+    // meanwhile, so that requests queued now do not wake us again).
+    if (!urgent_.exchange(false, std::memory_order_acq_rel)) std::this_thread::sleep_for(flush_delay());
+    std::unique_lock<std::mutex> lock(queue_mutex_);
+    // Cleared under queue_mutex_ before writing: a request queued after the batch is taken arms us again.
     armed_.store(false, std::memory_order_release);
     append_due_ack();
-    if (!out_.empty() && alive()) write_locked(nullptr, 0);
+    drain(lock, 0);
   }
 }
 
@@ -401,7 +437,7 @@ bool Connection::read_exact(void *dst, size_t size) {
                                                    " ms (FEDCL_DAEMON_TIMEOUT): it is frozen or cut off"
                                              : transport_->failure("receive");
       {
-        std::lock_guard<std::mutex> lock(send_mutex_);
+        std::lock_guard<std::mutex> lock(queue_mutex_);
         if (!send_error_.empty()) reason = send_error_;
       }
       lose(reason);
@@ -443,6 +479,7 @@ bool Connection::write_printf(uint64_t size) {
 }
 
 void Connection::receiver_main() {
+  t_receiver_thread = true;
   // A reply's call leaves pending_ when the reply's header comes, and lose() fails only what is still
   // there: every way out after that fails the call itself, or its caller waits for ever.
   auto fail_taken = [this](PendingReply &taken) {

@@ -1,8 +1,9 @@
 // One session with one bridge daemon: a TCP or TLS connection (transport.h), the coalescing sender, and a receiver
 // thread that delivers replies to waiting calls and notices to the runtime.
 //
-// Requests that need no answer are appended to an output buffer and leave in batches: when a call
-// waits, when the buffer passes kCoalesceBytes, or when the flush timer (FEDCL_FLUSH_US) fires.
+// Requests go into a send queue (send_queue.h) that any thread appends to without touching the
+// socket; one thread at a time writes it. Requests that need no answer leave in batches: when a
+// call waits, when the queue passes kCoalesceBytes, or when the flush timer (FEDCL_FLUSH_US) fires.
 #pragma once
 
 #include <CL/cl.h>
@@ -23,6 +24,7 @@
 #include "fedcl.capnp.h"
 #include "frame.h"
 #include "resend_buffer.h"
+#include "send_queue.h"
 
 namespace fedcl {
 
@@ -97,10 +99,11 @@ class Connection {
   cl_int wait(PendingReply &pending);
   std::shared_ptr<PendingReply> call(RequestMessage &request, const void *payload = nullptr, uint64_t payload_bytes = 0);
 
-  // Writes everything queued.
+  // Sends everything queued: writes it, or leaves it to the thread that is writing (or, on a
+  // receiver thread, to the flusher); never waits for another thread's write.
   void flush();
-  // The process exits: writes what is queued and a Goodbye, so that the daemon closes the session
-  // at once instead of keeping it for a resumption (skipped if a sender holds the connection).
+  // The process exits: sends what is queued and a Goodbye, so that the daemon closes the session
+  // at once instead of keeping it for a resumption (waits at most kGoodbyeWait for the writer).
   void say_goodbye();
 
   bool alive() const { return alive_.load(std::memory_order_acquire); }
@@ -120,10 +123,24 @@ class Connection {
  private:
   // Sends a handshake request and waits for its reply, at most timeout_ms.
   std::shared_ptr<PendingReply> handshake_call(RequestMessage &request, int timeout_ms);
-  void arm();
-  // referenced: the payload is kept for resending by reference, and the caller waits for its
-  // acknowledgement (wait_acknowledged) before the memory may change.
-  bool write_locked(const void *payload, uint64_t payload_bytes, bool referenced = false);
+  // Wakes the flusher: after the flush delay, or at once (now: a thread hands its writing over).
+  void arm(bool now = false);
+  // Under queue_mutex_ (lock), which it releases while it writes: becomes the writer unless a
+  // thread is one already (that one takes what was appended when it looks again), and writes what
+  // is queued, at most `rounds` batches (0: until the queue is empty) before it hands the rest to
+  // the flusher. A receiver thread only hands over.
+  void drain(std::unique_lock<std::mutex> &lock, int rounds = kWriterRounds);
+  // The writer's part without the lock: keeps the batch for resending (keep) and writes it, unless
+  // the link is down. "" or why the send failed.
+  std::string write_batch(const SendQueue::Batch &batch, Transport &transport, bool keep, bool link_down);
+  // Under queue_mutex_: waits until the stream up to offset end has been written (or dropped, the
+  // daemon being lost).
+  void wait_written(std::unique_lock<std::mutex> &lock, uint64_t end);
+  // Under queue_mutex_: appends a request's payload after its frame, copied when small; a large one
+  // is borrowed and its end offset returned, for the caller to wait_written before its memory may
+  // change (referenced: kept for resending by reference; the caller also waits for the daemon's
+  // acknowledgement). 0 when copied.
+  uint64_t append_payload(const void *payload, uint64_t payload_bytes, bool referenced);
   // Waits until the daemon acknowledged the session's stream up to offset end (or is lost).
   void wait_acknowledged(uint64_t end);
   void flusher_main();
@@ -145,7 +162,7 @@ class Connection {
   // One attempt on a fresh connection: "" with the daemon's received count in *daemon_received,
   // or why not; *refused: the daemon answered and refused (trying again cannot help).
   std::string resume_over(Transport &transport, uint64_t *daemon_received, bool *refused);
-  // Appends an Ack (Request.ack) to out_ when the receiver asked for one; under send_mutex_.
+  // Appends an Ack (Request.ack) to queue_ when the receiver asked for one; under queue_mutex_.
   void append_due_ack();
   // Counts received bytes of the session's stream; asks for an Ack every kAckBytes.
   void count_received(size_t bytes);
@@ -156,7 +173,8 @@ class Connection {
   std::string node_;
   ConnectionListener *listener_;
   std::unique_ptr<Transport> transport_;  // plain TCP or TLS (transport.h); set by open(), replaced
-                                          // by the receiver when it resumes (under send_mutex_)
+                                          // by the receiver when it resumes (under queue_mutex_,
+                                          // as the writer)
   std::vector<std::unique_ptr<Transport>> dropped_transports_;  // other threads may still shut them down
   Credentials credentials_;  // for dialling again
   int connect_timeout_ms_ = 0;
@@ -167,22 +185,27 @@ class Connection {
   std::atomic<uint64_t> next_seq_{1};
   std::shared_ptr<PendingReply> hello_;
 
-  std::mutex send_mutex_;
+  // A writer takes at most this many batches before it hands the rest to the flusher.
+  static constexpr int kWriterRounds = 4;
+  // What leaves next, the writer's role and how far it wrote; never held across a socket call.
+  std::mutex queue_mutex_;
+  std::condition_variable written_cv_;  // written_end_ moved on, or the writer left
+  SendQueue queue_;
+  bool writing_ = false;    // a thread is the writer
+  uint64_t written_end_ = 0;  // the stream offset up to which the writer wrote (or dropped) the queue
   std::mutex flush_mutex_;  // the flusher sleeps on flush_cv_ under it
   std::condition_variable flush_cv_;
-  std::vector<uint8_t> out_;
-  std::string send_error_;  // why the last send failed; the receiver reports it
+  std::string send_error_;  // why the last send failed; the receiver reports it (under queue_mutex_)
   // Resumption: the session's token and the daemon's window (HelloReply), what was sent and not
-  // acknowledged (appended under send_mutex_ and sent_mutex_; the receiver trims it under
-  // sent_mutex_ alone, so that it never waits for a sender), and whether senders only keep their
-  // bytes because the connection dropped and the receiver is resuming (under send_mutex_).
+  // acknowledged (appended by the writer under sent_mutex_; the receiver trims it under sent_mutex_,
+  // so that it never waits for a writer), and whether writers only keep their bytes because the
+  // connection dropped and the receiver is resuming (under queue_mutex_).
   std::string resume_token_;
   uint32_t resume_window_ms_ = 0;
   bool keeps_sent_ = true;  // until HelloReply says that the daemon does not resume
   std::mutex sent_mutex_;
   std::condition_variable acknowledged_cv_;  // sent_ was acknowledged further, or the daemon lost
   ResendBuffer sent_;
-  uint64_t sent_end_ = 0;  // sent_.sent() after the last write_locked (under send_mutex_)
   bool link_down_ = false;
   // say_goodbye ran: the daemon closes the session, so its closing the connection is the end, not
   // a drop to resume, and nothing to report (the process is exiting).
@@ -190,6 +213,7 @@ class Connection {
   std::atomic<uint64_t> ack_due_{0};  // the received count an Ack should carry; 0: none due
   uint64_t received_ = 0, received_acked_ = 0;  // receiver thread only
   std::atomic<bool> armed_{false};  // a flush is scheduled
+  std::atomic<bool> urgent_{false};  // ... without the delay
   bool stopping_ = false;
   std::thread flusher_;
 

@@ -16,12 +16,10 @@ namespace {
 // Past this many bytes received since the last Ack, the client sends one, so that what the daemon
 // keeps for resending stays bounded while it streams a large read.
 constexpr uint64_t kAckBytes = 4ull << 20;
-// How long the Goodbye at exit waits for the send lock another thread holds.
-constexpr auto kGoodbyeLockWait = std::chrono::milliseconds(500);
+// How long the Goodbye at exit waits for another thread that is writing to write it.
+constexpr auto kGoodbyeWait = std::chrono::milliseconds(500);
 // Between two dials that failed (a proxy that refuses connections while it restarts).
 constexpr auto kRedialPause = std::chrono::milliseconds(100);
-// sendmsg takes at most IOV_MAX pieces at once.
-constexpr size_t kPiecesPerSend = 256;
 
 // Reads exactly size bytes off transport (outside the session's stream, so not counted). "" or why not.
 std::string receive_exactly(Transport &transport, void *dst, size_t size) {
@@ -74,7 +72,7 @@ void Connection::append_due_ack() {
   if (received == 0) return;
   RequestMessage ack;
   ack.root.setAck(received);
-  frame_append(out_, wire::FrameKind::REQUEST, ack.scratch.builder(), 0);
+  queue_.append_frame(wire::FrameKind::REQUEST, ack.scratch.builder(), 0);
 }
 
 std::string Connection::resume_over(Transport &transport, uint64_t *daemon_received, bool *refused) {
@@ -122,24 +120,20 @@ void Connection::wait_acknowledged(uint64_t end) {
 }
 
 void Connection::say_goodbye() {
-  // Another thread may hold the send lock for a while: the flusher (at idle priority, so on a busy
-  // host it may sit preempted with the lock) or a sender in a large write. Without the Goodbye the
-  // daemon keeps the session, and what it holds on the device, for the whole resume window (seen on
-  // an H100 under 8 CTS processes: contexts refused to the sessions that came next). A thread stuck
-  // in a send for good must not hang the exit: a bounded wait.
-  std::unique_lock<std::mutex> lock(send_mutex_, std::defer_lock);
-  auto until = std::chrono::steady_clock::now() + kGoodbyeLockWait;
-  while (!lock.try_lock()) {
-    if (std::chrono::steady_clock::now() > until) return;
-    std::this_thread::sleep_for(std::chrono::microseconds(200));
-  }
+  std::unique_lock<std::mutex> lock(queue_mutex_);
   if (!alive() || !resumable() || link_down_) return;
-  // Before the Goodbye leaves: the daemon may close the connection before write_locked returns.
+  // Before the Goodbye leaves: the daemon may close the connection before the write returns.
   said_goodbye_.store(true, std::memory_order_release);
   RequestMessage goodbye;
   goodbye.root.setGoodbye();
-  frame_append(out_, wire::FrameKind::REQUEST, goodbye.scratch.builder(), 0);
-  write_locked(nullptr, 0);
+  queue_.append_frame(wire::FrameKind::REQUEST, goodbye.scratch.builder(), 0);
+  uint64_t end = queue_.end();
+  drain(lock);
+  // Another thread may be the writer: it writes the Goodbye too. Without the Goodbye the daemon
+  // keeps the session, and what it holds on the device, for the whole resume window (seen on an
+  // H100 under 8 CTS processes: contexts refused to the sessions that came next); a writer stuck in
+  // a send for good must not hang the exit, though.
+  written_cv_.wait_for(lock, kGoodbyeWait, [&] { return written_end_ >= end; });
 }
 
 bool Connection::resume_session(const std::string &why_dropped) {
@@ -147,7 +141,7 @@ bool Connection::resume_session(const std::string &why_dropped) {
   // Senders blocked on the dead socket return, and from now on only keep their bytes.
   transport_->shutdown();
   {
-    std::lock_guard<std::mutex> lock(send_mutex_);
+    std::lock_guard<std::mutex> lock(queue_mutex_);
     link_down_ = true;
     send_error_.clear();
   }
@@ -178,27 +172,37 @@ bool Connection::resume_session(const std::string &why_dropped) {
       std::this_thread::sleep_for(kRedialPause);
       continue;  // the new connection dropped too: try again within the window
     }
-    std::lock_guard<std::mutex> lock(send_mutex_);
+    // This thread becomes the writer, so that nothing is written or kept between the resent bytes
+    // (a writer at work only keeps its batch, the link being down).
+    std::unique_lock<std::mutex> lock(queue_mutex_);
+    written_cv_.wait(lock, [&] { return !writing_; });
     std::vector<iovec> pieces;
-    std::unique_lock<std::mutex> sent_lock(sent_mutex_);
-    if (!sent_.pieces_from(daemon_received, &pieces)) {
-      why = "the daemon says it received " + std::to_string(daemon_received) + " bytes, this client kept bytes " +
-            std::to_string(sent_.acknowledged()) + " to " + std::to_string(sent_.sent());
-      break;
+    {
+      std::lock_guard<std::mutex> sent_lock(sent_mutex_);
+      if (!sent_.pieces_from(daemon_received, &pieces)) {
+        why = "the daemon says it received " + std::to_string(daemon_received) + " bytes, this client kept bytes " +
+              std::to_string(sent_.acknowledged()) + " to " + std::to_string(sent_.sent());
+        break;  // unlocks before lose(): its callbacks may queue requests
+      }
     }
+    writing_ = true;
     fresh->limit_silence(daemon_timeout());
     dropped_transports_.push_back(std::move(transport_));
     transport_ = std::move(fresh);
+    Transport &transport = *transport_;
+    lock.unlock();
+    // The pieces stay valid: only this thread trims sent_ (acknowledgements) or adds to it (the writer).
     std::string failed;
     for (size_t first = 0; first < pieces.size() && failed.empty(); first += kPiecesPerSend)
-      failed = transport_->send(pieces.data() + first, int(std::min(kPiecesPerSend, pieces.size() - first)));
-    sent_lock.unlock();
-    if (!failed.empty()) {
-      // Dropped again while resending: the next receive finds it closed and resumes again.
-      transport_->shutdown();
-      return true;
-    }
-    link_down_ = false;
+      failed = transport.send(pieces.data() + first, int(std::min(kPiecesPerSend, pieces.size() - first)));
+    lock.lock();
+    writing_ = false;
+    if (failed.empty())
+      link_down_ = false;
+    else
+      transport.shutdown();  // dropped again while resending: the next receive finds it closed and resumes again
+    written_cv_.notify_all();
+    if (!queue_.empty()) arm(true);  // what was queued meanwhile; a receiver never writes
     return true;
   }
   lose(why_dropped + "; the session could not be resumed: " + why);
