@@ -161,6 +161,15 @@ void DeviceChunks::enqueue(Session &session, Direction direction, Done ready, Do
   bool out = direction == Direction::to_network;
   // First what makes every chunk reachable, so that the chunks become ready one after the other
   // while the network carries the earlier ones.
+  // A buffer's maps, which what gives each chunk back waits for (released however this returns).
+  struct HeldEvents {
+    std::vector<cl_event> events;
+    ~HeldEvents() {
+      for (cl_event event : events)
+        if (event) clReleaseEvent(event);
+    }
+  } held{std::vector<cl_event>(chunks.size(), nullptr)};
+  std::vector<cl_event> &maps = held.events;
   for (size_t k = 0; k < chunks.size(); k++) {
     Chunk &chunk = chunks[k];
     cl_int err = CL_SUCCESS;
@@ -184,6 +193,10 @@ void DeviceChunks::enqueue(Session &session, Direction direction, Done ready, Do
     check(err, out ? "making the data to send reachable" : "making room for the data to receive");
     clRetainEvent(event);
     chunk.reachable = event;
+    if (!image_) {
+      clRetainEvent(event);
+      maps[k] = event;
+    }
     watch(session, event, k, [this, ready](size_t k, cl_int status) {
       if (status == CL_COMPLETE) chunks[k].ready = true;
       clReleaseEvent(chunks[k].reachable);
@@ -207,7 +220,11 @@ void DeviceChunks::enqueue(Session &session, Direction direction, Done ready, Do
                                 behind.data(), &event);
       if (err == CL_SUCCESS) keep_until_complete(event, chunk.staging);
     } else {
-      err = clEnqueueUnmapMemObject(queue_, mem_, chunk.host, 1, &chunk.gate, &event);
+      // After its map as well as its gate: the queue may run out of order (fedcl's transfer queue
+      // does), and a failed transfer opens every gate at once, maps still running (PoCL crashed
+      // unmapping a chunk whose map had not run yet).
+      cl_event unmap_after[2] = {chunk.gate, maps[k]};
+      err = clEnqueueUnmapMemObject(queue_, mem_, chunk.host, 2, unmap_after, &event);
     }
     check(err, out ? "enqueueing the release of sent data" : "enqueueing the write of received data");
     watch(session, event, k, released);

@@ -92,6 +92,25 @@ std::vector<uint64_t> current_after(cl_mem root, Connection *connection) {
   return events;
 }
 
+// Adds the last transfer of root at connection's daemon to events, while it runs: transfers of one
+// object there keep their order; transfers of different objects do not wait for each other.
+void after_transfer_tail(cl_mem root, Connection *connection, std::vector<uint64_t> *events) {
+  auto it = root->transfer_tails.find(connection->index());
+  if (it != root->transfer_tails.end() && pending(it->second)) events->push_back(it->second->id);
+}
+
+void set_transfer_tail(cl_mem root, Connection *connection, cl_event event) {
+  retain(event);
+  cl_event &tail = root->transfer_tails[connection->index()];
+  if (tail) release(tail);
+  tail = event;
+}
+
+void set_wait_list(wire::Command::Builder command, const std::vector<uint64_t> &events) {
+  auto wait = command.initWaitFor(events.size());
+  for (size_t i = 0; i < events.size(); i++) wait.set(i, events[i]);
+}
+
 // An event of fedcl's own, for a command on connection's transfer queue.
 _cl_event *transfer_event(cl_context context, Connection *connection) {
   _cl_event *event = event_create(context, nullptr, CL_COMMAND_MIGRATE_MEM_OBJECTS, CL_QUEUED);
@@ -117,6 +136,9 @@ _cl_event *migrate_direct(cl_mem root, ContextPart &source, ContextPart &target)
   auto r = receive.root.initReceiveFromPeer();
   r.getCommand().setQueue(context->transfer_queue(target));
   r.getCommand().setEvent(arrived->id);
+  std::vector<uint64_t> before;
+  after_transfer_tail(root, target.connection, &before);
+  set_wait_list(r.getCommand(), before);
   r.setMemObject(root->id);
   r.setSize(bytes);
   r.setSender(source.connection->hello().getInstance());
@@ -130,14 +152,16 @@ _cl_event *migrate_direct(cl_mem root, ContextPart &source, ContextPart &target)
   s.getCommand().setQueue(context->transfer_queue(source));
   s.getCommand().setEvent(sent->id);
   std::vector<uint64_t> after = current_after(root, source.connection);
-  auto wait = s.getCommand().initWaitFor(after.size());
-  for (size_t i = 0; i < after.size(); i++) wait.set(i, after[i]);
+  after_transfer_tail(root, source.connection, &after);
+  set_wait_list(s.getCommand(), after);
   s.setMemObject(root->id);
   s.setSize(bytes);
   fill_peer_ref(s.initPeer(), *target.connection);
   s.setTransfer(transfer);
   source.connection->post(send);
   source.connection->flush();
+  set_transfer_tail(root, target.connection, arrived);
+  set_transfer_tail(root, source.connection, sent);
   release(sent);  // the event mirror holds it until the daemon reports
   return arrived;
 }
@@ -157,8 +181,8 @@ cl_int migrate_through_client(cl_mem root, ContextPart &source, ContextPart &tar
   std::vector<uint8_t> staging(bytes);
   r.setQueue(context->transfer_queue(source));
   std::vector<uint64_t> after = current_after(root, source.connection);
-  auto wait = r.initWaitFor(after.size());
-  for (size_t i = 0; i < after.size(); i++) wait.set(i, after[i]);
+  after_transfer_tail(root, source.connection, &after);
+  set_wait_list(r, after);
   auto pending_read = source.connection->send_call(read, nullptr, 0, staging.data(), staging.size());
   cl_int err = source.connection->wait(*pending_read);
   if (err != CL_SUCCESS) return err;
@@ -170,6 +194,9 @@ cl_int migrate_through_client(cl_mem root, ContextPart &source, ContextPart &tar
   auto command = whole_transfer(write.root, root, true).first;
   command.setQueue(context->transfer_queue(target));
   command.setEvent(landed->id);
+  std::vector<uint64_t> before;
+  after_transfer_tail(root, target.connection, &before);
+  set_wait_list(command, before);
   err = target.connection->post(write, staging.data(), staging.size());
   if (err == CL_SUCCESS) {
     target.connection->flush();

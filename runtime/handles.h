@@ -149,6 +149,9 @@ struct _cl_mem : fedcl::Object {
   fedcl::ConnectionMask valid = 0;                        // daemons whose copy is current
   cl_event last_writer = nullptr;                         // the last command that may have written it
   std::map<size_t, cl_event> arrivals;                    // by connection index: a copy on its way there
+  // By connection index: the last of fedcl's transfer commands on the object there (a send or a
+  // receive). The transfer queue runs out of order; the next transfer of the object waits for it.
+  std::map<size_t, cl_event> transfer_tails;
   uint8_t *mirror = nullptr;                              // host copy that maps point into
   struct Mapping {
     void *pointer;

@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "context.h"
+#include "device.h"
 #include "runtime.h"
 
 namespace fedcl {
@@ -87,7 +88,16 @@ uint64_t _cl_context::transfer_queue(ContextPart &p) {
   std::lock_guard<std::mutex> lock(mutex);
   if (p.transfer_queue == 0) {
     p.transfer_queue = new_object_id();
-    queue_create(p.connection, p.transfer_queue, this, p.device_ids.front(), 0);
+    // Out of order where the device allows it: a transfer waits for what it depends on (transfer_tail,
+    // coherence.cpp) and nothing else. In order, a receive waiting for its bytes held up every
+    // transfer after it on that daemon, among them the sends that other daemons' receives waited for:
+    // two daemons exchanging buffers could each wait for the other for ever (tests/stress).
+    cl_command_queue_properties properties = 0;
+    for (cl_device_id device : devices)
+      if (device->connection == p.connection && device->remote_id == p.device_ids.front())
+        properties = device_scalar<cl_command_queue_properties>(device, CL_DEVICE_QUEUE_PROPERTIES) &
+                     CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE;
+    queue_create(p.connection, p.transfer_queue, this, p.device_ids.front(), properties);
   }
   return p.transfer_queue;
 }
@@ -141,6 +151,7 @@ _cl_mem::~_cl_mem() {
   run_destructor_callbacks(destructor_callbacks, this);
   if (last_writer) release(last_writer);
   for (auto &entry : arrivals) release(entry.second);
+  for (auto &entry : transfer_tails) release(entry.second);
   std::free(mirror);
   if (parent) unhold(parent);
   unhold(context);

@@ -1,5 +1,7 @@
 // One context over two daemons: work on each, and buffers that follow the work between them.
+#include <chrono>
 #include <numeric>
+#include <thread>
 
 #include "cl_harness.h"
 
@@ -189,6 +191,49 @@ TEST_F(TwoDaemons, MigrateMemObjectsBringsTheContentsAhead) {
   const size_t global = n;
   ASSERT_CL_OK(clEnqueueNDRangeKernel(queue[0], fill, 1, nullptr, &global, nullptr, 0, nullptr, nullptr));
   for (int value : read(1, mem)) ASSERT_EQ(42, value);
+}
+
+// Two buffers cross between the daemons in opposite directions while the first one's data is held
+// up (its last writer waits for a user event): the second must arrive all the same. On an in-order
+// transfer queue, the held receive kept every later transfer of that daemon waiting, the other
+// buffer's send among them; two daemons exchanging buffers could so wait for each other for ever
+// (the hang tests/stress found).
+TEST_F(TwoDaemons, AMigrationWaitingForItsDataHoldsUpNoOtherBuffersMigration) {
+  std::vector<int> ones(n, 1), twos(n, 2);
+  cl_mem held_back = create_buffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, n * sizeof(int), ones.data());
+  cl_mem free_to_go = create_buffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, n * sizeof(int), twos.data());
+  cl_event gate = this->gate();
+  cl_kernel scale = bound("scale", held_back, 3);
+  const size_t global = n;
+  ASSERT_CL_OK(clEnqueueNDRangeKernel(queue[0], scale, 1, nullptr, &global, nullptr, 1, &gate, nullptr));
+  run(1, "scale", free_to_go, 5);
+  ASSERT_CL_OK(clFinish(queue[1]));
+  // Daemon 1 needs held_back: its receive waits for daemon 0's send, which waits for the gate.
+  run(1, "offset", held_back, 1);
+  ASSERT_CL_OK(clFlush(queue[1]));
+  // Daemon 0 needs free_to_go (on a queue of its own: queue[0] waits for the gate).
+  cl_command_queue other = create_queue(context, cluster.devices[0]);
+  cl_kernel offset = bound("offset", free_to_go, 1);
+  cl_event arrived_and_used;
+  ASSERT_CL_OK(clEnqueueNDRangeKernel(other, offset, 1, nullptr, &global, nullptr, 0, nullptr, &arrived_and_used));
+  ASSERT_CL_OK(clFlush(other));
+  cl_int status = CL_QUEUED;
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (status > CL_COMPLETE && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    ASSERT_CL_OK(clGetEventInfo(arrived_and_used, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr));
+  }
+  EXPECT_EQ(CL_COMPLETE, status) << "the second buffer's migration waited for the first one's data";
+  ASSERT_CL_OK(clSetUserEventStatus(gate, CL_COMPLETE));
+  for (int value : read(1, held_back)) ASSERT_EQ(4, value);
+  std::vector<int> out(n, -1);
+  ASSERT_CL_OK(clEnqueueReadBuffer(other, free_to_go, CL_TRUE, 0, n * sizeof(int), out.data(), 0, nullptr, nullptr));
+  for (int value : out) ASSERT_EQ(11, value);
+  clReleaseEvent(arrived_and_used);
+  clReleaseEvent(gate);
+  clReleaseKernel(offset);
+  clReleaseKernel(scale);
+  clReleaseCommandQueue(other);
 }
 
 // With FEDCL_PEER_LINKS=0 every migration and cross-daemon event goes through this process: the

@@ -191,6 +191,18 @@ int client(int threads, int seconds, int doomed, unsigned seed) {
   return tally.wrong == 0 && tally.checked > 0 ? 0 : 1;
 }
 
+// Where a hung client's threads are, for the failure message (gdb, where installed).
+std::string thread_stacks(pid_t pid) {
+  std::string command = "gdb -p " + std::to_string(pid) + " -batch -ex 'thread apply all bt' 2>&1";
+  FILE *gdb = popen(command.c_str(), "r");
+  if (!gdb) return "(gdb did not start)";
+  std::string out;
+  char line[512];
+  while (std::fgets(line, sizeof line, gdb)) out += line;
+  pclose(gdb);
+  return out;
+}
+
 }  // namespace
 
 TEST(Stress, ManyClientsManyThreadsKilledClientsAndAKilledDaemon) {
@@ -229,7 +241,7 @@ TEST(Stress, ManyClientsManyThreadsKilledClientsAndAKilledDaemon) {
     for (;;) {
       if (waitpid(pids[i], &status, WNOHANG) == pids[i]) break;
       if (std::chrono::steady_clock::now() > deadline) {
-        ADD_FAILURE() << "client " << pids[i] << " hung";
+        ADD_FAILURE() << "client " << pids[i] << " hung; its threads:\n" << thread_stacks(pids[i]);
         kill(pids[i], SIGKILL);
         waitpid(pids[i], &status, 0);
         break;
