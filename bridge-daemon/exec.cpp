@@ -95,12 +95,16 @@ void deliver(Watch *watch, cl_int status) {
       cl_event event;
       Server *server;
       ~ReleaseLast() {
-        clReleaseEvent(event);
+        if (event) clReleaseEvent(event);
         server->watch_done();
       }
     } release_last{owned->event, owned->server};
     auto session = owned->session.lock();
     if (!session || session->closed()) return;
+    if (status < 0) {
+      session->objects().keep_failed_event(owned->event);  // ObjectTable::keep_failed_event says why
+      release_last.event = nullptr;
+    }
     count_deferred_request(*session, owned->timing, status < 0);
     const uint64_t times[4] = {t0, t1, t2, t3};
     try {

@@ -110,6 +110,7 @@ void ObjectTable::release(uint64_t id) {
 
 void ObjectTable::abandon_all() {
   objects_.clear();
+  failed_events_.clear();
   memory_used_ = 0;
   publish();
 }
@@ -131,6 +132,8 @@ void ObjectTable::release_all() {
     }
   }
   objects_.clear();
+  for (cl_event event : failed_events_) clReleaseEvent(event);
+  failed_events_.clear();
   memory_used_ = 0;
   publish();
 }

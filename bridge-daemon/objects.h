@@ -81,6 +81,12 @@ class ObjectTable {
   // The client's id for a context this session created, or 0.
   uint64_t context_id(cl_context context) const;
   void release(uint64_t id);
+  // Takes over a reference to a command's event that failed, held until the table goes. PoCL 3.1
+  // frees a command failed by one of the events it waited for while the others still list it as
+  // waiting: when one of them completes later, it walks into the freed event (SIGABRT in
+  // clSetUserEventStatus, seen under tests/stress with a daemon killed). The failed command's
+  // event must outlive its wait list, which fedcld does not know: it stays until the session ends.
+  void keep_failed_event(cl_event event) { failed_events_.push_back(event); }
   void release_all();
   // Forgets every handle without releasing it: the process ends next, and with it what the backend
   // holds for them (a GPU driver frees a process's contexts at its exit at once, where releasing
@@ -102,6 +108,7 @@ class ObjectTable {
   }
 
   std::unordered_map<uint64_t, Object> objects_;
+  std::vector<cl_event> failed_events_;  // keep_failed_event
   uint64_t memory_limit_ = 0;
   uint64_t memory_used_ = 0;
   std::atomic<uint64_t> *shown_memory_ = nullptr, *shown_objects_ = nullptr;
