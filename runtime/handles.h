@@ -95,6 +95,12 @@ struct _cl_context : fedcl::Object {
   std::vector<cl_context_properties> properties;          // as given, 0-terminated, or empty
   fedcl::ContextNotify notify = nullptr;
   void *notify_data = nullptr;
+  // notify is not called once the application released the context, and its last release waits
+  // for a call under way: the application may free notify_data when clReleaseContext returns.
+  std::mutex notify_mutex;
+  std::condition_variable notify_done;
+  bool notify_closed = false;
+  int notifying = 0;
   std::mutex mutex;
   std::vector<fedcl::Callback> destructor_callbacks;
   // What each daemon answered to clGetSupportedImageFormats, by (connection index, flags as asked, image type).

@@ -62,6 +62,7 @@ _cl_device_id::~_cl_device_id() {
 }
 
 void _cl_context::last_release() {
+  Runtime::get().close_notify(this);
   Runtime::get().remove_context(this);
   for (auto &part : parts) {
     if (part.transfer_queue) post_release(part.connection, part.transfer_queue);

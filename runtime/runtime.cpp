@@ -331,9 +331,32 @@ void Runtime::notify(_cl_context *context, const std::string &message) {
   if (!context->notify) return;
   hold(context);
   defer([context, message] {
+    {
+      std::lock_guard<std::mutex> lock(context->notify_mutex);
+      if (context->notify_closed) return unhold(context);
+      context->notifying++;
+    }
     context->notify(message.c_str(), nullptr, 0, context->notify_data);
+    {
+      std::lock_guard<std::mutex> lock(context->notify_mutex);
+      context->notifying--;
+    }
+    context->notify_done.notify_all();
     unhold(context);
   });
+}
+
+void Runtime::close_notify(_cl_context *context) {
+  std::unique_lock<std::mutex> lock(context->notify_mutex);
+  context->notify_closed = true;
+  // Released from inside a callback (on the callback thread): that call is the one under way.
+  if (on_callback_thread()) return;
+  context->notify_done.wait(lock, [&] { return context->notifying == 0; });
+}
+
+bool Runtime::on_callback_thread() {
+  std::lock_guard<std::mutex> lock(callback_mutex_);
+  return callback_thread_.joinable() && callback_thread_.get_id() == std::this_thread::get_id();
 }
 
 void Runtime::defer(std::function<void()> function) {

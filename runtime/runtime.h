@@ -47,6 +47,10 @@ class Runtime final : public ConnectionListener {
   void remove_context(_cl_context *context);
   // Calls the context's notify callback (if any) on the callback thread.
   void notify(_cl_context *context, const std::string &message);
+  // The application released the context: no notify call starts from now on, and one under way
+  // ends before this returns (unless this is that call's thread).
+  void close_notify(_cl_context *context);
+  bool on_callback_thread();
 
   // ConnectionListener
   void on_notice(Connection &connection, wire::Notice::Reader notice) override;

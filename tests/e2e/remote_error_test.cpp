@@ -2,6 +2,8 @@
 // negative status, as a message to the context's callback, and from the next clFinish.
 #include <stdlib.h>
 
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <filesystem>
 #include <fstream>
@@ -23,12 +25,19 @@ struct Messages {
   std::mutex mutex;
   std::condition_variable cv;
   std::vector<std::string> received;
+  std::chrono::milliseconds delay{0};  // a slow callback
+  std::atomic<bool> entered{false}, left{false};
 
   static void CL_CALLBACK callback(const char *message, const void *, size_t, void *self) {
     auto *messages = static_cast<Messages *>(self);
-    std::lock_guard<std::mutex> lock(messages->mutex);
-    messages->received.push_back(message);
-    messages->cv.notify_all();
+    messages->entered = true;
+    std::this_thread::sleep_for(messages->delay);
+    {
+      std::lock_guard<std::mutex> lock(messages->mutex);
+      messages->received.push_back(message);
+      messages->cv.notify_all();
+    }
+    messages->left = true;
   }
   bool wait_any() {
     std::unique_lock<std::mutex> lock(mutex);
@@ -128,6 +137,21 @@ TEST_F(RemoteError, RefusedLaunchSurfacesAsynchronously) {
   std::vector<int> out(n, 0);
   ASSERT_CL_OK(clEnqueueReadBuffer(queue, mem, CL_TRUE, 0, n * sizeof(int), out.data(), 0, nullptr, nullptr));
   for (int value : out) ASSERT_EQ(1, value);
+}
+
+// The application may free the callback's data once clReleaseContext returns (the fixture does): a
+// call under way ends first, and none starts after. fedcl's callback thread used to call on into
+// freed data (ThreadSanitizer, and a segfault once in CommandWaitingOnTheFailedOneFails).
+TEST_F(RemoteError, TheContextsReleaseWaitsForItsCallbackUnderWay) {
+  messages.delay = std::chrono::milliseconds(500);
+  ASSERT_CL_OK(refused_launch(nullptr));
+  EXPECT_CL(CL_INVALID_ARG_SIZE, clFinish(queue));
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!messages.entered && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_TRUE(messages.entered) << "the context callback never heard of the failure";
+  TearDown();
+  kernel = nullptr, linked = object = nullptr, mem = nullptr, queue = nullptr, context = nullptr;
+  EXPECT_TRUE(messages.left) << "clReleaseContext returned while the context's callback still ran";
 }
 
 TEST_F(RemoteError, RefusedLaunchWithoutAnEventStillFailsTheNextFinish) {
