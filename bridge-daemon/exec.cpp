@@ -141,8 +141,7 @@ void watch_event(Session &session, uint64_t queue_id, cl_event event, Completion
   QueueState *queue = queue_id ? session.objects().get(queue_id, ObjectKind::queue).queue.get() : nullptr;
   clRetainEvent(event);
   auto *watch = new Watch{session.weak_from_this(), &session.server(), queue_id, queue && queue->profiling,
-                          std::move(handler), event};
-  watch->timing = defer_request_count();
+                          std::move(handler), event, defer_request_count()};
   session.server().watch_started();
   uintptr_t serial;
   {
