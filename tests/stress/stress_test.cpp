@@ -11,9 +11,7 @@
 // The size comes from the environment: FEDCL_STRESS_CLIENTS (8), FEDCL_STRESS_THREADS (16),
 // FEDCL_STRESS_SECONDS (20); FEDCL_STRESS_KILL_DAEMON=0 leaves the daemons alone. ctest has
 // `stress.short` (4 x 4 for 6 s) and `stress.long` (the 8 x 16 for 20 s), both labelled
-// `long` while the client hang this test finds is open (tests/CMakeLists.txt): 2 clients x 4
-// threads, no daemon killed, a hang within seconds (blocking reads whose replies never come, the
-// daemons idle).
+// `long` (tests/CMakeLists.txt says why).
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
