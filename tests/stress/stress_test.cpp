@@ -253,6 +253,8 @@ TEST(Stress, ManyClientsManyThreadsKilledClientsAndAKilledDaemon) {
     }
   }
   for (int d = 0; d < 3; d++) {
-    if (d != doomed) EXPECT_EQ(0, waitpid(daemons[d]->pid(), nullptr, WNOHANG)) << "daemon " << d << " died";
+    if (d != doomed) {
+      EXPECT_EQ(0, waitpid(daemons[d]->pid(), nullptr, WNOHANG)) << "daemon " << d << " died";
+    }
   }
 }
