@@ -29,6 +29,7 @@ struct BackendPlatform {
   // Kernel names longer than this are not listed through the backend, which corrupts its own heap
   // doing so (NVIDIA: clCreateKernelsInProgram from about 260 characters on); 0: no limit.
   size_t safe_kernel_name_length = 0;
+  bool ptx_binaries = false;  // a program's binary is PTX text, which declares its kernels' parameters (NVIDIA)
 };
 
 struct BackendSelection {

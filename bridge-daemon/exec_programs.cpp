@@ -6,11 +6,13 @@
 // outcome goes back in one reply, a BuildResult.
 #include <uv.h>
 
+#include <algorithm>
 #include <optional>
 
 #include "exec.h"
 #include "kernel_names.h"
 #include "log.h"
+#include "ptx_entries.h"
 #include "server.h"
 #include "worker_board.h"
 
@@ -66,7 +68,8 @@ bool has_arg_info(cl_kernel kernel, cl_uint nargs) {
 // metadata comes from a twin: the same source built with the option, used for nothing else. It is
 // built after the application's build and after its log was read: NVIDIA keeps one build log for
 // both (a log read after the twin's build comes back empty). Null when the program has no source,
-// the options already ask for the info, or the twin fails.
+// the options already ask for the info, or the twin fails. NVIDIA needs no twin: the PTX of the
+// application's own build declares what the checks need (ptx_entries.h).
 cl_program build_metadata_twin(cl_program program, const std::vector<cl_device_id> &devices, std::string options) {
   if (options.find("-cl-kernel-arg-info") != std::string::npos) return nullptr;
   std::string source = backend_string([&](size_t size, void *value, size_t *size_ret) {
@@ -86,6 +89,16 @@ cl_program build_metadata_twin(cl_program program, const std::vector<cl_device_i
     return nullptr;
   }
   return twin;
+}
+
+// The checks' metadata as the kernel's PTX declares it: no names, qualifiers or type names (the
+// application asks those of a build with -cl-kernel-arg-info, which has them itself).
+void describe_args(const std::vector<PtxParam> &params, capnp::List<wire::KernelDesc::ArgDesc>::Builder args) {
+  for (cl_uint a = 0; a < args.size(); a++) {
+    args[a].setAddressQualifier(params[a].address);
+    if (params[a].sampler) args[a].setTypeName("sampler_t");
+    args[a].setValueSize(params[a].value_size);
+  }
 }
 
 void describe_args(cl_kernel kernel, capnp::List<wire::KernelDesc::ArgDesc>::Builder args) {
@@ -117,6 +130,17 @@ std::string program_source(cl_program program) {
   });
 }
 
+// The entries of program's PTX binary (all devices' binaries, each entry as often as devices have
+// it); empty when the backend gives no binary.
+std::vector<PtxEntry> ptx_entries(cl_program program) {
+  try {
+    std::vector<uint8_t> binaries = program_binaries(program);
+    return scan_ptx_entries(std::string(binaries.begin(), binaries.end()));
+  } catch (const RequestError &) {
+    return {};
+  }
+}
+
 // The names of program's kernels, found without asking the backend to list them: from the OpenCL C
 // the program was made of (its own source, or a linked program's inputs' sources), or from its
 // binary when that is PTX (programs from binaries on NVIDIA). Empty when neither tells.
@@ -124,12 +148,9 @@ std::vector<std::string> kernel_names_from_text(cl_program program, const std::v
   std::string source = program_source(program);
   for (cl_program input : link_inputs) source += "\n" + program_source(input);
   if (!source.empty()) return scan_kernel_names(source);
-  try {
-    std::vector<uint8_t> binaries = program_binaries(program);
-    return scan_ptx_entries(std::string(binaries.begin(), binaries.end()));
-  } catch (const RequestError &) {
-    return {};  // no binary either: the backend lists the kernels
-  }
+  std::vector<std::string> names;
+  for (const PtxEntry &entry : ptx_entries(program)) names.push_back(entry.name);
+  return names;  // empty without a binary: the backend lists the kernels
 }
 
 size_t longest(const std::vector<std::string> &names) {
@@ -170,7 +191,8 @@ void describe_kernels(cl_program program, const std::vector<cl_device_id> &devic
   cl_uint count = kernels.size();
   if (count == 0) return;
   cl_program twin = nullptr;
-  bool twin_tried = false;
+  bool twin_tried = false, ptx_read = false;
+  std::vector<PtxEntry> entries;
   auto list = result.initKernels(count);
   for (cl_uint k = 0; k < count; k++) {
     std::string name = kernel_name(kernels[k]);
@@ -180,6 +202,16 @@ void describe_kernels(cl_program program, const std::vector<cl_device_id> &devic
     list[k].setName(name);
     list[k].setArgInfoAvailable(available);
     describe_compile_work_group_size(kernels[k], devices, list[k].initCompileWorkGroupSize(3));
+    if (!available && backend.ptx_binaries && !ptx_read) {
+      entries = ptx_entries(program);
+      ptx_read = true;
+    }
+    auto entry = std::find_if(entries.begin(), entries.end(), [&](const PtxEntry &e) { return e.name == name; });
+    if (!available && entry != entries.end() && entry->params.size() == nargs) {
+      describe_args(entry->params, list[k].initArgs(nargs));
+      clReleaseKernel(kernels[k]);
+      continue;
+    }
     cl_kernel metadata = kernels[k], twin_kernel = nullptr;
     cl_uint twin_args = 0;
     if (!available && twin_options && !twin_tried) {

@@ -84,28 +84,4 @@ std::vector<std::string> scan_kernel_names(const std::string &source) {
   return names;
 }
 
-std::vector<std::string> scan_ptx_entries(const std::string &ptx) {
-  std::vector<std::string> names;
-  auto ident = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$'; };
-  size_t i = 0, n = ptx.size();
-  while (i < n) {
-    if (ptx.compare(i, 2, "//") == 0) {
-      i = ptx.find('\n', i);
-      if (i == std::string::npos) break;
-    } else if (ptx.compare(i, 2, "/*") == 0) {
-      size_t end = ptx.find("*/", i + 2);
-      i = end == std::string::npos ? n : end + 2;
-    } else if (ptx.compare(i, 6, ".entry") == 0 && (i + 6 == n || !ident(ptx[i + 6]))) {
-      i += 6;
-      while (i < n && std::isspace(static_cast<unsigned char>(ptx[i]))) i++;
-      size_t start = i;
-      while (i < n && ident(ptx[i])) i++;
-      if (i > start) names.push_back(ptx.substr(start, i - start));
-    } else {
-      i++;
-    }
-  }
-  return names;
-}
-
 }  // namespace fedcld

@@ -15,8 +15,4 @@ size_t longest_identifier(const std::string &source);
 // that macros make are not seen.
 std::vector<std::string> scan_kernel_names(const std::string &source);
 
-// The entry points a PTX text (what NVIDIA's OpenCL gives as a program's binary) defines, in order:
-// the names after `.entry`, which for OpenCL C kernels are the kernels' own names.
-std::vector<std::string> scan_ptx_entries(const std::string &ptx);
-
 }  // namespace fedcld

@@ -570,7 +570,7 @@ enum InfoKind {
 
 struct KernelDesc {
   name @0 :Text;
-  args @1 :List(ArgDesc);         # metadata for the client's checks, from a twin build if need be
+  args @1 :List(ArgDesc);         # metadata for the client's checks, from the binary or a twin build if need be
   argInfoAvailable @2 :Bool;      # the backend answers clGetKernelArgInfo for this kernel
   compileWorkGroupSize @3 :List(UInt64);
                                   # CL_KERNEL_COMPILE_WORK_GROUP_SIZE (reqd_work_group_size), three
@@ -586,6 +586,8 @@ struct KernelDesc {
     typeName @2 :Text;
     typeQualifier @3 :UInt64;
     name @4 :Text;
+    valueSize @5 :UInt64;         # bytes of a by-value argument where the program's binary declares
+                                  # them (NVIDIA's PTX) and typeName is empty; 0: from typeName
   }
 }
 

@@ -42,6 +42,7 @@ struct KernelArgDesc {
   cl_kernel_arg_type_qualifier type_qualifier;
   std::string type_name;
   std::string name;
+  size_t value_size = 0;  // by-value bytes the daemon read from the binary; 0: from type_name
 };
 
 struct KernelDesc {

@@ -56,7 +56,8 @@ size_t kernel_arg_type_size(const std::string &type_name, cl_uint address_bits) 
 
 ArgCheck kernel_arg_check(const KernelArgDesc &desc, cl_uint address_bits) {
   ArgClass kind = kernel_arg_class(desc);
-  return {kind, kind == ArgClass::value ? kernel_arg_type_size(desc.type_name, address_bits) : 0};
+  if (kind != ArgClass::value) return {kind, 0};
+  return {kind, desc.value_size ? desc.value_size : kernel_arg_type_size(desc.type_name, address_bits)};
 }
 
 }  // namespace fedcl

@@ -47,7 +47,8 @@ std::vector<KernelDesc> kernels_from(wire::BuildResult::Reader result) {
     for (unsigned d = 0; d < 3 && d < compile_size.size(); d++) desc.compile_work_group_size[d] = compile_size[d];
     for (auto a : k.getArgs())
       desc.args.push_back(
-          {a.getAddressQualifier(), a.getAccessQualifier(), a.getTypeQualifier(), a.getTypeName(), a.getName()});
+          {a.getAddressQualifier(), a.getAccessQualifier(), a.getTypeQualifier(), a.getTypeName(), a.getName(),
+           a.getValueSize()});
     kernels.push_back(std::move(desc));
   }
   return kernels;

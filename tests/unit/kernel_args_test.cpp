@@ -73,3 +73,14 @@ TEST(KernelArgCheck, ValueSizeOnlyForByValueArguments) {
   EXPECT_EQ(ArgClass::value, structure.kind);
   EXPECT_EQ(0u, structure.value_size);  // unknown: any size is accepted
 }
+
+TEST(KernelArgCheck, TheBinarysValueSizeComesFirst) {
+  // From NVIDIA's PTX: no type name, the bytes the kernel takes (a packed 5-byte struct here).
+  KernelArgDesc from_binary = arg(CL_KERNEL_ARG_ADDRESS_PRIVATE, "");
+  from_binary.value_size = 5;
+  auto check = fedcl::kernel_arg_check(from_binary, 64);
+  EXPECT_EQ(ArgClass::value, check.kind);
+  EXPECT_EQ(5u, check.value_size);
+  KernelArgDesc image = arg(CL_KERNEL_ARG_ADDRESS_GLOBAL, "");
+  EXPECT_EQ(ArgClass::memory, fedcl::kernel_arg_check(image, 64).kind);
+}
