@@ -120,6 +120,8 @@ _cl_event *transfer_event(cl_context context, Connection *connection) {
 }
 
 // Has source send root's bytes to target over their peer link; returns the receive's event there.
+// Both requests are queued (root's lock is held): the caller flushes target, then source, once the
+// lock is released, so that the receive is there before the first bytes, which then land in place.
 _cl_event *migrate_direct(cl_mem root, ContextPart &source, ContextPart &target) {
   cl_context context = root->context;
   uint64_t transfer = new_object_id();
@@ -143,9 +145,7 @@ _cl_event *migrate_direct(cl_mem root, ContextPart &source, ContextPart &target)
   r.setSize(bytes);
   r.setSender(source.connection->hello().getInstance());
   r.setTransfer(transfer);
-  target.connection->post(receive);
-  // Both at once: the receive should be there before the first bytes, which then land in place.
-  target.connection->flush();
+  target.connection->queue(receive);
 
   RequestMessage send;
   auto s = send.root.initSendToPeer();
@@ -158,8 +158,7 @@ _cl_event *migrate_direct(cl_mem root, ContextPart &source, ContextPart &target)
   s.setSize(bytes);
   fill_peer_ref(s.initPeer(), *target.connection);
   s.setTransfer(transfer);
-  source.connection->post(send);
-  source.connection->flush();
+  source.connection->queue(send);
   set_transfer_tail(root, target.connection, arrived);
   set_transfer_tail(root, source.connection, sent);
   release(sent);  // the event mirror holds it until the daemon reports
@@ -173,39 +172,47 @@ std::pair<wire::Command::Builder, size_t> whole_transfer(wire::Request::Builder 
 }
 
 // Brings root's contents from source to target through this process: the fallback for daemons
-// without a peer link. Blocks until the copy has landed.
-cl_int migrate_through_client(cl_mem root, ContextPart &source, ContextPart &target) {
+// without a peer link. Called and returns with root's lock held (lock), but releases it for the two
+// round trips, marking root `copying` meanwhile. Blocks until the copy has landed.
+cl_int migrate_through_client(cl_mem root, std::unique_lock<std::mutex> &lock, ContextPart &source,
+                              ContextPart &target) {
   cl_context context = root->context;
+  std::vector<uint64_t> after = current_after(root, source.connection), before;
+  after_transfer_tail(root, source.connection, &after);
+  after_transfer_tail(root, target.connection, &before);
+  root->copying = true;
+  lock.unlock();
+
   RequestMessage read;
   auto [r, bytes] = whole_transfer(read.root, root, false);
   std::vector<uint8_t> staging(bytes);
   r.setQueue(context->transfer_queue(source));
-  std::vector<uint64_t> after = current_after(root, source.connection);
-  after_transfer_tail(root, source.connection, &after);
   set_wait_list(r, after);
   auto pending_read = source.connection->send_call(read, nullptr, 0, staging.data(), staging.size());
   cl_int err = source.connection->wait(*pending_read);
-  if (err != CL_SUCCESS) return err;
-
-  // The command about to use the buffer runs on another queue: let the copy land first, and make
-  // sure it did.
-  RequestMessage write;
-  _cl_event *landed = transfer_event(context, target.connection);
-  auto command = whole_transfer(write.root, root, true).first;
-  command.setQueue(context->transfer_queue(target));
-  command.setEvent(landed->id);
-  std::vector<uint64_t> before;
-  after_transfer_tail(root, target.connection, &before);
-  set_wait_list(command, before);
-  err = target.connection->post(write, staging.data(), staging.size());
   if (err == CL_SUCCESS) {
-    target.connection->flush();
-    cl_int status = wait_complete(landed);
-    if (status < 0) err = status;
-  } else {
-    Runtime::get().fail_tracked(landed, err);
+    // The command about to use the buffer runs on another queue: let the copy land first, and make
+    // sure it did.
+    RequestMessage write;
+    _cl_event *landed = transfer_event(context, target.connection);
+    auto command = whole_transfer(write.root, root, true).first;
+    command.setQueue(context->transfer_queue(target));
+    command.setEvent(landed->id);
+    set_wait_list(command, before);
+    err = target.connection->post(write, staging.data(), staging.size());
+    if (err == CL_SUCCESS) {
+      target.connection->flush();
+      cl_int status = wait_complete(landed);
+      if (status < 0) err = status;
+    } else {
+      Runtime::get().fail_tracked(landed, err);
+    }
+    release(landed);
   }
-  release(landed);
+
+  lock.lock();
+  root->copying = false;
+  root->copied.notify_all();
   return err;
 }
 
@@ -254,10 +261,12 @@ cl_int mem_create_with_parent(cl_mem mem, bool backend_decides) {
   return CL_SUCCESS;
 }
 
-cl_int mem_prepare(cl_mem mem, Command &command, bool overwrites_all) {
-  Connection *here = command.connection();
-  cl_mem root = mem->parent ? mem->parent : mem;
-  std::lock_guard<std::mutex> lock(root->mutex);
+namespace {
+
+// mem_prepare's work, under root's lock (lock; the copy through this process releases it while
+// it waits). Connections with queued requests go in *to_flush.
+cl_int mem_make_current(cl_mem root, cl_mem mem, Connection *here, Command &command, bool overwrites_all,
+                        std::unique_lock<std::mutex> &lock, std::vector<Connection *> *to_flush) {
   ConnectionMask bit_here = bit(here);
   // A creation that fails here fails the command that follows it on the same daemon.
   if (!(root->present & bit_here)) {
@@ -297,14 +306,35 @@ cl_int mem_prepare(cl_mem mem, Command &command, bool overwrites_all) {
         _cl_event *arrived = migrate_direct(root, *source, *target);
         root->arrivals[here->index()] = arrived;  // takes over the reference
         command.wait_also(arrived->id);
+        *to_flush = {here, source->connection};
       } else {
-        cl_int err = migrate_through_client(root, *source, *target);
+        uint64_t writes = root->writes;
+        cl_int err = migrate_through_client(root, lock, *source, *target);
         if (err != CL_SUCCESS) return err;
+        // A write elsewhere that nothing ordered with this command came meanwhile: its copy is the
+        // current one, and this command uses what it found (the application's race, not ours).
+        if (root->writes != writes) return CL_SUCCESS;
       }
     }
   }
   root->valid |= bit_here;
   return CL_SUCCESS;
+}
+
+}  // namespace
+
+cl_int mem_prepare(cl_mem mem, Command &command, bool overwrites_all) {
+  Connection *here = command.connection();
+  cl_mem root = mem->parent ? mem->parent : mem;
+  std::vector<Connection *> to_flush;  // after the lock is released: never a socket under it
+  cl_int err = CL_SUCCESS;
+  {
+    std::unique_lock<std::mutex> lock(root->mutex);
+    root->copied.wait(lock, [&] { return !root->copying; });
+    err = mem_make_current(root, mem, here, command, overwrites_all, lock, &to_flush);
+  }
+  for (Connection *connection : to_flush) connection->flush();
+  return err;
 }
 
 cl_int mem_migrate(cl_command_queue queue, cl_uint num_mems, const cl_mem *mems, cl_mem_migration_flags flags,
@@ -323,6 +353,7 @@ void mem_written(cl_mem mem, Connection *connection, cl_event event) {
   cl_mem root = mem->parent ? mem->parent : mem;
   if (root->context->parts.size() < 2) return;  // one daemon: always current
   std::lock_guard<std::mutex> lock(root->mutex);
+  root->writes++;
   root->valid = bit(connection);
   // Copies on their way elsewhere are moot now; the one the writer built on still decides whether
   // its result is worth anything (mem_prepare).

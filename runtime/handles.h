@@ -159,6 +159,12 @@ struct _cl_mem : fedcl::Object {
   // By connection index: the last of fedcl's transfer commands on the object there (a send or a
   // receive). The transfer queue runs out of order; the next transfer of the object waits for it.
   std::map<size_t, cl_event> transfer_tails;
+  // A copy through this process (no peer link) is under way, with the lock released for its round
+  // trips: other threads that need the object wait on `copied`. `writes` counts mem_written calls,
+  // so that the copy can tell an unordered write that came meanwhile.
+  bool copying = false;
+  std::condition_variable copied;
+  uint64_t writes = 0;
   uint8_t *mirror = nullptr;                              // host copy that maps point into
   struct Mapping {
     void *pointer;

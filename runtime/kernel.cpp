@@ -41,21 +41,29 @@ cl_int kernel_launch(cl_command_queue queue, cl_kernel kernel, cl_uint work_dim,
   if (global_offset) sizes(launch.initOffset(work_dim), global_offset);
   if (local_size) sizes(launch.initLocal(work_dim), local_size);
   // The buffers are made ready first (which may fail), and only a launch that left marks its
-  // arguments sent and its buffers written.
-  std::lock_guard<std::mutex> lock(kernel->mutex);
-  std::vector<cl_mem> written;
+  // arguments sent and its buffers written. Making them ready may take round trips (a copy through
+  // this process): not under the kernel's lock.
+  std::vector<cl_mem> buffers, written;
   if (multi_daemon) {
-    for (size_t i = 0; i < kernel->args.size(); i++) {
-      const _cl_kernel::Arg &arg = kernel->args[i];
-      if (!arg.buffer) continue;
-      err = mem_prepare(arg.buffer, command, false);
-      if (err != CL_SUCCESS) return err;
-      const KernelArgDesc &desc = kernel->desc->args[i];
-      bool read_only = (desc.type_qualifier & CL_KERNEL_ARG_TYPE_CONST) ||
-                       desc.access == CL_KERNEL_ARG_ACCESS_READ_ONLY || (arg.buffer->flags & CL_MEM_READ_ONLY);
-      if (!read_only) written.push_back(arg.buffer);
+    std::vector<bool> read_only;
+    {
+      std::lock_guard<std::mutex> lock(kernel->mutex);
+      for (size_t i = 0; i < kernel->args.size(); i++) {
+        const _cl_kernel::Arg &arg = kernel->args[i];
+        if (!arg.buffer) continue;
+        const KernelArgDesc &desc = kernel->desc->args[i];
+        buffers.push_back(arg.buffer);
+        read_only.push_back((desc.type_qualifier & CL_KERNEL_ARG_TYPE_CONST) ||
+                            desc.access == CL_KERNEL_ARG_ACCESS_READ_ONLY || (arg.buffer->flags & CL_MEM_READ_ONLY));
+      }
+    }
+    for (size_t b = 0; b < buffers.size() && err == CL_SUCCESS; b++) {
+      err = mem_prepare(buffers[b], command, false);
+      if (!read_only[b]) written.push_back(buffers[b]);
     }
   }
+  if (err != CL_SUCCESS) return err;
+  std::lock_guard<std::mutex> lock(kernel->mutex);
   command.fill(launch.initCommand());  // with the copies it waits for
   std::vector<uint32_t> &sent = kernel->sent[connection->index()];
   sent.resize(kernel->args.size(), 0);

@@ -55,18 +55,19 @@ uint64_t SendQueue::append_borrowed(const void *payload, uint64_t size, bool ref
 SendQueue::Batch SendQueue::take() {
   Batch batch;
   batch.segments.swap(segments_);
+  segments_.swap(spare_segments_);  // an earlier batch's list, empty: appending allocates no list
   batch.end = taken_ = appended_;
   return batch;
 }
 
 void SendQueue::recycle(Batch &&batch) {
-  if (spare_.capacity() > 0) return;
   for (auto &segment : batch.segments) {
-    if (segment.borrowed) continue;
+    if (segment.borrowed || spare_.capacity() > 0) continue;
     spare_ = std::move(segment.copied);
     spare_.clear();
-    return;
   }
+  batch.segments.clear();
+  if (spare_segments_.capacity() == 0) spare_segments_.swap(batch.segments);
 }
 
 }  // namespace fedcl

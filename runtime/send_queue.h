@@ -50,7 +50,8 @@ class SendQueue {
 
   // Takes everything appended so far.
   Batch take();
-  // Hands a written batch back, so that its first copied segment's memory serves the next ones.
+  // Hands a written batch back, so that its first copied segment's memory and its segment list
+  // serve the next ones.
   void recycle(Batch &&batch);
 
  private:
@@ -58,7 +59,8 @@ class SendQueue {
   std::vector<uint8_t> &copy_segment();
 
   std::vector<Segment> segments_;
-  std::vector<uint8_t> spare_;  // a written segment's memory, empty
+  std::vector<uint8_t> spare_;             // a written segment's memory, empty
+  std::vector<Segment> spare_segments_;    // a written batch's segment list, empty
   uint64_t appended_ = 0, taken_ = 0;
 };
 

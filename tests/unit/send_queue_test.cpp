@@ -72,6 +72,7 @@ TEST(SendQueue, OffsetsRunOnAcrossBatchesAndRecycledMemoryStartsEmpty) {
   EXPECT_EQ(one, first.end);
   EXPECT_EQ(0u, queue.waiting_bytes());
   const void *memory = first.segments[0].data();
+  const void *list = first.segments.data();
   queue.recycle(std::move(first));
   append_request(queue, 2, 0);
   EXPECT_EQ(2 * one, queue.end());
@@ -79,4 +80,9 @@ TEST(SendQueue, OffsetsRunOnAcrossBatchesAndRecycledMemoryStartsEmpty) {
   EXPECT_EQ(2 * one, second.end);
   EXPECT_EQ(frame_bytes(2, 0), stream_of(second));  // nothing of the first batch is left in it
   EXPECT_EQ(memory, second.segments[0].data());     // its memory served again
+  queue.recycle(std::move(second));
+  append_request(queue, 3, 0);
+  auto third = queue.take();
+  EXPECT_EQ(list, third.segments.data());  // and the first batch's segment list, once the queue's own is taken
+  EXPECT_EQ(frame_bytes(3, 0), stream_of(third));
 }
