@@ -91,11 +91,19 @@ cl_program build_metadata_twin(cl_program program, const std::vector<cl_device_i
   return twin;
 }
 
-// The checks' metadata as the kernel's PTX declares it: no names, qualifiers or type names (the
-// application asks those of a build with -cl-kernel-arg-info, which has them itself).
-void describe_args(const std::vector<PtxParam> &params, capnp::List<wire::KernelDesc::ArgDesc>::Builder args) {
+// The checks' metadata as the kernel's PTX declares it, and whether a pointer's data is const as
+// its source text says (text, when it lists as many parameters; the client lets a kernel's const
+// arguments stay current elsewhere). No names or type names: the application asks those of a
+// build with -cl-kernel-arg-info, which has them itself.
+void describe_args(const std::vector<PtxParam> &params, const KernelText *text,
+                   capnp::List<wire::KernelDesc::ArgDesc>::Builder args) {
+  bool text_fits = text && text->const_targets.size() == args.size();
   for (cl_uint a = 0; a < args.size(); a++) {
     args[a].setAddressQualifier(params[a].address);
+    args[a].setAccessQualifier(params[a].access);
+    bool pointer = params[a].address == CL_KERNEL_ARG_ADDRESS_GLOBAL || params[a].address == CL_KERNEL_ARG_ADDRESS_CONSTANT;
+    if (params[a].address == CL_KERNEL_ARG_ADDRESS_CONSTANT || (pointer && text_fits && text->const_targets[a]))
+      args[a].setTypeQualifier(CL_KERNEL_ARG_TYPE_CONST);
     if (params[a].sampler) args[a].setTypeName("sampler_t");
     args[a].setValueSize(params[a].value_size);
   }
@@ -141,12 +149,18 @@ std::vector<PtxEntry> ptx_entries(cl_program program) {
   }
 }
 
+// The OpenCL C program was made of: its own source, or a linked program's inputs' sources.
+std::string program_text(cl_program program, const std::vector<cl_program> &link_inputs) {
+  std::string source = program_source(program);
+  for (cl_program input : link_inputs) source += "\n" + program_source(input);
+  return source;
+}
+
 // The names of program's kernels, found without asking the backend to list them: from the OpenCL C
 // the program was made of (its own source, or a linked program's inputs' sources), or from its
 // binary when that is PTX (programs from binaries on NVIDIA). Empty when neither tells.
 std::vector<std::string> kernel_names_from_text(cl_program program, const std::vector<cl_program> &link_inputs) {
-  std::string source = program_source(program);
-  for (cl_program input : link_inputs) source += "\n" + program_source(input);
+  std::string source = program_text(program, link_inputs);
   if (!source.empty()) return scan_kernel_names(source);
   std::vector<std::string> names;
   for (const PtxEntry &entry : ptx_entries(program)) names.push_back(entry.name);
@@ -193,6 +207,7 @@ void describe_kernels(cl_program program, const std::vector<cl_device_id> &devic
   cl_program twin = nullptr;
   bool twin_tried = false, ptx_read = false;
   std::vector<PtxEntry> entries;
+  std::vector<KernelText> texts;
   auto list = result.initKernels(count);
   for (cl_uint k = 0; k < count; k++) {
     std::string name = kernel_name(kernels[k]);
@@ -204,11 +219,13 @@ void describe_kernels(cl_program program, const std::vector<cl_device_id> &devic
     describe_compile_work_group_size(kernels[k], devices, list[k].initCompileWorkGroupSize(3));
     if (!available && backend.ptx_binaries && !ptx_read) {
       entries = ptx_entries(program);
+      texts = scan_kernels(program_text(program, link_inputs));
       ptx_read = true;
     }
     auto entry = std::find_if(entries.begin(), entries.end(), [&](const PtxEntry &e) { return e.name == name; });
     if (!available && entry != entries.end() && entry->params.size() == nargs) {
-      describe_args(entry->params, list[k].initArgs(nargs));
+      auto text = std::find_if(texts.begin(), texts.end(), [&](const KernelText &t) { return t.name == name; });
+      describe_args(entry->params, text == texts.end() ? nullptr : &*text, list[k].initArgs(nargs));
       clReleaseKernel(kernels[k]);
       continue;
     }

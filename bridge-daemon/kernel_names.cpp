@@ -50,8 +50,9 @@ size_t longest_identifier(const std::string &source) {
   return longest;
 }
 
-std::vector<std::string> scan_kernel_names(const std::string &source) {
-  std::vector<std::string> names, list = tokens(source);
+std::vector<KernelText> scan_kernels(const std::string &source) {
+  std::vector<KernelText> kernels;
+  std::vector<std::string> list = tokens(source);
   for (size_t i = 0; i < list.size(); i++) {
     if (list[i] != "kernel" && list[i] != "__kernel") continue;
     // The name is the last identifier before the parameter list; attributes are skipped whole.
@@ -72,15 +73,38 @@ std::vector<std::string> scan_kernel_names(const std::string &source) {
       i = j;
       continue;
     }
-    // A definition, not a prototype: the parameter list is followed by a body.
+    // The parameters, split at the commas of the outer list: a pointer's target is const when
+    // `const` comes before its first `*`.
+    KernelText kernel{name, {}};
+    bool const_seen = false, star_seen = false, any = false;
     int depth = 0;
+    auto end_param = [&] {
+      if (any) kernel.const_targets.push_back(star_seen && const_seen);
+      const_seen = star_seen = any = false;
+    };
     for (; j < list.size(); j++) {
-      if (list[j] == "(") depth++;
-      if (list[j] == ")" && --depth == 0) break;
+      const std::string &token = list[j];
+      if (token == "(" && depth++ == 0) continue;
+      if (token == ")" && --depth == 0) break;
+      if (depth == 1 && token == ",") {
+        end_param();
+        continue;
+      }
+      any = any || token != "void";
+      if (token == "*") star_seen = true;
+      if ((token == "const" || token == "__constant" || token == "constant") && !star_seen) const_seen = true;
     }
-    if (j + 1 < list.size() && list[j + 1] == "{") names.push_back(name);
+    end_param();
+    // A definition, not a prototype: the parameter list is followed by a body.
+    if (j + 1 < list.size() && list[j + 1] == "{") kernels.push_back(std::move(kernel));
     i = j;
   }
+  return kernels;
+}
+
+std::vector<std::string> scan_kernel_names(const std::string &source) {
+  std::vector<std::string> names;
+  for (const KernelText &kernel : scan_kernels(source)) names.push_back(kernel.name);
   return names;
 }
 

@@ -27,3 +27,16 @@ TEST(KernelNames, LongestIdentifierIgnoresCommentsAndStrings) {
   EXPECT_EQ(6u, longest_identifier("// " + long_name + "\nkernel void short1() { printf(\"" + long_name + "\"); }"));
   EXPECT_EQ(0u, longest_identifier("/* unterminated " + long_name));
 }
+
+TEST(KernelNames, WhichPointerParametersPointToConstData) {
+  const char *source = R"CLC(
+kernel void k(global const float *in, const global float *in2, global float *const out, constant int *table,
+              __global float *plain, const int n, read_only image2d_t image, local const float *scratch) {}
+kernel void none(void) {}
+)CLC";
+  std::vector<fedcld::KernelText> kernels = fedcld::scan_kernels(source);
+  ASSERT_EQ(2u, kernels.size());
+  EXPECT_EQ("k", kernels[0].name);
+  EXPECT_EQ((std::vector<bool>{true, true, false, true, false, false, false, true}), kernels[0].const_targets);
+  EXPECT_TRUE(kernels[1].const_targets.empty());
+}
