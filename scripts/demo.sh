@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# fedcl in about a minute. Builds what the demo needs (scripts/setup.sh --targets, which also
-# installs the Debian packages), then starts two fedcld daemons on this machine's loopback as two
-# "nodes", node-a and node-b, and shows with real daemons and real sockets:
+# fedcl in about a minute. Builds what the demo needs (scripts/setup.sh --demo --targets, which
+# also installs the Debian packages the demo needs, and only those), then starts two fedcld daemons
+# on this machine's loopback as two "nodes", node-a and node-b, and shows with real daemons and
+# real sockets:
 #   1. one OpenCL platform, fedcl, with both nodes' devices (clinfo -l);
 #   2. a buffer written by a kernel on node-a and read by a kernel on node-b: the bytes go daemon to
 #      daemon over their peer link, checked, with the speed beside the raw TCP link's
@@ -27,7 +28,7 @@ case ${1:-} in
 esac
 
 needs=(fedcld fedcl federation_demo file_stream fedcl_federation_bench fedcl_linkprobe)
-((setup)) && bash "$scripts/setup.sh" --targets "${needs[*]}"
+((setup)) && bash "$scripts/setup.sh" --demo --targets "${needs[*]}"
 
 daemon=$build/bridge-daemon/fedcld
 demo=$build/examples/federation_demo

@@ -2,16 +2,20 @@
 # Installs what fedcl needs from Debian 12 and builds it into build/ (FEDCL_BUILD_DIR overrides).
 # Safe to run again: packages already present are not fetched, and the build only redoes what changed.
 #
-#   setup.sh [--targets "TARGET..."]
+#   setup.sh [--demo] [--targets "TARGET..."]
 #
-# --targets builds only the named cmake targets (demo.sh needs a few; test.sh and CI, the default,
-# everything). apt's and the build's output go to build/setup.log; the terminal shows a progress bar
-# per target (on a non-terminal, a line every 10%).
+# --demo installs only what the demo needs (the build's tools and libraries, PoCL, clinfo, python3:
+# 16 of the 36 packages the tests need), and configures without the tests where GoogleTest
+# is not installed. --targets builds only the named cmake targets (demo.sh needs a few; test.sh and
+# CI, the default, everything). apt's and the build's output go to build/setup.log; the terminal
+# shows a progress bar per target (on a non-terminal, a line every 10%).
 set -euo pipefail
 
 targets=()
+demo=0
 while (($#)); do
   case $1 in
+    --demo) demo=1; shift ;;
     --targets) [[ $# -ge 2 ]] || { echo "setup.sh: --targets needs a list of targets" >&2; exit 2; }
       read -ra targets <<<"$2"; shift 2 ;;
     *) sed -n '2,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2 ;;
@@ -22,26 +26,31 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 build=${FEDCL_BUILD_DIR:-$repo/build}
 log=$build/setup.log
 
-# Build tools and libraries, PoCL as the OpenCL backend, and what the tests and the demo run
-# (dpkg-dev: cpack's package dependencies; lintian: the packages checked against Debian's rules;
-# scdoc: the manual pages; systemd: systemd-analyze verify of the unit; libsystemd-dev: fedcld's
-# journal entries; prometheus: promtool and a Prometheus that check and scrape fedcld --metrics;
-# clang and its runtime: the libFuzzer targets, scripts/fuzz.sh; python3-matplotlib: bench/plot.py;
-# libssl-dev: TLS on fedcl's links, and openssl, the command the TLS tests make their certificates
-# with and test fedcl's records against; gnutls-bin: gnutls-cli and gnutls-serv, for the same
-# interoperability tests).
-packages=(
+# What the build needs and the demo runs: build tools and libraries (libsystemd-dev: fedcld's
+# journal entries; libssl-dev: TLS on fedcl's links), PoCL as the OpenCL backend, clinfo, python3.
+demo_packages=(
   cmake make g++ pkg-config
   opencl-headers ocl-icd-opencl-dev ocl-icd-libopencl1
-  capnproto libcapnp-dev libuv1-dev libsodium-dev libssl-dev openssl gnutls-bin
-  pocl-opencl-icd
+  capnproto libcapnp-dev libuv1-dev libsodium-dev libssl-dev libsystemd-dev
+  pocl-opencl-icd clinfo python3
+)
+# And what the tests run (openssl: the command the TLS tests make their certificates with and test
+# fedcl's records against; gnutls-bin: gnutls-cli and gnutls-serv, for the same interoperability
+# tests; dpkg-dev: cpack's package dependencies; lintian: the packages checked against Debian's
+# rules; scdoc: the manual pages; systemd: systemd-analyze verify of the unit; prometheus: promtool
+# and a Prometheus that check and scrape fedcld --metrics; clang and its runtime: the libFuzzer
+# targets, scripts/fuzz.sh; python3-matplotlib: bench/plot.py; Open MPI: the MPI commands).
+test_packages=(
+  openssl gnutls-bin
   googletest libgtest-dev
-  clinfo clpeak python3-pyopencl python3-numpy python3-pytest python3-pip python3-matplotlib
+  clpeak python3-pyopencl python3-numpy python3-pytest python3-pip python3-matplotlib
   iproute2
-  dpkg-dev lintian scdoc systemd libsystemd-dev prometheus
+  dpkg-dev lintian scdoc systemd prometheus
   libopenmpi-dev openmpi-bin
   clang libclang-rt-14-dev
 )
+packages=("${demo_packages[@]}")
+((demo)) || packages+=("${test_packages[@]}")
 
 step() { printf '==> %s\n' "$*"; }
 
@@ -120,7 +129,12 @@ build_with_progress() {
 }
 
 step "building fedcl into $build (${targets[*]:-all targets}; log: $log)"
-quietly cmake -S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo
+# The tests need GoogleTest, which the demo's packages leave out; the full set-up always has them.
+with_tests=ON
+if ((demo)) && ! dpkg-query -W -f='${Status}\n' libgtest-dev 2>/dev/null | grep -q '^install ok installed$'; then
+  with_tests=OFF
+fi
+quietly cmake -S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFEDCL_BUILD_TESTS=$with_tests
 for target in "${targets[@]:-all}"; do
   if ! build_with_progress "$target"; then
     echo "setup.sh: building $target failed; the last lines of $log:" >&2
