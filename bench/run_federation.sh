@@ -22,6 +22,7 @@
 #   --per-device         one daemon per backend device (`fedcld --devices k`), e.g. one per GPU;
 #                        no pinning unless --cores-per-node is given
 #   --platform P         passed to every fedcld (--platform)
+#   --daemon-args ARGS   more options for every fedcld (e.g. "--busy-poll 0")
 #   --backend-icd FILE   the backend's .icd file (default $FEDCL_BENCH_BACKEND_ICD or PoCL's)
 #   --backend-library L  name the backend library directly (OCL_ICD_FILENAMES; for loaders that read
 #                        no vendors folder, e.g. NVIDIA's: /usr/local/nvidia/lib64/libnvidia-opencl.so.1)
@@ -36,7 +37,7 @@ build=build-bench
 if [[ $# -gt 0 && $1 != -* ]]; then build=$1; shift; fi
 [[ $build = /* ]] || build=$repo/$build
 
-topology=auto shape=0 delay=50us rate=10gbit nodes= cores_per_node= loop_core=0 per_device=0 platform= rounds=3 quick=0
+topology=auto shape=0 delay=50us rate=10gbit nodes= cores_per_node= loop_core=0 per_device=0 platform= daemon_args= rounds=3 quick=0
 backend_icd=${FEDCL_BENCH_BACKEND_ICD:-/etc/OpenCL/vendors/pocl.icd} backend_library=
 bench_args=()
 while [[ $# -gt 0 ]]; do
@@ -50,6 +51,7 @@ while [[ $# -gt 0 ]]; do
     --loop-core) loop_core=1 ;;
     --per-device) per_device=1 ;;
     --platform) platform=$2; shift ;;
+    --daemon-args) daemon_args=$2; shift ;;
     --backend-icd) backend_icd=$2; shift ;;
     --backend-library) backend_library=$2; shift ;;
     --rounds) rounds=$2; shift ;;
@@ -96,6 +98,7 @@ else
 fi
 platform_args=()
 [[ -n $platform ]] && platform_args=(--platform "$platform")
+read -ra extra_daemon_args <<<"$daemon_args"
 
 # How many nodes, and what each gets: its own cores (CPU backends) or its own device.
 cores=$(nproc)
@@ -179,7 +182,7 @@ start_node() {
   rm -f "$work/port$k"
   ln -sf "$daemon" "$work/bin/fcbd-node$k"
   "${at[@]}" "${backend_env[@]}" "${pin[@]}" "$work/bin/fcbd-node$k" --listen "$(host_ip "n$k"):0" --port-file "$work/port$k" \
-    --name "node$k" --log-level warn "${platform_args[@]}" "${device_args[@]}" 2>>"$work/fedcld$k.log" &
+    --name "node$k" --log-level warn "${platform_args[@]}" "${device_args[@]}" "${extra_daemon_args[@]}" 2>>"$work/fedcld$k.log" &
   node_pids[k]=$!
   wait_for_file "$work/port$k" "${node_pids[k]}" "fedcld of node $k" || { cat "$work/fedcld$k.log" >&2; return 1; }
   hosts[k]="$(host_ip "n$k"):$(<"$work/port$k")"
@@ -225,6 +228,7 @@ describe_node() {
   list=$(node_cores "$k")
   if ((per_device)); then echo -n "fedcld --devices $k"; else echo -n "fedcld"; fi
   echo -n " (run as fcbd-node$k, a link)"
+  [[ -n $daemon_args ]] && echo -n ", with $daemon_args"
   if [[ -n $list ]]; then
     echo -n ", taskset -c $list, POCL_MAX_PTHREAD_COUNT=$cores_per_node (PoCL <= 3) and POCL_CPU_MAX_CU_COUNT=$cores_per_node (PoCL >= 4)"
   else

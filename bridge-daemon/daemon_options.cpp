@@ -350,8 +350,8 @@ const std::vector<DaemonOption> &daemon_options() {
        true, completion},
       {"busy-poll", "US|auto", "after any work, keep the loop and its completion threads polling for up to\n"
                                "US microseconds instead of sleeping: a sleeping thread's wake-up costs\n"
-                               "as much as a network round trip (auto, the default: 1000 with 4 or more\n"
-                               "cores, else 0)", true, busy_poll},
+                               "as much as a network round trip (auto, the default: 1000 where the\n"
+                               "process may run on 4 or more cores, e.g. not pinned to fewer, else 0)", true, busy_poll},
       {"page-locked-reads", "auto|yes|no", "reads answered in one reply land in page-locked memory the backend\n"
                                            "allocated, a few MiB per queue (auto, the default: on GPUs)", true,
        page_locked_reads},

@@ -3,6 +3,7 @@
 #include <random>
 #include <thread>
 
+#include "host_cores.h"
 #include "log.h"
 #include "session.h"
 
@@ -24,7 +25,7 @@ std::chrono::microseconds busy_poll_for(long option) {
   // needs them all.
   // 1 ms spans a short kernel and a client's turn-around; a sleeping thread's wake-up costs 25-30 us
   // on a virtual GPU node.
-  return std::chrono::microseconds(std::thread::hardware_concurrency() >= 4 ? 1000 : 0);
+  return std::chrono::microseconds(fedcl::usable_cores() >= 4 ? 1000 : 0);
 }
 }  // namespace
 

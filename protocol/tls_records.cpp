@@ -17,6 +17,8 @@
 #include <thread>
 #include <vector>
 
+#include "host_cores.h"
+
 namespace fedcl {
 
 namespace {
@@ -125,7 +127,7 @@ class CryptoPool {
 
  private:
   CryptoPool() {
-    unsigned cores = std::thread::hardware_concurrency();
+    unsigned cores = usable_cores();
     const char *asked = std::getenv("FEDCL_TLS_CRYPTO_THREADS");
     helpers_ = asked ? std::min<size_t>(std::strtoul(asked, nullptr, 10), 16) : cores >= 8 ? std::min(3u, cores / 4) : 0;
     for (size_t i = 0; i < helpers_; i++) std::thread([this] { main(); }).detach();

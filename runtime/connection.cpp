@@ -1,4 +1,5 @@
 #include "connection.h"
+#include "host_cores.h"
 #include "message_check.h"
 #include "spin_wait.h"
 #include "trace.h"
@@ -51,7 +52,7 @@ void fail_pending(PendingReply &pending, std::string message) {
 }  // namespace
 
 bool spare_cores() {
-  static const bool spare = std::thread::hardware_concurrency() >= 4;
+  static const bool spare = usable_cores() >= 4;
   return spare;
 }
 
