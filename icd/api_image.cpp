@@ -350,6 +350,39 @@ cl_int check_rect_args(const size_t *a, const size_t *b, const size_t *region) {
   return CL_SUCCESS;
 }
 
+// What clEnqueueReadBufferRect and clEnqueueWriteBufferRect check alike; fills the buffer's
+// rectangle and the host memory's region.
+cl_int check_host_rect(cl_command_queue queue, cl_mem buffer, const size_t *buffer_origin, const size_t *host_origin,
+                       const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch,
+                       size_t host_row_pitch, size_t host_slice_pitch, const void *ptr, Rect *device_rect,
+                       HostRegion *host) {
+  cl_int err = check_queue_mem(queue, buffer, MemKind::buffer);
+  if (err == CL_SUCCESS) err = check_rect_args(buffer_origin, host_origin, region);
+  if (err == CL_SUCCESS && !ptr) err = CL_INVALID_VALUE;
+  Rect host_rect{};
+  if (err == CL_SUCCESS)
+    err = check_rect(buffer_origin, region, buffer_row_pitch, buffer_slice_pitch, buffer->size, device_rect);
+  if (err == CL_SUCCESS) err = check_rect(host_origin, region, host_row_pitch, host_slice_pitch, SIZE_MAX, &host_rect);
+  if (err != CL_SUCCESS) return err;
+  *host = {const_cast<uint8_t *>(static_cast<const uint8_t *>(ptr)) + host_rect.offset,
+           region[0],
+           region[1],
+           region[2],
+           host_rect.row_pitch,
+           host_rect.slice_pitch};
+  return CL_SUCCESS;
+}
+
+// What clEnqueueReadImage and clEnqueueWriteImage check alike; the host pitches come back resolved.
+cl_int check_host_image(cl_command_queue queue, cl_mem image, const size_t *origin, const size_t *region,
+                        const void *ptr, size_t *row_pitch, size_t *slice_pitch) {
+  cl_int err = check_queue_mem(queue, image, MemKind::image);
+  if (err == CL_SUCCESS) err = check_region(image, origin, region);
+  if (err == CL_SUCCESS && !ptr) err = CL_INVALID_VALUE;
+  if (err == CL_SUCCESS) err = host_pitches(image, region, row_pitch, slice_pitch);
+  return err;
+}
+
 bool overwrites_buffer(cl_mem buffer, const Rect &rect, const size_t *region) {
   return rect.offset == 0 && rect.row_pitch == region[0] && rect.slice_pitch == region[0] * region[1] &&
          region[0] * region[1] * region[2] == buffer->size;
@@ -492,10 +525,7 @@ cl_int fedcl::api::clGetImageInfo(cl_mem image, cl_image_info param, size_t size
 cl_int fedcl::api::clEnqueueReadImage(cl_command_queue queue, cl_mem image, cl_bool blocking, const size_t *origin,
                                       const size_t *region, size_t row_pitch, size_t slice_pitch, void *ptr,
                                       cl_uint num_events, const cl_event *wait_list, cl_event *event) {
-  cl_int err = check_queue_mem(queue, image, MemKind::image);
-  if (err == CL_SUCCESS) err = check_region(image, origin, region);
-  if (err == CL_SUCCESS && !ptr) err = CL_INVALID_VALUE;
-  if (err == CL_SUCCESS) err = host_pitches(image, region, &row_pitch, &slice_pitch);
+  cl_int err = check_host_image(queue, image, origin, region, ptr, &row_pitch, &slice_pitch);
   if (err != CL_SUCCESS) return err;
   if (!host_may_read(image)) return CL_INVALID_OPERATION;
   return host_read(queue, image, blocking, image_host_region(image, ptr, region, row_pitch, slice_pitch),
@@ -505,10 +535,7 @@ cl_int fedcl::api::clEnqueueReadImage(cl_command_queue queue, cl_mem image, cl_b
 cl_int fedcl::api::clEnqueueWriteImage(cl_command_queue queue, cl_mem image, cl_bool blocking, const size_t *origin,
                                        const size_t *region, size_t row_pitch, size_t slice_pitch, const void *ptr,
                                        cl_uint num_events, const cl_event *wait_list, cl_event *event) {
-  cl_int err = check_queue_mem(queue, image, MemKind::image);
-  if (err == CL_SUCCESS) err = check_region(image, origin, region);
-  if (err == CL_SUCCESS && !ptr) err = CL_INVALID_VALUE;
-  if (err == CL_SUCCESS) err = host_pitches(image, region, &row_pitch, &slice_pitch);
+  cl_int err = check_host_image(queue, image, origin, region, ptr, &row_pitch, &slice_pitch);
   if (err != CL_SUCCESS) return err;
   if (!host_may_write(image)) return CL_INVALID_OPERATION;
   // The bytes leave this process before the call returns, so even a non-blocking write may reuse ptr.
@@ -630,21 +657,12 @@ cl_int fedcl::api::clEnqueueReadBufferRect(cl_command_queue queue, cl_mem buffer
                                            size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch,
                                            size_t host_slice_pitch, void *ptr, cl_uint num_events,
                                            const cl_event *wait_list, cl_event *event) {
-  cl_int err = check_queue_mem(queue, buffer, MemKind::buffer);
-  if (err == CL_SUCCESS) err = check_rect_args(buffer_origin, host_origin, region);
-  if (err == CL_SUCCESS && !ptr) err = CL_INVALID_VALUE;
-  Rect device_rect{}, host_rect{};
-  if (err == CL_SUCCESS)
-    err = check_rect(buffer_origin, region, buffer_row_pitch, buffer_slice_pitch, buffer->size, &device_rect);
-  if (err == CL_SUCCESS) err = check_rect(host_origin, region, host_row_pitch, host_slice_pitch, SIZE_MAX, &host_rect);
+  Rect device_rect{};
+  HostRegion host{};
+  cl_int err = check_host_rect(queue, buffer, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch,
+                               host_row_pitch, host_slice_pitch, ptr, &device_rect, &host);
   if (err != CL_SUCCESS) return err;
   if (!host_may_read(buffer)) return CL_INVALID_OPERATION;
-  HostRegion host{static_cast<uint8_t *>(ptr) + host_rect.offset,
-                  region[0],
-                  region[1],
-                  region[2],
-                  host_rect.row_pitch,
-                  host_rect.slice_pitch};
   return host_read(
       queue, buffer, blocking, host,
       buffer_rect_transfer(buffer, buffer_origin, device_rect.row_pitch, device_rect.slice_pitch, false),
@@ -656,21 +674,12 @@ cl_int fedcl::api::clEnqueueWriteBufferRect(cl_command_queue queue, cl_mem buffe
                                             const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch,
                                             size_t host_row_pitch, size_t host_slice_pitch, const void *ptr,
                                             cl_uint num_events, const cl_event *wait_list, cl_event *event) {
-  cl_int err = check_queue_mem(queue, buffer, MemKind::buffer);
-  if (err == CL_SUCCESS) err = check_rect_args(buffer_origin, host_origin, region);
-  if (err == CL_SUCCESS && !ptr) err = CL_INVALID_VALUE;
-  Rect device_rect{}, host_rect{};
-  if (err == CL_SUCCESS)
-    err = check_rect(buffer_origin, region, buffer_row_pitch, buffer_slice_pitch, buffer->size, &device_rect);
-  if (err == CL_SUCCESS) err = check_rect(host_origin, region, host_row_pitch, host_slice_pitch, SIZE_MAX, &host_rect);
+  Rect device_rect{};
+  HostRegion host{};
+  cl_int err = check_host_rect(queue, buffer, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch,
+                               host_row_pitch, host_slice_pitch, ptr, &device_rect, &host);
   if (err != CL_SUCCESS) return err;
   if (!host_may_write(buffer)) return CL_INVALID_OPERATION;
-  HostRegion host{const_cast<uint8_t *>(static_cast<const uint8_t *>(ptr)) + host_rect.offset,
-                  region[0],
-                  region[1],
-                  region[2],
-                  host_rect.row_pitch,
-                  host_rect.slice_pitch};
   return host_write(
       queue, buffer, overwrites_buffer(buffer, device_rect, region), host,
       buffer_rect_transfer(buffer, buffer_origin, device_rect.row_pitch, device_rect.slice_pitch, true),
