@@ -263,3 +263,59 @@ TEST(TwoDaemonsWithoutPeerLinks, BuffersAndEventsGoThroughTheClient) {
   ASSERT_CL_OK(clEnqueueReadBuffer(queue[1], mem, CL_TRUE, 0, n * sizeof(int), out.data(), 0, nullptr, nullptr));
   for (int value : out) ASSERT_EQ(9, value);
 }
+
+// Threads whose kernels on the second daemon read one buffer that is current only on the first:
+// one copies it through this process (its lock released for the round trips), the others wait for
+// that copy instead of copying again or reading a half-copied buffer, and every result is right.
+TEST(TwoDaemonsWithoutPeerLinks, ThreadsThatNeedOneBufferOnTheOtherDaemonShareItsCopy) {
+  setenv("FEDCL_PEER_LINKS", "0", 1);
+  Cluster cluster{2};
+  cl_int err;
+  cl_context context = clCreateContext(nullptr, 2, cluster.devices.data(), nullptr, nullptr, &err);
+  ASSERT_CL_OK(err);
+  const size_t n = 1 << 20;
+  std::vector<int> data(n, 2);
+  cl_mem source = create_buffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, n * sizeof(int), data.data());
+  cl_program program = build_program(context, kScaleSource + std::string(R"CLC(
+kernel void plus_one(global const int *in, global int *out) { size_t i = get_global_id(0); out[i] = in[i] + 1; }
+)CLC"));
+  cl_command_queue first = create_queue(context, cluster.devices[0]);
+  cl_kernel scale = create_kernel(program, "scale");
+  set_arg(scale, 0, source);
+  set_arg(scale, 1, 4);
+  ASSERT_CL_OK(clEnqueueNDRangeKernel(first, scale, 1, nullptr, &n, nullptr, 0, nullptr, nullptr));
+  ASSERT_CL_OK(clFinish(first));  // 8 everywhere, on the first daemon only
+
+  const int threads = 4;
+  std::vector<std::vector<int>> results(threads);
+  std::vector<cl_int> errors(threads, CL_SUCCESS);
+  std::vector<std::thread> workers;
+  for (int t = 0; t < threads; t++) {
+    workers.emplace_back([&, t] {
+      cl_int e = CL_SUCCESS;
+      cl_command_queue queue = clCreateCommandQueueWithProperties(context, cluster.devices[1], nullptr, &e);
+      cl_mem out = clCreateBuffer(context, CL_MEM_READ_WRITE, n * sizeof(int), nullptr, &e);
+      cl_kernel kernel = clCreateKernel(program, "plus_one", &e);
+      clSetKernelArg(kernel, 0, sizeof source, &source);
+      clSetKernelArg(kernel, 1, sizeof out, &out);
+      if (e == CL_SUCCESS) e = clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &n, nullptr, 0, nullptr, nullptr);
+      results[t].resize(n);
+      if (e == CL_SUCCESS) e = clEnqueueReadBuffer(queue, out, CL_TRUE, 0, n * sizeof(int), results[t].data(), 0, nullptr, nullptr);
+      errors[t] = e;
+      clReleaseKernel(kernel);
+      clReleaseMemObject(out);
+      clReleaseCommandQueue(queue);
+    });
+  }
+  for (auto &worker : workers) worker.join();
+  for (int t = 0; t < threads; t++) {
+    ASSERT_CL(CL_SUCCESS, errors[t]) << "thread " << t;
+    for (size_t i = 0; i < n; i += 4093) ASSERT_EQ(9, results[t][i]) << "thread " << t << ", element " << i;
+    ASSERT_EQ(9, results[t][n - 1]) << "thread " << t;
+  }
+  clReleaseKernel(scale);
+  clReleaseCommandQueue(first);
+  clReleaseProgram(program);
+  clReleaseMemObject(source);
+  clReleaseContext(context);
+}
