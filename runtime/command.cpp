@@ -90,6 +90,9 @@ void Command::wait_for(_cl_event *event) {
   {
     std::lock_guard<std::mutex> lock(event->mutex);
     if (event->status == CL_COMPLETE) return;
+    // The command it waits for starts now, not at the flush timer, whether its daemon signals this
+    // one over their link or this process relays the completion.
+    signaller = event->connection;
     if (!(event->proxies & bit(here))) {
       event->proxies |= bit(here);
       bool signalled = event->connection && Runtime::get().peer_linked(event->connection, here);
@@ -106,12 +109,11 @@ void Command::wait_for(_cl_event *event) {
         peer.setEvent(event->id);
         fill_peer_ref(peer.initPeer(), *here);
         event->connection->queue(signal);
-        signaller = event->connection;
       }
       if (event->status < 0) queue_event_status(here, event->id, event->status);
     }
   }
-  if (signaller) signaller->flush();  // the command it waits for starts now, not at the flush timer
+  if (signaller) signaller->flush();
   wait_ids_.push_back(event->id);
 }
 
