@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "bench_nbody.h"
+#include "bench_solver.h"
 #include "bench_workloads.h"
 
 namespace bench {
@@ -78,8 +79,8 @@ std::unique_ptr<Side> open_side(const std::string &label, const std::string &nam
   check(err, "clCreateContext");
   side->queue = clCreateCommandQueueWithProperties(side->context, side->device, nullptr, &err);
   check(err, "clCreateCommandQueueWithProperties");
-  const char *sources[] = {kTinyKernelSource, kNbodyKernelSource};
-  side->program = clCreateProgramWithSource(side->context, 2, sources, nullptr, &err);
+  const char *sources[] = {kTinyKernelSource, kNbodyKernelSource, kSolverKernelSource};
+  side->program = clCreateProgramWithSource(side->context, 3, sources, nullptr, &err);
   check(err, "clCreateProgramWithSource");
   // The options NVIDIA's oclNbody builds with.
   if (clBuildProgram(side->program, 1, &side->device, "-cl-fast-relaxed-math", nullptr, nullptr) != CL_SUCCESS)

@@ -13,6 +13,7 @@
 #include "bench_floor.h"
 #include "bench_link.h"
 #include "bench_nbody.h"
+#include "bench_solver.h"
 #include "bench_stats.h"
 #include "bench_targets.h"
 #include "bench_workloads.h"
@@ -41,6 +42,7 @@ const Workload kWorkloads[] = {
     {"nbody_4096", measure_nbody_4096, 7},
     {"nbody_16384", measure_nbody_16384, 3},
     {"nbody_65536", measure_nbody_65536, 3, true},
+    {"solver_loop", measure_solver_loop, 3},
 };
 
 bool selected(const std::string &only, const char *name) {
@@ -114,6 +116,22 @@ void print_nbody_overheads(const Results &results) {
   for (const char *n : {"1024", "4096", "16384", "65536"}) {
     auto it = results.find(std::string("nbody.") + n + ".step.ratio");
     if (it != results.end()) std::printf("nbody.%s.overhead %.6g %%\n", n, (it->second - 1) * 100);
+  }
+}
+
+// The solver loop's throughput across the two ways of enqueueing it: fedcl's command buffer against
+// the backend's plain loop and against the backend's own command buffer (issue targets: >= 1.0x and
+// >= 0.9x). Times per iteration, so a ratio is the other side's time over fedcl's.
+void print_solver_ratios(Results &results) {
+  for (const char *size : {"small", "large"}) {
+    std::string base = std::string("solver.") + size;
+    auto fedcl = results.find(base + ".command_buffer.fedcl");
+    if (fedcl == results.end()) continue;
+    for (const char *against : {"plain", "command_buffer"}) {
+      auto direct = results.find(base + "." + against + ".direct");
+      if (direct != results.end())
+        print(results, base + ".fedcl_command_buffer_vs_direct_" + against, direct->second / fedcl->second, "x");
+    }
   }
 }
 
@@ -226,6 +244,7 @@ int main(int argc, char **argv) {
   print(results, "host.load_1min.end", load_average(), "load");
 
   print_nbody_overheads(results);
+  print_solver_ratios(results);
   int missed = report_targets("targets", pocl_targets(), results);
   if (gpu || options.gpu_targets) missed += report_targets("GPU targets", gpu_targets(), results);
   std::printf("run.duration %.1f s\n", (now_us() - start) * 1e-6);

@@ -1,4 +1,5 @@
 #include "exec.h"
+#include "command_buffer.h"
 #include "trace.h"
 
 #include <capnp/serialize.h>
@@ -356,8 +357,8 @@ const RequestHandler kHandlers[] = {
     HANDLE(RELEASE, false, "clRelease*", exec_release(c, r.getRelease())),
     HANDLE(WRITE_BUFFER, true, "clEnqueueWriteBuffer", exec_write_buffer(c, r.getWriteBuffer(), f)),
     HANDLE(READ_BUFFER, false, "clEnqueueReadBuffer", exec_read_buffer(c, r.getReadBuffer())),
-    HANDLE(COPY_BUFFER, false, "clEnqueueCopyBuffer", exec_copy_buffer(c, r.getCopyBuffer())),
-    HANDLE(FILL_BUFFER, false, "clEnqueueFillBuffer", exec_fill_buffer(c, r.getFillBuffer())),
+    HANDLE(COPY_BUFFER, false, "clEnqueueCopyBuffer", exec_device_command(c, r.getCopyBuffer().getCommand(), r)),
+    HANDLE(FILL_BUFFER, false, "clEnqueueFillBuffer", exec_device_command(c, r.getFillBuffer().getCommand(), r)),
     HANDLE(ND_RANGE, false, "clEnqueueNDRangeKernel", exec_nd_range(c, r.getNdRange())),
     HANDLE(MARKER, false, "clEnqueueMarkerWithWaitList", exec_marker(c, r.getMarker(), false)),
     HANDLE(BARRIER, false, "clEnqueueBarrierWithWaitList", exec_marker(c, r.getBarrier(), true)),
@@ -369,13 +370,13 @@ const RequestHandler kHandlers[] = {
     HANDLE(GET_SUPPORTED_IMAGE_FORMATS, false, "clGetSupportedImageFormats", exec_get_supported_image_formats(c, r.getGetSupportedImageFormats())),
     HANDLE(READ_IMAGE, false, "clEnqueueReadImage", exec_read_image(c, r.getReadImage())),
     HANDLE(WRITE_IMAGE, true, "clEnqueueWriteImage", exec_write_image(c, r.getWriteImage(), f)),
-    HANDLE(COPY_IMAGE, false, "clEnqueueCopyImage", exec_copy_image(c, r.getCopyImage())),
-    HANDLE(FILL_IMAGE, false, "clEnqueueFillImage", exec_fill_image(c, r.getFillImage())),
-    HANDLE(COPY_IMAGE_TO_BUFFER, false, "clEnqueueCopyImageToBuffer", exec_copy_image_to_buffer(c, r.getCopyImageToBuffer())),
-    HANDLE(COPY_BUFFER_TO_IMAGE, false, "clEnqueueCopyBufferToImage", exec_copy_buffer_to_image(c, r.getCopyBufferToImage())),
+    HANDLE(COPY_IMAGE, false, "clEnqueueCopyImage", exec_device_command(c, r.getCopyImage().getCommand(), r)),
+    HANDLE(FILL_IMAGE, false, "clEnqueueFillImage", exec_device_command(c, r.getFillImage().getCommand(), r)),
+    HANDLE(COPY_IMAGE_TO_BUFFER, false, "clEnqueueCopyImageToBuffer", exec_device_command(c, r.getCopyImageToBuffer().getCommand(), r)),
+    HANDLE(COPY_BUFFER_TO_IMAGE, false, "clEnqueueCopyBufferToImage", exec_device_command(c, r.getCopyBufferToImage().getCommand(), r)),
     HANDLE(READ_BUFFER_RECT, false, "clEnqueueReadBufferRect", exec_read_buffer_rect(c, r.getReadBufferRect())),
     HANDLE(WRITE_BUFFER_RECT, true, "clEnqueueWriteBufferRect", exec_write_buffer_rect(c, r.getWriteBufferRect(), f)),
-    HANDLE(COPY_BUFFER_RECT, false, "clEnqueueCopyBufferRect", exec_copy_buffer_rect(c, r.getCopyBufferRect())),
+    HANDLE(COPY_BUFFER_RECT, false, "clEnqueueCopyBufferRect", exec_device_command(c, r.getCopyBufferRect().getCommand(), r)),
     HANDLE(CREATE_PROGRAM_WITH_BINARY, false, "clCreateProgramWithBinary", exec_create_program_with_binary(c, r.getCreateProgramWithBinary())),
     HANDLE(CREATE_PROGRAM_WITH_I_L, false, "clCreateProgramWithIL", exec_create_program_with_il(c, r.getCreateProgramWithIL())),
     HANDLE(CREATE_PROGRAM_WITH_BUILT_IN_KERNELS, false, "clCreateProgramWithBuiltInKernels", exec_create_program_with_built_in_kernels(c, r.getCreateProgramWithBuiltInKernels())),
@@ -392,6 +393,9 @@ const RequestHandler kHandlers[] = {
     HANDLE(NODE_FILE, false, "a node file transfer", exec_node_file(c, r.getNodeFile())),
     HANDLE(TRANSFER_TO, false, nullptr, exec_transfer_to(c, r.getTransferTo())),
     HANDLE(TRANSFER_FROM, false, nullptr, exec_transfer_from(c, r.getTransferFrom())),
+    HANDLE(CREATE_COMMAND_BUFFER, false, nullptr, exec_create_command_buffer(c, r.getCreateCommandBuffer())),
+    HANDLE(RECORD_COMMAND, false, "clCreateKernel (a command buffer's launch)", exec_record_command(c, r.getRecordCommand())),
+    HANDLE(ENQUEUE_COMMAND_BUFFER, false, "clEnqueue* (a command buffer's replay)", exec_enqueue_command_buffer(c, r.getEnqueueCommandBuffer())),
 };
 
 #undef HANDLE

@@ -97,9 +97,18 @@ void exec_release(Call &call, uint64_t id);
 
 void exec_write_buffer(Call &call, wire::Request::WriteBuffer::Reader request, Frame &frame);
 void exec_read_buffer(Call &call, wire::Request::ReadBuffer::Reader request);
-void exec_copy_buffer(Call &call, wire::Request::CopyBuffer::Reader request);
-void exec_fill_buffer(Call &call, wire::Request::FillBuffer::Reader request);
 void exec_nd_range(Call &call, wire::Request::NDRange::Reader request);
+// A launch's sizes, checked.
+struct LaunchGeometry {
+  cl_uint dims = 0;
+  size_t offset[3] = {}, global[3] = {}, local[3] = {};
+  bool has_offset = false, has_local = false;
+  const size_t *offset_or_null() const { return has_offset ? offset : nullptr; }
+  const size_t *local_or_null() const { return has_local ? local : nullptr; }
+};
+LaunchGeometry launch_geometry(wire::Request::NDRange::Reader request);
+// Sets args on kernel, the handles they name resolved in objects.
+void set_kernel_args(ObjectTable &objects, cl_kernel kernel, capnp::List<wire::KernelArg>::Reader args);
 void exec_marker(Call &call, wire::Command::Reader command, bool barrier);
 void exec_flush(Call &call, uint64_t queue);
 void exec_finish(Call &call, uint64_t queue);
@@ -110,13 +119,8 @@ void exec_create_sampler(Call &call, wire::Request::CreateSampler::Reader reques
 void exec_get_supported_image_formats(Call &call, wire::Request::GetSupportedImageFormats::Reader request);
 void exec_read_image(Call &call, wire::Request::ReadImage::Reader request);
 void exec_write_image(Call &call, wire::Request::WriteImage::Reader request, Frame &frame);
-void exec_copy_image(Call &call, wire::Request::CopyImage::Reader request);
-void exec_fill_image(Call &call, wire::Request::FillImage::Reader request);
-void exec_copy_image_to_buffer(Call &call, wire::Request::CopyImageToBuffer::Reader request);
-void exec_copy_buffer_to_image(Call &call, wire::Request::CopyBufferToImage::Reader request);
 void exec_read_buffer_rect(Call &call, wire::Request::ReadBufferRect::Reader request);
 void exec_write_buffer_rect(Call &call, wire::Request::WriteBufferRect::Reader request, Frame &frame);
-void exec_copy_buffer_rect(Call &call, wire::Request::CopyBufferRect::Reader request);
 
 // exec_programs.cpp: programs from binaries and IL, build, compile and link; sub-devices.
 void exec_build_program(Call &call, wire::Request::BuildProgram::Reader request);

@@ -128,30 +128,24 @@ void exec_read_buffer(Call &call, wire::Request::ReadBuffer::Reader request) {
   track_read(call, r, data, size, kind);
 }
 
-void exec_copy_buffer(Call &call, wire::Request::CopyBuffer::Reader request) {
-  Resolved r = resolve(call, request.getCommand());
-  ObjectTable &objects = call.session.objects();
-  auto src = objects.handle<cl_mem>(request.getSrc(), ObjectKind::mem);
-  auto dst = objects.handle<cl_mem>(request.getDst(), ObjectKind::mem);
-  check(clEnqueueCopyBuffer(r.queue, src, dst, request.getSrcOffset(), request.getDstOffset(), request.getSize(),
-                            r.wait_count(), r.wait_ptr(), event_out(call, r)),
-        "clEnqueueCopyBuffer");
-  track(call, r);
+LaunchGeometry launch_geometry(wire::Request::NDRange::Reader request) {
+  auto global = request.getGlobal(), offset = request.getOffset(), local = request.getLocal();
+  LaunchGeometry g;
+  g.dims = global.size();
+  if (g.dims < 1 || g.dims > 3) fail(CL_INVALID_WORK_DIMENSION, "work_dim must be 1, 2 or 3");
+  if ((offset.size() && offset.size() != g.dims) || (local.size() && local.size() != g.dims))
+    fail(CL_INVALID_VALUE, "offset and local sizes must have work_dim entries");
+  g.has_offset = offset.size() != 0;
+  g.has_local = local.size() != 0;
+  for (cl_uint d = 0; d < g.dims; d++) {
+    g.global[d] = global[d];
+    if (g.has_offset) g.offset[d] = offset[d];
+    if (g.has_local) g.local[d] = local[d];
+  }
+  return g;
 }
 
-void exec_fill_buffer(Call &call, wire::Request::FillBuffer::Reader request) {
-  Resolved r = resolve(call, request.getCommand());
-  auto mem = call.session.objects().handle<cl_mem>(request.getBuffer(), ObjectKind::mem);
-  auto pattern = request.getPattern();
-  check(clEnqueueFillBuffer(r.queue, mem, pattern.begin(), pattern.size(), request.getOffset(), request.getSize(),
-                            r.wait_count(), r.wait_ptr(), event_out(call, r)),
-        "clEnqueueFillBuffer");
-  track(call, r);
-}
-
-namespace {
-
-void set_args(ObjectTable &objects, cl_kernel kernel, capnp::List<wire::KernelArg>::Reader args) {
+void set_kernel_args(ObjectTable &objects, cl_kernel kernel, capnp::List<wire::KernelArg>::Reader args) {
   for (auto arg : args) {
     cl_uint index = arg.getIndex();
     cl_int err = CL_SUCCESS;
@@ -179,9 +173,7 @@ void set_args(ObjectTable &objects, cl_kernel kernel, capnp::List<wire::KernelAr
   }
 }
 
-void copy_sizes(capnp::List<uint64_t>::Reader list, size_t *out) {
-  for (unsigned i = 0; i < list.size() && i < 3; i++) out[i] = list[i];
-}
+namespace {
 
 // A launch of a kernel that may print: it runs only while its session holds the print gate
 // (print_gate.h), and its completion carries what it printed.
@@ -251,27 +243,17 @@ void exec_nd_range(Call &call, wire::Request::NDRange::Reader request) {
   ObjectTable &objects = call.session.objects();
   Object &kernel_object = objects.get(request.getKernel(), ObjectKind::kernel);
   auto kernel = static_cast<cl_kernel>(kernel_object.handle);
-  set_args(objects, kernel, request.getArgs());
-  auto global = request.getGlobal();
-  cl_uint dims = global.size();
-  if (dims < 1 || dims > 3) fail(CL_INVALID_WORK_DIMENSION, "work_dim must be 1, 2 or 3");
-  if ((request.getOffset().size() && request.getOffset().size() != dims) ||
-      (request.getLocal().size() && request.getLocal().size() != dims))
-    fail(CL_INVALID_VALUE, "offset and local sizes must have work_dim entries");
-  size_t offset[3] = {}, global_size[3] = {}, local[3] = {};
-  copy_sizes(request.getOffset(), offset);
-  copy_sizes(global, global_size);
-  copy_sizes(request.getLocal(), local);
+  set_kernel_args(objects, kernel, request.getArgs());
+  LaunchGeometry g = launch_geometry(request);
   if (kernel_object.may_print && call.session.host().print_gate().enabled()) {
     enqueue_printing(call, r, [&](cl_event *event) {
-      return clEnqueueNDRangeKernel(r.queue, kernel, dims, request.getOffset().size() ? offset : nullptr, global_size,
-                                    request.getLocal().size() ? local : nullptr, r.wait_count(), r.wait_ptr(), event);
+      return clEnqueueNDRangeKernel(r.queue, kernel, g.dims, g.offset_or_null(), g.global, g.local_or_null(),
+                                    r.wait_count(), r.wait_ptr(), event);
     });
     return;
   }
-  check(clEnqueueNDRangeKernel(r.queue, kernel, dims, request.getOffset().size() ? offset : nullptr, global_size,
-                               request.getLocal().size() ? local : nullptr, r.wait_count(), r.wait_ptr(),
-                               event_out(call, r)),
+  check(clEnqueueNDRangeKernel(r.queue, kernel, g.dims, g.offset_or_null(), g.global, g.local_or_null(),
+                               r.wait_count(), r.wait_ptr(), event_out(call, r)),
         "clEnqueueNDRangeKernel");
   track(call, r);
 }

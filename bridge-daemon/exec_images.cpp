@@ -1,25 +1,12 @@
 // Images, samplers and rectangular buffer transfers. Host-side pitches are the client's business:
 // every payload here is tightly packed, and reads answer tightly packed.
+#include "device_commands.h"
 #include "exec.h"
 #include "image_layout.h"
 
 namespace fedcld {
 
 namespace {
-
-// Origins and regions travel as up to three values; missing ones are 0 (origins) or 1 (regions).
-struct Triple {
-  size_t v[3];
-};
-
-Triple triple(capnp::List<uint64_t>::Reader list, size_t missing) {
-  if (list.size() > 3) fail(CL_INVALID_VALUE, "an origin or region has more than three values");
-  Triple t{{missing, missing, missing}};
-  for (unsigned i = 0; i < list.size(); i++) t.v[i] = list[i];
-  return t;
-}
-Triple origin(capnp::List<uint64_t>::Reader list) { return triple(list, 0); }
-Triple region(capnp::List<uint64_t>::Reader list) { return triple(list, 1); }
 
 // The bytes of region x element_size, refused past limit (what the object holds): the backend
 // checks the bounds, but fedcld allocates before it asks.
@@ -164,46 +151,6 @@ void exec_write_image(Call &call, wire::Request::WriteImage::Reader request, Fra
   track(call, r, [data](Session &, cl_int, const uint64_t *) {});
 }
 
-void exec_copy_image(Call &call, wire::Request::CopyImage::Reader request) {
-  Resolved r = resolve(call, request.getCommand());
-  Triple src_at = origin(request.getSrcOrigin()), dst_at = origin(request.getDstOrigin());
-  Triple extent = region(request.getRegion());
-  check(clEnqueueCopyImage(r.queue, mem(call, request.getSrc()), mem(call, request.getDst()), src_at.v, dst_at.v,
-                           extent.v, r.wait_count(), r.wait_ptr(), event_out(call, r)),
-        "clEnqueueCopyImage");
-  track(call, r);
-}
-
-void exec_fill_image(Call &call, wire::Request::FillImage::Reader request) {
-  Resolved r = resolve(call, request.getCommand());
-  auto color = request.getColor();
-  if (color.size() != 16) fail(CL_INVALID_VALUE, "a fill color is 16 bytes");
-  Triple at = origin(request.getOrigin()), extent = region(request.getRegion());
-  check(clEnqueueFillImage(r.queue, mem(call, request.getImage()), color.begin(), at.v, extent.v, r.wait_count(),
-                           r.wait_ptr(), event_out(call, r)),
-        "clEnqueueFillImage");
-  track(call, r);
-}
-
-void exec_copy_image_to_buffer(Call &call, wire::Request::CopyImageToBuffer::Reader request) {
-  Resolved r = resolve(call, request.getCommand());
-  Triple at = origin(request.getSrcOrigin()), extent = region(request.getRegion());
-  check(clEnqueueCopyImageToBuffer(r.queue, mem(call, request.getSrc()), mem(call, request.getDst()), at.v, extent.v,
-                                   request.getDstOffset(), r.wait_count(), r.wait_ptr(), event_out(call, r)),
-        "clEnqueueCopyImageToBuffer");
-  track(call, r);
-}
-
-void exec_copy_buffer_to_image(Call &call, wire::Request::CopyBufferToImage::Reader request) {
-  Resolved r = resolve(call, request.getCommand());
-  Triple at = origin(request.getDstOrigin()), extent = region(request.getRegion());
-  check(clEnqueueCopyBufferToImage(r.queue, mem(call, request.getSrc()), mem(call, request.getDst()),
-                                   request.getSrcOffset(), at.v, extent.v, r.wait_count(), r.wait_ptr(),
-                                   event_out(call, r)),
-        "clEnqueueCopyBufferToImage");
-  track(call, r);
-}
-
 // Rectangles: the host side is tight (row pitch region[0], slice pitch region[0] * region[1]),
 // which the backend computes from zero pitches.
 void exec_read_buffer_rect(Call &call, wire::Request::ReadBufferRect::Reader request) {
@@ -231,18 +178,6 @@ void exec_write_buffer_rect(Call &call, wire::Request::WriteBufferRect::Reader r
                                request.getBufferSlicePitch(), 0, 0, data.get(), r.wait_count(), r.wait_ptr(), &r.event),
       "clEnqueueWriteBufferRect");
   track(call, r, [data](Session &, cl_int, const uint64_t *) {});
-}
-
-void exec_copy_buffer_rect(Call &call, wire::Request::CopyBufferRect::Reader request) {
-  Resolved r = resolve(call, request.getCommand());
-  Triple src_at = origin(request.getSrcOrigin()), dst_at = origin(request.getDstOrigin());
-  Triple extent = region(request.getRegion());
-  check(
-      clEnqueueCopyBufferRect(r.queue, mem(call, request.getSrc()), mem(call, request.getDst()), src_at.v, dst_at.v,
-                              extent.v, request.getSrcRowPitch(), request.getSrcSlicePitch(), request.getDstRowPitch(),
-                              request.getDstSlicePitch(), r.wait_count(), r.wait_ptr(), event_out(call, r)),
-      "clEnqueueCopyBufferRect");
-  track(call, r);
 }
 
 }  // namespace fedcld

@@ -1,5 +1,7 @@
 #include "objects.h"
 
+#include <CL/cl_ext.h>
+
 #include <algorithm>
 
 #include "fedcl.capnp.h"
@@ -18,6 +20,7 @@ cl_int invalid_status(ObjectKind kind) {
     case ObjectKind::kernel: return CL_INVALID_KERNEL;
     case ObjectKind::event: return CL_INVALID_EVENT;
     case ObjectKind::sampler: return CL_INVALID_SAMPLER;
+    case ObjectKind::command_buffer: return CL_INVALID_COMMAND_BUFFER_KHR;
   }
   return CL_INVALID_VALUE;
 }
@@ -32,6 +35,7 @@ void release_handle(ObjectKind kind, void *handle) {
     case ObjectKind::kernel: clReleaseKernel(static_cast<cl_kernel>(handle)); break;
     case ObjectKind::event: clReleaseEvent(static_cast<cl_event>(handle)); break;
     case ObjectKind::sampler: clReleaseSampler(static_cast<cl_sampler>(handle)); break;
+    case ObjectKind::command_buffer: destroy_command_buffer(static_cast<CommandBuffer *>(handle)); break;
   }
 }
 
@@ -48,7 +52,7 @@ void fail_unset_user_event(cl_event event) {
 
 const char *object_kind_name(ObjectKind kind) {
   static const char *const names[] = {"device", "context", "queue", "memory object",
-                                      "program", "kernel", "event", "sampler"};
+                                      "program", "kernel", "event", "sampler", "command buffer"};
   return names[static_cast<int>(kind)];
 }
 
@@ -117,7 +121,7 @@ void ObjectTable::abandon_all() {
 
 void ObjectTable::release_all() {
   // Children before parents, so that no backend sees a parent released while a child still runs.
-  static const ObjectKind order[] = {ObjectKind::event, ObjectKind::kernel, ObjectKind::program,
+  static const ObjectKind order[] = {ObjectKind::command_buffer, ObjectKind::event, ObjectKind::kernel, ObjectKind::program,
                                      ObjectKind::sampler, ObjectKind::mem, ObjectKind::queue,
                                      ObjectKind::context, ObjectKind::device};
   for (ObjectKind kind : order) {

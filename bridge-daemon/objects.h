@@ -15,7 +15,11 @@
 
 namespace fedcld {
 
-enum class ObjectKind : uint8_t { device, context, queue, mem, program, kernel, event, sampler };
+enum class ObjectKind : uint8_t { device, context, queue, mem, program, kernel, event, sampler, command_buffer };
+
+// command_buffer.h; the table deletes those it holds.
+class CommandBuffer;
+void destroy_command_buffer(CommandBuffer *buffer);
 
 // Thrown by request handlers; becomes a Reply status or an AsyncError.
 struct RequestError {

@@ -5,10 +5,12 @@
 
 #include <CL/cl.h>
 #include <CL/cl_ext.h>
+#include <CL/cl_fedcl_command_buffer.h>
 
 #include <cstdio>
 
 #include "runtime.h"
+#include "transfer.h"
 
 // Every entry point fedcl implements, in the order of the dispatch table.
 #define FEDCL_IMPLEMENTED(X)                                                                       \
@@ -72,7 +74,91 @@ cl_int CL_API_CALL clEnqueueWriteBufferFromStdioFile(cl_command_queue queue, cl_
                                                      const cl_event *wait_list, cl_event *event);
 }  // namespace fedcl::api
 
+// cl_khr_command_buffer 0.9.8 (include/CL/cl_fedcl_command_buffer.h), also reached through
+// clGetExtensionFunctionAddressForPlatform. Their types are the 0.9.8 ones, which headers older than
+// 2024 declare otherwise under the same names.
+namespace fedcl::api {
+cl_command_buffer_khr CL_API_CALL clCreateCommandBufferKHR(cl_uint num_queues, const cl_command_queue *queues,
+                                                           const cl_command_buffer_properties_khr *properties,
+                                                           cl_int *errcode_ret);
+cl_int CL_API_CALL clFinalizeCommandBufferKHR(cl_command_buffer_khr buffer);
+cl_int CL_API_CALL clRetainCommandBufferKHR(cl_command_buffer_khr buffer);
+cl_int CL_API_CALL clReleaseCommandBufferKHR(cl_command_buffer_khr buffer);
+cl_int CL_API_CALL clEnqueueCommandBufferKHR(cl_uint num_queues, cl_command_queue *queues, cl_command_buffer_khr buffer,
+                                             cl_uint num_events, const cl_event *wait_list, cl_event *event);
+cl_int CL_API_CALL clCommandBarrierWithWaitListKHR(cl_command_buffer_khr buffer, cl_command_queue queue,
+                                                   const cl_command_properties_khr *properties,
+                                                   cl_uint num_sync_points, const cl_sync_point_khr *sync_points,
+                                                   cl_sync_point_khr *sync_point, cl_mutable_command_khr *handle);
+cl_int CL_API_CALL clCommandCopyBufferKHR(cl_command_buffer_khr buffer, cl_command_queue queue,
+                                          const cl_command_properties_khr *properties, cl_mem src, cl_mem dst,
+                                          size_t src_offset, size_t dst_offset, size_t size, cl_uint num_sync_points,
+                                          const cl_sync_point_khr *sync_points, cl_sync_point_khr *sync_point,
+                                          cl_mutable_command_khr *handle);
+cl_int CL_API_CALL clCommandCopyBufferRectKHR(cl_command_buffer_khr buffer, cl_command_queue queue,
+                                              const cl_command_properties_khr *properties, cl_mem src, cl_mem dst,
+                                              const size_t *src_origin, const size_t *dst_origin, const size_t *region,
+                                              size_t src_row_pitch, size_t src_slice_pitch, size_t dst_row_pitch,
+                                              size_t dst_slice_pitch, cl_uint num_sync_points,
+                                              const cl_sync_point_khr *sync_points, cl_sync_point_khr *sync_point,
+                                              cl_mutable_command_khr *handle);
+cl_int CL_API_CALL clCommandCopyBufferToImageKHR(cl_command_buffer_khr buffer, cl_command_queue queue,
+                                                 const cl_command_properties_khr *properties, cl_mem src, cl_mem dst,
+                                                 size_t src_offset, const size_t *dst_origin, const size_t *region,
+                                                 cl_uint num_sync_points, const cl_sync_point_khr *sync_points,
+                                                 cl_sync_point_khr *sync_point, cl_mutable_command_khr *handle);
+cl_int CL_API_CALL clCommandCopyImageKHR(cl_command_buffer_khr buffer, cl_command_queue queue,
+                                         const cl_command_properties_khr *properties, cl_mem src, cl_mem dst,
+                                         const size_t *src_origin, const size_t *dst_origin, const size_t *region,
+                                         cl_uint num_sync_points, const cl_sync_point_khr *sync_points,
+                                         cl_sync_point_khr *sync_point, cl_mutable_command_khr *handle);
+cl_int CL_API_CALL clCommandCopyImageToBufferKHR(cl_command_buffer_khr buffer, cl_command_queue queue,
+                                                 const cl_command_properties_khr *properties, cl_mem src, cl_mem dst,
+                                                 const size_t *src_origin, const size_t *region, size_t dst_offset,
+                                                 cl_uint num_sync_points, const cl_sync_point_khr *sync_points,
+                                                 cl_sync_point_khr *sync_point, cl_mutable_command_khr *handle);
+cl_int CL_API_CALL clCommandFillBufferKHR(cl_command_buffer_khr buffer, cl_command_queue queue,
+                                          const cl_command_properties_khr *properties, cl_mem mem, const void *pattern,
+                                          size_t pattern_size, size_t offset, size_t size, cl_uint num_sync_points,
+                                          const cl_sync_point_khr *sync_points, cl_sync_point_khr *sync_point,
+                                          cl_mutable_command_khr *handle);
+cl_int CL_API_CALL clCommandFillImageKHR(cl_command_buffer_khr buffer, cl_command_queue queue,
+                                         const cl_command_properties_khr *properties, cl_mem image,
+                                         const void *fill_color, const size_t *origin, const size_t *region,
+                                         cl_uint num_sync_points, const cl_sync_point_khr *sync_points,
+                                         cl_sync_point_khr *sync_point, cl_mutable_command_khr *handle);
+cl_int CL_API_CALL clCommandNDRangeKernelKHR(cl_command_buffer_khr buffer, cl_command_queue queue,
+                                             const cl_command_properties_khr *properties, cl_kernel kernel,
+                                             cl_uint work_dim, const size_t *global_offset, const size_t *global_size,
+                                             const size_t *local_size, cl_uint num_sync_points,
+                                             const cl_sync_point_khr *sync_points, cl_sync_point_khr *sync_point,
+                                             cl_mutable_command_khr *handle);
+cl_int CL_API_CALL clGetCommandBufferInfoKHR(cl_command_buffer_khr buffer, cl_command_buffer_info_khr param,
+                                             size_t size, void *value, size_t *size_ret);
+}  // namespace fedcl::api
+
 namespace fedcl {
+// The checks of the device commands that clEnqueue* runs at once and clCommand*KHR records, against
+// queue (a command buffer's own): the error the specification names, or CL_SUCCESS and *op.
+cl_int copy_buffer_op(cl_command_queue queue, cl_mem src, cl_mem dst, size_t src_offset, size_t dst_offset,
+                      size_t size, DeviceOp *op);
+cl_int fill_buffer_op(cl_command_queue queue, cl_mem mem, const void *pattern, size_t pattern_size, size_t offset,
+                      size_t size, DeviceOp *op);
+cl_int copy_buffer_rect_op(cl_command_queue queue, cl_mem src, cl_mem dst, const size_t *src_origin,
+                           const size_t *dst_origin, const size_t *region, size_t src_row_pitch,
+                           size_t src_slice_pitch, size_t dst_row_pitch, size_t dst_slice_pitch, DeviceOp *op);
+cl_int copy_image_op(cl_command_queue queue, cl_mem src, cl_mem dst, const size_t *src_origin,
+                     const size_t *dst_origin, const size_t *region, DeviceOp *op);
+cl_int fill_image_op(cl_command_queue queue, cl_mem image, const void *fill_color, const size_t *origin,
+                     const size_t *region, DeviceOp *op);
+cl_int copy_image_to_buffer_op(cl_command_queue queue, cl_mem src, cl_mem dst, const size_t *src_origin,
+                               const size_t *region, size_t dst_offset, DeviceOp *op);
+cl_int copy_buffer_to_image_op(cl_command_queue queue, cl_mem src, cl_mem dst, size_t src_offset,
+                               const size_t *dst_origin, const size_t *region, DeviceOp *op);
+// A launch of kernel on queue (valid); *empty: nothing to run.
+cl_int check_launch(cl_command_queue queue, cl_kernel kernel, cl_uint work_dim, const size_t *global_offset,
+                    const size_t *global_size, const size_t *local_size, bool *empty);
+
 // CL_MEM_PROPERTIES answers the list given to clCreateBufferWithProperties or
 // clCreateImageWithProperties, terminator included (an empty list is {0}); none without a list.
 void keep_properties(cl_mem mem, const cl_mem_properties *properties);

@@ -137,33 +137,49 @@ cl_int fedcl::api::clEnqueueWriteBuffer(cl_command_queue queue, cl_mem mem, cl_b
                     buffer_transfer(mem, offset, true), num_events, wait_list, event, CL_COMMAND_WRITE_BUFFER);
 }
 
-cl_int fedcl::api::clEnqueueCopyBuffer(cl_command_queue queue, cl_mem src, cl_mem dst, size_t src_offset,
-                                       size_t dst_offset, size_t size, cl_uint num_events,
-                                       const cl_event *wait_list, cl_event *event) {
+cl_int fedcl::copy_buffer_op(cl_command_queue queue, cl_mem src, cl_mem dst, size_t src_offset, size_t dst_offset,
+                             size_t size, DeviceOp *op) {
   cl_int err = check_queue_mem(queue, src, MemKind::buffer);
   if (err == CL_SUCCESS) err = check_queue_mem(queue, dst, MemKind::buffer);
   if (err != CL_SUCCESS) return err;
   if (!in_bounds(src, src_offset, size) || !in_bounds(dst, dst_offset, size)) return CL_INVALID_VALUE;
   if (src == dst && src_offset < dst_offset + size && dst_offset < src_offset + size) return CL_MEM_COPY_OVERLAP;
-  BuildRequest build = buffer_copy(src, dst, src_offset, dst_offset, size);
-  // A copy of no bytes: OpenCL 3.0 names no error for it; NVIDIA accepts it, PoCL answers CL_INVALID_VALUE.
-  if (size == 0) return backend_decides(queue, src, dst, build, num_events, wait_list, event, CL_COMMAND_COPY_BUFFER);
-  return device_command(queue, src, dst, dst_offset == 0 && size == dst->size, build, num_events, wait_list, event,
-                        CL_COMMAND_COPY_BUFFER);
+  *op = {CL_COMMAND_COPY_BUFFER, src, dst, dst_offset == 0 && size == dst->size,
+         buffer_copy(src, dst, src_offset, dst_offset, size)};
+  return CL_SUCCESS;
 }
 
-cl_int fedcl::api::clEnqueueFillBuffer(cl_command_queue queue, cl_mem mem, const void *pattern, size_t pattern_size,
-                                       size_t offset, size_t size, cl_uint num_events, const cl_event *wait_list,
-                                       cl_event *event) {
+cl_int fedcl::api::clEnqueueCopyBuffer(cl_command_queue queue, cl_mem src, cl_mem dst, size_t src_offset,
+                                       size_t dst_offset, size_t size, cl_uint num_events,
+                                       const cl_event *wait_list, cl_event *event) {
+  DeviceOp op;
+  cl_int err = copy_buffer_op(queue, src, dst, src_offset, dst_offset, size, &op);
+  if (err != CL_SUCCESS) return err;
+  // A copy of no bytes: OpenCL 3.0 names no error for it; NVIDIA accepts it, PoCL answers CL_INVALID_VALUE.
+  if (size == 0) return backend_decides(queue, op, num_events, wait_list, event);
+  return device_command(queue, op, num_events, wait_list, event);
+}
+
+cl_int fedcl::fill_buffer_op(cl_command_queue queue, cl_mem mem, const void *pattern, size_t pattern_size, size_t offset,
+                             size_t size, DeviceOp *op) {
   cl_int err = check_queue_mem(queue, mem, MemKind::buffer);
   if (err != CL_SUCCESS) return err;
   bool power_of_two = pattern_size && (pattern_size & (pattern_size - 1)) == 0;
   if (!pattern || !power_of_two || pattern_size > 128 || offset % pattern_size || size % pattern_size ||
       !in_bounds(mem, offset, size))
     return CL_INVALID_VALUE;
-  return device_command(queue, nullptr, mem, offset == 0 && size == mem->size,
-                        buffer_fill(mem, pattern, pattern_size, offset, size), num_events, wait_list, event,
-                        CL_COMMAND_FILL_BUFFER);
+  *op = {CL_COMMAND_FILL_BUFFER, nullptr, mem, offset == 0 && size == mem->size,
+         buffer_fill(mem, pattern, pattern_size, offset, size)};
+  return CL_SUCCESS;
+}
+
+cl_int fedcl::api::clEnqueueFillBuffer(cl_command_queue queue, cl_mem mem, const void *pattern, size_t pattern_size,
+                                       size_t offset, size_t size, cl_uint num_events, const cl_event *wait_list,
+                                       cl_event *event) {
+  DeviceOp op;
+  cl_int err = fill_buffer_op(queue, mem, pattern, pattern_size, offset, size, &op);
+  if (err != CL_SUCCESS) return err;
+  return device_command(queue, op, num_events, wait_list, event);
 }
 
 // Maps point into host memory fedcl owns (or the application's, for CL_MEM_USE_HOST_PTR): a map
@@ -224,22 +240,27 @@ cl_int fedcl::api::clEnqueueUnmapMemObject(cl_command_queue queue, cl_mem mem, v
   return enqueue_marker(queue, CL_COMMAND_UNMAP_MEM_OBJECT, false, num_events, wait_list, event);
 }
 
+cl_int fedcl::check_launch(cl_command_queue queue, cl_kernel kernel, cl_uint work_dim, const size_t *global_offset,
+                           const size_t *global_size, const size_t *local_size, bool *empty) {
+  if (!as<_cl_kernel>(kernel)) return CL_INVALID_KERNEL;
+  if (kernel->program->context != queue->context) return CL_INVALID_CONTEXT;
+  if (!(kernel->present & bit(queue->connection))) return CL_INVALID_PROGRAM_EXECUTABLE;
+  cl_int err = check_geometry(kernel, queue->device, work_dim, global_offset, global_size, local_size, empty);
+  if (err != CL_SUCCESS) return err;
+  std::lock_guard<std::mutex> lock(kernel->mutex);
+  for (const auto &arg : kernel->args)
+    if (arg.kind == _cl_kernel::Arg::unset) return CL_INVALID_KERNEL_ARGS;
+  return CL_SUCCESS;
+}
+
 cl_int fedcl::api::clEnqueueNDRangeKernel(cl_command_queue queue, cl_kernel kernel, cl_uint work_dim,
                                           const size_t *global_offset, const size_t *global_size,
                                           const size_t *local_size, cl_uint num_events, const cl_event *wait_list,
                                           cl_event *event) {
   if (!as<_cl_command_queue>(queue)) return CL_INVALID_COMMAND_QUEUE;
-  if (!as<_cl_kernel>(kernel)) return CL_INVALID_KERNEL;
-  if (kernel->program->context != queue->context) return CL_INVALID_CONTEXT;
-  if (!(kernel->present & bit(queue->connection))) return CL_INVALID_PROGRAM_EXECUTABLE;
   bool empty = false;
-  cl_int err = check_geometry(kernel, queue->device, work_dim, global_offset, global_size, local_size, &empty);
+  cl_int err = check_launch(queue, kernel, work_dim, global_offset, global_size, local_size, &empty);
   if (err != CL_SUCCESS) return err;
-  {
-    std::lock_guard<std::mutex> lock(kernel->mutex);
-    for (const auto &arg : kernel->args)
-      if (arg.kind == _cl_kernel::Arg::unset) return CL_INVALID_KERNEL_ARGS;
-  }
   // Nothing to run: the command only orders and completes, as a marker does.
   if (empty) return enqueue_marker(queue, CL_COMMAND_NDRANGE_KERNEL, false, num_events, wait_list, event);
   return kernel_launch(queue, kernel, work_dim, global_offset, global_size, local_size, num_events, wait_list, event);

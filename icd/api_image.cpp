@@ -544,9 +544,8 @@ cl_int fedcl::api::clEnqueueWriteImage(cl_command_queue queue, cl_mem image, cl_
                     image_transfer(image, origin, true), num_events, wait_list, event, CL_COMMAND_WRITE_IMAGE);
 }
 
-cl_int fedcl::api::clEnqueueCopyImage(cl_command_queue queue, cl_mem src, cl_mem dst, const size_t *src_origin,
-                                      const size_t *dst_origin, const size_t *region, cl_uint num_events,
-                                      const cl_event *wait_list, cl_event *event) {
+cl_int fedcl::copy_image_op(cl_command_queue queue, cl_mem src, cl_mem dst, const size_t *src_origin,
+                            const size_t *dst_origin, const size_t *region, DeviceOp *op) {
   cl_int err = check_queue_mem(queue, src, MemKind::image);
   if (err == CL_SUCCESS) err = check_queue_mem(queue, dst, MemKind::image);
   if (err != CL_SUCCESS) return err;
@@ -560,14 +559,21 @@ cl_int fedcl::api::clEnqueueCopyImage(cl_command_queue queue, cl_mem src, cl_mem
       if (src_origin[i] >= dst_origin[i] + region[i] || dst_origin[i] >= src_origin[i] + region[i]) apart = true;
     if (!apart) return CL_MEM_COPY_OVERLAP;
   }
-  return device_command(queue, src, dst, whole_image(dst, dst_origin, region),
-                        image_copy(src, dst, src_origin, dst_origin, region), num_events, wait_list, event,
-                        CL_COMMAND_COPY_IMAGE);
+  *op = {CL_COMMAND_COPY_IMAGE, src, dst, whole_image(dst, dst_origin, region),
+         image_copy(src, dst, src_origin, dst_origin, region)};
+  return CL_SUCCESS;
 }
 
-cl_int fedcl::api::clEnqueueFillImage(cl_command_queue queue, cl_mem image, const void *fill_color,
-                                      const size_t *origin, const size_t *region, cl_uint num_events,
+cl_int fedcl::api::clEnqueueCopyImage(cl_command_queue queue, cl_mem src, cl_mem dst, const size_t *src_origin,
+                                      const size_t *dst_origin, const size_t *region, cl_uint num_events,
                                       const cl_event *wait_list, cl_event *event) {
+  DeviceOp op;
+  cl_int err = copy_image_op(queue, src, dst, src_origin, dst_origin, region, &op);
+  return err != CL_SUCCESS ? err : device_command(queue, op, num_events, wait_list, event);
+}
+
+cl_int fedcl::fill_image_op(cl_command_queue queue, cl_mem image, const void *fill_color, const size_t *origin,
+                            const size_t *region, DeviceOp *op) {
   cl_int err = check_queue_mem(queue, image, MemKind::image);
   if (err == CL_SUCCESS) err = check_region(image, origin, region);
   if (err == CL_SUCCESS && !fill_color) err = CL_INVALID_VALUE;
@@ -575,37 +581,58 @@ cl_int fedcl::api::clEnqueueFillImage(cl_command_queue queue, cl_mem image, cons
   // A float4, int4 or uint4; a depth image's color is a single float.
   uint8_t color[16] = {};
   std::memcpy(color, fill_color, image->image_format.image_channel_order == CL_DEPTH ? 4 : 16);
-  return device_command(queue, nullptr, image, whole_image(image, origin, region),
-                        image_fill(image, color, origin, region), num_events, wait_list, event,
-                        CL_COMMAND_FILL_IMAGE);
+  *op = {CL_COMMAND_FILL_IMAGE, nullptr, image, whole_image(image, origin, region), image_fill(image, color, origin, region)};
+  return CL_SUCCESS;
 }
 
-cl_int fedcl::api::clEnqueueCopyImageToBuffer(cl_command_queue queue, cl_mem src, cl_mem dst, const size_t *src_origin,
-                                              const size_t *region, size_t dst_offset, cl_uint num_events,
-                                              const cl_event *wait_list, cl_event *event) {
+cl_int fedcl::api::clEnqueueFillImage(cl_command_queue queue, cl_mem image, const void *fill_color,
+                                      const size_t *origin, const size_t *region, cl_uint num_events,
+                                      const cl_event *wait_list, cl_event *event) {
+  DeviceOp op;
+  cl_int err = fill_image_op(queue, image, fill_color, origin, region, &op);
+  return err != CL_SUCCESS ? err : device_command(queue, op, num_events, wait_list, event);
+}
+
+cl_int fedcl::copy_image_to_buffer_op(cl_command_queue queue, cl_mem src, cl_mem dst, const size_t *src_origin,
+                                      const size_t *region, size_t dst_offset, DeviceOp *op) {
   cl_int err = check_queue_mem(queue, src, MemKind::image);
   if (err == CL_SUCCESS) err = check_queue_mem(queue, dst, MemKind::buffer);
   if (err == CL_SUCCESS) err = check_region(src, src_origin, region);
   if (err != CL_SUCCESS) return err;
   size_t bytes = region[0] * region[1] * region[2] * src->element_size;
   if (dst_offset > dst->size || bytes > dst->size - dst_offset) return CL_INVALID_VALUE;
-  return device_command(queue, src, dst, dst_offset == 0 && bytes == dst->size,
-                        image_to_buffer_copy(src, dst, src_origin, region, dst_offset), num_events, wait_list, event,
-                        CL_COMMAND_COPY_IMAGE_TO_BUFFER);
+  *op = {CL_COMMAND_COPY_IMAGE_TO_BUFFER, src, dst, dst_offset == 0 && bytes == dst->size,
+         image_to_buffer_copy(src, dst, src_origin, region, dst_offset)};
+  return CL_SUCCESS;
 }
 
-cl_int fedcl::api::clEnqueueCopyBufferToImage(cl_command_queue queue, cl_mem src, cl_mem dst, size_t src_offset,
-                                              const size_t *dst_origin, const size_t *region, cl_uint num_events,
+cl_int fedcl::api::clEnqueueCopyImageToBuffer(cl_command_queue queue, cl_mem src, cl_mem dst, const size_t *src_origin,
+                                              const size_t *region, size_t dst_offset, cl_uint num_events,
                                               const cl_event *wait_list, cl_event *event) {
+  DeviceOp op;
+  cl_int err = copy_image_to_buffer_op(queue, src, dst, src_origin, region, dst_offset, &op);
+  return err != CL_SUCCESS ? err : device_command(queue, op, num_events, wait_list, event);
+}
+
+cl_int fedcl::copy_buffer_to_image_op(cl_command_queue queue, cl_mem src, cl_mem dst, size_t src_offset,
+                                      const size_t *dst_origin, const size_t *region, DeviceOp *op) {
   cl_int err = check_queue_mem(queue, src, MemKind::buffer);
   if (err == CL_SUCCESS) err = check_queue_mem(queue, dst, MemKind::image);
   if (err == CL_SUCCESS) err = check_region(dst, dst_origin, region);
   if (err != CL_SUCCESS) return err;
   size_t bytes = region[0] * region[1] * region[2] * dst->element_size;
   if (src_offset > src->size || bytes > src->size - src_offset) return CL_INVALID_VALUE;
-  return device_command(queue, src, dst, whole_image(dst, dst_origin, region),
-                        buffer_to_image_copy(src, dst, src_offset, dst_origin, region), num_events, wait_list, event,
-                        CL_COMMAND_COPY_BUFFER_TO_IMAGE);
+  *op = {CL_COMMAND_COPY_BUFFER_TO_IMAGE, src, dst, whole_image(dst, dst_origin, region),
+         buffer_to_image_copy(src, dst, src_offset, dst_origin, region)};
+  return CL_SUCCESS;
+}
+
+cl_int fedcl::api::clEnqueueCopyBufferToImage(cl_command_queue queue, cl_mem src, cl_mem dst, size_t src_offset,
+                                              const size_t *dst_origin, const size_t *region, cl_uint num_events,
+                                              const cl_event *wait_list, cl_event *event) {
+  DeviceOp op;
+  cl_int err = copy_buffer_to_image_op(queue, src, dst, src_offset, dst_origin, region, &op);
+  return err != CL_SUCCESS ? err : device_command(queue, op, num_events, wait_list, event);
 }
 
 // Maps point into the host copy of the image's memory (the application's, for CL_MEM_USE_HOST_PTR),
@@ -686,10 +713,9 @@ cl_int fedcl::api::clEnqueueWriteBufferRect(cl_command_queue queue, cl_mem buffe
       num_events, wait_list, event, CL_COMMAND_WRITE_BUFFER_RECT);
 }
 
-cl_int fedcl::api::clEnqueueCopyBufferRect(cl_command_queue queue, cl_mem src, cl_mem dst, const size_t *src_origin,
-                                           const size_t *dst_origin, const size_t *region, size_t src_row_pitch,
-                                           size_t src_slice_pitch, size_t dst_row_pitch, size_t dst_slice_pitch,
-                                           cl_uint num_events, const cl_event *wait_list, cl_event *event) {
+cl_int fedcl::copy_buffer_rect_op(cl_command_queue queue, cl_mem src, cl_mem dst, const size_t *src_origin,
+                                  const size_t *dst_origin, const size_t *region, size_t src_row_pitch,
+                                  size_t src_slice_pitch, size_t dst_row_pitch, size_t dst_slice_pitch, DeviceOp *op) {
   cl_int err = check_queue_mem(queue, src, MemKind::buffer);
   if (err == CL_SUCCESS) err = check_queue_mem(queue, dst, MemKind::buffer);
   if (err == CL_SUCCESS) err = check_rect_args(src_origin, dst_origin, region);
@@ -701,10 +727,20 @@ cl_int fedcl::api::clEnqueueCopyBufferRect(cl_command_queue queue, cl_mem src, c
     if (from.row_pitch != to.row_pitch || from.slice_pitch != to.slice_pitch) return CL_INVALID_VALUE;
     if (rects_overlap(from, to, region)) return CL_MEM_COPY_OVERLAP;
   }
-  return device_command(queue, src, dst, overwrites_buffer(dst, to, region),
-                        buffer_rect_copy(src, dst, src_origin, dst_origin, region, from.row_pitch, from.slice_pitch,
-                                         to.row_pitch, to.slice_pitch),
-                        num_events, wait_list, event, CL_COMMAND_COPY_BUFFER_RECT);
+  *op = {CL_COMMAND_COPY_BUFFER_RECT, src, dst, overwrites_buffer(dst, to, region),
+         buffer_rect_copy(src, dst, src_origin, dst_origin, region, from.row_pitch, from.slice_pitch, to.row_pitch,
+                          to.slice_pitch)};
+  return CL_SUCCESS;
+}
+
+cl_int fedcl::api::clEnqueueCopyBufferRect(cl_command_queue queue, cl_mem src, cl_mem dst, const size_t *src_origin,
+                                           const size_t *dst_origin, const size_t *region, size_t src_row_pitch,
+                                           size_t src_slice_pitch, size_t dst_row_pitch, size_t dst_slice_pitch,
+                                           cl_uint num_events, const cl_event *wait_list, cl_event *event) {
+  DeviceOp op;
+  cl_int err = copy_buffer_rect_op(queue, src, dst, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch,
+                                   dst_row_pitch, dst_slice_pitch, &op);
+  return err != CL_SUCCESS ? err : device_command(queue, op, num_events, wait_list, event);
 }
 
 // ---------------------------------------------------------------------------------------------

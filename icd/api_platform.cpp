@@ -38,16 +38,17 @@ cl_int fedcl::api::clGetPlatformInfo(cl_platform_id platform, cl_platform_info p
     case CL_PLATFORM_VERSION: return info_string(size, value, size_ret, kPlatformVersion);
     case CL_PLATFORM_NAME: return info_string(size, value, size_ret, "fedcl");
     case CL_PLATFORM_VENDOR: return info_string(size, value, size_ret, "fedcl project");
-    case CL_PLATFORM_EXTENSIONS: return info_string(size, value, size_ret, "cl_khr_icd " CL_FEDCL_TRANSFER_EXTENSION_NAME);
+    case CL_PLATFORM_EXTENSIONS: return info_string(size, value, size_ret, "cl_khr_icd cl_khr_command_buffer " CL_FEDCL_TRANSFER_EXTENSION_NAME);
     case CL_PLATFORM_ICD_SUFFIX_KHR: return info_string(size, value, size_ret, "fedcl");
     case CL_PLATFORM_HOST_TIMER_RESOLUTION: return info_value(size, value, size_ret, cl_ulong(0));
     case CL_PLATFORM_NUMERIC_VERSION: return info_value(size, value, size_ret, cl_version(CL_MAKE_VERSION(3, 0, 0)));
     case CL_PLATFORM_EXTENSIONS_WITH_VERSION: {
       struct {
         cl_name_version icd{CL_MAKE_VERSION(1, 0, 0), "cl_khr_icd"};
+        cl_name_version command_buffer{CL_FEDCL_COMMAND_BUFFER_VERSION, "cl_khr_command_buffer"};
         cl_name_version transfer{CL_MAKE_VERSION(0, 1, 0), CL_FEDCL_TRANSFER_EXTENSION_NAME};
       } extensions;
-      static_assert(sizeof extensions == 2 * sizeof(cl_name_version), "an array of cl_name_version");
+      static_assert(sizeof extensions == 3 * sizeof(cl_name_version), "an array of cl_name_version");
       return info_value(size, value, size_ret, extensions);
     }
     default: return CL_INVALID_VALUE;
@@ -163,6 +164,21 @@ const ExtensionFunction kExtensionFunctions[] = {
     {"clEnqueueReadBufferToStdioFile", reinterpret_cast<void *>(&api::clEnqueueReadBufferToStdioFile)},
     {"clEnqueueWriteBufferFromNodeFile", reinterpret_cast<void *>(&api::clEnqueueWriteBufferFromNodeFile)},
     {"clEnqueueWriteBufferFromStdioFile", reinterpret_cast<void *>(&api::clEnqueueWriteBufferFromStdioFile)},
+    {"clCreateCommandBufferKHR", reinterpret_cast<void *>(&api::clCreateCommandBufferKHR)},
+    {"clFinalizeCommandBufferKHR", reinterpret_cast<void *>(&api::clFinalizeCommandBufferKHR)},
+    {"clRetainCommandBufferKHR", reinterpret_cast<void *>(&api::clRetainCommandBufferKHR)},
+    {"clReleaseCommandBufferKHR", reinterpret_cast<void *>(&api::clReleaseCommandBufferKHR)},
+    {"clEnqueueCommandBufferKHR", reinterpret_cast<void *>(&api::clEnqueueCommandBufferKHR)},
+    {"clCommandBarrierWithWaitListKHR", reinterpret_cast<void *>(&api::clCommandBarrierWithWaitListKHR)},
+    {"clCommandCopyBufferKHR", reinterpret_cast<void *>(&api::clCommandCopyBufferKHR)},
+    {"clCommandCopyBufferRectKHR", reinterpret_cast<void *>(&api::clCommandCopyBufferRectKHR)},
+    {"clCommandCopyBufferToImageKHR", reinterpret_cast<void *>(&api::clCommandCopyBufferToImageKHR)},
+    {"clCommandCopyImageKHR", reinterpret_cast<void *>(&api::clCommandCopyImageKHR)},
+    {"clCommandCopyImageToBufferKHR", reinterpret_cast<void *>(&api::clCommandCopyImageToBufferKHR)},
+    {"clCommandFillBufferKHR", reinterpret_cast<void *>(&api::clCommandFillBufferKHR)},
+    {"clCommandFillImageKHR", reinterpret_cast<void *>(&api::clCommandFillImageKHR)},
+    {"clCommandNDRangeKernelKHR", reinterpret_cast<void *>(&api::clCommandNDRangeKernelKHR)},
+    {"clGetCommandBufferInfoKHR", reinterpret_cast<void *>(&api::clGetCommandBufferInfoKHR)},
 };
 
 const char *const kMpiFunctions[] = {"clEnqueueSendBuffer", "clEnqueueRecvBuffer", "clEnqueueSendrecvBuffer",

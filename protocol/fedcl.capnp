@@ -240,6 +240,12 @@ struct Request {
     # The client is done (its process exits): the session closes now instead of waiting to be
     # resumed when the connection closes. No reply (seq 0).
     goodbye @54 :Void;
+
+    # Command buffers (cl_khr_command_buffer): recorded once, replayed by the daemon with one
+    # request per clEnqueueCommandBufferKHR.
+    createCommandBuffer @55 :CreateCommandBuffer;
+    recordCommand @56 :RecordCommand;
+    enqueueCommandBuffer @57 :EnqueueCommandBuffer;
   }
 
   struct CreateContext {
@@ -548,6 +554,24 @@ struct Request {
     properties @1 :List(Int64);   # cl_device_partition_property, without the terminating 0
     firstId @2 :UInt64;           # the new sub-devices get firstId, firstId + 1, ...
     maxDevices @3 :UInt32;        # how many ids the client reserved; 0: only count, create nothing
+  }
+  struct CreateCommandBuffer {
+    id @0 :UInt64;
+    queue @1 :UInt64;             # the queue it was created for: its device and context
+  }
+  struct RecordCommand {
+    # Appends a command; its sync point is its position in the buffer, from 1.
+    commandBuffer @0 :UInt64;
+    waitFor @1 :List(UInt32);     # sync points of commands recorded before it
+    # The command as it would be enqueued, its Command left empty: copyBuffer, copyBufferRect,
+    # fillBuffer, copyImage, fillImage, copyImageToBuffer, copyBufferToImage, barrier, or ndRange
+    # with every argument (not only those changed): a recorded launch keeps the arguments it was
+    # recorded with, whatever the kernel is given later.
+    command @2 :Request;
+  }
+  struct EnqueueCommandBuffer {
+    command @0 :Command;          # the queue it runs on, its event and wait list
+    commandBuffer @1 :UInt64;
   }
 }
 

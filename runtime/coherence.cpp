@@ -92,6 +92,19 @@ std::vector<uint64_t> current_after(cl_mem root, Connection *connection) {
   return events;
 }
 
+// Creates mem (of root) on here's daemon where it is not yet. A creation that fails there fails the
+// command that follows it on the same daemon. Under root's lock.
+void place(cl_mem root, cl_mem mem, Connection *here) {
+  if (!(root->present & bit(here))) {
+    mem_create(root, here);
+    root->present |= bit(here);
+  }
+  if (mem != root && !(mem->present & bit(here))) {
+    mem_create(mem, here);
+    mem->present |= bit(here);
+  }
+}
+
 // Adds the last transfer of root at connection's daemon to events, while it runs: transfers of one
 // object there keep their order; transfers of different objects do not wait for each other.
 void after_transfer_tail(cl_mem root, Connection *connection, std::vector<uint64_t> *events) {
@@ -268,15 +281,7 @@ namespace {
 cl_int mem_make_current(cl_mem root, cl_mem mem, Connection *here, Command &command, bool overwrites_all,
                         std::unique_lock<std::mutex> &lock, std::vector<Connection *> *to_flush) {
   ConnectionMask bit_here = bit(here);
-  // A creation that fails here fails the command that follows it on the same daemon.
-  if (!(root->present & bit_here)) {
-    mem_create(root, here);
-    root->present |= bit_here;
-  }
-  if (mem != root && !(mem->present & bit_here)) {
-    mem_create(mem, here);
-    mem->present |= bit_here;
-  }
+  place(root, mem, here);
   if (root->valid & bit_here) {
     auto it = root->arrivals.find(here->index());
     if (it == root->arrivals.end()) return CL_SUCCESS;
@@ -335,6 +340,12 @@ cl_int mem_prepare(cl_mem mem, Command &command, bool overwrites_all) {
   }
   for (Connection *connection : to_flush) connection->flush();
   return err;
+}
+
+void mem_place(cl_mem mem, Connection *connection) {
+  cl_mem root = mem->parent ? mem->parent : mem;
+  std::lock_guard<std::mutex> lock(root->mutex);
+  place(root, mem, connection);
 }
 
 cl_int mem_migrate(cl_command_queue queue, cl_uint num_mems, const cl_mem *mems, cl_mem_migration_flags flags,

@@ -32,6 +32,10 @@ cl_int mem_create_with_parent(cl_mem mem, bool backend_decides);
 // copy was on a daemon that is gone.
 cl_int mem_prepare(cl_mem mem, Command &command, bool overwrites_all);
 
+// Makes sure connection's daemon holds mem, whatever its contents there: for a command recorded now
+// whose memory objects are made current later (command buffers).
+void mem_place(cl_mem mem, Connection *connection);
+
 // clEnqueueMigrateMemObjects once its arguments are checked: to the queue's daemon, the objects'
 // current contents (none, with CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED) arrive before the command
 // completes; to the host, nothing moves.

@@ -1,6 +1,7 @@
 #include "device.h"
 
 #include <CL/cl_ext.h>
+#include <CL/cl_fedcl_command_buffer.h>
 
 #include <cstdio>
 #include <cstring>
@@ -31,6 +32,12 @@ const char *const kForwardedExtensions[] = {
     "cl_khr_priority_hints", "cl_khr_throttle_hints",
 };
 
+// Extensions fedcl implements itself, whatever the backend offers: the daemon replays command buffers
+// on any backend (command_buffer.h).
+const cl_name_version kOwnExtensions[] = {
+    {CL_FEDCL_COMMAND_BUFFER_VERSION, "cl_khr_command_buffer"},
+};
+
 std::string filter_extensions(const std::vector<uint8_t> &raw) {
   std::string text(raw.begin(), raw.end());
   text = text.c_str();  // drop the terminator
@@ -41,6 +48,7 @@ std::string filter_extensions(const std::vector<uint8_t> &raw) {
     if (!kept.empty()) kept += ' ';
     kept += word;
   }
+  for (const cl_name_version &own : kOwnExtensions) kept += std::string(kept.empty() ? "" : " ") + own.name;
   return kept;
 }
 
@@ -49,6 +57,7 @@ std::vector<cl_name_version> filter_extensions_with_version(const std::vector<ui
   std::memcpy(all.data(), raw.data(), all.size() * sizeof(cl_name_version));
   for (const auto &entry : all)
     if (extension_forwarded(entry.name)) kept.push_back(entry);
+  kept.insert(kept.end(), std::begin(kOwnExtensions), std::end(kOwnExtensions));
   return kept;
 }
 
@@ -156,6 +165,15 @@ cl_int device_info(cl_device_id device, cl_device_info param, size_t size, void 
     case CL_DEVICE_QUEUE_ON_DEVICE_MAX_SIZE: return info_value(size, value, size_ret, cl_uint(0));
     case CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES: return info_value(size, value, size_ret, cl_device_device_enqueue_capabilities(0));
     case CL_DEVICE_EXECUTION_CAPABILITIES: return info_value(size, value, size_ret, cl_device_exec_capabilities(CL_EXEC_KERNEL));
+    // Command buffers as the daemon replays them: on in-order and out-of-order queues, with or
+    // without profiling; a kernel's printf output is not captured during a replay.
+    case CL_DEVICE_COMMAND_BUFFER_CAPABILITIES_KHR:
+      return info_value(size, value, size_ret, cl_device_command_buffer_capabilities_khr(0));
+    case CL_DEVICE_COMMAND_BUFFER_REQUIRED_QUEUE_PROPERTIES_KHR:
+      return info_value(size, value, size_ret, cl_command_queue_properties(0));
+    case CL_DEVICE_COMMAND_BUFFER_SUPPORTED_QUEUE_PROPERTIES_KHR:
+      return info_value(size, value, size_ret,
+                        cl_command_queue_properties(CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE | CL_QUEUE_PROFILING_ENABLE));
     default: break;
   }
   auto it = device->info.find(param);

@@ -1,6 +1,7 @@
 #include "kernel.h"
 
 #include "coherence.h"
+#include "command_buffer.h"
 #include "command.h"
 #include "query.h"
 
@@ -23,6 +24,46 @@ void kernel_create(cl_kernel kernel) {
   }
 }
 
+namespace {
+
+void set_sizes(wire::Request::NDRange::Builder launch, cl_uint work_dim, const size_t *global_offset,
+               const size_t *global_size, const size_t *local_size) {
+  auto sizes = [&](auto list, const size_t *values) {
+    for (cl_uint d = 0; d < work_dim; d++) list.set(d, values[d]);
+  };
+  sizes(launch.initGlobal(work_dim), global_size);
+  if (global_offset) sizes(launch.initOffset(work_dim), global_offset);
+  if (local_size) sizes(launch.initLocal(work_dim), local_size);
+}
+
+void fill_arg(wire::KernelArg::Builder out, size_t index, const _cl_kernel::Arg &arg) {
+  out.setIndex(index);
+  switch (arg.kind) {
+    case _cl_kernel::Arg::value: out.setValue(kj::arrayPtr(arg.bytes.data(), arg.bytes.size())); break;
+    case _cl_kernel::Arg::memory: out.setMemObject(arg.object); break;
+    case _cl_kernel::Arg::local: out.setLocalSize(arg.local_size); break;
+    case _cl_kernel::Arg::sampler: out.setSampler(arg.object); break;
+    case _cl_kernel::Arg::unset: break;
+  }
+}
+
+// The buffers kernel's arguments name, and whether it may write each (not const, not read-only).
+// Under kernel->mutex.
+std::vector<UsedMem> arg_buffers(cl_kernel kernel) {
+  std::vector<UsedMem> buffers;
+  for (size_t i = 0; i < kernel->args.size(); i++) {
+    const _cl_kernel::Arg &arg = kernel->args[i];
+    if (!arg.buffer) continue;
+    const KernelArgDesc &desc = kernel->desc->args[i];
+    bool read_only = (desc.type_qualifier & CL_KERNEL_ARG_TYPE_CONST) || desc.access == CL_KERNEL_ARG_ACCESS_READ_ONLY ||
+                     (arg.buffer->flags & CL_MEM_READ_ONLY);
+    buffers.push_back({arg.buffer, !read_only});
+  }
+  return buffers;
+}
+
+}  // namespace
+
 cl_int kernel_launch(cl_command_queue queue, cl_kernel kernel, cl_uint work_dim, const size_t *global_offset,
                      const size_t *global_size, const size_t *local_size, cl_uint num_events,
                      const cl_event *wait_list, cl_event *event) {
@@ -34,33 +75,17 @@ cl_int kernel_launch(cl_command_queue queue, cl_kernel kernel, cl_uint work_dim,
   RequestMessage request;
   auto launch = request.root.initNdRange();
   launch.setKernel(kernel->id);
-  auto sizes = [&](auto list, const size_t *values) {
-    for (cl_uint d = 0; d < work_dim; d++) list.set(d, values[d]);
-  };
-  sizes(launch.initGlobal(work_dim), global_size);
-  if (global_offset) sizes(launch.initOffset(work_dim), global_offset);
-  if (local_size) sizes(launch.initLocal(work_dim), local_size);
+  set_sizes(launch, work_dim, global_offset, global_size, local_size);
   // The buffers are made ready first (which may fail), and only a launch that left marks its
   // arguments sent and its buffers written. Making them ready may take round trips (a copy through
   // this process): not under the kernel's lock.
-  std::vector<cl_mem> buffers, written;
+  std::vector<UsedMem> buffers;
   if (multi_daemon) {
-    std::vector<bool> read_only;
     {
       std::lock_guard<std::mutex> lock(kernel->mutex);
-      for (size_t i = 0; i < kernel->args.size(); i++) {
-        const _cl_kernel::Arg &arg = kernel->args[i];
-        if (!arg.buffer) continue;
-        const KernelArgDesc &desc = kernel->desc->args[i];
-        buffers.push_back(arg.buffer);
-        read_only.push_back((desc.type_qualifier & CL_KERNEL_ARG_TYPE_CONST) ||
-                            desc.access == CL_KERNEL_ARG_ACCESS_READ_ONLY || (arg.buffer->flags & CL_MEM_READ_ONLY));
-      }
+      buffers = arg_buffers(kernel);
     }
-    for (size_t b = 0; b < buffers.size() && err == CL_SUCCESS; b++) {
-      err = mem_prepare(buffers[b], command, false);
-      if (!read_only[b]) written.push_back(buffers[b]);
-    }
+    for (size_t b = 0; b < buffers.size() && err == CL_SUCCESS; b++) err = mem_prepare(buffers[b].mem, command, false);
   }
   if (err != CL_SUCCESS) return err;
   std::lock_guard<std::mutex> lock(kernel->mutex);
@@ -72,24 +97,35 @@ cl_int kernel_launch(cl_command_queue queue, cl_kernel kernel, cl_uint work_dim,
     if (kernel->args[i].generation != sent[i]) changed++;
   auto args = launch.initArgs(changed);
   size_t n = 0;
-  for (size_t i = 0; i < kernel->args.size(); i++) {
-    const _cl_kernel::Arg &arg = kernel->args[i];
-    if (arg.generation == sent[i]) continue;
-    auto out = args[n++];
-    out.setIndex(i);
-    switch (arg.kind) {
-      case _cl_kernel::Arg::value: out.setValue(kj::arrayPtr(arg.bytes.data(), arg.bytes.size())); break;
-      case _cl_kernel::Arg::memory: out.setMemObject(arg.object); break;
-      case _cl_kernel::Arg::local: out.setLocalSize(arg.local_size); break;
-      case _cl_kernel::Arg::sampler: out.setSampler(arg.object); break;
-      case _cl_kernel::Arg::unset: break;
-    }
-  }
+  for (size_t i = 0; i < kernel->args.size(); i++)
+    if (kernel->args[i].generation != sent[i]) fill_arg(args[n++], i, kernel->args[i]);
   err = command.send(request);
   if (err != CL_SUCCESS) return err;
   for (size_t i = 0; i < kernel->args.size(); i++) sent[i] = kernel->args[i].generation;
-  for (cl_mem mem : written) mem_written(mem, connection, command.event());
+  for (const UsedMem &buffer : buffers)
+    if (buffer.written) mem_written(buffer.mem, connection, command.event());
   return CL_SUCCESS;
+}
+
+cl_int kernel_record(cl_command_buffer_khr buffer, cl_kernel kernel, cl_uint work_dim, const size_t *global_offset,
+                     const size_t *global_size, const size_t *local_size, cl_uint num_sync_points,
+                     const cl_sync_point_khr *wait_for, cl_sync_point_khr *sync_point) {
+  std::vector<_cl_kernel::Arg> args;
+  std::vector<UsedMem> buffers;
+  {
+    std::lock_guard<std::mutex> lock(kernel->mutex);
+    args = kernel->args;
+    buffers = arg_buffers(kernel);
+  }
+  auto build = [&](wire::Request::Builder request) {
+    auto launch = request.initNdRange();
+    launch.setKernel(kernel->id);
+    set_sizes(launch, work_dim, global_offset, global_size, local_size);
+    auto list = launch.initArgs(args.size());
+    for (size_t i = 0; i < args.size(); i++) fill_arg(list[i], i, args[i]);
+    return launch.initCommand();
+  };
+  return command_buffer_record(buffer, num_sync_points, wait_for, build, buffers, sync_point);
 }
 
 namespace {

@@ -4,6 +4,8 @@
 
 #include <vector>
 
+#include <CL/cl_fedcl_command_buffer.h>
+
 #include "handles.h"
 
 namespace fedcl {
@@ -18,6 +20,12 @@ void kernel_create(cl_kernel kernel);
 cl_int kernel_launch(cl_command_queue queue, cl_kernel kernel, cl_uint work_dim, const size_t *global_offset,
                      const size_t *global_size, const size_t *local_size, cl_uint num_events,
                      const cl_event *wait_list, cl_event *event);
+
+// Records a launch of kernel into buffer (command_buffer.h) with every argument as it is now: later
+// clSetKernelArg calls leave the recorded launch alone.
+cl_int kernel_record(cl_command_buffer_khr buffer, cl_kernel kernel, cl_uint work_dim, const size_t *global_offset,
+                     const size_t *global_size, const size_t *local_size, cl_uint num_sync_points,
+                     const cl_sync_point_khr *wait_for, cl_sync_point_khr *sync_point);
 
 // Queries the daemon answers: a clGetKernelInfo one (of the first daemon that holds the kernel),
 // clGetKernelWorkGroupInfo and clGetKernelSubGroupInfo (input: its input value) for device.

@@ -23,6 +23,7 @@ enum class Magic : uint32_t {
   kernel,
   event,
   sampler,
+  command_buffer,
 };
 
 // A new object id, unique in the process and therefore on every daemon.

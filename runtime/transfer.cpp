@@ -199,34 +199,33 @@ cl_int host_write(cl_command_queue queue, cl_mem mem, bool overwrites_all, const
   return CL_SUCCESS;
 }
 
-cl_int device_command(cl_command_queue queue, cl_mem source, cl_mem dest, bool overwrites_all,
-                      const BuildRequest &build, cl_uint num_events, const cl_event *wait_list, cl_event *event,
-                      cl_command_type type) {
-  Command command(queue, type);
+cl_int device_command(cl_command_queue queue, const DeviceOp &op, cl_uint num_events, const cl_event *wait_list,
+                      cl_event *event) {
+  Command command(queue, op.type);
   cl_int err = command.begin(num_events, wait_list, event, multi_daemon(queue));
-  if (err == CL_SUCCESS && source) err = mem_prepare(source, command, false);
-  if (err == CL_SUCCESS) err = mem_prepare(dest, command, overwrites_all);
+  if (err == CL_SUCCESS && op.source) err = mem_prepare(op.source, command, false);
+  if (err == CL_SUCCESS) err = mem_prepare(op.dest, command, op.overwrites_all);
   if (err != CL_SUCCESS) return err;
   RequestMessage request;
-  command.fill(build(request.root));
+  command.fill(op.build(request.root));
   err = command.send(request);
-  if (err == CL_SUCCESS && multi_daemon(queue)) mem_written(dest, queue->connection, command.event());
+  if (err == CL_SUCCESS && multi_daemon(queue)) mem_written(op.dest, queue->connection, command.event());
   return err;
 }
 
-cl_int backend_decides(cl_command_queue queue, cl_mem source, cl_mem dest, const BuildRequest &build,
-                       cl_uint num_events, const cl_event *wait_list, cl_event *event, cl_command_type type) {
-  Command command(queue, type);
+cl_int backend_decides(cl_command_queue queue, const DeviceOp &op, cl_uint num_events, const cl_event *wait_list,
+                       cl_event *event) {
+  Command command(queue, op.type);
   cl_int err = command.begin(num_events, wait_list, nullptr);
-  if (err == CL_SUCCESS) err = mem_prepare(source, command, false);
-  if (err == CL_SUCCESS) err = mem_prepare(dest, command, false);
+  if (err == CL_SUCCESS && op.source) err = mem_prepare(op.source, command, false);
+  if (err == CL_SUCCESS) err = mem_prepare(op.dest, command, false);
   if (err != CL_SUCCESS) return err;
   RequestMessage request;
-  command.fill(build(request.root));
+  command.fill(op.build(request.root));
   err = queue->connection->wait(*command.send_call(request, nullptr, 0));
   if (err != CL_SUCCESS || !event) return err;
   // A refused command has no event; an accepted one gets a marker's, which completes after it.
-  return enqueue_marker(queue, type, false, 0, nullptr, event);
+  return enqueue_marker(queue, op.type, false, 0, nullptr, event);
 }
 
 cl_int enqueue_marker(cl_command_queue queue, cl_command_type type, bool barrier, cl_uint num_events,

@@ -58,16 +58,23 @@ cl_int host_write(cl_command_queue queue, cl_mem mem, bool overwrites_all, const
                   const BuildPiece &build, cl_uint num_events, const cl_event *wait_list, cl_event *event,
                   cl_command_type type);
 
-// A command that runs on the device alone: it reads source (if any) and writes dest.
-cl_int device_command(cl_command_queue queue, cl_mem source, cl_mem dest, bool overwrites_all,
-                      const BuildRequest &build, cl_uint num_events, const cl_event *wait_list, cl_event *event,
-                      cl_command_type type);
+// A command that runs on the device alone, once checked: it reads source (if any) and writes dest.
+// clEnqueue* sends it at once (device_command); clCommand*KHR records it into a command buffer.
+struct DeviceOp {
+  cl_command_type type;
+  cl_mem source;        // may be null
+  cl_mem dest;
+  bool overwrites_all;  // it replaces every byte of dest
+  BuildRequest build;
+};
+cl_int device_command(cl_command_queue queue, const DeviceOp &op, cl_uint num_events, const cl_event *wait_list,
+                      cl_event *event);
 
 // A device command whose validity the backends disagree on, where the specification leaves it open
 // and a program may rely on its backend's answer: it waits for the backend's verdict (a round trip,
 // for rare cases only) and returns it; the event, if asked for, completes after the command.
-cl_int backend_decides(cl_command_queue queue, cl_mem source, cl_mem dest, const BuildRequest &build,
-                       cl_uint num_events, const cl_event *wait_list, cl_event *event, cl_command_type type);
+cl_int backend_decides(cl_command_queue queue, const DeviceOp &op, cl_uint num_events, const cl_event *wait_list,
+                       cl_event *event);
 
 // A command with nothing to do on the daemon but to order and to complete (markers, maps that
 // need no data).

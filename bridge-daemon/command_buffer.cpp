@@ -1,0 +1,148 @@
+#include "command_buffer.h"
+
+#include <CL/cl_ext.h>
+
+#include <string>
+
+namespace fedcld {
+
+namespace {
+
+// A kernel of the recording's own, so that arguments the application sets later (or that later
+// launches of the same kernel send) leave the recorded launch alone.
+cl_kernel own_kernel(cl_kernel source) {
+  cl_program program = nullptr;
+  check(clGetKernelInfo(source, CL_KERNEL_PROGRAM, sizeof program, &program, nullptr), "clGetKernelInfo");
+  size_t size = 0;
+  check(clGetKernelInfo(source, CL_KERNEL_FUNCTION_NAME, 0, nullptr, &size), "clGetKernelInfo");
+  std::string name(size, '\0');
+  check(clGetKernelInfo(source, CL_KERNEL_FUNCTION_NAME, size, name.data(), nullptr), "clGetKernelInfo");
+  cl_int err = CL_SUCCESS;
+  cl_kernel kernel = clCreateKernel(program, name.c_str(), &err);
+  check(err, "clCreateKernel");
+  return kernel;
+}
+
+}  // namespace
+
+void destroy_command_buffer(CommandBuffer *buffer) { delete buffer; }
+
+CommandBuffer::~CommandBuffer() {
+  for (cl_kernel kernel : own_kernels_) clReleaseKernel(kernel);
+  for (cl_mem mem : held_mems_) clReleaseMemObject(mem);
+}
+
+void CommandBuffer::record(ObjectTable &objects, capnp::List<uint32_t>::Reader wait_for, wire::Request::Reader request) {
+  Recorded recorded;
+  for (uint32_t sync_point : wait_for) {
+    if (sync_point == 0 || sync_point > commands_.size())
+      fail(CL_INVALID_SYNC_POINT_WAIT_LIST_KHR, "sync point " + std::to_string(sync_point) + " names no earlier command");
+    recorded.wait_for.push_back(sync_point - 1);
+  }
+  cl_kernel kernel = nullptr;
+  switch (request.which()) {
+    case wire::Request::BARRIER:
+      recorded.barrier = true;
+      recorded.command = {"clEnqueueMarkerWithWaitList", {}, [](cl_command_queue q, cl_uint n, const cl_event *w, cl_event *e) {
+                            return clEnqueueMarkerWithWaitList(q, n, w, e);
+                          }};
+      break;
+    case wire::Request::ND_RANGE: {
+      auto launch = request.getNdRange();
+      LaunchGeometry g = launch_geometry(launch);
+      kernel = own_kernel(objects.handle<cl_kernel>(launch.getKernel(), ObjectKind::kernel));
+      try {
+        set_kernel_args(objects, kernel, launch.getArgs());
+      } catch (...) {
+        clReleaseKernel(kernel);
+        throw;
+      }
+      std::vector<cl_mem> mems;
+      for (auto arg : launch.getArgs())
+        if (arg.which() == wire::KernelArg::MEM_OBJECT && arg.getMemObject())
+          mems.push_back(objects.handle<cl_mem>(arg.getMemObject(), ObjectKind::mem));
+      recorded.command = {"clEnqueueNDRangeKernel", mems, [kernel, g](cl_command_queue q, cl_uint n, const cl_event *w, cl_event *e) {
+                            return clEnqueueNDRangeKernel(q, kernel, g.dims, g.offset_or_null(), g.global,
+                                                          g.local_or_null(), n, w, e);
+                          }};
+      break;
+    }
+    default: recorded.command = describe_device_command(objects, request);
+  }
+  if (kernel) own_kernels_.push_back(kernel);
+  for (cl_mem mem : recorded.command.mems) {
+    clRetainMemObject(mem);
+    held_mems_.push_back(mem);
+  }
+  commands_.push_back(std::move(recorded));
+}
+
+void CommandBuffer::replay(cl_command_queue queue, bool in_order, const std::vector<cl_event> &wait, cl_event *event) {
+  auto run = [](const Recorded &recorded, cl_command_queue q, const std::vector<cl_event> &deps, cl_event *out) {
+    check(recorded.command.enqueue(q, cl_uint(deps.size()), deps.empty() ? nullptr : deps.data(), out),
+          recorded.command.call);
+  };
+  if (commands_.empty()) {
+    check(clEnqueueMarkerWithWaitList(queue, cl_uint(wait.size()), wait.empty() ? nullptr : wait.data(), event),
+          "clEnqueueMarkerWithWaitList");
+    return;
+  }
+  if (in_order) {
+    // The queue keeps the order; the wait list holds back the first command, and the last one's
+    // event is the whole buffer's.
+    static const std::vector<cl_event> none;
+    for (size_t i = 0; i < commands_.size(); i++)
+      run(commands_[i], queue, i == 0 ? wait : none, i + 1 == commands_.size() ? event : nullptr);
+    return;
+  }
+  std::vector<cl_event> events;
+  events.reserve(commands_.size());
+  auto release_all = [&] {
+    for (cl_event e : events) clReleaseEvent(e);
+  };
+  try {
+    cl_event last_barrier = nullptr;
+    for (const Recorded &recorded : commands_) {
+      std::vector<cl_event> deps;
+      for (uint32_t index : recorded.wait_for) deps.push_back(events[index]);
+      // A barrier without sync points waits for everything recorded before it; every command
+      // recorded after a barrier waits for it.
+      if (recorded.barrier && recorded.wait_for.empty()) deps = events;
+      else if (last_barrier) deps.push_back(last_barrier);
+      if (deps.empty()) deps = wait;
+      cl_event done = nullptr;
+      run(recorded, queue, deps, &done);
+      events.push_back(done);
+      if (recorded.barrier) last_barrier = done;
+    }
+    if (event)
+      check(clEnqueueMarkerWithWaitList(queue, cl_uint(events.size()), events.data(), event), "clEnqueueMarkerWithWaitList");
+  } catch (...) {
+    release_all();
+    throw;
+  }
+  release_all();
+}
+
+void exec_create_command_buffer(Call &call, wire::Request::CreateCommandBuffer::Reader request) {
+  call.object = request.getId();
+  ObjectTable &objects = call.session.objects();
+  Object &queue = objects.get(request.getQueue(), ObjectKind::queue);
+  objects.add(request.getId(), ObjectKind::command_buffer, new CommandBuffer, queue.context);
+}
+
+void exec_record_command(Call &call, wire::Request::RecordCommand::Reader request) {
+  call.object = request.getCommandBuffer();
+  ObjectTable &objects = call.session.objects();
+  auto *buffer = objects.handle<CommandBuffer *>(request.getCommandBuffer(), ObjectKind::command_buffer);
+  buffer->record(objects, request.getWaitFor(), request.getCommand());
+}
+
+void exec_enqueue_command_buffer(Call &call, wire::Request::EnqueueCommandBuffer::Reader request) {
+  Resolved r = resolve(call, request.getCommand());
+  auto *buffer = call.session.objects().handle<CommandBuffer *>(request.getCommandBuffer(), ObjectKind::command_buffer);
+  buffer->replay(r.queue, r.state->in_order, r.wait, event_out(call, r));
+  track(call, r);
+}
+
+}  // namespace fedcld

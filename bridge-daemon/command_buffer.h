@@ -1,0 +1,43 @@
+// A session's command buffer (cl_khr_command_buffer): commands recorded once with their objects
+// resolved, replayed on a queue by the daemon itself at each clEnqueueCommandBufferKHR. One replay
+// is a few local enqueue calls; the client sends one small request for it.
+#pragma once
+
+#include <vector>
+
+#include "device_commands.h"
+
+namespace fedcld {
+
+class CommandBuffer {
+ public:
+  CommandBuffer() = default;
+  CommandBuffer(const CommandBuffer &) = delete;
+  ~CommandBuffer();
+
+  // Appends request's command (RecordCommand.command), waiting for the commands whose sync points
+  // wait_for names. A launch gets a kernel of its own, with the arguments as recorded. Throws
+  // RequestError; the buffer is then unchanged.
+  void record(ObjectTable &objects, capnp::List<uint32_t>::Reader wait_for, wire::Request::Reader request);
+
+  // Enqueues every command on queue, the first ones behind wait. *event (if not null) completes when
+  // all of them have. In-order queues keep the recorded order; on out-of-order queues the sync points
+  // and barriers order the commands. Throws RequestError if the backend refuses one.
+  void replay(cl_command_queue queue, bool in_order, const std::vector<cl_event> &wait, cl_event *event);
+
+ private:
+  struct Recorded {
+    DeviceCommand command;
+    std::vector<uint32_t> wait_for;  // indexes of earlier commands
+    bool barrier = false;
+  };
+  std::vector<Recorded> commands_;
+  std::vector<cl_mem> held_mems_;        // one reference each, for as long as the buffer lives
+  std::vector<cl_kernel> own_kernels_;
+};
+
+void exec_create_command_buffer(Call &call, wire::Request::CreateCommandBuffer::Reader request);
+void exec_record_command(Call &call, wire::Request::RecordCommand::Reader request);
+void exec_enqueue_command_buffer(Call &call, wire::Request::EnqueueCommandBuffer::Reader request);
+
+}  // namespace fedcld

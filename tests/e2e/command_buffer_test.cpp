@@ -1,0 +1,304 @@
+// cl_khr_command_buffer through fedcl: recorded once, replayed by the daemon, with the results,
+// the errors and the info the extension specifies.
+#include <CL/cl_fedcl_command_buffer.h>
+
+#include <vector>
+
+#include "cl_harness.h"
+
+using namespace fedcl_test;
+
+namespace {
+
+// The extension's entry points, as the application finds them.
+struct CommandBufferApi {
+  fedcl_clCreateCommandBufferKHR_fn create = nullptr;
+  fedcl_clFinalizeCommandBufferKHR_fn finalize = nullptr;
+  fedcl_clRetainCommandBufferKHR_fn retain = nullptr;
+  fedcl_clReleaseCommandBufferKHR_fn release = nullptr;
+  fedcl_clEnqueueCommandBufferKHR_fn enqueue = nullptr;
+  fedcl_clCommandBarrierWithWaitListKHR_fn barrier = nullptr;
+  fedcl_clCommandCopyBufferKHR_fn copy = nullptr;
+  fedcl_clCommandFillBufferKHR_fn fill = nullptr;
+  fedcl_clCommandNDRangeKernelKHR_fn launch = nullptr;
+  fedcl_clGetCommandBufferInfoKHR_fn info = nullptr;
+
+  CommandBufferApi() {
+    cl_platform_id platform = fedcl_platform();
+    auto find = [&](auto &function, const char *name) {
+      function = reinterpret_cast<std::remove_reference_t<decltype(function)>>(
+          clGetExtensionFunctionAddressForPlatform(platform, name));
+      EXPECT_NE(nullptr, reinterpret_cast<void *>(function)) << name;
+    };
+    find(create, "clCreateCommandBufferKHR");
+    find(finalize, "clFinalizeCommandBufferKHR");
+    find(retain, "clRetainCommandBufferKHR");
+    find(release, "clReleaseCommandBufferKHR");
+    find(enqueue, "clEnqueueCommandBufferKHR");
+    find(barrier, "clCommandBarrierWithWaitListKHR");
+    find(copy, "clCommandCopyBufferKHR");
+    find(fill, "clCommandFillBufferKHR");
+    find(launch, "clCommandNDRangeKernelKHR");
+    find(info, "clGetCommandBufferInfoKHR");
+  }
+};
+
+struct CommandBuffer : OneDeviceFixture {
+  static constexpr size_t n = 4096;
+  CommandBufferApi api;
+  cl_program program = nullptr;
+  cl_mem a = nullptr, b = nullptr;
+
+  void SetUp() override {
+    OneDeviceFixture::SetUp();
+    program = build_program(context, kScaleSource);
+    a = create_buffer(context, CL_MEM_READ_WRITE, n * sizeof(int));
+    b = create_buffer(context, CL_MEM_READ_WRITE, n * sizeof(int));
+  }
+
+  cl_command_buffer_khr create(cl_command_queue on) {
+    cl_int err = CL_INVALID_VALUE;
+    cl_command_buffer_khr buffer = api.create(1, &on, nullptr, &err);
+    EXPECT_CL(CL_SUCCESS, err);
+    return buffer;
+  }
+
+  cl_kernel bound(const char *name, cl_mem mem, int value) {
+    cl_kernel kernel = create_kernel(program, name);
+    set_arg(kernel, 0, mem);
+    set_arg(kernel, 1, value);
+    return kernel;
+  }
+
+  std::vector<int> read(cl_mem mem) {
+    std::vector<int> out(n, -1);
+    EXPECT_CL(CL_SUCCESS, clEnqueueReadBuffer(queue, mem, CL_TRUE, 0, n * sizeof(int), out.data(), 0, nullptr, nullptr));
+    return out;
+  }
+};
+
+void expect_all(const std::vector<int> &values, int expected, const char *what) {
+  for (size_t i = 0; i < values.size(); i++) ASSERT_EQ(expected, values[i]) << what << " at " << i;
+}
+
+}  // namespace
+
+TEST_F(CommandBuffer, DevicesOfferVersion098) {
+  std::string extensions = device_string(device, CL_DEVICE_EXTENSIONS);
+  EXPECT_NE(std::string::npos, extensions.find("cl_khr_command_buffer")) << extensions;
+  size_t size = 0;
+  ASSERT_CL_OK(clGetDeviceInfo(device, CL_DEVICE_EXTENSIONS_WITH_VERSION, 0, nullptr, &size));
+  std::vector<cl_name_version> versions(size / sizeof(cl_name_version));
+  ASSERT_CL_OK(clGetDeviceInfo(device, CL_DEVICE_EXTENSIONS_WITH_VERSION, size, versions.data(), nullptr));
+  int found = 0;
+  for (const cl_name_version &entry : versions)
+    if (std::string(entry.name) == "cl_khr_command_buffer") {
+      found++;
+      EXPECT_EQ(CL_MAKE_VERSION(0, 9, 8), entry.version);
+    }
+  EXPECT_EQ(1, found);
+  cl_command_queue_properties supported = 0, required = 1;
+  ASSERT_CL_OK(clGetDeviceInfo(device, CL_DEVICE_COMMAND_BUFFER_SUPPORTED_QUEUE_PROPERTIES_KHR, sizeof supported,
+                               &supported, nullptr));
+  ASSERT_CL_OK(clGetDeviceInfo(device, CL_DEVICE_COMMAND_BUFFER_REQUIRED_QUEUE_PROPERTIES_KHR, sizeof required,
+                               &required, nullptr));
+  EXPECT_TRUE(supported & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
+  EXPECT_EQ(0u, required);
+}
+
+TEST_F(CommandBuffer, ReplaysFillKernelsAndCopyEachTime) {
+  cl_kernel offset = bound("offset", a, 2), scale = bound("scale", a, 5);
+  cl_command_buffer_khr buffer = create(queue);
+  const int one = 1;
+  ASSERT_CL_OK(api.fill(buffer, nullptr, nullptr, a, &one, sizeof one, 0, n * sizeof(int), 0, nullptr, nullptr, nullptr));
+  ASSERT_CL_OK(api.launch(buffer, nullptr, nullptr, offset, 1, nullptr, &n, nullptr, 0, nullptr, nullptr, nullptr));
+  ASSERT_CL_OK(api.launch(buffer, nullptr, nullptr, scale, 1, nullptr, &n, nullptr, 0, nullptr, nullptr, nullptr));
+  ASSERT_CL_OK(api.copy(buffer, nullptr, nullptr, a, b, 0, 0, n * sizeof(int), 0, nullptr, nullptr, nullptr));
+  ASSERT_CL_OK(api.finalize(buffer));
+  // Arguments set after recording leave the recorded launches alone.
+  set_arg(scale, 1, 100);
+  for (int round = 0; round < 3; round++) {
+    const int zero = 0;
+    ASSERT_CL_OK(clEnqueueFillBuffer(queue, b, &zero, sizeof zero, 0, n * sizeof(int), 0, nullptr, nullptr));
+    ASSERT_CL_OK(api.enqueue(0, nullptr, buffer, 0, nullptr, nullptr));
+    expect_all(read(b), (1 + 2) * 5, "b after a replay");
+  }
+  ASSERT_CL_OK(api.release(buffer));
+}
+
+TEST_F(CommandBuffer, ReplaysLeaveTheApplicationsKernelArgumentsAlone) {
+  // The kernel runs directly first (its arguments reach the daemon), then recorded with others; the
+  // next direct launch sends no argument again and must still find its own.
+  cl_kernel scale = bound("scale", a, 3);
+  const int two = 2;
+  ASSERT_CL_OK(clEnqueueFillBuffer(queue, a, &two, sizeof two, 0, n * sizeof(int), 0, nullptr, nullptr));
+  ASSERT_CL_OK(clEnqueueNDRangeKernel(queue, scale, 1, nullptr, &n, nullptr, 0, nullptr, nullptr));  // a = 6
+  set_arg(scale, 0, b);
+  set_arg(scale, 1, 7);
+  cl_command_buffer_khr buffer = create(queue);
+  ASSERT_CL_OK(api.launch(buffer, nullptr, nullptr, scale, 1, nullptr, &n, nullptr, 0, nullptr, nullptr, nullptr));
+  ASSERT_CL_OK(api.finalize(buffer));
+  set_arg(scale, 0, a);
+  set_arg(scale, 1, 3);
+  ASSERT_CL_OK(clEnqueueNDRangeKernel(queue, scale, 1, nullptr, &n, nullptr, 0, nullptr, nullptr));  // a = 18
+  const int one = 1;
+  ASSERT_CL_OK(clEnqueueFillBuffer(queue, b, &one, sizeof one, 0, n * sizeof(int), 0, nullptr, nullptr));
+  ASSERT_CL_OK(api.enqueue(0, nullptr, buffer, 0, nullptr, nullptr));  // b = 7
+  ASSERT_CL_OK(clEnqueueNDRangeKernel(queue, scale, 1, nullptr, &n, nullptr, 0, nullptr, nullptr));  // a = 54
+  expect_all(read(a), 54, "a");
+  expect_all(read(b), 7, "b");
+  ASSERT_CL_OK(api.release(buffer));
+}
+
+TEST_F(CommandBuffer, SyncPointsAndBarriersOrderAnOutOfOrderQueue) {
+  cl_command_queue unordered = create_queue(context, device, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
+  cl_kernel offset = bound("offset", a, 10), scale = bound("scale", b, 3);
+  cl_command_buffer_khr buffer = create(unordered);
+  const int four = 4;
+  cl_sync_point_khr filled = 0, offsetted = 0, copied = 0, fence = 0;
+  ASSERT_CL_OK(api.fill(buffer, nullptr, nullptr, a, &four, sizeof four, 0, n * sizeof(int), 0, nullptr, &filled, nullptr));
+  ASSERT_CL_OK(api.launch(buffer, nullptr, nullptr, offset, 1, nullptr, &n, nullptr, 1, &filled, &offsetted, nullptr));
+  ASSERT_CL_OK(api.copy(buffer, nullptr, nullptr, a, b, 0, 0, n * sizeof(int), 1, &offsetted, &copied, nullptr));
+  EXPECT_EQ(1u, filled);
+  EXPECT_EQ(2u, offsetted);
+  EXPECT_EQ(3u, copied);
+  // A barrier without sync points waits for everything before it; what follows waits for it.
+  ASSERT_CL_OK(api.barrier(buffer, nullptr, nullptr, 0, nullptr, &fence, nullptr));
+  ASSERT_CL_OK(api.launch(buffer, nullptr, nullptr, scale, 1, nullptr, &n, nullptr, 0, nullptr, nullptr, nullptr));
+  ASSERT_CL_OK(api.finalize(buffer));
+  for (int round = 0; round < 2; round++) {
+    cl_event done = nullptr;
+    ASSERT_CL_OK(api.enqueue(0, nullptr, buffer, 0, nullptr, &done));
+    ASSERT_CL_OK(clWaitForEvents(1, &done));
+    cl_command_type type = 0;
+    ASSERT_CL_OK(clGetEventInfo(done, CL_EVENT_COMMAND_TYPE, sizeof type, &type, nullptr));
+    EXPECT_EQ(cl_command_type(CL_COMMAND_COMMAND_BUFFER_KHR), type);
+    clReleaseEvent(done);
+    expect_all(read(b), (4 + 10) * 3, "b");
+  }
+  ASSERT_CL_OK(api.release(buffer));
+}
+
+TEST_F(CommandBuffer, AReplayWaitsForItsWaitList) {
+  cl_kernel offset = bound("offset", a, 1);
+  cl_command_buffer_khr buffer = create(queue);
+  ASSERT_CL_OK(api.launch(buffer, nullptr, nullptr, offset, 1, nullptr, &n, nullptr, 0, nullptr, nullptr, nullptr));
+  ASSERT_CL_OK(api.finalize(buffer));
+  const int zero = 0;
+  ASSERT_CL_OK(clEnqueueFillBuffer(queue, a, &zero, sizeof zero, 0, n * sizeof(int), 0, nullptr, nullptr));
+  cl_int err;
+  cl_event gate = clCreateUserEvent(context, &err);
+  ASSERT_CL_OK(err);
+  cl_event done = nullptr;
+  ASSERT_CL_OK(api.enqueue(0, nullptr, buffer, 1, &gate, &done));
+  ASSERT_CL_OK(clFlush(queue));
+  cl_int status = CL_COMPLETE;
+  ASSERT_CL_OK(clGetEventInfo(done, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr));
+  EXPECT_GT(status, CL_COMPLETE) << "ran before its wait list completed";
+  ASSERT_CL_OK(clSetUserEventStatus(gate, CL_COMPLETE));
+  ASSERT_CL_OK(clWaitForEvents(1, &done));
+  expect_all(read(a), 1, "a");
+  clReleaseEvent(done);
+  clReleaseEvent(gate);
+  ASSERT_CL_OK(api.release(buffer));
+}
+
+TEST_F(CommandBuffer, RefusesWhatTheExtensionRefuses) {
+  cl_kernel offset = bound("offset", a, 1);
+  cl_command_buffer_khr buffer = create(queue);
+  cl_int err = CL_SUCCESS;
+  EXPECT_EQ(nullptr, api.create(2, &queue, nullptr, &err));
+  EXPECT_CL(CL_INVALID_VALUE, err);
+  cl_command_buffer_properties_khr twice[] = {CL_COMMAND_BUFFER_FLAGS_KHR, 0, CL_COMMAND_BUFFER_FLAGS_KHR, 0, 0};
+  EXPECT_EQ(nullptr, api.create(1, &queue, twice, &err));
+  EXPECT_CL(CL_INVALID_VALUE, err);
+  EXPECT_CL(CL_INVALID_OPERATION, api.enqueue(0, nullptr, buffer, 0, nullptr, nullptr));
+  EXPECT_CL(CL_INVALID_VALUE, api.launch(buffer, queue, nullptr, offset, 1, nullptr, &n, nullptr, 0, nullptr, nullptr, nullptr));
+  cl_sync_point_khr later = 5;
+  EXPECT_CL(CL_INVALID_SYNC_POINT_WAIT_LIST_KHR,
+            api.launch(buffer, nullptr, nullptr, offset, 1, nullptr, &n, nullptr, 1, &later, nullptr, nullptr));
+  EXPECT_CL(CL_INVALID_VALUE, api.copy(buffer, nullptr, nullptr, a, b, 0, 8, n * sizeof(int), 0, nullptr, nullptr, nullptr));
+  EXPECT_CL(CL_INVALID_COMMAND_BUFFER_KHR, api.finalize(nullptr));
+  cl_command_buffer_state_khr state = 99;
+  ASSERT_CL_OK(api.info(buffer, CL_COMMAND_BUFFER_STATE_KHR, sizeof state, &state, nullptr));
+  EXPECT_EQ(cl_command_buffer_state_khr(CL_COMMAND_BUFFER_STATE_RECORDING_KHR), state);
+  ASSERT_CL_OK(api.finalize(buffer));
+  ASSERT_CL_OK(api.info(buffer, CL_COMMAND_BUFFER_STATE_KHR, sizeof state, &state, nullptr));
+  EXPECT_EQ(cl_command_buffer_state_khr(CL_COMMAND_BUFFER_STATE_EXECUTABLE_KHR), state);
+  EXPECT_CL(CL_INVALID_OPERATION, api.finalize(buffer));
+  EXPECT_CL(CL_INVALID_OPERATION,
+            api.launch(buffer, nullptr, nullptr, offset, 1, nullptr, &n, nullptr, 0, nullptr, nullptr, nullptr));
+  // A substitute queue must be of the buffer's device and context.
+  cl_int created;
+  cl_context other = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &created);
+  ASSERT_CL_OK(created);
+  cl_command_queue foreign = create_queue(other, device);
+  EXPECT_CL(CL_INVALID_CONTEXT, api.enqueue(1, &foreign, buffer, 0, nullptr, nullptr));
+  // Info.
+  cl_command_queue queues[2] = {};
+  size_t size = 0;
+  ASSERT_CL_OK(api.info(buffer, CL_COMMAND_BUFFER_QUEUES_KHR, sizeof queues, queues, &size));
+  EXPECT_EQ(sizeof(cl_command_queue), size);
+  EXPECT_EQ(queue, queues[0]);
+  cl_context owner = nullptr;
+  ASSERT_CL_OK(api.info(buffer, CL_COMMAND_BUFFER_CONTEXT_KHR, sizeof owner, &owner, nullptr));
+  EXPECT_EQ(context, owner);
+  ASSERT_CL_OK(api.retain(buffer));
+  cl_uint count = 0;
+  ASSERT_CL_OK(api.info(buffer, CL_COMMAND_BUFFER_REFERENCE_COUNT_KHR, sizeof count, &count, nullptr));
+  EXPECT_EQ(2u, count);
+  ASSERT_CL_OK(api.release(buffer));
+  ASSERT_CL_OK(api.release(buffer));
+  EXPECT_CL(CL_INVALID_COMMAND_BUFFER_KHR, api.release(buffer));
+  clReleaseCommandQueue(foreign);
+  clReleaseContext(other);
+}
+
+TEST_F(CommandBuffer, AnEmptyBufferOrdersAndCompletes) {
+  cl_command_buffer_khr buffer = create(queue);
+  ASSERT_CL_OK(api.finalize(buffer));
+  cl_event done = nullptr;
+  ASSERT_CL_OK(api.enqueue(0, nullptr, buffer, 0, nullptr, &done));
+  ASSERT_CL_OK(clWaitForEvents(1, &done));
+  clReleaseEvent(done);
+  ASSERT_CL_OK(api.release(buffer));
+}
+
+// A command buffer on one daemon whose buffer was last written on the other: the replay finds it
+// current, and the other daemon sees what the replay wrote.
+TEST(CommandBufferTwoDaemons, BuffersAreCurrentBeforeAndAfterAReplay) {
+  Cluster cluster{2};
+  CommandBufferApi api;
+  const size_t n = 8192;
+  cl_int err;
+  cl_context context = clCreateContext(nullptr, 2, cluster.devices.data(), nullptr, nullptr, &err);
+  ASSERT_CL_OK(err);
+  cl_command_queue first = create_queue(context, cluster.devices[0]);
+  cl_command_queue second = create_queue(context, cluster.devices[1]);
+  cl_program program = build_program(context, kScaleSource);
+  cl_mem x = create_buffer(context, CL_MEM_READ_WRITE, n * sizeof(int));
+  cl_kernel offset = create_kernel(program, "offset");
+  set_arg(offset, 0, x);
+  set_arg(offset, 1, 5);
+  cl_command_buffer_khr buffer = api.create(1, &second, nullptr, &err);
+  ASSERT_CL_OK(err);
+  ASSERT_CL_OK(api.launch(buffer, nullptr, nullptr, offset, 1, nullptr, &n, nullptr, 0, nullptr, nullptr, nullptr));
+  ASSERT_CL_OK(api.finalize(buffer));
+  std::vector<int> values(n);
+  for (size_t i = 0; i < n; i++) values[i] = int(i);
+  for (int round = 0; round < 2; round++) {
+    ASSERT_CL_OK(clEnqueueWriteBuffer(first, x, CL_TRUE, 0, n * sizeof(int), values.data(), 0, nullptr, nullptr));
+    ASSERT_CL_OK(api.enqueue(0, nullptr, buffer, 0, nullptr, nullptr));
+    ASSERT_CL_OK(clFinish(second));
+    std::vector<int> out(n, -1);
+    ASSERT_CL_OK(clEnqueueReadBuffer(first, x, CL_TRUE, 0, n * sizeof(int), out.data(), 0, nullptr, nullptr));
+    for (size_t i = 0; i < n; i++) ASSERT_EQ(int(i) + 5, out[i]) << "round " << round << " at " << i;
+  }
+  ASSERT_CL_OK(api.release(buffer));
+  clReleaseMemObject(x);
+  clReleaseKernel(offset);
+  clReleaseProgram(program);
+  clReleaseCommandQueue(first);
+  clReleaseCommandQueue(second);
+  clReleaseContext(context);
+}
