@@ -2,22 +2,26 @@
 // clGetExtensionFunctionAddressForPlatform: checked here, recorded and replayed by
 // runtime/command_buffer. A recorded command is checked as its clEnqueue* twin is, against the
 // command buffer's queue.
+#include <algorithm>
+
 #include "api.h"
 #include "command_buffer.h"
 #include "info.h"
 #include "kernel.h"
+#include "program.h"
 
 using namespace fedcl;
 
 namespace {
 
 // What every clCommand*KHR refuses before looking at its command: fedcl offers neither the
-// multi-device extension (command_queue must be NULL) nor mutable dispatch (no handles), and the
-// base extension defines no command properties.
+// multi-device extension (command_queue must be NULL: CL_INVALID_COMMAND_QUEUE) nor mutable dispatch
+// (no handles), and the base extension defines no command properties.
 cl_int check_recording(cl_command_buffer_khr buffer, cl_command_queue queue, const cl_command_properties_khr *properties,
                        cl_uint num_sync_points, const cl_sync_point_khr *sync_points, cl_mutable_command_khr *handle) {
   if (!as<_cl_command_buffer_khr>(buffer)) return CL_INVALID_COMMAND_BUFFER_KHR;
-  if (queue || handle || (properties && properties[0] != 0)) return CL_INVALID_VALUE;
+  if (queue) return CL_INVALID_COMMAND_QUEUE;
+  if (handle || (properties && properties[0] != 0)) return CL_INVALID_VALUE;
   if ((num_sync_points == 0) != (sync_points == nullptr)) return CL_INVALID_SYNC_POINT_WAIT_LIST_KHR;
   std::lock_guard<std::mutex> lock(buffer->mutex);
   return buffer->finalized ? CL_INVALID_OPERATION : CL_SUCCESS;
@@ -202,9 +206,19 @@ cl_int fedcl::api::clCommandNDRangeKernelKHR(cl_command_buffer_khr buffer, cl_co
                                              cl_mutable_command_khr *handle) {
   cl_int err = check_recording(buffer, queue, properties, num_sync_points, sync_points, handle);
   if (err != CL_SUCCESS) return err;
+  // Without a local size, a kernel with reqd_work_group_size runs with that size (the recorded
+  // launch names it; clEnqueueNDRangeKernel leaves NULL to the backend).
+  size_t required[3];
+  if (!local_size && as<_cl_kernel>(kernel) && kernel->desc->compile_work_group_size[0] && work_dim >= 1 && work_dim <= 3) {
+    std::copy(kernel->desc->compile_work_group_size, kernel->desc->compile_work_group_size + 3, required);
+    local_size = required;
+  }
   bool empty = false;
   err = check_launch(buffer->queue, kernel, work_dim, global_offset, global_size, local_size, &empty);
   if (err != CL_SUCCESS) return err;
+  // fedcl does not capture printf output during a replay (no CL_COMMAND_BUFFER_CAPABILITY_KERNEL_PRINTF_KHR):
+  // a kernel whose source calls printf is refused, as the extension says.
+  if (program_calls_printf(kernel->program)) return CL_INVALID_OPERATION;
   // Nothing to run: the recorded command only orders, as a barrier on its sync points does.
   if (empty) return api::clCommandBarrierWithWaitListKHR(buffer, nullptr, nullptr, num_sync_points, sync_points,
                                                          sync_point, nullptr);

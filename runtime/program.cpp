@@ -288,4 +288,8 @@ cl_int program_build_info(cl_program program, cl_device_id device, cl_program_bu
                      bytes);
 }
 
+bool program_calls_printf(cl_program program) {
+  return program->has_source && program->source.find("printf") != std::string::npos;
+}
+
 }  // namespace fedcl

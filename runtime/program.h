@@ -36,6 +36,9 @@ cl_int program_link(cl_program program, const std::vector<cl_device_id> &devices
                     cl_uint num_inputs, const cl_program *inputs, size_t *unreported);
 
 // CL_PROGRAM_BINARY_SIZES and CL_PROGRAM_BINARIES, in the order of the program's devices.
+// Whether program's source text (if it was created from source) calls printf.
+bool program_calls_printf(cl_program program);
+
 cl_int program_binaries(cl_program program, std::vector<std::vector<uint8_t>> *binaries);
 
 // A build info the daemon answers (CL_PROGRAM_BUILD_GLOBAL_VARIABLE_TOTAL_SIZE).

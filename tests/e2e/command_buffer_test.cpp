@@ -213,7 +213,16 @@ TEST_F(CommandBuffer, RefusesWhatTheExtensionRefuses) {
   EXPECT_EQ(nullptr, api.create(1, &queue, twice, &err));
   EXPECT_CL(CL_INVALID_VALUE, err);
   EXPECT_CL(CL_INVALID_OPERATION, api.enqueue(0, nullptr, buffer, 0, nullptr, nullptr));
-  EXPECT_CL(CL_INVALID_VALUE, api.launch(buffer, queue, nullptr, offset, 1, nullptr, &n, nullptr, 0, nullptr, nullptr, nullptr));
+  EXPECT_CL(CL_INVALID_COMMAND_QUEUE,
+            api.launch(buffer, queue, nullptr, offset, 1, nullptr, &n, nullptr, 0, nullptr, nullptr, nullptr));
+  // fedcl does not capture printf output in replays, and says so.
+  cl_program printing = build_program(context, "__kernel void hello(void) { printf(\"hello\\n\"); }");
+  cl_kernel hello = create_kernel(printing, "hello");
+  const size_t one = 1;
+  EXPECT_CL(CL_INVALID_OPERATION,
+            api.launch(buffer, nullptr, nullptr, hello, 1, nullptr, &one, nullptr, 0, nullptr, nullptr, nullptr));
+  clReleaseKernel(hello);
+  clReleaseProgram(printing);
   cl_sync_point_khr later = 5;
   EXPECT_CL(CL_INVALID_SYNC_POINT_WAIT_LIST_KHR,
             api.launch(buffer, nullptr, nullptr, offset, 1, nullptr, &n, nullptr, 1, &later, nullptr, nullptr));
@@ -252,6 +261,24 @@ TEST_F(CommandBuffer, RefusesWhatTheExtensionRefuses) {
   EXPECT_CL(CL_INVALID_COMMAND_BUFFER_KHR, api.release(buffer));
   clReleaseCommandQueue(foreign);
   clReleaseContext(other);
+}
+
+TEST_F(CommandBuffer, ALaunchWithoutLocalSizeRunsWithTheRequiredOne) {
+  cl_program sized = build_program(context, R"(
+__kernel __attribute__((reqd_work_group_size(4, 1, 1))) void size(__global int *out) {
+  if (get_global_id(0) == 0) out[0] = (int)get_local_size(0);
+})");
+  cl_kernel kernel = create_kernel(sized, "size");
+  set_arg(kernel, 0, a);
+  cl_command_buffer_khr buffer = create(queue);
+  const size_t global = 16;
+  ASSERT_CL_OK(api.launch(buffer, nullptr, nullptr, kernel, 1, nullptr, &global, nullptr, 0, nullptr, nullptr, nullptr));
+  ASSERT_CL_OK(api.finalize(buffer));
+  ASSERT_CL_OK(api.enqueue(0, nullptr, buffer, 0, nullptr, nullptr));
+  EXPECT_EQ(4, read(a)[0]);
+  ASSERT_CL_OK(api.release(buffer));
+  clReleaseKernel(kernel);
+  clReleaseProgram(sized);
 }
 
 TEST_F(CommandBuffer, AnEmptyBufferOrdersAndCompletes) {
