@@ -23,6 +23,15 @@ cl_kernel own_kernel(cl_kernel source) {
   return kernel;
 }
 
+// The memory objects args name.
+std::vector<cl_mem> mems_of(ObjectTable &objects, capnp::List<wire::KernelArg>::Reader args) {
+  std::vector<cl_mem> mems;
+  for (auto arg : args)
+    if (arg.which() == wire::KernelArg::MEM_OBJECT && arg.getMemObject())
+      mems.push_back(objects.handle<cl_mem>(arg.getMemObject(), ObjectKind::mem));
+  return mems;
+}
+
 }  // namespace
 
 void destroy_command_buffer(CommandBuffer *buffer) { delete buffer; }
@@ -49,7 +58,7 @@ void CommandBuffer::record(ObjectTable &objects, capnp::List<uint32_t>::Reader w
       break;
     case wire::Request::ND_RANGE: {
       auto launch = request.getNdRange();
-      LaunchGeometry g = launch_geometry(launch);
+      auto geometry = std::make_shared<LaunchGeometry>(launch_geometry(launch));
       kernel = own_kernel(objects.handle<cl_kernel>(launch.getKernel(), ObjectKind::kernel));
       try {
         set_kernel_args(objects, kernel, launch.getArgs());
@@ -57,11 +66,11 @@ void CommandBuffer::record(ObjectTable &objects, capnp::List<uint32_t>::Reader w
         clReleaseKernel(kernel);
         throw;
       }
-      std::vector<cl_mem> mems;
-      for (auto arg : launch.getArgs())
-        if (arg.which() == wire::KernelArg::MEM_OBJECT && arg.getMemObject())
-          mems.push_back(objects.handle<cl_mem>(arg.getMemObject(), ObjectKind::mem));
-      recorded.command = {"clEnqueueNDRangeKernel", mems, [kernel, g](cl_command_queue q, cl_uint n, const cl_event *w, cl_event *e) {
+      recorded.kernel = kernel;
+      recorded.geometry = geometry;
+      recorded.command = {"clEnqueueNDRangeKernel", mems_of(objects, launch.getArgs()),
+                          [kernel, geometry](cl_command_queue q, cl_uint n, const cl_event *w, cl_event *e) {
+                            const LaunchGeometry &g = *geometry;
                             return clEnqueueNDRangeKernel(q, kernel, g.dims, g.offset_or_null(), g.global,
                                                           g.local_or_null(), n, w, e);
                           }};
@@ -70,11 +79,35 @@ void CommandBuffer::record(ObjectTable &objects, capnp::List<uint32_t>::Reader w
     default: recorded.command = describe_device_command(objects, request);
   }
   if (kernel) own_kernels_.push_back(kernel);
-  for (cl_mem mem : recorded.command.mems) {
-    clRetainMemObject(mem);
-    held_mems_.push_back(mem);
-  }
+  for (cl_mem mem : recorded.command.mems) hold(mem);
   commands_.push_back(std::move(recorded));
+}
+
+void CommandBuffer::hold(cl_mem mem) {
+  clRetainMemObject(mem);
+  held_mems_.push_back(mem);
+}
+
+void CommandBuffer::update(ObjectTable &objects, wire::Request::UpdateCommand::Reader request) {
+  uint32_t sync_point = request.getSyncPoint();
+  if (sync_point == 0 || sync_point > commands_.size() || !commands_[sync_point - 1].kernel)
+    fail(CL_INVALID_MUTABLE_COMMAND_KHR, "sync point " + std::to_string(sync_point) + " is no recorded launch");
+  Recorded &launch = commands_[sync_point - 1];
+  LaunchGeometry &g = *launch.geometry;
+  auto sizes = {request.getOffset(), request.getGlobal(), request.getLocal()};
+  for (auto list : sizes)
+    if (list.size() && list.size() != g.dims) fail(CL_INVALID_VALUE, "an update's sizes must have work_dim entries");
+  // Every object is resolved (which may fail) before anything changes.
+  std::vector<cl_mem> mems = mems_of(objects, request.getArgs());
+  set_kernel_args(objects, launch.kernel, request.getArgs());
+  for (cl_mem mem : mems) hold(mem);
+  for (cl_uint d = 0; d < g.dims; d++) {
+    if (request.getOffset().size()) g.offset[d] = request.getOffset()[d];
+    if (request.getGlobal().size()) g.global[d] = request.getGlobal()[d];
+    if (request.getLocal().size()) g.local[d] = request.getLocal()[d];
+  }
+  g.has_offset = g.has_offset || request.getOffset().size();
+  g.has_local = g.has_local || request.getLocal().size();
 }
 
 void CommandBuffer::replay(cl_command_queue queue, bool in_order, const std::vector<cl_event> &wait, cl_event *event) {
@@ -88,8 +121,8 @@ void CommandBuffer::replay(cl_command_queue queue, bool in_order, const std::vec
     return;
   }
   if (in_order) {
-    // The queue keeps the order; the wait list holds back the first command, and the last one's
-    // event is the whole buffer's.
+    // The queue keeps the order (which any sync points allow); the wait list holds back the first
+    // command, and the last one's event is the whole buffer's.
     static const std::vector<cl_event> none;
     for (size_t i = 0; i < commands_.size(); i++)
       run(commands_[i], queue, i == 0 ? wait : none, i + 1 == commands_.size() ? event : nullptr);
@@ -105,9 +138,10 @@ void CommandBuffer::replay(cl_command_queue queue, bool in_order, const std::vec
     for (const Recorded &recorded : commands_) {
       std::vector<cl_event> deps;
       for (uint32_t index : recorded.wait_for) deps.push_back(events[index]);
-      // A barrier without sync points waits for everything recorded before it; every command
-      // recorded after a barrier waits for it.
-      if (recorded.barrier && recorded.wait_for.empty()) deps = events;
+      // Recorded in order, each command waits for the one before. Otherwise a barrier without sync
+      // points waits for everything recorded before it, and every command after a barrier for it.
+      if (recorded_in_order_) deps.assign(events.end() - std::min<size_t>(events.size(), 1), events.end());
+      else if (recorded.barrier && recorded.wait_for.empty()) deps = events;
       else if (last_barrier) deps.push_back(last_barrier);
       if (deps.empty()) deps = wait;
       cl_event done = nullptr;
@@ -128,7 +162,7 @@ void exec_create_command_buffer(Call &call, wire::Request::CreateCommandBuffer::
   call.object = request.getId();
   ObjectTable &objects = call.session.objects();
   Object &queue = objects.get(request.getQueue(), ObjectKind::queue);
-  objects.add(request.getId(), ObjectKind::command_buffer, new CommandBuffer, queue.context);
+  objects.add(request.getId(), ObjectKind::command_buffer, new CommandBuffer(queue.queue->in_order), queue.context);
 }
 
 void exec_record_command(Call &call, wire::Request::RecordCommand::Reader request) {
@@ -136,6 +170,12 @@ void exec_record_command(Call &call, wire::Request::RecordCommand::Reader reques
   ObjectTable &objects = call.session.objects();
   auto *buffer = objects.handle<CommandBuffer *>(request.getCommandBuffer(), ObjectKind::command_buffer);
   buffer->record(objects, request.getWaitFor(), request.getCommand());
+}
+
+void exec_update_command(Call &call, wire::Request::UpdateCommand::Reader request) {
+  call.object = request.getCommandBuffer();
+  ObjectTable &objects = call.session.objects();
+  objects.handle<CommandBuffer *>(request.getCommandBuffer(), ObjectKind::command_buffer)->update(objects, request);
 }
 
 void exec_enqueue_command_buffer(Call &call, wire::Request::EnqueueCommandBuffer::Reader request) {

@@ -395,6 +395,7 @@ const RequestHandler kHandlers[] = {
     HANDLE(TRANSFER_FROM, false, nullptr, exec_transfer_from(c, r.getTransferFrom())),
     HANDLE(CREATE_COMMAND_BUFFER, false, nullptr, exec_create_command_buffer(c, r.getCreateCommandBuffer())),
     HANDLE(RECORD_COMMAND, false, "clCreateKernel (a command buffer's launch)", exec_record_command(c, r.getRecordCommand())),
+    HANDLE(UPDATE_COMMAND, false, "clSetKernelArg (a command buffer's launch)", exec_update_command(c, r.getUpdateCommand())),
     HANDLE(ENQUEUE_COMMAND_BUFFER, false, "clEnqueue* (a command buffer's replay)", exec_enqueue_command_buffer(c, r.getEnqueueCommandBuffer())),
 };
 

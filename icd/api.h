@@ -135,6 +135,11 @@ cl_int CL_API_CALL clCommandNDRangeKernelKHR(cl_command_buffer_khr buffer, cl_co
                                              cl_mutable_command_khr *handle);
 cl_int CL_API_CALL clGetCommandBufferInfoKHR(cl_command_buffer_khr buffer, cl_command_buffer_info_khr param,
                                              size_t size, void *value, size_t *size_ret);
+cl_int CL_API_CALL clUpdateMutableCommandsKHR(cl_command_buffer_khr buffer, cl_uint num_configs,
+                                              const fedcl_command_buffer_update_type_khr *config_types,
+                                              const void **configs);
+cl_int CL_API_CALL clGetMutableCommandInfoKHR(cl_mutable_command_khr command, fedcl_mutable_command_info_khr param,
+                                              size_t size, void *value, size_t *size_ret);
 }  // namespace fedcl::api
 
 namespace fedcl {
@@ -155,9 +160,17 @@ cl_int copy_image_to_buffer_op(cl_command_queue queue, cl_mem src, cl_mem dst, c
                                const size_t *region, size_t dst_offset, DeviceOp *op);
 cl_int copy_buffer_to_image_op(cl_command_queue queue, cl_mem src, cl_mem dst, size_t src_offset,
                                const size_t *dst_origin, const size_t *region, DeviceOp *op);
-// A launch of kernel on queue (valid); *empty: nothing to run.
+// clSetKernelArg's checks: on success *arg holds the argument (its generation untouched), else it is
+// unchanged.
+cl_int make_kernel_arg(cl_kernel kernel, cl_uint index, size_t size, const void *value, _cl_kernel::Arg *arg);
+// Everything clEnqueueNDRangeKernel refuses about a launch's sizes on device. *empty: nothing to run
+// (a zero or NULL global size, allowed from OpenCL 2.1 on).
+cl_int check_launch_geometry(cl_kernel kernel, cl_device_id device, cl_uint work_dim, const size_t *offset,
+                             const size_t *global, const size_t *local, bool *empty);
+// A launch of kernel on queue (valid); *empty: nothing to run. args_may_wait: arguments not set yet
+// are no error (a mutable launch's, set by an update before the buffer runs).
 cl_int check_launch(cl_command_queue queue, cl_kernel kernel, cl_uint work_dim, const size_t *global_offset,
-                    const size_t *global_size, const size_t *local_size, bool *empty);
+                    const size_t *global_size, const size_t *local_size, bool *empty, bool args_may_wait = false);
 
 // CL_MEM_PROPERTIES answers the list given to clCreateBufferWithProperties or
 // clCreateImageWithProperties, terminator included (an empty list is {0}); none without a list.

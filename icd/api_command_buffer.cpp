@@ -14,14 +14,22 @@ using namespace fedcl;
 
 namespace {
 
-// What every clCommand*KHR refuses before looking at its command: fedcl offers neither the
-// multi-device extension (command_queue must be NULL: CL_INVALID_COMMAND_QUEUE) nor mutable dispatch
-// (no handles), and the base extension defines no command properties.
+// The fields of a recorded launch that fedcl lets clUpdateMutableCommandsKHR change: all but exec
+// info (SVM, which fedcl does not offer).
+constexpr fedcl_mutable_dispatch_fields_khr kUpdatableFields = CL_MUTABLE_DISPATCH_GLOBAL_OFFSET_KHR |
+                                                               CL_MUTABLE_DISPATCH_GLOBAL_SIZE_KHR |
+                                                               CL_MUTABLE_DISPATCH_LOCAL_SIZE_KHR |
+                                                               CL_MUTABLE_DISPATCH_ARGUMENTS_KHR;
+
+// What every clCommand*KHR refuses before looking at its command: fedcl does not offer the
+// multi-device extension (command_queue must be NULL: CL_INVALID_COMMAND_QUEUE); only launches have
+// mutable handles and properties (check_launch_properties).
 cl_int check_recording(cl_command_buffer_khr buffer, cl_command_queue queue, const cl_command_properties_khr *properties,
-                       cl_uint num_sync_points, const cl_sync_point_khr *sync_points, cl_mutable_command_khr *handle) {
+                       cl_uint num_sync_points, const cl_sync_point_khr *sync_points, cl_mutable_command_khr *handle,
+                       bool launch = false) {
   if (!as<_cl_command_buffer_khr>(buffer)) return CL_INVALID_COMMAND_BUFFER_KHR;
   if (queue) return CL_INVALID_COMMAND_QUEUE;
-  if (handle || (properties && properties[0] != 0)) return CL_INVALID_VALUE;
+  if (!launch && (handle || (properties && properties[0] != 0))) return CL_INVALID_VALUE;
   if ((num_sync_points == 0) != (sync_points == nullptr)) return CL_INVALID_SYNC_POINT_WAIT_LIST_KHR;
   std::lock_guard<std::mutex> lock(buffer->mutex);
   return buffer->finalized ? CL_INVALID_OPERATION : CL_SUCCESS;
@@ -36,17 +44,46 @@ cl_int record(cl_command_buffer_khr buffer, cl_int checked, const DeviceOp &op, 
   return command_buffer_record(buffer, num_sync_points, sync_points, op.build, mems, sync_point);
 }
 
-// The properties of clCreateCommandBufferKHR: only CL_COMMAND_BUFFER_FLAGS_KHR, once, and none of
-// its flags (those belong to extensions fedcl does not offer).
+// The properties of clCreateCommandBufferKHR: CL_COMMAND_BUFFER_FLAGS_KHR (mutable, simultaneous use:
+// replays may always overlap) and the mutable-dispatch asserts (promises fedcl need not act on), each
+// once. *flags: the flags given.
 cl_int check_properties(const cl_command_buffer_properties_khr *properties,
-                        std::vector<cl_command_buffer_properties_khr> *kept) {
+                        std::vector<cl_command_buffer_properties_khr> *kept, cl_command_buffer_flags_khr *flags) {
   if (!properties) return CL_SUCCESS;
-  bool flags_seen = false;
+  std::vector<cl_command_buffer_properties_khr> seen;
   size_t n = 0;
   for (; properties[n] != 0; n += 2) {
-    if (properties[n] != CL_COMMAND_BUFFER_FLAGS_KHR || flags_seen) return CL_INVALID_VALUE;
-    flags_seen = true;
-    if (properties[n + 1] != 0) return CL_INVALID_VALUE;
+    cl_command_buffer_properties_khr name = properties[n], value = properties[n + 1];
+    if (std::find(seen.begin(), seen.end(), name) != seen.end()) return CL_INVALID_VALUE;
+    seen.push_back(name);
+    if (name == CL_COMMAND_BUFFER_FLAGS_KHR) {
+      if (value & ~cl_command_buffer_properties_khr(CL_COMMAND_BUFFER_MUTABLE_KHR | CL_COMMAND_BUFFER_SIMULTANEOUS_USE_KHR))
+        return CL_INVALID_VALUE;
+      *flags = value;
+    } else if (name != CL_COMMAND_BUFFER_MUTABLE_DISPATCH_ASSERTS_KHR) {
+      return CL_INVALID_VALUE;
+    }
+  }
+  kept->assign(properties, properties + n + 1);
+  return CL_SUCCESS;
+}
+
+// A launch's properties: the fields an update may change, and asserts; each once.
+cl_int check_launch_properties(const cl_command_properties_khr *properties,
+                               std::vector<cl_command_properties_khr> *kept, fedcl_mutable_dispatch_fields_khr *fields) {
+  if (!properties) return CL_SUCCESS;
+  std::vector<cl_command_properties_khr> seen;
+  size_t n = 0;
+  for (; properties[n] != 0; n += 2) {
+    cl_command_properties_khr name = properties[n], value = properties[n + 1];
+    if (std::find(seen.begin(), seen.end(), name) != seen.end()) return CL_INVALID_VALUE;
+    seen.push_back(name);
+    if (name == CL_MUTABLE_DISPATCH_UPDATABLE_FIELDS_KHR) {
+      if (value & ~kUpdatableFields) return CL_INVALID_VALUE;
+      *fields = value;
+    } else if (name != CL_MUTABLE_DISPATCH_ASSERTS_KHR) {
+      return CL_INVALID_VALUE;
+    }
   }
   kept->assign(properties, properties + n + 1);
   return CL_SUCCESS;
@@ -61,9 +98,11 @@ cl_command_buffer_khr fedcl::api::clCreateCommandBufferKHR(cl_uint num_queues, c
   cl_command_queue queue = queues[0];
   if (!as<_cl_command_queue>(queue)) return set_error(errcode_ret, CL_INVALID_COMMAND_QUEUE), nullptr;
   std::vector<cl_command_buffer_properties_khr> kept;
-  cl_int err = check_properties(properties, &kept);
+  cl_command_buffer_flags_khr flags = 0;
+  cl_int err = check_properties(properties, &kept, &flags);
   if (err != CL_SUCCESS) return set_error(errcode_ret, err), nullptr;
   cl_command_buffer_khr buffer = command_buffer_create(queue, std::move(kept), &err);
+  if (buffer) buffer->mutable_dispatch = flags & CL_COMMAND_BUFFER_MUTABLE_KHR;
   set_error(errcode_ret, err);
   return buffer;
 }
@@ -204,7 +243,11 @@ cl_int fedcl::api::clCommandNDRangeKernelKHR(cl_command_buffer_khr buffer, cl_co
                                              const size_t *local_size, cl_uint num_sync_points,
                                              const cl_sync_point_khr *sync_points, cl_sync_point_khr *sync_point,
                                              cl_mutable_command_khr *handle) {
-  cl_int err = check_recording(buffer, queue, properties, num_sync_points, sync_points, handle);
+  cl_int err = check_recording(buffer, queue, properties, num_sync_points, sync_points, handle, true);
+  if (err != CL_SUCCESS) return err;
+  std::vector<cl_command_properties_khr> kept;
+  fedcl_mutable_dispatch_fields_khr fields = kUpdatableFields;  // without the property: all fedcl can update
+  err = check_launch_properties(properties, &kept, &fields);
   if (err != CL_SUCCESS) return err;
   // Without a local size, a kernel with reqd_work_group_size runs with that size (the recorded
   // launch names it; clEnqueueNDRangeKernel leaves NULL to the backend).
@@ -213,8 +256,10 @@ cl_int fedcl::api::clCommandNDRangeKernelKHR(cl_command_buffer_khr buffer, cl_co
     std::copy(kernel->desc->compile_work_group_size, kernel->desc->compile_work_group_size + 3, required);
     local_size = required;
   }
+  // A mutable launch whose arguments an update may set can leave some unset until then.
+  bool args_may_wait = handle && buffer->mutable_dispatch && (fields & CL_MUTABLE_DISPATCH_ARGUMENTS_KHR);
   bool empty = false;
-  err = check_launch(buffer->queue, kernel, work_dim, global_offset, global_size, local_size, &empty);
+  err = check_launch(buffer->queue, kernel, work_dim, global_offset, global_size, local_size, &empty, args_may_wait);
   if (err != CL_SUCCESS) return err;
   // fedcl does not capture printf output during a replay (no CL_COMMAND_BUFFER_CAPABILITY_KERNEL_PRINTF_KHR):
   // a kernel whose source calls printf is refused, as the extension says.
@@ -222,8 +267,14 @@ cl_int fedcl::api::clCommandNDRangeKernelKHR(cl_command_buffer_khr buffer, cl_co
   // Nothing to run: the recorded command only orders, as a barrier on its sync points does.
   if (empty) return api::clCommandBarrierWithWaitListKHR(buffer, nullptr, nullptr, num_sync_points, sync_points,
                                                          sync_point, nullptr);
-  return kernel_record(buffer, kernel, work_dim, global_offset, global_size, local_size, num_sync_points, sync_points,
-                       sync_point);
+  _cl_mutable_command_khr *launch = nullptr;
+  err = kernel_record(buffer, kernel, work_dim, global_offset, global_size, local_size, num_sync_points, sync_points,
+                      sync_point, handle ? &launch : nullptr);
+  if (err != CL_SUCCESS || !handle) return err;
+  launch->properties = std::move(kept);
+  launch->updatable = fields;
+  *handle = launch;
+  return CL_SUCCESS;
 }
 
 cl_int fedcl::api::clGetCommandBufferInfoKHR(cl_command_buffer_khr buffer, cl_command_buffer_info_khr param,
@@ -235,12 +286,88 @@ cl_int fedcl::api::clGetCommandBufferInfoKHR(cl_command_buffer_khr buffer, cl_co
     case CL_COMMAND_BUFFER_REFERENCE_COUNT_KHR: return info_value(size, value, size_ret, buffer->refcount.load());
     case CL_COMMAND_BUFFER_STATE_KHR: {
       std::lock_guard<std::mutex> lock(buffer->mutex);
-      cl_command_buffer_state_khr state =
-          buffer->finalized ? CL_COMMAND_BUFFER_STATE_EXECUTABLE_KHR : CL_COMMAND_BUFFER_STATE_RECORDING_KHR;
+      cl_command_buffer_state_khr state = !buffer->finalized      ? CL_COMMAND_BUFFER_STATE_RECORDING_KHR
+                                          : command_buffer_ready(buffer) ? CL_COMMAND_BUFFER_STATE_EXECUTABLE_KHR
+                                                                        : FEDCL_COMMAND_BUFFER_STATE_FINALIZED;
       return info_value(size, value, size_ret, state);
     }
     case CL_COMMAND_BUFFER_PROPERTIES_ARRAY_KHR: return info_vector(size, value, size_ret, buffer->properties);
     case CL_COMMAND_BUFFER_CONTEXT_KHR: return info_value(size, value, size_ret, buffer->queue->context);
+    default: return CL_INVALID_VALUE;
+  }
+}
+
+namespace {
+
+// One dispatch config of clUpdateMutableCommandsKHR, checked against its launch: the update to send.
+cl_int check_update(cl_command_buffer_khr buffer, const fedcl_mutable_dispatch_config_khr *config, LaunchUpdate *update) {
+  if (!config) return CL_INVALID_VALUE;
+  auto *launch = as<_cl_mutable_command_khr>(config->command);
+  if (!launch || launch->buffer != buffer) return CL_INVALID_MUTABLE_COMMAND_KHR;
+  update->command = launch;
+  if (config->num_svm_args || config->num_exec_infos) return CL_INVALID_OPERATION;
+  if ((config->num_args == 0) != (config->arg_list == nullptr)) return CL_INVALID_VALUE;
+  if (config->work_dim && config->work_dim != launch->work_dim) return CL_INVALID_VALUE;
+  auto allowed = [&](fedcl_mutable_dispatch_fields_khr field) { return (launch->updatable & field) != 0; };
+  if ((config->num_args && !allowed(CL_MUTABLE_DISPATCH_ARGUMENTS_KHR)) ||
+      (config->global_work_offset && !allowed(CL_MUTABLE_DISPATCH_GLOBAL_OFFSET_KHR)) ||
+      (config->global_work_size && !allowed(CL_MUTABLE_DISPATCH_GLOBAL_SIZE_KHR)) ||
+      (config->local_work_size && !allowed(CL_MUTABLE_DISPATCH_LOCAL_SIZE_KHR)))
+    return CL_INVALID_OPERATION;
+  for (cl_uint i = 0; i < config->num_args; i++) {
+    const fedcl_mutable_dispatch_arg_khr &given = config->arg_list[i];
+    _cl_kernel::Arg arg;
+    cl_int err = make_kernel_arg(launch->kernel, given.arg_index, given.arg_size, given.arg_value, &arg);
+    if (err != CL_SUCCESS) return err;
+    update->args.emplace_back(given.arg_index, std::move(arg));
+  }
+  // The sizes the launch would have, checked as clEnqueueNDRangeKernel checks them.
+  update->offset = config->global_work_offset;
+  update->global = config->global_work_size;
+  update->local = config->local_work_size;
+  std::lock_guard<std::mutex> lock(buffer->mutex);
+  const size_t *global = update->global ? update->global : launch->global;
+  const size_t *local = update->local ? update->local : (launch->local[0] ? launch->local : nullptr);
+  const size_t *offset = update->offset ? update->offset : launch->offset;
+  bool empty = false;
+  return check_launch_geometry(launch->kernel, buffer->queue->device, launch->work_dim, offset, global, local, &empty);
+}
+
+}  // namespace
+
+cl_int fedcl::api::clUpdateMutableCommandsKHR(cl_command_buffer_khr buffer, cl_uint num_configs,
+                                              const fedcl_command_buffer_update_type_khr *config_types,
+                                              const void **configs) {
+  if (!as<_cl_command_buffer_khr>(buffer)) return CL_INVALID_COMMAND_BUFFER_KHR;
+  if (!buffer->finalized || !buffer->mutable_dispatch) return CL_INVALID_OPERATION;
+  if ((num_configs == 0) != (config_types == nullptr) || (num_configs == 0) != (configs == nullptr))
+    return CL_INVALID_VALUE;
+  // Every config is checked before anything changes.
+  std::vector<LaunchUpdate> updates(num_configs);
+  for (cl_uint i = 0; i < num_configs; i++) {
+    if (config_types[i] != FEDCL_STRUCTURE_TYPE_MUTABLE_DISPATCH_CONFIG) return CL_INVALID_VALUE;
+    cl_int err = check_update(buffer, static_cast<const fedcl_mutable_dispatch_config_khr *>(configs[i]), &updates[i]);
+    if (err != CL_SUCCESS) return err;
+  }
+  return command_buffer_update(buffer, updates);
+}
+
+cl_int fedcl::api::clGetMutableCommandInfoKHR(cl_mutable_command_khr command, fedcl_mutable_command_info_khr param,
+                                              size_t size, void *value, size_t *size_ret) {
+  auto *launch = as<_cl_mutable_command_khr>(command);
+  if (!launch) return CL_INVALID_MUTABLE_COMMAND_KHR;
+  std::lock_guard<std::mutex> lock(launch->buffer->mutex);
+  auto sizes = [&](const size_t *values) { return info_bytes(size, value, size_ret, values, launch->work_dim * sizeof(size_t)); };
+  switch (param) {
+    case CL_MUTABLE_COMMAND_COMMAND_QUEUE_KHR: return info_value(size, value, size_ret, launch->buffer->queue);
+    case CL_MUTABLE_COMMAND_COMMAND_BUFFER_KHR: return info_value(size, value, size_ret, launch->buffer);
+    case CL_MUTABLE_COMMAND_COMMAND_TYPE_KHR: return info_value(size, value, size_ret, cl_command_type(CL_COMMAND_NDRANGE_KERNEL));
+    case CL_MUTABLE_COMMAND_PROPERTIES_ARRAY_KHR: return info_vector(size, value, size_ret, launch->properties);
+    case CL_MUTABLE_DISPATCH_KERNEL_KHR: return info_value(size, value, size_ret, launch->kernel);
+    case CL_MUTABLE_DISPATCH_DIMENSIONS_KHR: return info_value(size, value, size_ret, launch->work_dim);
+    case CL_MUTABLE_DISPATCH_GLOBAL_WORK_OFFSET_KHR: return sizes(launch->offset);
+    case CL_MUTABLE_DISPATCH_GLOBAL_WORK_SIZE_KHR: return sizes(launch->global);
+    case CL_MUTABLE_DISPATCH_LOCAL_WORK_SIZE_KHR: return sizes(launch->local);
     default: return CL_INVALID_VALUE;
   }
 }

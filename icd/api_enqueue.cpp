@@ -75,10 +75,12 @@ cl_int check_uniform(cl_kernel kernel, cl_device_id device, cl_uint work_dim, co
   return CL_SUCCESS;
 }
 
+}  // namespace
+
 // Everything clEnqueueNDRangeKernel refuses about the sizes. *empty: nothing to run (a zero or NULL
 // global size, allowed from OpenCL 2.1 on); the kernel's own rules do not apply to an empty range.
-cl_int check_geometry(cl_kernel kernel, cl_device_id device, cl_uint work_dim, const size_t *offset,
-                      const size_t *global, const size_t *local, bool *empty) {
+cl_int fedcl::check_launch_geometry(cl_kernel kernel, cl_device_id device, cl_uint work_dim, const size_t *offset,
+                                   const size_t *global, const size_t *local, bool *empty) {
   if (work_dim < 1 || work_dim > 3) return CL_INVALID_WORK_DIMENSION;
   *empty = empty_range(work_dim, global);
   if (*empty && device->version < 21) return CL_INVALID_GLOBAL_WORK_SIZE;
@@ -89,6 +91,8 @@ cl_int check_geometry(cl_kernel kernel, cl_device_id device, cl_uint work_dim, c
   if (err == CL_SUCCESS) err = check_uniform(kernel, device, work_dim, global, local);
   return err;
 }
+
+namespace {
 
 // A read or write of no bytes (OpenCL 3.0 names no error for it; PoCL and NVIDIA accept it): nothing
 // moves, but the command still orders and completes like any other, and a blocking one waits for that.
@@ -241,15 +245,15 @@ cl_int fedcl::api::clEnqueueUnmapMemObject(cl_command_queue queue, cl_mem mem, v
 }
 
 cl_int fedcl::check_launch(cl_command_queue queue, cl_kernel kernel, cl_uint work_dim, const size_t *global_offset,
-                           const size_t *global_size, const size_t *local_size, bool *empty) {
+                           const size_t *global_size, const size_t *local_size, bool *empty, bool args_may_wait) {
   if (!as<_cl_kernel>(kernel)) return CL_INVALID_KERNEL;
   if (kernel->program->context != queue->context) return CL_INVALID_CONTEXT;
   if (!(kernel->present & bit(queue->connection))) return CL_INVALID_PROGRAM_EXECUTABLE;
-  cl_int err = check_geometry(kernel, queue->device, work_dim, global_offset, global_size, local_size, empty);
+  cl_int err = check_launch_geometry(kernel, queue->device, work_dim, global_offset, global_size, local_size, empty);
   if (err != CL_SUCCESS) return err;
   std::lock_guard<std::mutex> lock(kernel->mutex);
   for (const auto &arg : kernel->args)
-    if (arg.kind == _cl_kernel::Arg::unset) return CL_INVALID_KERNEL_ARGS;
+    if (arg.kind == _cl_kernel::Arg::unset && !args_may_wait) return CL_INVALID_KERNEL_ARGS;
   return CL_SUCCESS;
 }
 

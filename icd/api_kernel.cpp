@@ -72,8 +72,7 @@ cl_kernel fedcl::api::clCloneKernel(cl_kernel source, cl_int *errcode_ret) {
 cl_int fedcl::api::clRetainKernel(cl_kernel kernel) { return as<_cl_kernel>(kernel) ? retain(kernel) : CL_INVALID_KERNEL; }
 cl_int fedcl::api::clReleaseKernel(cl_kernel kernel) { return as<_cl_kernel>(kernel) ? release(kernel) : CL_INVALID_KERNEL; }
 
-cl_int fedcl::api::clSetKernelArg(cl_kernel kernel, cl_uint index, size_t size, const void *value) {
-  if (!as<_cl_kernel>(kernel)) return CL_INVALID_KERNEL;
+cl_int fedcl::make_kernel_arg(cl_kernel kernel, cl_uint index, size_t size, const void *value, _cl_kernel::Arg *arg) {
   if (index >= kernel->checks.size()) return CL_INVALID_ARG_INDEX;
   ArgClass kind = kernel->checks[index].kind;
   if (kind == ArgClass::unknown) {
@@ -113,24 +112,31 @@ cl_int fedcl::api::clSetKernelArg(cl_kernel kernel, cl_uint index, size_t size, 
       break;
     }
   }
+  switch (kind) {
+    case ArgClass::memory: arg->kind = _cl_kernel::Arg::memory; break;
+    case ArgClass::local: arg->kind = _cl_kernel::Arg::local; break;
+    case ArgClass::sampler: arg->kind = _cl_kernel::Arg::sampler; break;
+    default: arg->kind = _cl_kernel::Arg::value; break;
+  }
+  arg->buffer = mem;
+  arg->object = object;
+  arg->local_size = kind == ArgClass::local ? size : 0;
+  if (arg->kind == _cl_kernel::Arg::value) {
+    const auto *bytes = static_cast<const uint8_t *>(value);
+    arg->bytes.assign(bytes, bytes + size);
+  }
+  return CL_SUCCESS;
+}
+
+cl_int fedcl::api::clSetKernelArg(cl_kernel kernel, cl_uint index, size_t size, const void *value) {
+  if (!as<_cl_kernel>(kernel)) return CL_INVALID_KERNEL;
   // The slot is updated in place so that setting an argument allocates nothing once it has run. No
   // lock: the specification leaves concurrent clSetKernelArg on one kernel to the application.
+  if (index >= kernel->args.size()) return CL_INVALID_ARG_INDEX;
   _cl_kernel::Arg &arg = kernel->args[index];
-  switch (kind) {
-    case ArgClass::memory: arg.kind = _cl_kernel::Arg::memory; break;
-    case ArgClass::local: arg.kind = _cl_kernel::Arg::local; break;
-    case ArgClass::sampler: arg.kind = _cl_kernel::Arg::sampler; break;
-    default: arg.kind = _cl_kernel::Arg::value; break;
-  }
-  arg.buffer = mem;
-  arg.object = object;
-  arg.local_size = kind == ArgClass::local ? size : 0;
-  if (arg.kind == _cl_kernel::Arg::value) {
-    const auto *bytes = static_cast<const uint8_t *>(value);
-    arg.bytes.assign(bytes, bytes + size);
-  }
-  arg.generation = ++kernel->generation;
-  return CL_SUCCESS;
+  cl_int err = make_kernel_arg(kernel, index, size, value, &arg);
+  if (err == CL_SUCCESS) arg.generation = ++kernel->generation;
+  return err;
 }
 
 cl_int fedcl::api::clGetKernelInfo(cl_kernel kernel, cl_kernel_info param, size_t size, void *value, size_t *size_ret) {

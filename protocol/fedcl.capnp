@@ -246,6 +246,9 @@ struct Request {
     createCommandBuffer @55 :CreateCommandBuffer;
     recordCommand @56 :RecordCommand;
     enqueueCommandBuffer @57 :EnqueueCommandBuffer;
+    # cl_khr_command_buffer_mutable_dispatch: a recorded launch's arguments or sizes change for the
+    # replays that follow.
+    updateCommand @58 :UpdateCommand;
   }
 
   struct CreateContext {
@@ -572,6 +575,14 @@ struct Request {
   struct EnqueueCommandBuffer {
     command @0 :Command;          # the queue it runs on, its event and wait list
     commandBuffer @1 :UInt64;
+  }
+  struct UpdateCommand {
+    commandBuffer @0 :UInt64;
+    syncPoint @1 :UInt32;         # the launch's, as RecordCommand numbers them
+    args @2 :List(KernelArg);     # the arguments that change
+    offset @3 :List(UInt64);      # empty: unchanged; else workDim values
+    global @4 :List(UInt64);
+    local @5 :List(UInt64);
   }
 }
 

@@ -36,6 +36,7 @@ const char *const kForwardedExtensions[] = {
 // on any backend (command_buffer.h).
 const cl_name_version kOwnExtensions[] = {
     {CL_FEDCL_COMMAND_BUFFER_VERSION, "cl_khr_command_buffer"},
+    {CL_FEDCL_MUTABLE_DISPATCH_VERSION, "cl_khr_command_buffer_mutable_dispatch"},
 };
 
 std::string filter_extensions(const std::vector<uint8_t> &raw) {
@@ -166,9 +167,15 @@ cl_int device_info(cl_device_id device, cl_device_info param, size_t size, void 
     case CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES: return info_value(size, value, size_ret, cl_device_device_enqueue_capabilities(0));
     case CL_DEVICE_EXECUTION_CAPABILITIES: return info_value(size, value, size_ret, cl_device_exec_capabilities(CL_EXEC_KERNEL));
     // Command buffers as the daemon replays them: on in-order and out-of-order queues, with or
-    // without profiling; a kernel's printf output is not captured during a replay.
+    // without profiling, several replays of one at once; a kernel's printf output is not captured
+    // during a replay; a launch's arguments and sizes can be updated (no SVM exec info).
     case CL_DEVICE_COMMAND_BUFFER_CAPABILITIES_KHR:
-      return info_value(size, value, size_ret, cl_device_command_buffer_capabilities_khr(0));
+      return info_value(size, value, size_ret,
+                        cl_device_command_buffer_capabilities_khr(CL_COMMAND_BUFFER_CAPABILITY_SIMULTANEOUS_USE_KHR));
+    case CL_DEVICE_MUTABLE_DISPATCH_CAPABILITIES_KHR:
+      return info_value(size, value, size_ret,
+                        fedcl_mutable_dispatch_fields_khr(CL_MUTABLE_DISPATCH_GLOBAL_OFFSET_KHR | CL_MUTABLE_DISPATCH_GLOBAL_SIZE_KHR |
+                                                          CL_MUTABLE_DISPATCH_LOCAL_SIZE_KHR | CL_MUTABLE_DISPATCH_ARGUMENTS_KHR));
     case CL_DEVICE_COMMAND_BUFFER_REQUIRED_QUEUE_PROPERTIES_KHR:
       return info_value(size, value, size_ret, cl_command_queue_properties(0));
     case CL_DEVICE_COMMAND_BUFFER_SUPPORTED_QUEUE_PROPERTIES_KHR:

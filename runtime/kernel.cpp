@@ -36,7 +36,9 @@ void set_sizes(wire::Request::NDRange::Builder launch, cl_uint work_dim, const s
   if (local_size) sizes(launch.initLocal(work_dim), local_size);
 }
 
-void fill_arg(wire::KernelArg::Builder out, size_t index, const _cl_kernel::Arg &arg) {
+}  // namespace
+
+void kernel_arg_to_wire(wire::KernelArg::Builder out, size_t index, const _cl_kernel::Arg &arg) {
   out.setIndex(index);
   switch (arg.kind) {
     case _cl_kernel::Arg::value: out.setValue(kj::arrayPtr(arg.bytes.data(), arg.bytes.size())); break;
@@ -47,18 +49,20 @@ void fill_arg(wire::KernelArg::Builder out, size_t index, const _cl_kernel::Arg 
   }
 }
 
-// The buffers kernel's arguments name, and whether it may write each (not const, not read-only).
-// Under kernel->mutex.
+bool kernel_may_write(cl_kernel kernel, size_t index, cl_mem buffer) {
+  const KernelArgDesc &desc = kernel->desc->args[index];
+  bool read_only = (desc.type_qualifier & CL_KERNEL_ARG_TYPE_CONST) || desc.access == CL_KERNEL_ARG_ACCESS_READ_ONLY ||
+                   (buffer->flags & CL_MEM_READ_ONLY);
+  return !read_only;
+}
+
+namespace {
+
+// The buffers kernel's arguments name, and whether it may write each. Under kernel->mutex.
 std::vector<UsedMem> arg_buffers(cl_kernel kernel) {
   std::vector<UsedMem> buffers;
-  for (size_t i = 0; i < kernel->args.size(); i++) {
-    const _cl_kernel::Arg &arg = kernel->args[i];
-    if (!arg.buffer) continue;
-    const KernelArgDesc &desc = kernel->desc->args[i];
-    bool read_only = (desc.type_qualifier & CL_KERNEL_ARG_TYPE_CONST) || desc.access == CL_KERNEL_ARG_ACCESS_READ_ONLY ||
-                     (arg.buffer->flags & CL_MEM_READ_ONLY);
-    buffers.push_back({arg.buffer, !read_only});
-  }
+  for (size_t i = 0; i < kernel->args.size(); i++)
+    if (kernel->args[i].buffer) buffers.push_back({kernel->args[i].buffer, kernel_may_write(kernel, i, kernel->args[i].buffer)});
   return buffers;
 }
 
@@ -98,7 +102,7 @@ cl_int kernel_launch(cl_command_queue queue, cl_kernel kernel, cl_uint work_dim,
   auto args = launch.initArgs(changed);
   size_t n = 0;
   for (size_t i = 0; i < kernel->args.size(); i++)
-    if (kernel->args[i].generation != sent[i]) fill_arg(args[n++], i, kernel->args[i]);
+    if (kernel->args[i].generation != sent[i]) kernel_arg_to_wire(args[n++], i, kernel->args[i]);
   err = command.send(request);
   if (err != CL_SUCCESS) return err;
   for (size_t i = 0; i < kernel->args.size(); i++) sent[i] = kernel->args[i].generation;
@@ -109,7 +113,8 @@ cl_int kernel_launch(cl_command_queue queue, cl_kernel kernel, cl_uint work_dim,
 
 cl_int kernel_record(cl_command_buffer_khr buffer, cl_kernel kernel, cl_uint work_dim, const size_t *global_offset,
                      const size_t *global_size, const size_t *local_size, cl_uint num_sync_points,
-                     const cl_sync_point_khr *wait_for, cl_sync_point_khr *sync_point) {
+                     const cl_sync_point_khr *wait_for, cl_sync_point_khr *sync_point,
+                     _cl_mutable_command_khr **handle) {
   std::vector<_cl_kernel::Arg> args;
   std::vector<UsedMem> buffers;
   {
@@ -121,11 +126,24 @@ cl_int kernel_record(cl_command_buffer_khr buffer, cl_kernel kernel, cl_uint wor
     auto launch = request.initNdRange();
     launch.setKernel(kernel->id);
     set_sizes(launch, work_dim, global_offset, global_size, local_size);
-    auto list = launch.initArgs(args.size());
-    for (size_t i = 0; i < args.size(); i++) fill_arg(list[i], i, args[i]);
+    size_t set = 0;
+    for (const _cl_kernel::Arg &arg : args) set += arg.kind != _cl_kernel::Arg::unset;
+    auto list = launch.initArgs(set);
+    for (size_t i = 0, n = 0; i < args.size(); i++)
+      if (args[i].kind != _cl_kernel::Arg::unset) kernel_arg_to_wire(list[n++], i, args[i]);
     return launch.initCommand();
   };
-  return command_buffer_record(buffer, num_sync_points, wait_for, build, buffers, sync_point);
+  cl_sync_point_khr recorded = 0;
+  cl_int err = command_buffer_record(buffer, num_sync_points, wait_for, build, buffers, &recorded);
+  if (err != CL_SUCCESS) return err;
+  if (sync_point) *sync_point = recorded;
+  if (handle) {
+    *handle = command_buffer_add_launch(buffer, recorded, kernel, work_dim, global_offset, global_size, local_size);
+    std::lock_guard<std::mutex> lock(buffer->mutex);
+    for (size_t i = 0; i < args.size(); i++)
+      if (args[i].kind == _cl_kernel::Arg::unset) (*handle)->unset_args.push_back(i);
+  }
+  return CL_SUCCESS;
 }
 
 namespace {

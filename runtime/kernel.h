@@ -4,8 +4,7 @@
 
 #include <vector>
 
-#include <CL/cl_fedcl_command_buffer.h>
-
+#include "command_buffer.h"
 #include "handles.h"
 
 namespace fedcl {
@@ -22,10 +21,17 @@ cl_int kernel_launch(cl_command_queue queue, cl_kernel kernel, cl_uint work_dim,
                      const cl_event *wait_list, cl_event *event);
 
 // Records a launch of kernel into buffer (command_buffer.h) with every argument as it is now: later
-// clSetKernelArg calls leave the recorded launch alone.
+// clSetKernelArg calls leave the recorded launch alone. handle (if not null): the launch's mutable
+// command, for clUpdateMutableCommandsKHR.
 cl_int kernel_record(cl_command_buffer_khr buffer, cl_kernel kernel, cl_uint work_dim, const size_t *global_offset,
                      const size_t *global_size, const size_t *local_size, cl_uint num_sync_points,
-                     const cl_sync_point_khr *wait_for, cl_sync_point_khr *sync_point);
+                     const cl_sync_point_khr *wait_for, cl_sync_point_khr *sync_point,
+                     _cl_mutable_command_khr **handle);
+
+// An argument as a launch or an update sends it.
+void kernel_arg_to_wire(wire::KernelArg::Builder out, size_t index, const _cl_kernel::Arg &arg);
+// Whether kernel may write buffer, given as its argument index (not const, not read-only).
+bool kernel_may_write(cl_kernel kernel, size_t index, cl_mem buffer);
 
 // Queries the daemon answers: a clGetKernelInfo one (of the first daemon that holds the kernel),
 // clGetKernelWorkGroupInfo and clGetKernelSubGroupInfo (input: its input value) for device.

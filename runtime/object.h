@@ -24,6 +24,7 @@ enum class Magic : uint32_t {
   event,
   sampler,
   command_buffer,
+  mutable_command,
 };
 
 // A new object id, unique in the process and therefore on every daemon.

@@ -90,7 +90,7 @@ prog=cts.sh
 # --full turns all of this off.
 # ---------------------------------------------------------------------------------------------------
 all_suites=(api atomics basic buffers commonfns compiler computeinfo events geometrics integer_ops
-  mem_host_flags multiples printf profiling relationals vectors cl_khr_command_buffer)
+  mem_host_flags multiples printf profiling relationals vectors cl_khr_command_buffer cl_khr_mutable_dispatch)
 declare -A quick_patterns=([integer_ops]='integer_*,quick_*')
 
 # Time limits in seconds, before --timeout-scale. The default is long enough for every sub-test

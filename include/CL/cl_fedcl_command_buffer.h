@@ -1,4 +1,5 @@
-/* cl_khr_command_buffer as fedcl implements it: version 0.9.8 of the (provisional) extension.
+/* cl_khr_command_buffer as fedcl implements it: version 0.9.8 of the (provisional) extension, with
+ * cl_khr_command_buffer_mutable_dispatch 0.9.5.
  *
  * Reach the functions with clGetExtensionFunctionAddressForPlatform(platform, "<name>"). Headers
  * older than OpenCL-Headers 2024 (Debian 12's say 0.9.0) declare the same functions without the
@@ -56,6 +57,80 @@ typedef cl_properties cl_command_properties_khr;
 #ifndef CL_DEVICE_COMMAND_BUFFER_SUPPORTED_QUEUE_PROPERTIES_KHR
 #define CL_DEVICE_COMMAND_BUFFER_SUPPORTED_QUEUE_PROPERTIES_KHR 0x129A
 #endif
+
+/* cl_khr_command_buffer_mutable_dispatch 0.9.5, which fedcl offers too. Its update structures carry
+ * fedcl's names: Debian 12's headers declare an earlier layout (with `type` and `next` members, and
+ * CL_STRUCTURE_TYPE_MUTABLE_DISPATCH_CONFIG_KHR = 1) under the Khronos names. The layouts below are
+ * 0.9.5's, which the Khronos names have in headers of 2024 on. */
+typedef cl_bitfield fedcl_mutable_dispatch_fields_khr;
+typedef cl_uint fedcl_mutable_command_info_khr;
+typedef cl_uint fedcl_command_buffer_update_type_khr;
+typedef struct fedcl_mutable_dispatch_arg_khr {
+  cl_uint arg_index;
+  size_t arg_size;
+  const void *arg_value;
+} fedcl_mutable_dispatch_arg_khr;
+typedef struct fedcl_mutable_dispatch_exec_info_khr {
+  cl_uint param_name;
+  size_t param_value_size;
+  const void *param_value;
+} fedcl_mutable_dispatch_exec_info_khr;
+typedef struct fedcl_mutable_dispatch_config_khr {
+  cl_mutable_command_khr command;
+  cl_uint num_args;
+  cl_uint num_svm_args;
+  cl_uint num_exec_infos;
+  cl_uint work_dim;
+  const fedcl_mutable_dispatch_arg_khr *arg_list;
+  const fedcl_mutable_dispatch_arg_khr *arg_svm_list;
+  const fedcl_mutable_dispatch_exec_info_khr *exec_info_list;
+  const size_t *global_work_offset;
+  const size_t *global_work_size;
+  const size_t *local_work_size;
+} fedcl_mutable_dispatch_config_khr;
+#define FEDCL_STRUCTURE_TYPE_MUTABLE_DISPATCH_CONFIG 0 /* 0.9.5's CL_STRUCTURE_TYPE_MUTABLE_DISPATCH_CONFIG_KHR */
+/* 0.9.8's CL_COMMAND_BUFFER_STATE_FINALIZED_KHR (Debian 12's headers give 2 another name): finalized,
+ * but a mutable launch still waits for an argument that an update must set before it can run. */
+#define FEDCL_COMMAND_BUFFER_STATE_FINALIZED 2
+#ifndef CL_COMMAND_BUFFER_MUTABLE_KHR
+#define CL_COMMAND_BUFFER_MUTABLE_KHR (1 << 1)
+#define CL_INVALID_MUTABLE_COMMAND_KHR -1141
+#define CL_DEVICE_MUTABLE_DISPATCH_CAPABILITIES_KHR 0x12B0
+#define CL_MUTABLE_DISPATCH_UPDATABLE_FIELDS_KHR 0x12B1
+#define CL_MUTABLE_DISPATCH_GLOBAL_OFFSET_KHR (1 << 0)
+#define CL_MUTABLE_DISPATCH_GLOBAL_SIZE_KHR (1 << 1)
+#define CL_MUTABLE_DISPATCH_LOCAL_SIZE_KHR (1 << 2)
+#define CL_MUTABLE_DISPATCH_ARGUMENTS_KHR (1 << 3)
+#define CL_MUTABLE_DISPATCH_EXEC_INFO_KHR (1 << 4)
+#define CL_MUTABLE_COMMAND_COMMAND_QUEUE_KHR 0x12A0
+#define CL_MUTABLE_COMMAND_COMMAND_BUFFER_KHR 0x12A1
+#define CL_MUTABLE_COMMAND_COMMAND_TYPE_KHR 0x12AD
+#define CL_MUTABLE_DISPATCH_KERNEL_KHR 0x12A3
+#define CL_MUTABLE_DISPATCH_DIMENSIONS_KHR 0x12A4
+#define CL_MUTABLE_DISPATCH_GLOBAL_WORK_OFFSET_KHR 0x12A5
+#define CL_MUTABLE_DISPATCH_GLOBAL_WORK_SIZE_KHR 0x12A6
+#define CL_MUTABLE_DISPATCH_LOCAL_WORK_SIZE_KHR 0x12A7
+#endif
+#ifndef CL_COMMAND_BUFFER_SIMULTANEOUS_USE_KHR
+#define CL_COMMAND_BUFFER_SIMULTANEOUS_USE_KHR (1 << 0)
+#define CL_COMMAND_BUFFER_CAPABILITY_SIMULTANEOUS_USE_KHR (1 << 2)
+#endif
+#ifndef CL_MUTABLE_COMMAND_PROPERTIES_ARRAY_KHR
+#define CL_MUTABLE_COMMAND_PROPERTIES_ARRAY_KHR 0x12A2 /* Debian 12: CL_MUTABLE_DISPATCH_PROPERTIES_ARRAY_KHR */
+#endif
+#ifndef CL_MUTABLE_DISPATCH_ASSERTS_KHR
+#define CL_COMMAND_BUFFER_MUTABLE_DISPATCH_ASSERTS_KHR 0x12B7
+#define CL_MUTABLE_DISPATCH_ASSERTS_KHR 0x12B8
+#define CL_MUTABLE_DISPATCH_ASSERT_NO_ADDITIONAL_WORK_GROUPS_KHR (1 << 0)
+#endif
+#define CL_FEDCL_MUTABLE_DISPATCH_VERSION CL_MAKE_VERSION(0, 9, 5)
+
+typedef cl_int(CL_API_CALL *fedcl_clUpdateMutableCommandsKHR_fn)(
+    cl_command_buffer_khr command_buffer, cl_uint num_configs, const fedcl_command_buffer_update_type_khr *config_types,
+    const void **configs);
+typedef cl_int(CL_API_CALL *fedcl_clGetMutableCommandInfoKHR_fn)(
+    cl_mutable_command_khr command, fedcl_mutable_command_info_khr param_name, size_t param_value_size,
+    void *param_value, size_t *param_value_size_ret);
 
 typedef cl_command_buffer_khr(CL_API_CALL *fedcl_clCreateCommandBufferKHR_fn)(
     cl_uint num_queues, const cl_command_queue *queues, const cl_command_buffer_properties_khr *properties,

@@ -22,6 +22,8 @@ struct CommandBufferApi {
   fedcl_clCommandFillBufferKHR_fn fill = nullptr;
   fedcl_clCommandNDRangeKernelKHR_fn launch = nullptr;
   fedcl_clGetCommandBufferInfoKHR_fn info = nullptr;
+  fedcl_clUpdateMutableCommandsKHR_fn update = nullptr;
+  fedcl_clGetMutableCommandInfoKHR_fn command_info = nullptr;
 
   CommandBufferApi() {
     cl_platform_id platform = fedcl_platform();
@@ -40,6 +42,8 @@ struct CommandBufferApi {
     find(fill, "clCommandFillBufferKHR");
     find(launch, "clCommandNDRangeKernelKHR");
     find(info, "clGetCommandBufferInfoKHR");
+    find(update, "clUpdateMutableCommandsKHR");
+    find(command_info, "clGetMutableCommandInfoKHR");
   }
 };
 
@@ -56,9 +60,10 @@ struct CommandBuffer : OneDeviceFixture {
     b = create_buffer(context, CL_MEM_READ_WRITE, n * sizeof(int));
   }
 
-  cl_command_buffer_khr create(cl_command_queue on) {
+  cl_command_buffer_khr create(cl_command_queue on, cl_command_buffer_flags_khr flags = 0) {
     cl_int err = CL_INVALID_VALUE;
-    cl_command_buffer_khr buffer = api.create(1, &on, nullptr, &err);
+    cl_command_buffer_properties_khr properties[] = {CL_COMMAND_BUFFER_FLAGS_KHR, flags, 0};
+    cl_command_buffer_khr buffer = api.create(1, &on, flags ? properties : nullptr, &err);
     EXPECT_CL(CL_SUCCESS, err);
     return buffer;
   }
@@ -279,6 +284,81 @@ __kernel __attribute__((reqd_work_group_size(4, 1, 1))) void size(__global int *
   ASSERT_CL_OK(api.release(buffer));
   clReleaseKernel(kernel);
   clReleaseProgram(sized);
+}
+
+// cl_khr_command_buffer_mutable_dispatch: a solver changes a recorded launch between replays.
+TEST_F(CommandBuffer, UpdatesChangeWhatLaterReplaysLaunch) {
+  cl_kernel offset = bound("offset", a, 1);
+  cl_command_buffer_khr buffer = create(queue, CL_COMMAND_BUFFER_MUTABLE_KHR);
+  cl_mutable_command_khr launch = nullptr;
+  const size_t half = n / 2;
+  ASSERT_CL_OK(api.launch(buffer, nullptr, nullptr, offset, 1, nullptr, &half, nullptr, 0, nullptr, nullptr, &launch));
+  ASSERT_NE(nullptr, launch);
+  fedcl_mutable_dispatch_config_khr config{};
+  config.command = launch;
+  const fedcl_command_buffer_update_type_khr type = FEDCL_STRUCTURE_TYPE_MUTABLE_DISPATCH_CONFIG;
+  const void *configs[] = {&config};
+  EXPECT_CL(CL_INVALID_OPERATION, api.update(buffer, 1, &type, configs));  // not finalized yet
+  ASSERT_CL_OK(api.finalize(buffer));
+  const int zero = 0;
+  ASSERT_CL_OK(clEnqueueFillBuffer(queue, a, &zero, sizeof zero, 0, n * sizeof(int), 0, nullptr, nullptr));
+  ASSERT_CL_OK(clEnqueueFillBuffer(queue, b, &zero, sizeof zero, 0, n * sizeof(int), 0, nullptr, nullptr));
+  ASSERT_CL_OK(api.enqueue(0, nullptr, buffer, 0, nullptr, nullptr));
+  // Now on b, adding 7, over all n items.
+  const int seven = 7;
+  fedcl_mutable_dispatch_arg_khr args[] = {{0, sizeof(cl_mem), &b}, {1, sizeof seven, &seven}};
+  config.num_args = 2;
+  config.arg_list = args;
+  config.global_work_size = &n;
+  ASSERT_CL_OK(api.update(buffer, 1, &type, configs));
+  ASSERT_CL_OK(api.enqueue(0, nullptr, buffer, 0, nullptr, nullptr));
+  std::vector<int> in_a = read(a), in_b = read(b);
+  for (size_t i = 0; i < n; i++) {
+    ASSERT_EQ(i < half ? 1 : 0, in_a[i]) << "a at " << i;
+    ASSERT_EQ(7, in_b[i]) << "b at " << i;
+  }
+  size_t global = 0;
+  ASSERT_CL_OK(api.command_info(launch, CL_MUTABLE_DISPATCH_GLOBAL_WORK_SIZE_KHR, sizeof global, &global, nullptr));
+  EXPECT_EQ(n, global);
+  // What the update checks: the kernel's own argument rules, the fields the launch allows, the handle.
+  const int wrong = 1;
+  fedcl_mutable_dispatch_arg_khr bad_size{1, 2, &wrong};
+  config = {};
+  config.command = launch;
+  config.num_args = 1;
+  config.arg_list = &bad_size;
+  EXPECT_CL(CL_INVALID_ARG_SIZE, api.update(buffer, 1, &type, configs));
+  config.command = reinterpret_cast<cl_mutable_command_khr>(buffer);
+  EXPECT_CL(CL_INVALID_MUTABLE_COMMAND_KHR, api.update(buffer, 1, &type, configs));
+  ASSERT_CL_OK(api.release(buffer));
+}
+
+TEST_F(CommandBuffer, ALaunchMayWaitForItsArgumentsUntilAnUpdate) {
+  cl_kernel offset = create_kernel(program, "offset");
+  set_arg(offset, 1, 3);  // argument 0 comes with the update
+  cl_command_buffer_khr buffer = create(queue, CL_COMMAND_BUFFER_MUTABLE_KHR);
+  cl_mutable_command_khr launch = nullptr;
+  ASSERT_CL_OK(api.launch(buffer, nullptr, nullptr, offset, 1, nullptr, &n, nullptr, 0, nullptr, nullptr, &launch));
+  ASSERT_CL_OK(api.finalize(buffer));
+  cl_command_buffer_state_khr state = 99;
+  ASSERT_CL_OK(api.info(buffer, CL_COMMAND_BUFFER_STATE_KHR, sizeof state, &state, nullptr));
+  EXPECT_EQ(cl_command_buffer_state_khr(FEDCL_COMMAND_BUFFER_STATE_FINALIZED), state);
+  EXPECT_CL(CL_INVALID_OPERATION, api.enqueue(0, nullptr, buffer, 0, nullptr, nullptr));
+  fedcl_mutable_dispatch_arg_khr arg{0, sizeof(cl_mem), &a};
+  fedcl_mutable_dispatch_config_khr config{};
+  config.command = launch;
+  config.num_args = 1;
+  config.arg_list = &arg;
+  const fedcl_command_buffer_update_type_khr type = FEDCL_STRUCTURE_TYPE_MUTABLE_DISPATCH_CONFIG;
+  const void *configs[] = {&config};
+  ASSERT_CL_OK(api.update(buffer, 1, &type, configs));
+  ASSERT_CL_OK(api.info(buffer, CL_COMMAND_BUFFER_STATE_KHR, sizeof state, &state, nullptr));
+  EXPECT_EQ(cl_command_buffer_state_khr(CL_COMMAND_BUFFER_STATE_EXECUTABLE_KHR), state);
+  const int zero = 0;
+  ASSERT_CL_OK(clEnqueueFillBuffer(queue, a, &zero, sizeof zero, 0, n * sizeof(int), 0, nullptr, nullptr));
+  ASSERT_CL_OK(api.enqueue(0, nullptr, buffer, 0, nullptr, nullptr));
+  expect_all(read(a), 3, "a");
+  ASSERT_CL_OK(api.release(buffer));
 }
 
 TEST_F(CommandBuffer, AnEmptyBufferOrdersAndCompletes) {
