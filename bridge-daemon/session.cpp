@@ -435,18 +435,25 @@ void Session::write_bytes(std::vector<uint8_t> bytes, std::shared_ptr<uint8_t[]>
     if (written) written(UV_ECANCELED);
     return;
   }
-  if (keeps_sent()) {
-    // Kept until the client acknowledges them: the frame's own bytes copied, the payload (staging,
-    // a transfer chunk, printf output: memory of its own) by reference.
+  // Kept until the client acknowledges them: the frame's own bytes copied, the payload (staging,
+  // a transfer chunk, printf output: memory of its own) by reference, lent memory (a read's
+  // page-locked slab, which goes back to its pool once written) copied.
+  auto keep = [this, kind](const std::vector<uint8_t> &frame, const std::shared_ptr<uint8_t[]> &payload,
+                           uint64_t payload_bytes) {
     bool was_throttled = throttled();
-    sent_.append_copy(bytes.data(), bytes.size());
+    sent_.append_copy(frame.data(), frame.size());
     if (payload_bytes) {
       if (kind == Payload::lent) sent_.append_copy(payload.get(), payload_bytes);
       else sent_.append_shared(payload, payload.get(), payload_bytes);
       sent_.append_copy(kZeroPadding, fedcl::frame_padding(payload_bytes));
     }
     if (was_throttled && !throttled()) unthrottled();
-  }
+  };
+  // A lent payload is copied once the write is under way (libuv calls back later, so the request's
+  // bytes stay valid): the reply leaves first. On an H100 that copy took 50 us of NBody 4096's step
+  // (64 KiB just written by the GPU), where the whole reply otherwise takes 18 us.
+  bool keep_after_write = keeps_sent() && kind == Payload::lent && payload_bytes && !parked_;
+  if (keeps_sent() && !keep_after_write) keep(bytes, payload, payload_bytes);
   if (parked_) {
     // Resent once the client resumes; until then, as good as written.
     if (written) written(0);
@@ -487,6 +494,7 @@ void Session::write_bytes(std::vector<uint8_t> bytes, std::shared_ptr<uint8_t[]>
     if (request->written) request->written(status);
     delete request;
   });
+  if (keep_after_write) keep(request->bytes, request->payload, payload_bytes);
   if (err != 0) {
     writes_in_flight_--;
     auto done = std::move(request->written);

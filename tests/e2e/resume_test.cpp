@@ -158,6 +158,31 @@ TEST(Resume, ConnectionsDroppedMidProgramLoseNothingAndRunNothingTwice) {
   clReleaseMemObject(big);
 }
 
+// Reads answered from page-locked slabs (a GPU's, here forced on PoCL): fedcld keeps its copy of
+// such a reply for resending only once the reply's write is under way, and a cut in the middle of
+// replies must still find every byte there.
+TEST(Resume, RepliesFromPageLockedSlabsAreResentWhole) {
+  DaemonProcess daemon({"--page-locked-reads", "yes"});
+  CuttingProxy proxy(daemon.port());
+  set_hosts(proxy.endpoint());
+  Session s;
+  ASSERT_NO_FATAL_FAILURE(open_session(&s));
+  const size_t n = 192 << 10;  // below the size from which reads stream: one reply each
+  std::vector<uint8_t> data = pattern(n, 11);
+  cl_mem buffer = create_buffer(s.context, CL_MEM_READ_WRITE, n);
+  ASSERT_CL_OK(clEnqueueWriteBuffer(s.queue, buffer, CL_TRUE, 0, n, data.data(), 0, nullptr, nullptr));
+  for (int round = 0; round < 3; round++) {
+    proxy.cut_after(false, n / 2 + round * 4096, 0);  // inside a reply's payload
+    for (int read = 0; read < 4; read++) {
+      std::vector<uint8_t> back(n);
+      ASSERT_CL_OK(clEnqueueReadBuffer(s.queue, buffer, CL_TRUE, 0, n, back.data(), 0, nullptr, nullptr));
+      ASSERT_TRUE(back == data) << "round " << round << ", read " << read;
+    }
+    ASSERT_TRUE(proxy.wait_for_cuts(round + 1));
+  }
+  clReleaseMemObject(buffer);
+}
+
 TEST(Resume, PastTheWindowTheDaemonIsLostWithAMessage) {
   StderrCapture capture;
   DaemonProcess daemon({"--resume-window", "1"});
