@@ -66,22 +66,28 @@ _cl_command_buffer_khr *command_buffer_create(cl_command_queue queue,
 
 cl_int command_buffer_record(cl_command_buffer_khr buffer, cl_uint num_sync_points, const cl_sync_point_khr *wait_for,
                              const BuildRequest &build, const std::vector<UsedMem> &mems, cl_sync_point_khr *sync_point) {
-  std::lock_guard<std::mutex> lock(buffer->mutex);
-  if (buffer->finalized) return CL_INVALID_OPERATION;
-  for (cl_uint i = 0; i < num_sync_points; i++)
-    if (wait_for[i] == 0 || wait_for[i] > buffer->commands) return CL_INVALID_SYNC_POINT_WAIT_LIST_KHR;
-  for (const UsedMem &used : mems) mem_place(used.mem, buffer->queue->connection);
-  RequestMessage request;
-  auto record = request.root.initRecordCommand();
-  record.setCommandBuffer(buffer->id);
-  auto list = record.initWaitFor(num_sync_points);
-  for (cl_uint i = 0; i < num_sync_points; i++) list.set(i, wait_for[i]);
-  build(record.initCommand());
-  cl_int err = buffer->queue->connection->post(request);
-  if (err != CL_SUCCESS) return err;
-  buffer->commands++;
-  if (sync_point) *sync_point = buffer->commands;
-  keep_mems(buffer, mems);
+  Connection *connection = buffer->queue->connection;
+  if (!connection->alive()) return CL_DEVICE_NOT_AVAILABLE;
+  for (const UsedMem &used : mems) mem_place(used.mem, connection);
+  {
+    // The daemon numbers commands in the order they arrive: queued (never the socket) under the
+    // lock that numbers them here, flushed after it.
+    std::lock_guard<std::mutex> lock(buffer->mutex);
+    if (buffer->finalized) return CL_INVALID_OPERATION;
+    for (cl_uint i = 0; i < num_sync_points; i++)
+      if (wait_for[i] == 0 || wait_for[i] > buffer->commands) return CL_INVALID_SYNC_POINT_WAIT_LIST_KHR;
+    RequestMessage request;
+    auto record = request.root.initRecordCommand();
+    record.setCommandBuffer(buffer->id);
+    auto list = record.initWaitFor(num_sync_points);
+    for (cl_uint i = 0; i < num_sync_points; i++) list.set(i, wait_for[i]);
+    build(record.initCommand());
+    connection->queue(request);
+    buffer->commands++;
+    if (sync_point) *sync_point = buffer->commands;
+    keep_mems(buffer, mems);
+  }
+  connection->flush();
   return CL_SUCCESS;
 }
 
@@ -118,38 +124,44 @@ _cl_mutable_command_khr *command_buffer_add_launch(cl_command_buffer_khr buffer,
 }
 
 cl_int command_buffer_update(cl_command_buffer_khr buffer, const std::vector<LaunchUpdate> &updates) {
-  std::lock_guard<std::mutex> lock(buffer->mutex);
-  for (const LaunchUpdate &update : updates) {
-    cl_mutable_command_khr launch = update.command;
-    RequestMessage request;
-    auto message = request.root.initUpdateCommand();
-    message.setCommandBuffer(buffer->id);
-    message.setSyncPoint(launch->sync_point);
-    auto args = message.initArgs(update.args.size());
-    std::vector<UsedMem> mems;
-    for (size_t i = 0; i < update.args.size(); i++) {
-      const _cl_kernel::Arg &arg = update.args[i].second;
-      kernel_arg_to_wire(args[i], update.args[i].first, arg);
-      if (arg.buffer) mems.push_back({arg.buffer, kernel_may_write(launch->kernel, update.args[i].first, arg.buffer)});
-    }
-    for (const UsedMem &used : mems) mem_place(used.mem, buffer->queue->connection);
-    cl_uint dims = launch->work_dim;
-    if (update.offset) set_sizes(message.initOffset(dims), update.offset);
-    if (update.global) set_sizes(message.initGlobal(dims), update.global);
-    if (update.local) set_sizes(message.initLocal(dims), update.local);
-    cl_int err = buffer->queue->connection->post(request);
-    if (err != CL_SUCCESS) return err;
-    keep_mems(buffer, mems);
-    for (const auto &arg : update.args) {
-      auto &unset = launch->unset_args;
-      unset.erase(std::remove(unset.begin(), unset.end(), arg.first), unset.end());
-    }
-    for (cl_uint d = 0; d < dims; d++) {
-      if (update.offset) launch->offset[d] = update.offset[d];
-      if (update.global) launch->global[d] = update.global[d];
-      if (update.local) launch->local[d] = update.local[d];
+  Connection *connection = buffer->queue->connection;
+  if (!connection->alive()) return CL_DEVICE_NOT_AVAILABLE;
+  for (const LaunchUpdate &update : updates)
+    for (const auto &arg : update.args)
+      if (arg.second.buffer) mem_place(arg.second.buffer, connection);
+  {
+    std::lock_guard<std::mutex> lock(buffer->mutex);  // queued under it, flushed after
+    for (const LaunchUpdate &update : updates) {
+      cl_mutable_command_khr launch = update.command;
+      RequestMessage request;
+      auto message = request.root.initUpdateCommand();
+      message.setCommandBuffer(buffer->id);
+      message.setSyncPoint(launch->sync_point);
+      auto args = message.initArgs(update.args.size());
+      std::vector<UsedMem> mems;
+      for (size_t i = 0; i < update.args.size(); i++) {
+        const _cl_kernel::Arg &arg = update.args[i].second;
+        kernel_arg_to_wire(args[i], update.args[i].first, arg);
+        if (arg.buffer) mems.push_back({arg.buffer, kernel_may_write(launch->kernel, update.args[i].first, arg.buffer)});
+      }
+      cl_uint dims = launch->work_dim;
+      if (update.offset) set_sizes(message.initOffset(dims), update.offset);
+      if (update.global) set_sizes(message.initGlobal(dims), update.global);
+      if (update.local) set_sizes(message.initLocal(dims), update.local);
+      connection->queue(request);
+      keep_mems(buffer, mems);
+      for (const auto &arg : update.args) {
+        auto &unset = launch->unset_args;
+        unset.erase(std::remove(unset.begin(), unset.end(), arg.first), unset.end());
+      }
+      for (cl_uint d = 0; d < dims; d++) {
+        if (update.offset) launch->offset[d] = update.offset[d];
+        if (update.global) launch->global[d] = update.global[d];
+        if (update.local) launch->local[d] = update.local[d];
+      }
     }
   }
+  connection->flush();
   return CL_SUCCESS;
 }
 

@@ -61,6 +61,9 @@ _cl_command_buffer_khr *command_buffer_create(cl_command_queue queue,
                                               std::vector<cl_command_buffer_properties_khr> properties, cl_int *err);
 
 // Records the command build describes (its Command left empty), after the sync points wait_for.
+// The request is queued under the buffer's lock, which numbers commands in the order the daemon
+// sees them, and flushed after it; what the daemon refuses comes back asynchronously, also with
+// FEDCL_SYNC.
 // CL_INVALID_OPERATION once finalized; CL_INVALID_SYNC_POINT_WAIT_LIST_KHR for a sync point that names
 // no earlier command.
 cl_int command_buffer_record(cl_command_buffer_khr buffer, cl_uint num_sync_points, const cl_sync_point_khr *wait_for,
