@@ -11,6 +11,8 @@ loader property must be equal, unless ALLOWED_DIFFERENCES.txt names the property
     equals:VALUE      fedcl must report VALUE (one word, or nothing)
     extends           fedcl's value starts with the reference value (device names gain " @ node")
     drops:A,B,...     a list property: fedcl's items are the reference items less A, B, ...
+    swaps:A,B/C,D     a list property: the reference items less A, B, then C, D (by name: fedcl's own
+                      versions of extensions it implements itself)
                       (items are words, or NAME:VERSION pairs matched by NAME)
 
 With clinfo's default output as well (REFERENCE.txt, FEDCL.txt), its "NULL platform behavior"
@@ -80,6 +82,10 @@ def allowed(rule, reference, actual):
         dropped = set(argument.split(","))
         expected = [item for item in list_items(reference) if item_name(item) not in dropped]
         return list_items(actual) == expected
+    if kind == "swaps":
+        dropped, _, added = argument.partition("/")
+        expected = [item_name(item) for item in list_items(reference) if item_name(item) not in dropped.split(",")]
+        return [item_name(item) for item in list_items(actual)] == expected + added.split(",")
     sys.exit(f"unknown rule {rule}")
 
 
