@@ -6,6 +6,7 @@
 
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <string>
@@ -21,6 +22,16 @@ namespace {
 int die(const std::string &message) {
   std::fprintf(stderr, "fedcld: %s\n", message.c_str());
   return 2;
+}
+
+// A failure once the listener may have started its session workers: the process ends at once.
+// Returning from main ran exit handlers with libuv's SIGCHLD handler still installed, and a worker's
+// exit signal arriving then crashed fedcld (CI, ASan build, Metrics.AnAddressThatCannotBeServed...:
+// 8 of 40 runs on a loaded machine). The workers end with this process (PR_SET_PDEATHSIG).
+[[noreturn]] void die_serving(const std::string &message) {
+  die(message);
+  std::fflush(stderr);
+  std::_Exit(2);
 }
 
 // --list: the devices the backend offers, from this process (it serves nothing).
@@ -67,13 +78,13 @@ int main(int argc, char **argv) {
   const fedcld::ServerOptions &options = listener.options();
   int err = listener.listen();
   if (err != 0)
-    return die("cannot listen on " + options.host + ":" + std::to_string(options.port) + ": " + uv_strerror(err));
+    die_serving("cannot listen on " + options.host + ":" + std::to_string(options.port) + ": " + uv_strerror(err));
   int port = listener.port();
   FEDCLD_LOG(info, "listening on %s:%d as node %s", options.host.c_str(), port, options.node.c_str());
   if (!settings.metrics_host.empty()) {
     err = listener.listen_metrics(settings.metrics_host, settings.metrics_port);
     if (err != 0)
-      return die("cannot serve metrics on " + settings.metrics_host + ":" + std::to_string(settings.metrics_port) + ": " + uv_strerror(err));
+      die_serving("cannot serve metrics on " + settings.metrics_host + ":" + std::to_string(settings.metrics_port) + ": " + uv_strerror(err));
     FEDCLD_LOG(info, "metrics at http://%s:%d/metrics", settings.metrics_host.c_str(), listener.metrics_port());
   }
   // Written to a temporary name and renamed, so that a reader never sees a partial file.
@@ -85,8 +96,8 @@ int main(int argc, char **argv) {
   if (!settings.port_file.empty()) {
     // The metrics port first: a reader that waits for the port file finds both.
     if (!settings.metrics_host.empty() && !write_port(settings.port_file + ".metrics", listener.metrics_port()))
-      return die("cannot write " + settings.port_file + ".metrics");
-    if (!write_port(settings.port_file, port)) return die("cannot write " + settings.port_file);
+      die_serving("cannot write " + settings.port_file + ".metrics");
+    if (!write_port(settings.port_file, port)) die_serving("cannot write " + settings.port_file);
   }
   listener.run();
   uv_loop_close(loop);

@@ -263,7 +263,7 @@ TEST_F(CommandBuffer, RefusesWhatTheExtensionRefuses) {
   EXPECT_EQ(2u, count);
   ASSERT_CL_OK(api.release(buffer));
   ASSERT_CL_OK(api.release(buffer));
-  EXPECT_CL(CL_INVALID_COMMAND_BUFFER_KHR, api.release(buffer));
+  EXPECT_CL(CL_INVALID_COMMAND_BUFFER_KHR, api.release(nullptr));
   clReleaseCommandQueue(foreign);
   clReleaseContext(other);
 }
