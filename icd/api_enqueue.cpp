@@ -119,7 +119,8 @@ cl_int fedcl::api::clEnqueueReadBuffer(cl_command_queue queue, cl_mem mem, cl_bo
   if (size == 0) return empty_transfer(queue, blocking, num_events, wait_list, event, CL_COMMAND_READ_BUFFER);
   if (size >= read_stream_min(queue->device) && !sync_mode())
     return read_streamed(queue, mem, blocking, offset, size, ptr, num_events, wait_list, event);
-  return host_read(queue, mem, blocking, HostRegion::contiguous(ptr, size), buffer_transfer(mem, offset, false),
+  return host_read(queue, mem, MemSpan::read(offset, size), blocking, HostRegion::contiguous(ptr, size),
+                   buffer_transfer(mem, offset, false),
                    num_events, wait_list, event, CL_COMMAND_READ_BUFFER);
 }
 
@@ -137,7 +138,7 @@ cl_int fedcl::api::clEnqueueWriteBuffer(cl_command_queue queue, cl_mem mem, cl_b
   if (!blocking && num_events && check_wait_list(queue->context, num_events, wait_list) == CL_SUCCESS &&
       waits_for_user_event(num_events, wait_list))
     return enqueue_write_when_ready(queue, mem, offset, size, ptr, num_events, wait_list, event);
-  return host_write(queue, mem, offset == 0 && size == mem->size, HostRegion::contiguous(ptr, size),
+  return host_write(queue, mem, MemSpan::written(offset, size), HostRegion::contiguous(ptr, size),
                     buffer_transfer(mem, offset, true), num_events, wait_list, event, CL_COMMAND_WRITE_BUFFER);
 }
 
@@ -148,7 +149,7 @@ cl_int fedcl::copy_buffer_op(cl_command_queue queue, cl_mem src, cl_mem dst, siz
   if (err != CL_SUCCESS) return err;
   if (!in_bounds(src, src_offset, size) || !in_bounds(dst, dst_offset, size)) return CL_INVALID_VALUE;
   if (src == dst && src_offset < dst_offset + size && dst_offset < src_offset + size) return CL_MEM_COPY_OVERLAP;
-  *op = {CL_COMMAND_COPY_BUFFER, src, dst, dst_offset == 0 && size == dst->size,
+  *op = {CL_COMMAND_COPY_BUFFER, src, MemSpan::read(src_offset, size), dst, MemSpan::written(dst_offset, size),
          buffer_copy(src, dst, src_offset, dst_offset, size)};
   return CL_SUCCESS;
 }
@@ -172,7 +173,7 @@ cl_int fedcl::fill_buffer_op(cl_command_queue queue, cl_mem mem, const void *pat
   if (!pattern || !power_of_two || pattern_size > 128 || offset % pattern_size || size % pattern_size ||
       !in_bounds(mem, offset, size))
     return CL_INVALID_VALUE;
-  *op = {CL_COMMAND_FILL_BUFFER, nullptr, mem, offset == 0 && size == mem->size,
+  *op = {CL_COMMAND_FILL_BUFFER, nullptr, {}, mem, MemSpan::written(offset, size),
          buffer_fill(mem, pattern, pattern_size, offset, size)};
   return CL_SUCCESS;
 }
@@ -211,7 +212,8 @@ void *fedcl::api::clEnqueueMapBuffer(cl_command_queue queue, cl_mem mem, cl_bool
       pointer = root->mirror + mem->origin + offset;
     }
   }
-  err = reads ? host_read(queue, mem, blocking, HostRegion::contiguous(pointer, size), buffer_transfer(mem, offset, false),
+  err = reads ? host_read(queue, mem, MemSpan::read(offset, size), blocking, HostRegion::contiguous(pointer, size),
+                          buffer_transfer(mem, offset, false),
                           num_events, wait_list, event, CL_COMMAND_MAP_BUFFER)
               : enqueue_marker(queue, CL_COMMAND_MAP_BUFFER, false, num_events, wait_list, event);
   if (err != CL_SUCCESS) return set_error(errcode_ret, err), nullptr;
@@ -238,7 +240,7 @@ cl_int fedcl::api::clEnqueueUnmapMemObject(cl_command_queue queue, cl_mem mem, v
   bool written = mapping.flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION);
   if (written && mem->is_image()) return image_write_back(queue, mem, mapping, num_events, wait_list, event);
   if (written)
-    return host_write(queue, mem, mapping.offset == 0 && mapping.size == mem->size,
+    return host_write(queue, mem, MemSpan::written(mapping.offset, mapping.size),
                       HostRegion::contiguous(pointer, mapping.size), buffer_transfer(mem, mapping.offset, true),
                       num_events, wait_list, event, CL_COMMAND_UNMAP_MEM_OBJECT);
   return enqueue_marker(queue, CL_COMMAND_UNMAP_MEM_OBJECT, false, num_events, wait_list, event);

@@ -383,9 +383,16 @@ cl_int check_host_image(cl_command_queue queue, cl_mem image, const size_t *orig
   return err;
 }
 
-bool overwrites_buffer(cl_mem buffer, const Rect &rect, const size_t *region) {
-  return rect.offset == 0 && rect.row_pitch == region[0] && rect.slice_pitch == region[0] * region[1] &&
-         region[0] * region[1] * region[2] == buffer->size;
+// The bytes from a rectangle's first to its last; a write replaces them all when its rows and
+// slices leave no gaps.
+MemSpan rect_span(const Rect &rect, const size_t *region, bool write) {
+  size_t size = (region[2] - 1) * rect.slice_pitch + (region[1] - 1) * rect.row_pitch + region[0];
+  return {rect.offset, size, write && size == region[0] * region[1] * region[2]};
+}
+
+// An image moves whole between daemons: a write replaces it only where it covers all of it.
+MemSpan image_span(cl_mem image, const size_t *origin, const size_t *region, bool write) {
+  return MemSpan::whole(write && whole_image(image, origin, region));
 }
 
 // Whether two rectangles with the same pitches in one buffer overlap, as the specification defines
@@ -528,7 +535,7 @@ cl_int fedcl::api::clEnqueueReadImage(cl_command_queue queue, cl_mem image, cl_b
   cl_int err = check_host_image(queue, image, origin, region, ptr, &row_pitch, &slice_pitch);
   if (err != CL_SUCCESS) return err;
   if (!host_may_read(image)) return CL_INVALID_OPERATION;
-  return host_read(queue, image, blocking, image_host_region(image, ptr, region, row_pitch, slice_pitch),
+  return host_read(queue, image, MemSpan::whole(), blocking, image_host_region(image, ptr, region, row_pitch, slice_pitch),
                    image_transfer(image, origin, false), num_events, wait_list, event, CL_COMMAND_READ_IMAGE);
 }
 
@@ -539,7 +546,7 @@ cl_int fedcl::api::clEnqueueWriteImage(cl_command_queue queue, cl_mem image, cl_
   if (err != CL_SUCCESS) return err;
   if (!host_may_write(image)) return CL_INVALID_OPERATION;
   // The bytes leave this process before the call returns, so even a non-blocking write may reuse ptr.
-  return host_write(queue, image, whole_image(image, origin, region),
+  return host_write(queue, image, image_span(image, origin, region, true),
                     image_host_region(image, const_cast<void *>(ptr), region, row_pitch, slice_pitch),
                     image_transfer(image, origin, true), num_events, wait_list, event, CL_COMMAND_WRITE_IMAGE);
 }
@@ -559,7 +566,7 @@ cl_int fedcl::copy_image_op(cl_command_queue queue, cl_mem src, cl_mem dst, cons
       if (src_origin[i] >= dst_origin[i] + region[i] || dst_origin[i] >= src_origin[i] + region[i]) apart = true;
     if (!apart) return CL_MEM_COPY_OVERLAP;
   }
-  *op = {CL_COMMAND_COPY_IMAGE, src, dst, whole_image(dst, dst_origin, region),
+  *op = {CL_COMMAND_COPY_IMAGE, src, MemSpan::whole(), dst, image_span(dst, dst_origin, region, true),
          image_copy(src, dst, src_origin, dst_origin, region)};
   return CL_SUCCESS;
 }
@@ -581,7 +588,8 @@ cl_int fedcl::fill_image_op(cl_command_queue queue, cl_mem image, const void *fi
   // A float4, int4 or uint4; a depth image's color is a single float.
   uint8_t color[16] = {};
   std::memcpy(color, fill_color, image->image_format.image_channel_order == CL_DEPTH ? 4 : 16);
-  *op = {CL_COMMAND_FILL_IMAGE, nullptr, image, whole_image(image, origin, region), image_fill(image, color, origin, region)};
+  *op = {CL_COMMAND_FILL_IMAGE, nullptr, {}, image, image_span(image, origin, region, true),
+         image_fill(image, color, origin, region)};
   return CL_SUCCESS;
 }
 
@@ -601,7 +609,7 @@ cl_int fedcl::copy_image_to_buffer_op(cl_command_queue queue, cl_mem src, cl_mem
   if (err != CL_SUCCESS) return err;
   size_t bytes = region[0] * region[1] * region[2] * src->element_size;
   if (dst_offset > dst->size || bytes > dst->size - dst_offset) return CL_INVALID_VALUE;
-  *op = {CL_COMMAND_COPY_IMAGE_TO_BUFFER, src, dst, dst_offset == 0 && bytes == dst->size,
+  *op = {CL_COMMAND_COPY_IMAGE_TO_BUFFER, src, MemSpan::whole(), dst, MemSpan::written(dst_offset, bytes),
          image_to_buffer_copy(src, dst, src_origin, region, dst_offset)};
   return CL_SUCCESS;
 }
@@ -622,7 +630,7 @@ cl_int fedcl::copy_buffer_to_image_op(cl_command_queue queue, cl_mem src, cl_mem
   if (err != CL_SUCCESS) return err;
   size_t bytes = region[0] * region[1] * region[2] * dst->element_size;
   if (src_offset > src->size || bytes > src->size - src_offset) return CL_INVALID_VALUE;
-  *op = {CL_COMMAND_COPY_BUFFER_TO_IMAGE, src, dst, whole_image(dst, dst_origin, region),
+  *op = {CL_COMMAND_COPY_BUFFER_TO_IMAGE, src, MemSpan::read(src_offset, bytes), dst, image_span(dst, dst_origin, region, true),
          buffer_to_image_copy(src, dst, src_offset, dst_origin, region)};
   return CL_SUCCESS;
 }
@@ -658,7 +666,8 @@ void *fedcl::api::clEnqueueMapImage(cl_command_queue queue, cl_mem image, cl_boo
   }
   if (!base) return set_error(errcode_ret, CL_MAP_FAILURE), nullptr;
   uint8_t *pointer = base + image_offset(image, origin, row_pitch, slice_pitch);
-  err = reads ? host_read(queue, image, blocking, image_host_region(image, pointer, region, row_pitch, slice_pitch),
+  err = reads ? host_read(queue, image, MemSpan::whole(), blocking,
+                          image_host_region(image, pointer, region, row_pitch, slice_pitch),
                           image_transfer(image, origin, false), num_events, wait_list, event,
                           CL_COMMAND_MAP_IMAGE)
               : enqueue_marker(queue, CL_COMMAND_MAP_IMAGE, false, num_events, wait_list, event);
@@ -691,7 +700,7 @@ cl_int fedcl::api::clEnqueueReadBufferRect(cl_command_queue queue, cl_mem buffer
   if (err != CL_SUCCESS) return err;
   if (!host_may_read(buffer)) return CL_INVALID_OPERATION;
   return host_read(
-      queue, buffer, blocking, host,
+      queue, buffer, rect_span(device_rect, region, false), blocking, host,
       buffer_rect_transfer(buffer, buffer_origin, device_rect.row_pitch, device_rect.slice_pitch, false),
       num_events, wait_list, event, CL_COMMAND_READ_BUFFER_RECT);
 }
@@ -708,7 +717,7 @@ cl_int fedcl::api::clEnqueueWriteBufferRect(cl_command_queue queue, cl_mem buffe
   if (err != CL_SUCCESS) return err;
   if (!host_may_write(buffer)) return CL_INVALID_OPERATION;
   return host_write(
-      queue, buffer, overwrites_buffer(buffer, device_rect, region), host,
+      queue, buffer, rect_span(device_rect, region, true), host,
       buffer_rect_transfer(buffer, buffer_origin, device_rect.row_pitch, device_rect.slice_pitch, true),
       num_events, wait_list, event, CL_COMMAND_WRITE_BUFFER_RECT);
 }
@@ -727,7 +736,7 @@ cl_int fedcl::copy_buffer_rect_op(cl_command_queue queue, cl_mem src, cl_mem dst
     if (from.row_pitch != to.row_pitch || from.slice_pitch != to.slice_pitch) return CL_INVALID_VALUE;
     if (rects_overlap(from, to, region)) return CL_MEM_COPY_OVERLAP;
   }
-  *op = {CL_COMMAND_COPY_BUFFER_RECT, src, dst, overwrites_buffer(dst, to, region),
+  *op = {CL_COMMAND_COPY_BUFFER_RECT, src, rect_span(from, region, false), dst, rect_span(to, region, true),
          buffer_rect_copy(src, dst, src_origin, dst_origin, region, from.row_pitch, from.slice_pitch, to.row_pitch,
                           to.slice_pitch)};
   return CL_SUCCESS;

@@ -1,5 +1,6 @@
 #include "coherence.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
@@ -24,17 +25,7 @@ cl_int status_of(cl_event event) {
 
 bool pending(cl_event event) { return status_of(event) > CL_COMPLETE; }
 
-// Call with root->mutex held (as everything below).
-void drop_arrivals_except(cl_mem root, Connection *keep) {
-  for (auto it = root->arrivals.begin(); it != root->arrivals.end();) {
-    if (it->first == keep->index()) {
-      ++it;
-      continue;
-    }
-    release(it->second);
-    it = root->arrivals.erase(it);
-  }
-}
+// Everything below is called with root->mutex held.
 
 // Creates mem (a buffer, sub-buffer or image) on connection's daemon; see mem_create_first.
 cl_int mem_create(cl_mem mem, Connection *connection, const HostRegion *contents = nullptr,
@@ -82,11 +73,28 @@ size_t whole_bytes(cl_mem root) {
   return root->element_size * region[0] * region[1] * region[2];
 }
 
-// The events after which part's copy of root is current: its last writer, if it ran there, and
-// the copy on its way there, if any.
+// The bytes of root that span (of mem, a part of root) covers, as [begin, end). An image, or
+// anything over an image or wrapping a buffer as an image, is whole: images move whole.
+struct RootRange {
+  size_t begin, end;
+  bool overwrites;
+};
+RootRange root_range(cl_mem root, cl_mem mem, const MemSpan &span) {
+  if (root->is_image() || mem->is_image()) {
+    bool whole = span.overwrites && whole_bytes(mem) == whole_bytes(root);
+    return {0, root->validity.size(), whole};
+  }
+  size_t offset = std::min(span.offset, mem->size);
+  size_t size = std::min(span.size, mem->size - offset);
+  return {mem->origin + offset, mem->origin + offset + size, span.overwrites};
+}
+
+// The events after which connection's copy of root is current: the last command that may have
+// written root there, and the copy on its way there, if any.
 std::vector<uint64_t> current_after(cl_mem root, Connection *connection) {
   std::vector<uint64_t> events;
-  if (root->last_writer && root->last_writer->connection == connection) events.push_back(root->last_writer->id);
+  auto writer = root->writers.find(connection->index());
+  if (writer != root->writers.end() && writer->second) events.push_back(writer->second->id);
   auto it = root->arrivals.find(connection->index());
   if (it != root->arrivals.end() && pending(it->second)) events.push_back(it->second->id);
   return events;
@@ -132,13 +140,13 @@ _cl_event *transfer_event(cl_context context, Connection *connection) {
   return event;
 }
 
-// Has source send root's bytes to target over their peer link; returns the receive's event there.
-// Both requests are queued (root's lock is held): the caller flushes target, then source, once the
-// lock is released, so that the receive is there before the first bytes, which then land in place.
-_cl_event *migrate_direct(cl_mem root, ContextPart &source, ContextPart &target) {
+// Has source send root's bytes [offset, offset + bytes) to target over their peer link; returns
+// the receive's event there. Both requests are queued (root's lock is held): the caller flushes
+// target, then source, once the lock is released, so that the receive is there before the first
+// bytes, which then land in place.
+_cl_event *migrate_direct(cl_mem root, ContextPart &source, ContextPart &target, size_t offset, size_t bytes) {
   cl_context context = root->context;
   uint64_t transfer = new_object_id();
-  size_t bytes = whole_bytes(root);
   _cl_event *sent = transfer_event(context, source.connection);
   _cl_event *arrived = transfer_event(context, target.connection);
   {
@@ -155,6 +163,7 @@ _cl_event *migrate_direct(cl_mem root, ContextPart &source, ContextPart &target)
   after_transfer_tail(root, target.connection, &before);
   set_wait_list(r.getCommand(), before);
   r.setMemObject(root->id);
+  r.setOffset(offset);
   r.setSize(bytes);
   r.setSender(source.connection->hello().getInstance());
   r.setTransfer(transfer);
@@ -168,6 +177,7 @@ _cl_event *migrate_direct(cl_mem root, ContextPart &source, ContextPart &target)
   after_transfer_tail(root, source.connection, &after);
   set_wait_list(s.getCommand(), after);
   s.setMemObject(root->id);
+  s.setOffset(offset);
   s.setSize(bytes);
   fill_peer_ref(s.initPeer(), *target.connection);
   s.setTransfer(transfer);
@@ -178,17 +188,20 @@ _cl_event *migrate_direct(cl_mem root, ContextPart &source, ContextPart &target)
   return arrived;
 }
 
-// The request that reads (write false) or writes all of root, and the bytes that travel with it.
-std::pair<wire::Command::Builder, size_t> whole_transfer(wire::Request::Builder request, cl_mem root, bool write) {
+// The request that reads (write false) or writes root's bytes [offset, offset + bytes) (an image:
+// all of it), and the bytes that travel with it.
+std::pair<wire::Command::Builder, size_t> range_transfer(wire::Request::Builder request, cl_mem root, size_t offset,
+                                                          size_t bytes, bool write) {
   if (root->is_image()) return image_whole_transfer(request, root, write);
-  return {buffer_transfer(root, 0, write)(request, HostRegion::contiguous(nullptr, root->size).whole()), root->size};
+  return {buffer_transfer(root, offset, write)(request, HostRegion::contiguous(nullptr, bytes).whole()), bytes};
 }
 
-// Brings root's contents from source to target through this process: the fallback for daemons
-// without a peer link. Called and returns with root's lock held (lock), but releases it for the two
-// round trips, marking root `copying` meanwhile. Blocks until the copy has landed.
+// Brings root's bytes [offset, offset + bytes) from source to target through this process: the
+// fallback for daemons without a peer link. Called and returns with root's lock held (lock), but
+// releases it for the two round trips, marking root `copying` meanwhile. Blocks until the copy
+// has landed.
 cl_int migrate_through_client(cl_mem root, std::unique_lock<std::mutex> &lock, ContextPart &source,
-                              ContextPart &target) {
+                              ContextPart &target, size_t offset, size_t bytes) {
   cl_context context = root->context;
   std::vector<uint64_t> after = current_after(root, source.connection), before;
   after_transfer_tail(root, source.connection, &after);
@@ -197,8 +210,8 @@ cl_int migrate_through_client(cl_mem root, std::unique_lock<std::mutex> &lock, C
   lock.unlock();
 
   RequestMessage read;
-  auto [r, bytes] = whole_transfer(read.root, root, false);
-  std::vector<uint8_t> staging(bytes);
+  auto [r, staged] = range_transfer(read.root, root, offset, bytes, false);
+  std::vector<uint8_t> staging(staged);
   r.setQueue(context->transfer_queue(source));
   set_wait_list(r, after);
   auto pending_read = source.connection->send_call(read, nullptr, 0, staging.data(), staging.size());
@@ -208,7 +221,7 @@ cl_int migrate_through_client(cl_mem root, std::unique_lock<std::mutex> &lock, C
     // sure it did.
     RequestMessage write;
     _cl_event *landed = transfer_event(context, target.connection);
-    auto command = whole_transfer(write.root, root, true).first;
+    auto command = range_transfer(write.root, root, offset, bytes, true).first;
     command.setQueue(context->transfer_queue(target));
     command.setEvent(landed->id);
     set_wait_list(command, before);
@@ -258,7 +271,7 @@ cl_int mem_create_first(cl_mem mem, Connection *connection, const HostRegion *co
   cl_int err = mem_create(mem, connection, contents, backend_decides);
   if (err != CL_SUCCESS) return err;
   mem->present = bit(connection);
-  mem->valid = (contents || mem->context->parts.size() == 1) ? bit(connection) : 0;
+  mem->validity.reset(whole_bytes(mem), (contents || mem->context->parts.size() == 1) ? bit(connection) : 0);
   return CL_SUCCESS;
 }
 
@@ -276,67 +289,111 @@ cl_int mem_create_with_parent(cl_mem mem, bool backend_decides) {
 
 namespace {
 
+// Where the bytes of one stale stretch come from.
+struct Copy {
+  size_t begin, end;
+  ContextPart *source;
+};
+
+// A live daemon of holders to copy from, one with a peer link to here if any; null if none lives.
+ContextPart *copy_source(cl_context context, ConnectionMask holders, Connection *here) {
+  ContextPart *source = nullptr;
+  for (auto &part : context->parts) {
+    if (!(holders & bit(part.connection)) || !part.connection->alive()) continue;
+    if (Runtime::get().peer_linked(part.connection, here)) return &part;
+    if (!source) source = &part;
+  }
+  return source;
+}
+
+// The last copy sent to here, if any. One still on its way stays (the command waits for it, or
+// for a later copy, which lands after it). A failed one leaves here stale wherever another daemon
+// is current, and fails a command that needs what here alone holds (it may have been written on
+// top of the missing bytes) unless the command replaces it.
+cl_int check_arrival(cl_mem root, Connection *here, const RootRange &range) {
+  auto it = root->arrivals.find(here->index());
+  if (it == root->arrivals.end()) return CL_SUCCESS;
+  cl_int arrival = status_of(it->second);
+  if (arrival > CL_COMPLETE) return CL_SUCCESS;
+  ConnectionMask bit_here = bit(here);
+  if (arrival < 0 && !range.overwrites)
+    for (const auto &segment : root->validity.segments(range.begin, range.end))
+      if (segment.holders == bit_here) return never_arrived(root, here, arrival);
+  if (arrival < 0) root->validity.drop_where_shared(bit_here);
+  release(it->second);
+  root->arrivals.erase(it);
+  return CL_SUCCESS;
+}
+
+// The stretches of range that here lacks and another daemon holds, with their sources; adjacent
+// stretches from one source are one copy. Fails when only a daemon that is gone holds one.
+cl_int plan_copies(cl_mem root, Connection *here, const RootRange &range, std::vector<Copy> *copies) {
+  ConnectionMask bit_here = bit(here);
+  for (const auto &segment : root->validity.segments(range.begin, range.end)) {
+    if (segment.holders & bit_here || segment.holders == 0) continue;  // current, or never written
+    ContextPart *source = copy_source(root->context, segment.holders, here);
+    if (!source) return lost(root, segment.holders);
+    if (!copies->empty() && copies->back().end == segment.begin && copies->back().source == source)
+      copies->back().end = segment.end;
+    else
+      copies->push_back({segment.begin, segment.end, source});
+  }
+  return CL_SUCCESS;
+}
+
 // mem_prepare's work, under root's lock (lock; the copy through this process releases it while
 // it waits). Connections with queued requests go in *to_flush.
-cl_int mem_make_current(cl_mem root, cl_mem mem, Connection *here, Command &command, bool overwrites_all,
+cl_int mem_make_current(cl_mem root, cl_mem mem, Connection *here, Command &command, const RootRange &range,
                         std::unique_lock<std::mutex> &lock, std::vector<Connection *> *to_flush) {
-  ConnectionMask bit_here = bit(here);
   place(root, mem, here);
-  if (root->valid & bit_here) {
-    auto it = root->arrivals.find(here->index());
-    if (it == root->arrivals.end()) return CL_SUCCESS;
-    cl_int arrival = status_of(it->second);
-    if (arrival >= 0) {
-      if (arrival > CL_COMPLETE) command.wait_also(it->second->id);
-      return CL_SUCCESS;
+  cl_int err = check_arrival(root, here, range);
+  std::vector<Copy> copies;
+  if (err == CL_SUCCESS && !range.overwrites) err = plan_copies(root, here, range, &copies);
+  if (err != CL_SUCCESS) return err;
+  ContextPart *target = root->context->part(here);
+  for (const Copy &copy : copies) {
+    if (!target) break;
+    if (Runtime::get().peer_linked(copy.source->connection, here)) {
+      _cl_event *arrived = migrate_direct(root, *copy.source, *target, copy.begin, copy.end - copy.begin);
+      // Receives at one daemon keep their order (transfer tails): the last one stands for all,
+      // and fails if an earlier one did.
+      _cl_event *&slot = root->arrivals[here->index()];
+      if (slot) release(slot);
+      slot = arrived;  // takes over the reference
+      // The receives first, then the senders: each receive is there before its first bytes.
+      if (to_flush->empty()) to_flush->push_back(here);
+      to_flush->push_back(copy.source->connection);
+      continue;
     }
-    // The copy never came (its sender or their link failed). If nothing wrote here since, this
-    // daemon's copy is merely stale; if something did, it wrote on top of missing contents: lost,
-    // and the failed arrival stays so that every later use fails too, until a command overwrites
-    // all of it.
-    if (root->valid == bit_here && !overwrites_all) return never_arrived(root, here, arrival);
-    release(it->second);
-    root->arrivals.erase(it);
-    if (root->valid != bit_here) root->valid &= ~bit_here;
+    uint64_t writes = root->writes;
+    err = migrate_through_client(root, lock, *copy.source, *target, copy.begin, copy.end - copy.begin);
+    if (err != CL_SUCCESS) return err;
+    // A write elsewhere that nothing ordered with this command came meanwhile: its copy is the
+    // current one, and this command uses what it found (the application's race, not ours).
+    if (root->writes != writes) return CL_SUCCESS;
   }
-  if (root->valid != 0 && !overwrites_all) {
-    cl_context context = root->context;
-    ContextPart *source = nullptr;
-    for (auto &part : context->parts)
-      if ((root->valid & bit(part.connection)) && part.connection->alive()) source = &part;
-    ContextPart *target = context->part(here);
-    if (!source) return lost(root, root->valid);
-    if (target) {
-      if (Runtime::get().peer_linked(source->connection, here)) {
-        _cl_event *arrived = migrate_direct(root, *source, *target);
-        root->arrivals[here->index()] = arrived;  // takes over the reference
-        command.wait_also(arrived->id);
-        *to_flush = {here, source->connection};
-      } else {
-        uint64_t writes = root->writes;
-        cl_int err = migrate_through_client(root, lock, *source, *target);
-        if (err != CL_SUCCESS) return err;
-        // A write elsewhere that nothing ordered with this command came meanwhile: its copy is the
-        // current one, and this command uses what it found (the application's race, not ours).
-        if (root->writes != writes) return CL_SUCCESS;
-      }
-    }
-  }
-  root->valid |= bit_here;
+  // The command waits for the last copy to here (sent now or earlier) while it is on its way.
+  auto arriving = root->arrivals.find(here->index());
+  if (arriving != root->arrivals.end() && pending(arriving->second)) command.wait_also(arriving->second);
+  root->validity.add(range.begin, range.end, bit(here));
   return CL_SUCCESS;
 }
 
 }  // namespace
 
-cl_int mem_prepare(cl_mem mem, Command &command, bool overwrites_all) {
+cl_int mem_prepare(cl_mem mem, Command &command, const MemSpan &span) {
   Connection *here = command.connection();
   cl_mem root = mem->parent ? mem->parent : mem;
   std::vector<Connection *> to_flush;  // after the lock is released: never a socket under it
   cl_int err = CL_SUCCESS;
   {
     std::unique_lock<std::mutex> lock(root->mutex);
+    if (root->context->parts.size() < 2) {  // one daemon: always current
+      place(root, mem, here);
+      return CL_SUCCESS;
+    }
     root->copied.wait(lock, [&] { return !root->copying; });
-    err = mem_make_current(root, mem, here, command, overwrites_all, lock, &to_flush);
+    err = mem_make_current(root, mem, here, command, root_range(root, mem, span), lock, &to_flush);
   }
   for (Connection *connection : to_flush) connection->flush();
   return err;
@@ -353,25 +410,26 @@ cl_int mem_migrate(cl_command_queue queue, cl_uint num_mems, const cl_mem *mems,
   Command command(queue, CL_COMMAND_MIGRATE_MEM_OBJECTS);
   cl_int err = command.begin(num_events, wait_list, event);
   for (cl_uint i = 0; i < num_mems && err == CL_SUCCESS && !(flags & CL_MIGRATE_MEM_OBJECT_HOST); i++)
-    err = mem_prepare(mems[i], command, flags & CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED);
+    err = mem_prepare(mems[i], command, MemSpan::whole(flags & CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED));
   if (err != CL_SUCCESS) return err;
   RequestMessage request;
   command.fill(request.root.initMarker());
   return command.send(request);
 }
 
-void mem_written(cl_mem mem, Connection *connection, cl_event event) {
+void mem_written(cl_mem mem, Connection *connection, cl_event event, const MemSpan &span) {
   cl_mem root = mem->parent ? mem->parent : mem;
   if (root->context->parts.size() < 2) return;  // one daemon: always current
   std::lock_guard<std::mutex> lock(root->mutex);
   root->writes++;
-  root->valid = bit(connection);
-  // Copies on their way elsewhere are moot now; the one the writer built on still decides whether
-  // its result is worth anything (mem_prepare).
-  drop_arrivals_except(root, connection);
+  RootRange range = root_range(root, mem, span);
+  root->validity.assign(range.begin, range.end, bit(connection));
+  // Copies on their way elsewhere stay: they may bring other bytes. The one the writer built on
+  // still decides whether its result is worth anything (check_arrival).
   if (event) retain(event);
-  if (root->last_writer) release(root->last_writer);
-  root->last_writer = event;
+  cl_event &writer = root->writers[connection->index()];
+  if (writer) release(writer);
+  writer = event;
 }
 
 }  // namespace fedcl

@@ -1,5 +1,6 @@
 // Buffers across daemons: creating each memory object where it is needed, which daemons hold a
-// current copy of it, and bringing a stale copy up to date before a command uses it.
+// current copy of which of its bytes (runtime/validity_map.h), and bringing the stale bytes a
+// command uses up to date before it runs. Images move whole.
 //
 // The daemons move a copy themselves: the one that has it sends it over their peer link
 // (SendToPeer), the other receives it (ReceiveFromPeer) as a command of fedcl's transfer queue there,
@@ -10,6 +11,7 @@
 
 #include "command.h"
 #include "host_region.h"
+#include "mem_span.h"
 
 namespace fedcl {
 
@@ -25,12 +27,12 @@ cl_int mem_create_first(cl_mem mem, Connection *connection, const HostRegion *co
 // A sub-buffer, or an image over a buffer or an image, on each daemon that holds its parent.
 cl_int mem_create_with_parent(cl_mem mem, bool backend_decides);
 
-// Before command (begun on its queue) uses mem: makes sure that the queue's daemon has the object
-// and that its copy is current or on its way (the command then waits for it). overwrites_all: the
-// command replaces every byte, so a stale copy needs no update. Returns
-// CL_MEM_OBJECT_ALLOCATION_FAILURE (and tells the context's notify callback) when the only current
-// copy was on a daemon that is gone.
-cl_int mem_prepare(cl_mem mem, Command &command, bool overwrites_all);
+// Before command (begun on its queue) uses span of mem: makes sure that the queue's daemon has the
+// object and that its copy of the span is current or on its way (the command then waits for it).
+// Only the stale stretches move, each from a daemon current there; a span the command overwrites
+// moves not at all. Returns CL_MEM_OBJECT_ALLOCATION_FAILURE (and tells the context's notify
+// callback) when the only current copy of a stretch was on a daemon that is gone.
+cl_int mem_prepare(cl_mem mem, Command &command, const MemSpan &span);
 
 // Makes sure connection's daemon holds mem, whatever its contents there: for a command recorded now
 // whose memory objects are made current later (command buffers).
@@ -42,8 +44,8 @@ void mem_place(cl_mem mem, Connection *connection);
 cl_int mem_migrate(cl_command_queue queue, cl_uint num_mems, const cl_mem *mems, cl_mem_migration_flags flags,
                    cl_uint num_events, const cl_event *wait_list, cl_event *event);
 
-// After a command that may have written mem was sent: its daemon alone is current now.
-void mem_written(cl_mem mem, Connection *connection, cl_event event);
+// After a command that may have written span of mem was sent: its daemon alone is current there now.
+void mem_written(cl_mem mem, Connection *connection, cl_event event, const MemSpan &span);
 
 // The identity of a daemon session as its peers address it.
 void fill_peer_ref(wire::PeerRef::Builder ref, Connection &connection);

@@ -42,12 +42,12 @@ bool wait_list_failed(cl_uint num_events, const cl_event *wait_list) {
   return false;
 }
 
-cl_int Command::begin_streamed(bool blocking, cl_mem mem, bool overwrites_all, cl_uint num_events,
+cl_int Command::begin_streamed(bool blocking, cl_mem mem, const MemSpan &span, cl_uint num_events,
                                const cl_event *wait_list, cl_event *event_out) {
   cl_int err = begin(num_events, wait_list, event_out, true);
   if (err == CL_SUCCESS && blocking && wait_list_failed(num_events, wait_list))
     err = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
-  if (err == CL_SUCCESS) err = mem_prepare(mem, *this, overwrites_all);
+  if (err == CL_SUCCESS) err = mem_prepare(mem, *this, span);
   return err;
 }
 
@@ -55,6 +55,13 @@ Command::~Command() {
   // The command's own reference: a command that failed before it was sent leaves no event behind,
   // and one the application did not ask for lives on only while the runtime needs it.
   if (event_) release(event_);
+  for (_cl_event *event : held_) release(event);
+}
+
+void Command::wait_also(_cl_event *event) {
+  retain(event);
+  held_.push_back(event);
+  wait_ids_.push_back(event->id);
 }
 
 cl_int Command::begin(cl_uint num_events, const cl_event *wait_list, cl_event *event_out, bool internal) {

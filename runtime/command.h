@@ -2,6 +2,7 @@
 #pragma once
 
 #include "handles.h"
+#include "mem_span.h"
 
 namespace fedcl {
 
@@ -16,9 +17,9 @@ class Command {
   // (or when internal is set). Returns CL_SUCCESS or the error the specification names.
   cl_int begin(cl_uint num_events, const cl_event *wait_list, cl_event *event_out, bool internal = false);
   // The start of a command whose bytes travel outside its request (streamed reads, file commands):
-  // begun with its own event, a blocking one refused behind a failed wait list, mem made ready on the
-  // queue's daemon.
-  cl_int begin_streamed(bool blocking, cl_mem mem, bool overwrites_all, cl_uint num_events, const cl_event *wait_list,
+  // begun with its own event, a blocking one refused behind a failed wait list, span of mem made ready
+  // on the queue's daemon.
+  cl_int begin_streamed(bool blocking, cl_mem mem, const MemSpan &span, cl_uint num_events, const cl_event *wait_list,
                         cl_event *event_out);
   // Fills the wire Command with the queue, the event and the wait list.
   void fill(wire::Command::Builder command) const;
@@ -31,8 +32,9 @@ class Command {
   _cl_event *event() const { return event_; }
   cl_command_queue queue() const { return queue_; }
   Connection *connection() const { return queue_->connection; }
-  // One more event (of the queue's daemon) to wait for: a copy of a buffer on its way there.
-  void wait_also(uint64_t event_id) { wait_ids_.push_back(event_id); }
+  // One more event (of the queue's daemon) to wait for: a copy of a buffer on its way there. The
+  // command holds it until it is sent: the daemon must still know it then.
+  void wait_also(_cl_event *event);
   // Waits for the command's event; for blocking commands.
   cl_int wait();
 
@@ -43,6 +45,7 @@ class Command {
   cl_command_queue queue_;
   cl_command_type type_;
   std::vector<uint64_t> wait_ids_;
+  std::vector<_cl_event *> held_;  // wait_also's events
   _cl_event *event_ = nullptr;
   cl_event *event_out_ = nullptr;
 };

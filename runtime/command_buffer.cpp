@@ -176,7 +176,7 @@ cl_int command_buffer_enqueue(cl_command_buffer_khr buffer, cl_command_queue que
   }
   Command command(queue, CL_COMMAND_COMMAND_BUFFER_KHR);
   cl_int err = command.begin(num_events, wait_list, event, multi_daemon);
-  for (size_t i = 0; i < mems.size() && err == CL_SUCCESS; i++) err = mem_prepare(mems[i].first, command, false);
+  for (size_t i = 0; i < mems.size() && err == CL_SUCCESS; i++) err = mem_prepare(mems[i].first, command, MemSpan::whole());
   if (err != CL_SUCCESS) return err;
   RequestMessage request;
   auto enqueue = request.root.initEnqueueCommandBuffer();
@@ -184,7 +184,7 @@ cl_int command_buffer_enqueue(cl_command_buffer_khr buffer, cl_command_queue que
   enqueue.setCommandBuffer(buffer->id);
   err = command.send(request);
   for (const auto &used : mems)
-    if (err == CL_SUCCESS && used.second) mem_written(used.first, queue->connection, command.event());
+    if (err == CL_SUCCESS && used.second) mem_written(used.first, queue->connection, command.event(), MemSpan::whole());
   return err;
 }
 

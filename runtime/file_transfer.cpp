@@ -267,7 +267,7 @@ cl_int enqueue_read_to_file(cl_command_queue queue, cl_mem mem, bool blocking, s
   // once the bytes are in the file too. The latter lives in this process alone: other daemons'
   // commands that wait for it are released by the runtime, as for a user event.
   Command command(queue, CL_COMMAND_READ_BUFFER);
-  cl_int err = command.begin_streamed(blocking, mem, false, num_events, wait_list, nullptr);
+  cl_int err = command.begin_streamed(blocking, mem, MemSpan::read(offset, size), num_events, wait_list, nullptr);
   if (err != CL_SUCCESS) return err;
   _cl_event *done = event_create(queue->context, queue, CL_COMMAND_READ_BUFFER, CL_QUEUED);
   done->connection = nullptr;
@@ -305,7 +305,7 @@ cl_int enqueue_read_to_file(cl_command_queue queue, cl_mem mem, bool blocking, s
 cl_int enqueue_write_from_file(cl_command_queue queue, cl_mem mem, bool blocking, size_t offset, size_t size,
                                FILE *file, cl_uint num_events, const cl_event *wait_list, cl_event *event) {
   Command command(queue, CL_COMMAND_WRITE_BUFFER);
-  cl_int err = command.begin_streamed(blocking, mem, offset == 0 && size == mem->size, num_events, wait_list, event);
+  cl_int err = command.begin_streamed(blocking, mem, MemSpan::written(offset, size), num_events, wait_list, event);
   if (err != CL_SUCCESS) return err;
   uint64_t transfer = 0;
   err = send_host_receive(command, mem, offset, size, &transfer);
@@ -319,8 +319,8 @@ cl_int enqueue_node_file(cl_command_queue queue, cl_mem mem, bool blocking, size
                          const char *path, uint64_t file_offset, bool to_file, cl_uint num_events,
                          const cl_event *wait_list, cl_event *event) {
   Command command(queue, to_file ? CL_COMMAND_READ_BUFFER : CL_COMMAND_WRITE_BUFFER);
-  cl_int err = command.begin_streamed(blocking, mem, !to_file && offset == 0 && size == mem->size, num_events,
-                                  wait_list, event);
+  MemSpan span = to_file ? MemSpan::read(offset, size) : MemSpan::written(offset, size);
+  cl_int err = command.begin_streamed(blocking, mem, span, num_events, wait_list, event);
   if (err != CL_SUCCESS) return err;
   RequestMessage request;
   auto file = request.root.initNodeFile();
@@ -333,7 +333,7 @@ cl_int enqueue_node_file(cl_command_queue queue, cl_mem mem, bool blocking, size
   file.setToFile(to_file);
   err = command.send(request);
   if (err != CL_SUCCESS) return err;
-  if (!to_file && queue->context->parts.size() > 1) mem_written(mem, queue->connection, command.event());
+  if (!to_file && queue->context->parts.size() > 1) mem_written(mem, queue->connection, command.event(), span);
   return blocking ? wait_file_command(command, queue->connection, mem) : CL_SUCCESS;
 }
 

@@ -15,11 +15,11 @@
 
 #include "connection.h"
 #include "object.h"
+#include "validity_map.h"
 
 namespace fedcl {
 
-// A bit per daemon connection (a context spans at most 64 daemons).
-using ConnectionMask = uint64_t;
+// A bit per daemon connection (a context spans at most 64 daemons): ConnectionMask.
 inline ConnectionMask bit(const Connection *connection) { return ConnectionMask(1) << connection->index(); }
 
 // Where a context lives on one daemon: that daemon's devices of the context.
@@ -153,9 +153,9 @@ struct _cl_mem : fedcl::Object {
   std::vector<cl_mem_properties> properties;              // as given to clCreate*WithProperties, 0-terminated, or empty
   std::mutex mutex;
   fedcl::ConnectionMask present = 0;                      // daemons that hold the object
-  fedcl::ConnectionMask valid = 0;                        // daemons whose copy is current
-  cl_event last_writer = nullptr;                         // the last command that may have written it
-  std::map<size_t, cl_event> arrivals;                    // by connection index: a copy on its way there
+  fedcl::ValidityMap validity;                            // which daemons are current on which bytes
+  std::map<size_t, cl_event> writers;                     // by connection index: the last command that may have written it there
+  std::map<size_t, cl_event> arrivals;                    // by connection index: the last copy on its way there
   // By connection index: the last of fedcl's transfer commands on the object there (a send or a
   // receive). The transfer queue runs out of order; the next transfer of the object waits for it.
   std::map<size_t, cl_event> transfer_tails;

@@ -24,7 +24,7 @@ cl_int send_host_receive(Command &command, cl_mem mem, size_t offset, size_t siz
   receive.setTransfer(*transfer);
   cl_int err = command.send(request);
   if (err == CL_SUCCESS && command.queue()->context->parts.size() > 1)
-    mem_written(mem, command.connection(), command.event());
+    mem_written(mem, command.connection(), command.event(), MemSpan::written(offset, size));
   return err;
 }
 
@@ -64,7 +64,7 @@ void CL_CALLBACK drop_landing(cl_event, cl_int, void *transfer) {
 cl_int read_streamed(cl_command_queue queue, cl_mem mem, bool blocking, size_t offset, size_t size, void *ptr,
                      cl_uint num_events, const cl_event *wait_list, cl_event *event) {
   Command command(queue, CL_COMMAND_READ_BUFFER);
-  cl_int err = command.begin_streamed(blocking, mem, false, num_events, wait_list, event);
+  cl_int err = command.begin_streamed(blocking, mem, MemSpan::read(offset, size), num_events, wait_list, event);
   if (err != CL_SUCCESS) return err;
   uint64_t transfer = new_object_id();
   Runtime::get().add_landing(transfer, static_cast<uint8_t *>(ptr), size);
@@ -145,7 +145,7 @@ cl_int enqueue_write_when_ready(cl_command_queue queue, cl_mem mem, size_t offse
                                 cl_uint num_events, const cl_event *wait_list, cl_event *event) {
   Command command(queue, CL_COMMAND_WRITE_BUFFER);
   cl_int err = command.begin(num_events, wait_list, event);
-  if (err == CL_SUCCESS) err = mem_prepare(mem, command, offset == 0 && size == mem->size);
+  if (err == CL_SUCCESS) err = mem_prepare(mem, command, MemSpan::written(offset, size));
   auto write = std::make_shared<DeferredWrite>();
   write->connection = queue->connection;
   write->size = size;

@@ -183,7 +183,7 @@ cl_int image_write_back(cl_command_queue queue, cl_mem image, const _cl_mem::Map
                         const cl_event *wait_list, cl_event *event) {
   auto full = image_full_region(image);
   bool whole = std::equal(full.begin(), full.end(), mapping.region);
-  return host_write(queue, image, whole,
+  return host_write(queue, image, MemSpan::whole(whole),
                     image_host_region(image, mapping.pointer, mapping.region, mapping.row_pitch, mapping.slice_pitch),
                     image_transfer(image, mapping.origin, true), num_events, wait_list, event,
                     CL_COMMAND_UNMAP_MEM_OBJECT);

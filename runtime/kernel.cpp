@@ -89,7 +89,10 @@ cl_int kernel_launch(cl_command_queue queue, cl_kernel kernel, cl_uint work_dim,
       std::lock_guard<std::mutex> lock(kernel->mutex);
       buffers = arg_buffers(kernel);
     }
-    for (size_t b = 0; b < buffers.size() && err == CL_SUCCESS; b++) err = mem_prepare(buffers[b].mem, command, false);
+    // A write-only buffer's old contents never move: fedcl takes the kernel to write all of it
+    // (docs/design-decisions.md, "Coherence by byte range").
+    for (size_t b = 0; b < buffers.size() && err == CL_SUCCESS; b++)
+      err = mem_prepare(buffers[b].mem, command, MemSpan::whole(buffers[b].mem->flags & CL_MEM_WRITE_ONLY));
   }
   if (err != CL_SUCCESS) return err;
   std::lock_guard<std::mutex> lock(kernel->mutex);
@@ -107,7 +110,7 @@ cl_int kernel_launch(cl_command_queue queue, cl_kernel kernel, cl_uint work_dim,
   if (err != CL_SUCCESS) return err;
   for (size_t i = 0; i < kernel->args.size(); i++) sent[i] = kernel->args[i].generation;
   for (const UsedMem &buffer : buffers)
-    if (buffer.written) mem_written(buffer.mem, connection, command.event());
+    if (buffer.written) mem_written(buffer.mem, connection, command.event(), MemSpan::whole());
   return CL_SUCCESS;
 }
 

@@ -150,7 +150,8 @@ _cl_mem::_cl_mem() : Object(kMagic) { handle_register(this); }
 _cl_mem::~_cl_mem() {
   handle_unregister(this);
   run_destructor_callbacks(destructor_callbacks, this);
-  if (last_writer) release(last_writer);
+  for (auto &entry : writers)
+    if (entry.second) release(entry.second);
   for (auto &entry : arrivals) release(entry.second);
   for (auto &entry : transfer_tails) release(entry.second);
   std::free(mirror);

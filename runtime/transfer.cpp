@@ -142,7 +142,8 @@ std::shared_ptr<PendingReply> send_read_piece(Command &command, const HostRegion
 
 }  // namespace
 
-cl_int host_read(cl_command_queue queue, cl_mem mem, bool blocking, const HostRegion &host, const BuildPiece &build,
+cl_int host_read(cl_command_queue queue, cl_mem mem, const MemSpan &span, bool blocking, const HostRegion &host,
+                 const BuildPiece &build,
                  cl_uint num_events, const cl_event *wait_list, cl_event *event, cl_command_type type) {
   cl_int err = check_wait_list(queue->context, num_events, wait_list);
   if (err == CL_SUCCESS && blocking && wait_list_failed(num_events, wait_list))
@@ -154,7 +155,7 @@ cl_int host_read(cl_command_queue queue, cl_mem mem, bool blocking, const HostRe
     bool first = i == 0, last = i + 1 == pieces.size();
     Command command(queue, type);
     err = command.begin(first ? num_events : 0, first ? wait_list : nullptr, last ? event : nullptr);
-    if (err == CL_SUCCESS && first) err = mem_prepare(mem, command, false);
+    if (err == CL_SUCCESS && first) err = mem_prepare(mem, command, span);
     if (err != CL_SUCCESS) return err;
     auto reply = send_read_piece(command, host, pieces[i], build);
     if (!reply) return CL_OUT_OF_HOST_MEMORY;
@@ -170,7 +171,7 @@ cl_int host_read(cl_command_queue queue, cl_mem mem, bool blocking, const HostRe
   return err;
 }
 
-cl_int host_write(cl_command_queue queue, cl_mem mem, bool overwrites_all, const HostRegion &host,
+cl_int host_write(cl_command_queue queue, cl_mem mem, const MemSpan &span, const HostRegion &host,
                   const BuildPiece &build, cl_uint num_events, const cl_event *wait_list, cl_event *event,
                   cl_command_type type) {
   std::vector<RegionPiece> pieces = cut_region(host, transfer_unit(mem), in_order(queue));
@@ -180,7 +181,7 @@ cl_int host_write(cl_command_queue queue, cl_mem mem, bool overwrites_all, const
     Command command(queue, type);
     cl_int err = command.begin(first ? num_events : 0, first ? wait_list : nullptr, last ? event : nullptr,
                                last && multi_daemon(queue));
-    if (err == CL_SUCCESS && first) err = mem_prepare(mem, command, overwrites_all);
+    if (err == CL_SUCCESS && first) err = mem_prepare(mem, command, span);
     if (err != CL_SUCCESS) return err;
     HostRegion part = host.piece(pieces[i]);
     const uint8_t *payload = part.base;
@@ -194,7 +195,7 @@ cl_int host_write(cl_command_queue queue, cl_mem mem, bool overwrites_all, const
     command.fill(build(request.root, pieces[i]));
     err = command.send(request, payload, part.packed_size());
     if (err != CL_SUCCESS) return err;
-    if (last && multi_daemon(queue)) mem_written(mem, queue->connection, command.event());
+    if (last && multi_daemon(queue)) mem_written(mem, queue->connection, command.event(), span);
   }
   return CL_SUCCESS;
 }
@@ -203,13 +204,13 @@ cl_int device_command(cl_command_queue queue, const DeviceOp &op, cl_uint num_ev
                       cl_event *event) {
   Command command(queue, op.type);
   cl_int err = command.begin(num_events, wait_list, event, multi_daemon(queue));
-  if (err == CL_SUCCESS && op.source) err = mem_prepare(op.source, command, false);
-  if (err == CL_SUCCESS) err = mem_prepare(op.dest, command, op.overwrites_all);
+  if (err == CL_SUCCESS && op.source) err = mem_prepare(op.source, command, op.source_span);
+  if (err == CL_SUCCESS) err = mem_prepare(op.dest, command, op.dest_span);
   if (err != CL_SUCCESS) return err;
   RequestMessage request;
   command.fill(op.build(request.root));
   err = command.send(request);
-  if (err == CL_SUCCESS && multi_daemon(queue)) mem_written(op.dest, queue->connection, command.event());
+  if (err == CL_SUCCESS && multi_daemon(queue)) mem_written(op.dest, queue->connection, command.event(), op.dest_span);
   return err;
 }
 
@@ -217,8 +218,8 @@ cl_int backend_decides(cl_command_queue queue, const DeviceOp &op, cl_uint num_e
                        cl_event *event) {
   Command command(queue, op.type);
   cl_int err = command.begin(num_events, wait_list, nullptr);
-  if (err == CL_SUCCESS && op.source) err = mem_prepare(op.source, command, false);
-  if (err == CL_SUCCESS) err = mem_prepare(op.dest, command, false);
+  if (err == CL_SUCCESS && op.source) err = mem_prepare(op.source, command, op.source_span);
+  if (err == CL_SUCCESS) err = mem_prepare(op.dest, command, MemSpan::read(op.dest_span.offset, op.dest_span.size));
   if (err != CL_SUCCESS) return err;
   RequestMessage request;
   command.fill(op.build(request.root));

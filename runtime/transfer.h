@@ -46,15 +46,16 @@ BuildRequest buffer_rect_copy(cl_mem src, cl_mem dst, const size_t *src_origin, 
                               size_t dst_slice_pitch);
 BuildRequest buffer_fill(cl_mem buffer, const void *pattern, size_t pattern_size, size_t offset, size_t size);
 
-// A read into host memory: the bytes land (unpacked, if host is pitched) before the command's
-// event completes; a blocking read returns once they have. The wait list goes with the first piece,
-// the event with the last.
-cl_int host_read(cl_command_queue queue, cl_mem mem, bool blocking, const HostRegion &host, const BuildPiece &build,
+// A read of span of mem into host memory: the bytes land (unpacked, if host is pitched) before the
+// command's event completes; a blocking read returns once they have. The wait list goes with the
+// first piece, the event with the last.
+cl_int host_read(cl_command_queue queue, cl_mem mem, const MemSpan &span, bool blocking, const HostRegion &host,
+                 const BuildPiece &build,
                  cl_uint num_events, const cl_event *wait_list, cl_event *event, cl_command_type type);
 
-// A write from host memory: the bytes leave this process before the call returns, so even a
-// non-blocking write leaves host free for reuse. overwrites_all: the write replaces all of mem.
-cl_int host_write(cl_command_queue queue, cl_mem mem, bool overwrites_all, const HostRegion &host,
+// A write of span of mem from host memory: the bytes leave this process before the call returns,
+// so even a non-blocking write leaves host free for reuse.
+cl_int host_write(cl_command_queue queue, cl_mem mem, const MemSpan &span, const HostRegion &host,
                   const BuildPiece &build, cl_uint num_events, const cl_event *wait_list, cl_event *event,
                   cl_command_type type);
 
@@ -62,9 +63,10 @@ cl_int host_write(cl_command_queue queue, cl_mem mem, bool overwrites_all, const
 // clEnqueue* sends it at once (device_command); clCommand*KHR records it into a command buffer.
 struct DeviceOp {
   cl_command_type type;
-  cl_mem source;        // may be null
+  cl_mem source;  // may be null
+  MemSpan source_span;
   cl_mem dest;
-  bool overwrites_all;  // it replaces every byte of dest
+  MemSpan dest_span;
   BuildRequest build;
 };
 cl_int device_command(cl_command_queue queue, const DeviceOp &op, cl_uint num_events, const cl_event *wait_list,

@@ -32,7 +32,7 @@ cl_int begin_range_command(Command &command, cl_mem mem, size_t offset, size_t s
   if (mem->flags & forbidden) return CL_INVALID_OPERATION;
   err = check_wait_list(queue->context, num_events, wait_list);
   if (err == CL_SUCCESS) err = command.begin(num_events, wait_list, event, true);
-  if (err == CL_SUCCESS) err = mem_prepare(mem, command, writes && offset == 0 && size == mem->size);
+  if (err == CL_SUCCESS) err = mem_prepare(mem, command, {offset, size, writes});
   return err;
 }
 

@@ -1,0 +1,240 @@
+// Coherence by byte range: between daemons, only the bytes a command needs and another daemon
+// wrote move. The daemons' own traffic counters (`fedcl status --json`, each peer link's
+// bytes_sent) show what moved; the results are checked against the host.
+#include <unistd.h>
+
+#include <numeric>
+#include <regex>
+#include <thread>
+
+#include "cl_harness.h"
+
+using namespace fedcl_test;
+
+namespace {
+
+constexpr size_t KiB = 1024;
+
+// Bytes sent over all peer links of all the cluster's daemons (FEDCL_HOSTS), as published.
+uint64_t link_bytes_now() {
+  FILE *pipe = popen(FEDCL_COMMAND_PATH " status --json 2>&1", "r");
+  if (!pipe) return 0;
+  std::string out;
+  char buffer[4096];
+  size_t n;
+  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) out.append(buffer, n);
+  pclose(pipe);
+  uint64_t total = 0;
+  std::regex link("\"up\": (true|false), \"bytes_sent\": ([0-9]+)");
+  for (std::sregex_iterator it(out.begin(), out.end(), link), end; it != end; ++it) total += std::stoull((*it)[2]);
+  return total;
+}
+
+// The link bytes, once at least `least` have been published (the workers publish every second)
+// and a second more has passed, so that nothing sent is missing.
+uint64_t link_bytes(uint64_t least) {
+  for (int attempt = 0; attempt < 30 && link_bytes_now() < least; attempt++)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  return link_bytes_now();
+}
+
+// The frames and handshakes around a transfer's payload: a few hundred bytes per message.
+constexpr uint64_t kOverhead = 16 * KiB;
+
+struct RangeCoherence : ::testing::Test {
+  explicit RangeCoherence(size_t daemons = 2) : cluster(daemons) {}
+  Cluster cluster;
+  cl_context context = nullptr;
+  std::vector<cl_command_queue> queues;
+
+  void SetUp() override {
+    cl_int err;
+    context = clCreateContext(nullptr, cluster.devices.size(), cluster.devices.data(), nullptr, nullptr, &err);
+    ASSERT_CL_OK(err);
+    for (cl_device_id device : cluster.devices) queues.push_back(create_queue(context, device));
+  }
+
+  cl_mem sub_buffer(cl_mem parent, size_t origin, size_t size, cl_mem_flags flags = 0) {
+    cl_buffer_region region{origin, size};
+    cl_int err;
+    cl_mem sub = clCreateSubBuffer(parent, flags, CL_BUFFER_CREATE_TYPE_REGION, &region, &err);
+    EXPECT_CL(CL_SUCCESS, err);
+    return sub;
+  }
+
+  std::vector<uint32_t> read_all(int d, cl_mem mem, size_t count) {
+    std::vector<uint32_t> out(count);
+    EXPECT_CL(CL_SUCCESS, clEnqueueReadBuffer(queues[d], mem, CL_TRUE, 0, count * 4, out.data(), 0, nullptr, nullptr));
+    return out;
+  }
+};
+
+const char kIncrement[] = "kernel void increment(global uint *x) { x[get_global_id(0)] += 1; }";
+
+TEST_F(RangeCoherence, AKernelOnASubBufferBringsThatSubBufferOnly) {
+  const size_t count = 1 << 20, half = count / 2;  // 4 MiB, two halves
+  std::vector<uint32_t> data(count);
+  std::iota(data.begin(), data.end(), 0u);
+  cl_mem parent = create_buffer(context, CL_MEM_READ_WRITE, count * 4);
+  ASSERT_CL_OK(clEnqueueWriteBuffer(queues[0], parent, CL_TRUE, 0, count * 4, data.data(), 0, nullptr, nullptr));
+  cl_mem upper = sub_buffer(parent, half * 4, half * 4);
+  cl_kernel increment = create_kernel(build_program(context, kIncrement), "increment");
+  set_arg(increment, 0, upper);
+  ASSERT_CL_OK(clEnqueueNDRangeKernel(queues[1], increment, 1, nullptr, &half, nullptr, 0, nullptr, nullptr));
+  // Back on the first daemon, only the upper half comes home.
+  std::vector<uint32_t> out = read_all(0, parent, count);
+  for (size_t i = half; i < count; i++) data[i] += 1;
+  EXPECT_TRUE(out == data);
+  uint64_t moved = link_bytes(2 * half * 4);
+  EXPECT_GE(moved, 2 * half * 4);
+  EXPECT_LE(moved, 2 * half * 4 + kOverhead) << "a whole-buffer scheme moves " << 2 * count * 4;
+  clReleaseKernel(increment);
+  clReleaseMemObject(upper);
+  clReleaseMemObject(parent);
+}
+
+TEST_F(RangeCoherence, AHostWriteMakesOnlyItsRangeStaleElsewhere) {
+  const size_t count = 1 << 20;
+  std::vector<uint32_t> data(count, 7);
+  cl_mem mem = create_buffer(context, CL_MEM_READ_WRITE, count * 4);
+  ASSERT_CL_OK(clEnqueueWriteBuffer(queues[0], mem, CL_TRUE, 0, count * 4, data.data(), 0, nullptr, nullptr));
+  // A 4 KiB patch through the second daemon: it needs nothing of what the first one holds.
+  std::vector<uint32_t> patch(1024, 9);
+  const size_t at = 1000 * 4;
+  ASSERT_CL_OK(clEnqueueWriteBuffer(queues[1], mem, CL_TRUE, at, patch.size() * 4, patch.data(), 0, nullptr, nullptr));
+  std::copy(patch.begin(), patch.end(), data.begin() + at / 4);
+  EXPECT_TRUE(read_all(0, mem, count) == data);
+  // The second daemon reads a range the first one alone holds, and one that is its own.
+  std::vector<uint32_t> part(2048);
+  ASSERT_CL_OK(clEnqueueReadBuffer(queues[1], mem, CL_TRUE, 8192 * 4, part.size() * 4, part.data(), 0, nullptr, nullptr));
+  EXPECT_TRUE(std::equal(part.begin(), part.end(), data.begin() + 8192));
+  ASSERT_CL_OK(clEnqueueReadBuffer(queues[1], mem, CL_TRUE, at, patch.size() * 4, part.data(), 0, nullptr, nullptr));
+  EXPECT_TRUE(std::equal(patch.begin(), patch.end(), part.begin()));
+  uint64_t moved = link_bytes((patch.size() + part.size()) * 4);
+  EXPECT_GE(moved, (patch.size() + part.size()) * 4);
+  EXPECT_LE(moved, (patch.size() + part.size()) * 4 + kOverhead);
+  clReleaseMemObject(mem);
+}
+
+TEST_F(RangeCoherence, OverwrittenBytesNeverMove) {
+  const size_t count = 1 << 20;
+  std::vector<uint32_t> data(count, 5);
+  cl_mem filled = create_buffer(context, CL_MEM_READ_WRITE, count * 4);
+  cl_mem output = create_buffer(context, CL_MEM_WRITE_ONLY, count * 4);
+  cl_mem dropped = create_buffer(context, CL_MEM_READ_WRITE, count * 4);
+  for (cl_mem mem : {filled, output, dropped})
+    ASSERT_CL_OK(clEnqueueWriteBuffer(queues[0], mem, CL_TRUE, 0, count * 4, data.data(), 0, nullptr, nullptr));
+  // On the second daemon: a fill of everything, a kernel that writes a write-only buffer, and a
+  // migration that asks for no contents.
+  const uint32_t pattern = 3;
+  ASSERT_CL_OK(clEnqueueFillBuffer(queues[1], filled, &pattern, sizeof pattern, 0, count * 4, 0, nullptr, nullptr));
+  cl_kernel store = create_kernel(
+      build_program(context, "kernel void store(global uint *x) { x[get_global_id(0)] = get_global_id(0); }"), "store");
+  set_arg(store, 0, output);
+  ASSERT_CL_OK(clEnqueueNDRangeKernel(queues[1], store, 1, nullptr, &count, nullptr, 0, nullptr, nullptr));
+  ASSERT_CL_OK(clEnqueueMigrateMemObjects(queues[1], 1, &dropped, CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED, 0, nullptr,
+                                          nullptr));
+  ASSERT_CL_OK(clFinish(queues[1]));
+  EXPECT_LE(link_bytes(0), kOverhead);
+  // The results are where they were made.
+  for (uint32_t value : read_all(1, filled, count)) ASSERT_EQ(pattern, value);
+  std::vector<uint32_t> out = read_all(1, output, count);
+  for (size_t i = 0; i < count; i++) ASSERT_EQ(i, out[i]);
+  clReleaseKernel(store);
+  for (cl_mem mem : {filled, output, dropped}) clReleaseMemObject(mem);
+}
+
+// A 1D stencil split the way users split grids: two parent buffers (read one, write the other,
+// then swap), each daemon reads a sub-buffer of its slab plus a halo on each side and writes its
+// slab's sub-buffer; events between neighbours only, and no explicit transfer.
+struct ThreeDaemonStencil : RangeCoherence {
+  ThreeDaemonStencil() : RangeCoherence(3) {}
+  static constexpr size_t kSlab = 64 * 1024, kHalo = 1024, kCount = 3 * kSlab;  // in elements
+
+  static constexpr const char *kSource = R"(
+    kernel void smooth(global const uint *in, global uint *out, uint lead, uint first, uint count) {
+      uint i = get_global_id(0), g = first + i;
+      uint left = g == 0 ? in[lead + i] : in[lead + i - 1];
+      uint right = g == count - 1 ? in[lead + i] : in[lead + i + 1];
+      out[i] = left * 3u + in[lead + i] * 5u + right * 7u;
+    })";
+
+  static void host_step(const std::vector<uint32_t> &in, std::vector<uint32_t> &out) {
+    for (size_t g = 0; g < kCount; g++) {
+      uint32_t left = g == 0 ? in[g] : in[g - 1], right = g == kCount - 1 ? in[g] : in[g + 1];
+      out[g] = left * 3u + in[g] * 5u + right * 7u;
+    }
+  }
+};
+
+TEST_F(ThreeDaemonStencil, MovesOnlyTheHalosBetweenIterations) {
+  ASSERT_EQ(3u, cluster.devices.size());
+  std::vector<uint32_t> grid(kCount);
+  for (size_t i = 0; i < kCount; i++) grid[i] = uint32_t(i * 2654435761u);
+  cl_mem parents[2] = {create_buffer(context, CL_MEM_READ_WRITE, kCount * 4),
+                       create_buffer(context, CL_MEM_READ_WRITE, kCount * 4)};
+  ASSERT_CL_OK(clEnqueueWriteBuffer(queues[0], parents[0], CL_TRUE, 0, kCount * 4, grid.data(), 0, nullptr, nullptr));
+  cl_program program = build_program(context, kSource);
+  // kernels[d][p]: daemon d's step reading parent p and writing the other.
+  cl_kernel kernels[3][2];
+  std::vector<cl_mem> subs;
+  for (uint32_t d = 0; d < 3; d++) {
+    size_t first = d * kSlab, begin = d == 0 ? first : first - kHalo, end = d == 2 ? kCount : first + kSlab + kHalo;
+    for (int p = 0; p < 2; p++) {
+      subs.push_back(sub_buffer(parents[p], begin * 4, (end - begin) * 4));
+      cl_mem in = subs.back();
+      subs.push_back(sub_buffer(parents[1 - p], first * 4, kSlab * 4));
+      cl_mem out = subs.back();
+      kernels[d][p] = create_kernel(program, "smooth");
+      set_arg(kernels[d][p], 0, in);
+      set_arg(kernels[d][p], 1, out);
+      set_arg(kernels[d][p], 2, uint32_t(first - begin));
+      set_arg(kernels[d][p], 3, uint32_t(first));
+      set_arg(kernels[d][p], 4, uint32_t(kCount));
+    }
+  }
+  cl_event done[3] = {};
+  auto iterate = [&](int iteration) {
+    cl_event next[3];
+    for (int d = 0; d < 3; d++) {
+      std::vector<cl_event> after;
+      for (int n = d - 1; n <= d + 1; n++)
+        if (n >= 0 && n < 3 && done[n]) after.push_back(done[n]);
+      ASSERT_CL_OK(clEnqueueNDRangeKernel(queues[d], kernels[d][iteration % 2], 1, nullptr, &kSlab, nullptr,
+                                          after.size(), after.empty() ? nullptr : after.data(), &next[d]));
+    }
+    for (int d = 0; d < 3; d++) {
+      if (done[d]) clReleaseEvent(done[d]);
+      done[d] = next[d];
+    }
+    for (cl_command_queue queue : queues) clFlush(queue);
+  };
+  std::vector<uint32_t> scratch(kCount);
+  const int iterations = 10;
+  iterate(0);
+  ASSERT_CL_OK(clWaitForEvents(3, done));
+  // The second and third daemons' slabs with their halos.
+  uint64_t first_iteration = link_bytes((2 * kSlab + 3 * kHalo) * 4);
+  for (int i = 1; i < iterations; i++) iterate(i);
+  ASSERT_CL_OK(clWaitForEvents(3, done));
+  // Per iteration, each of the two inner boundaries sends a halo each way.
+  const uint64_t halo_bytes = (iterations - 1) * 4 * kHalo * 4;
+  uint64_t halos = link_bytes(first_iteration + halo_bytes) - first_iteration;
+  EXPECT_GE(halos, halo_bytes);
+  EXPECT_LE(halos, halo_bytes + kOverhead) << "a whole-buffer scheme moves about " << (iterations - 1) * 4 * kCount * 4;
+
+  for (int i = 0; i < iterations; i++) {
+    host_step(grid, scratch);
+    grid.swap(scratch);
+  }
+  EXPECT_TRUE(read_all(0, parents[iterations % 2], kCount) == grid);
+  for (cl_event event : done) clReleaseEvent(event);
+  for (auto &pair : kernels)
+    for (cl_kernel kernel : pair) clReleaseKernel(kernel);
+  for (cl_mem sub : subs) clReleaseMemObject(sub);
+  for (cl_mem parent : parents) clReleaseMemObject(parent);
+  clReleaseProgram(program);
+}
+
+}  // namespace
