@@ -55,9 +55,8 @@ std::string Progress::check_mpi() {
   if (multiple_) {
     thread_ = std::thread([this] { thread_main(); });
     thread_.detach();
-  } else {
-    port_->set_wait_hook([] { Progress::get().poll_here(); });
   }
+  port_->set_wait_hook([] { return Progress::get().poll_here(); });
   return mpi_problem_;
 }
 
@@ -71,16 +70,18 @@ void Progress::add(std::shared_ptr<Operation> operation) {
 }
 
 bool Progress::poll_here() {
-  if (multiple_ || finalized_) return false;
-  int main = 0;
-  MPI_Is_thread_main(&main);
-  if (!main) {
+  if (finalized_) return false;
+  if (!multiple_) {
+    int main = 0;
+    MPI_Is_thread_main(&main);
     // FUNNELED: only the thread that initialised MPI may call it. SERIALIZED would allow this one,
     // but the application may be calling MPI on the main thread right now.
-    return false;
+    if (!main) return false;
   }
+  // A poll under way (further up this thread's stack, or fedcl's MPI thread) continues.
   std::unique_lock<std::mutex> lock(poll_mutex_, std::try_to_lock);
-  return lock.owns_lock() && poll();  // a poll under way further up this thread's stack continues
+  if (lock.owns_lock() && !finalized_) poll();  // (drain finalizes under the lock)
+  return running_ > 0 && !finalized_;
 }
 
 void Progress::expect(MPI_Comm comm, int source, ControlKind kind, uint64_t id, std::weak_ptr<Operation> operation) {

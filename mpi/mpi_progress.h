@@ -82,8 +82,9 @@ class Progress {
   void add(std::shared_ptr<Operation> operation);
   // Something an operation waits for happened outside the loop (a chunk came, a command ended).
   void wake();
-  // Runs the loop once if this thread may call MPI now (the lower levels: called from fedcl's waits
-  // and the MPI commands); returns whether anything happened.
+  // Runs the loop once if this thread may call MPI now (called from fedcl's waits and the MPI
+  // commands; at the lower levels only the thread that initialised MPI may); returns whether
+  // operations are in flight.
   bool poll_here();
 
   // Control messages of kind about transfer id from source on comm go to operation.

@@ -23,13 +23,17 @@ std::chrono::microseconds spin_time();
 inline std::atomic<int> spinning_waiters{0};
 
 // Waits until done() (which must be safe to call without the lock: an atomic load), spinning first,
-// then sleeping on cv under lock (taken here) with the wait hook (wait_hook.h).
+// then sleeping on cv under lock (taken here); the wait hook (wait_hook.h) runs throughout.
 template <typename Done>
 void spin_then_wait(std::mutex &mutex, std::condition_variable &cv, Done done) {
   if (!done()) {
     auto deadline = std::chrono::steady_clock::now() + spin_time();
+    bool (*hook)() = wait_hook.load();
     spinning_waiters.fetch_add(1, std::memory_order_relaxed);
-    while (!done() && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+    while (!done() && std::chrono::steady_clock::now() < deadline) {
+      if (hook) hook();  // a message that came or may leave now goes at once, not after the wait
+      std::this_thread::yield();
+    }
     spinning_waiters.fetch_sub(1, std::memory_order_relaxed);
   }
   std::unique_lock<std::mutex> lock(mutex);

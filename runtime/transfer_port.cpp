@@ -130,7 +130,7 @@ class RuntimeTransferPort final : public TransferPort {
     abort_receive(queue->connection, transfer, status, why);
   }
 
-  void set_wait_hook(void (*hook)()) override { wait_hook.store(hook); }
+  void set_wait_hook(bool (*hook)()) override { wait_hook.store(hook); }
 
  private:
   std::mutex mutex_;

@@ -64,9 +64,10 @@ class TransferPort {
   // fails with status, and why goes to the context's notify callback.
   virtual void abort(cl_command_queue queue, uint64_t transfer, cl_int status, const std::string &why) = 0;
 
-  // Called while the application waits in fedcl (clWaitForEvents, clFinish, blocking commands),
-  // between short sleeps: how MPI progresses when only the application's thread may call it.
-  virtual void set_wait_hook(void (*hook)()) = 0;
+  // Called while the application waits in fedcl (clWaitForEvents, clFinish, blocking commands):
+  // how MPI progresses when only the application's thread may call it, and how a waiting thread
+  // takes a message as soon as it comes. hook returns whether work is in flight (wait_hook.h).
+  virtual void set_wait_hook(bool (*hook)()) = 0;
 
  protected:
   ~TransferPort() = default;

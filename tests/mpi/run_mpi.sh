@@ -6,7 +6,8 @@
 # Starts N daemons (port 0, port files), runs the jobs one after the other against the same daemons,
 # giving rank r FEDCL_HOSTS=<daemon r> and the fedcl-only vendors folder, and stops the daemons at
 # exit. A job marked --must-fail must end with a failure of its own (a killed rank), not by the time
-# limit (FEDCL_MPI_TIMEOUT seconds, default 100); after the jobs, every daemon must still be up. As
+# limit (FEDCL_MPI_TIMEOUT seconds, default 100); any other job fails if fedcl reported a lost
+# daemon on its standard error. After the jobs, every daemon must still be up. As
 # root (CI), Open MPI wants --allow-run-as-root; --oversubscribe lets N exceed the cores. The daemons'
 # logs (FEDCLD_LOG_LEVEL, default warn) are printed when something failed, or always with
 # FEDCL_MPI_SHOW_LOGS=1.
@@ -50,7 +51,13 @@ run_job() {
   FEDCL_RANK_HOSTS=$(IFS=,; echo "${hosts[*]}") OCL_ICD_VENDORS="$build/vendors" \
     timeout "${FEDCL_MPI_TIMEOUT:-100}" mpirun "${root[@]}" --oversubscribe -np "$ranks" \
     bash -c 'IFS=, read -ra hosts <<<"$FEDCL_RANK_HOSTS"; export FEDCL_HOSTS=${hosts[$OMPI_COMM_WORLD_RANK]}; exec "$@"' \
-    rank "$@" || status=$?
+    rank "$@" 2>"$work/stderr" || status=$?
+  cat "$work/stderr" >&2
+  # A job that ends normally ends its sessions with it: fedcl has nothing to report about them.
+  if ((!must_fail && status == 0)) && grep -q "fedcl: lost daemon" "$work/stderr"; then
+    echo "run_mpi.sh: '$*' ended normally but fedcl reported a lost daemon" >&2
+    status=1
+  fi
   if ((must_fail)); then
     if ((status == 0 || status == 124)); then
       echo "run_mpi.sh: '$*' should have failed on its own; it ended with status $status" >&2
