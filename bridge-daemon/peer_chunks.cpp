@@ -86,6 +86,7 @@ DeviceChunks::DeviceChunks(Call &call, Resolved &resolved, uint64_t mem_id, uint
   if (image_ ? (offset != 0 || size != bytes) : (offset > bytes || size > bytes - offset))
     fail(CL_INVALID_VALUE, "transfer range " + std::to_string(offset) + "+" + std::to_string(size) +
                                " does not fit the memory object (" + std::to_string(bytes) + " bytes)");
+  staged_ = image_ || offset != 0 || size != bytes;
   uint64_t chunk = image_ ? size : fedcl::transfer_chunk_bytes(size);  // an image moves whole
   for (uint64_t at = 0; at < size; at += chunk) {
     chunks.emplace_back();
@@ -174,16 +175,18 @@ void DeviceChunks::enqueue(Session &session, Direction direction, Done ready, Do
     Chunk &chunk = chunks[k];
     cl_int err = CL_SUCCESS;
     cl_event event = nullptr;
-    if (image_) {
+    if (staged_) {
       chunk.staging.reset(new (std::nothrow) uint8_t[chunk.bytes + 8]);
-      if (!chunk.staging) fail(CL_OUT_OF_HOST_MEMORY, "fedcld cannot stage an image of " + std::to_string(chunk.bytes) + " bytes");
+      if (!chunk.staging) fail(CL_OUT_OF_HOST_MEMORY, "fedcld cannot stage " + std::to_string(chunk.bytes) + " bytes");
       chunk.host = chunk.staging.get();
       if (!out) {
         chunk.ready = true;  // the bytes go to the staging; the write behind the gate takes them
         continue;
       }
       const size_t origin[3] = {0, 0, 0};
-      err = clEnqueueReadImage(queue_, mem_, CL_FALSE, origin, region_, 0, 0, chunk.host, wait_count, wait, &event);
+      err = image_ ? clEnqueueReadImage(queue_, mem_, CL_FALSE, origin, region_, 0, 0, chunk.host, wait_count, wait, &event)
+                   : clEnqueueReadBuffer(queue_, mem_, CL_FALSE, offset_ + chunk.at, chunk.bytes, chunk.host, wait_count,
+                                         wait, &event);
       if (err == CL_SUCCESS) keep_until_complete(event, chunk.staging);
     } else {
       cl_map_flags flags = out ? CL_MAP_READ : CL_MAP_WRITE_INVALIDATE_REGION;
@@ -193,7 +196,7 @@ void DeviceChunks::enqueue(Session &session, Direction direction, Done ready, Do
     check(err, out ? "making the data to send reachable" : "making room for the data to receive");
     clRetainEvent(event);
     chunk.reachable = event;
-    if (!image_) {
+    if (!staged_) {
       clRetainEvent(event);
       maps[k] = event;
     }
@@ -208,16 +211,18 @@ void DeviceChunks::enqueue(Session &session, Direction direction, Done ready, Do
   for (size_t k = 0; k < chunks.size(); k++) {
     Chunk &chunk = chunks[k];
     cl_int err = CL_SUCCESS;
-    if (image_ && out) continue;  // a staged image needs nothing back: it is released once sent
+    if (staged_ && out) continue;  // a staged chunk needs nothing back: it is released once sent
     chunk.gate = clCreateUserEvent(context_, &err);
     check(err, "clCreateUserEvent");
     std::vector<cl_event> behind = waits_;
     behind.push_back(chunk.gate);
     cl_event event = nullptr;
-    if (image_) {
+    if (staged_) {
       const size_t origin[3] = {0, 0, 0};
-      err = clEnqueueWriteImage(queue_, mem_, CL_FALSE, origin, region_, 0, 0, chunk.host, cl_uint(behind.size()),
-                                behind.data(), &event);
+      err = image_ ? clEnqueueWriteImage(queue_, mem_, CL_FALSE, origin, region_, 0, 0, chunk.host,
+                                         cl_uint(behind.size()), behind.data(), &event)
+                   : clEnqueueWriteBuffer(queue_, mem_, CL_FALSE, offset_ + chunk.at, chunk.bytes, chunk.host,
+                                          cl_uint(behind.size()), behind.data(), &event);
       if (err == CL_SUCCESS) keep_until_complete(event, chunk.staging);
     } else {
       // After its map as well as its gate: the queue may run out of order (fedcl's transfer queue

@@ -1,6 +1,9 @@
 // The device side of a transfer between daemons (peer_transfer.h): a memory object's range cut into
-// chunks, each made reachable in host memory (a buffer's chunks are mapped, an image is staged
-// whole) and given back to the device once the network is done with it.
+// chunks, each made reachable in host memory and given back to the device once the network is done
+// with it. A whole buffer's chunks are mapped. Part of a buffer, and an image (whole, one chunk),
+// are staged: read into and written from fedcld's host memory. NVIDIA 580 maps part of a buffer
+// that has sub-buffers at host memory that does not hold the range (writing a 2 MiB chunk there
+// crashed fedcld; a send would read wrong bytes), and ranges are what coherence by byte range moves.
 //
 // Every device command of a transfer is enqueued when its request arrives, not as chunks come and
 // go: a backend may order the commands that use one buffer by their enqueue order, across queues
@@ -47,7 +50,7 @@ class DeviceChunks {
   struct Chunk {
     uint64_t at = 0, bytes = 0;              // from the transfer's start
     uint8_t *host = nullptr;                 // where its bytes are, or are to be put, once ready
-    std::shared_ptr<uint8_t[]> staging;      // images: the host memory (and room for a frame's padding)
+    std::shared_ptr<uint8_t[]> staging;      // staged: the host memory (and room for a frame's padding)
     cl_event gate = nullptr;
     cl_event reachable = nullptr;            // the command that makes host usable, until it completed
     bool ready = false;                      // host may be used (the loop has seen reachable complete)
@@ -64,7 +67,7 @@ class DeviceChunks {
 
   // Enqueues, for every chunk, what makes it reachable in host memory (ready(k) follows) and, behind
   // its gate, what gives it back (released(k) follows: its bytes are on the device, for
-  // from_network). An image sent has nothing to give back: it has no gate and no released(k).
+  // from_network). A staged chunk sent has nothing to give back: it has no gate and no released(k).
   // Throws RequestError if the backend refuses.
   void enqueue(Session &session, Direction direction, Done ready, Done released);
   // The network is done with chunk k: it goes back to the device.
@@ -75,7 +78,8 @@ class DeviceChunks {
   void open_all();
 
   std::vector<Chunk> chunks;
-  bool image() const { return image_; }
+  // Whether the chunks are staged (see above) rather than mapped.
+  bool staged() const { return staged_; }
   uint64_t size() const { return size_; }
   // Which chunk starts at offset and is bytes long; -1 if none.
   long chunk_at(uint64_t offset, uint64_t bytes) const;
@@ -91,6 +95,7 @@ class DeviceChunks {
   cl_mem mem_;
   uint64_t offset_, size_;
   bool image_ = false;
+  bool staged_ = false;
   size_t region_[3] = {1, 1, 1};
   std::vector<cl_event> waits_;
   uint64_t times_[4] = {};

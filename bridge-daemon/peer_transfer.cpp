@@ -109,7 +109,7 @@ struct PeerSend : std::enable_shared_from_this<PeerSend> {
     auto written = [self, k](int status) {
       if (status < 0) return self->abort(CL_DEVICE_NOT_AVAILABLE, std::string("sending failed: ") + uv_strerror(status), false);
       self->device.open_gate(k);
-      if (self->device.image()) self->chunk_released(CL_COMPLETE);
+      if (self->device.staged()) self->chunk_released(CL_COMPLETE);
     };
     if (instance == 0) return peer_link->send_transfer_chunk(transfer, chunk.at, bytes, chunk.bytes, written);
     capnp::MallocMessageBuilder builder;
@@ -214,7 +214,7 @@ struct PeerReceive : std::enable_shared_from_this<PeerReceive> {
   std::shared_ptr<uint8_t[]> destination(uint64_t offset, uint64_t bytes) {
     long k = device.chunk_at(offset, bytes);
     if (k < 0 || claimed[k] || !device.usable(k) || event.done()) return nullptr;
-    if (!device.image() && bytes % 8) return nullptr;
+    if (!device.staged() && bytes % 8) return nullptr;
     claimed[k] = true;
     return std::shared_ptr<uint8_t[]>(shared_from_this(), device.chunks[k].host);
   }
