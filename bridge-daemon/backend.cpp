@@ -92,6 +92,7 @@ std::string backend_discover(const BackendSelection &selection, std::vector<Back
     platform.late_callbacks = nvidia;
     platform.safe_kernel_name_length = nvidia ? 256 : 0;
     platform.ptx_binaries = nvidia;
+    platform.maps_parts_wrongly = nvidia;
     for (unsigned d = 0; d < ndev; d++) {
       if (!selection.devices.empty() &&
           std::find(selection.devices.begin(), selection.devices.end(), d) == selection.devices.end())

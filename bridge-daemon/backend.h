@@ -30,6 +30,9 @@ struct BackendPlatform {
   // doing so (NVIDIA: clCreateKernelsInProgram from about 260 characters on); 0: no limit.
   size_t safe_kernel_name_length = 0;
   bool ptx_binaries = false;  // a program's binary is PTX text, which declares its kernels' parameters (NVIDIA)
+  // A map of part of a buffer may point at host memory that does not hold the range (NVIDIA 580,
+  // a buffer with sub-buffers): transfers stage such ranges instead (peer_chunks.h).
+  bool maps_parts_wrongly = false;
 };
 
 struct BackendSelection {

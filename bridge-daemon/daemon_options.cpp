@@ -235,6 +235,10 @@ std::string kernel_name_guard(const std::string &text, DaemonSettings &s) {
   return {};
 }
 
+std::string stage_buffer_ranges(const std::string &text, DaemonSettings &s) {
+  return one_of(text, {{"auto", -1}, {"yes", 1}, {"no", 0}}, &s.stage_buffer_ranges);
+}
+
 std::string trace_file(const std::string &text, DaemonSettings &s) {
   if (text.empty()) return "wants a file name";
   s.trace_file = text;
@@ -359,6 +363,10 @@ const std::vector<DaemonOption> &daemon_options() {
                                       "the program's text, never listed by the backend (NVIDIA's corrupts its\n"
                                       "heap listing them); auto, the default: 256 on NVIDIA, off elsewhere;\n"
                                       "0: off", true, kernel_name_guard},
+      {"stage-buffer-ranges", "auto|yes|no", "transfers of part of a buffer between daemons copy it through fedcld's\n"
+                                             "memory instead of mapping it (NVIDIA maps parts of a buffer with\n"
+                                             "sub-buffers wrongly); auto, the default: yes on NVIDIA", true,
+       stage_buffer_ranges},
       {"trace", "FILE", "record the hand-off times of every request and write them to FILE at exit\n"
                         "(bench/trace_report.py reads them beside the client's FEDCL_TRACE file)", false, trace_file},
       {"log-level", "LEVEL", "error, warn, info (default) or debug", true, log_level},

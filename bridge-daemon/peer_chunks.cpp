@@ -86,7 +86,7 @@ DeviceChunks::DeviceChunks(Call &call, Resolved &resolved, uint64_t mem_id, uint
   if (image_ ? (offset != 0 || size != bytes) : (offset > bytes || size > bytes - offset))
     fail(CL_INVALID_VALUE, "transfer range " + std::to_string(offset) + "+" + std::to_string(size) +
                                " does not fit the memory object (" + std::to_string(bytes) + " bytes)");
-  staged_ = image_ || offset != 0 || size != bytes;
+  staged_ = image_ || ((offset != 0 || size != bytes) && call.session.backend().maps_parts_wrongly);
   uint64_t chunk = image_ ? size : fedcl::transfer_chunk_bytes(size);  // an image moves whole
   for (uint64_t at = 0; at < size; at += chunk) {
     chunks.emplace_back();

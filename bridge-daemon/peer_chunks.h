@@ -1,9 +1,10 @@
 // The device side of a transfer between daemons (peer_transfer.h): a memory object's range cut into
 // chunks, each made reachable in host memory and given back to the device once the network is done
-// with it. A whole buffer's chunks are mapped. Part of a buffer, and an image (whole, one chunk),
-// are staged: read into and written from fedcld's host memory. NVIDIA 580 maps part of a buffer
-// that has sub-buffers at host memory that does not hold the range (writing a 2 MiB chunk there
-// crashed fedcld; a send would read wrong bytes), and ranges are what coherence by byte range moves.
+// with it. A buffer's chunks are mapped; an image (whole, one chunk) is staged: read into and
+// written from fedcld's host memory. So is part of a buffer on a backend that maps parts wrongly
+// (BackendPlatform::maps_parts_wrongly): NVIDIA 580 maps part of a buffer that has sub-buffers at
+// host memory that does not hold the range (writing a 2 MiB chunk there crashed fedcld; a send
+// would read wrong bytes), and ranges are what coherence by byte range moves.
 //
 // Every device command of a transfer is enqueued when its request arrives, not as chunks come and
 // go: a backend may order the commands that use one buffer by their enqueue order, across queues

@@ -58,7 +58,7 @@ std::shared_ptr<PeerReceive> PeerInbox::redirect_receive(uint64_t transfer, uint
 std::shared_ptr<PeerSend> PeerInbox::take_undirected_send(uint64_t transfer) {
   auto it = undirected_sends_.find(transfer);
   if (it == undirected_sends_.end()) return nullptr;
-  auto send = it->second.lock();
+  auto send = std::move(it->second);
   undirected_sends_.erase(it);
   return send;
 }

@@ -53,8 +53,9 @@ class PeerInbox {
   // is none.
   std::shared_ptr<PeerReceive> redirect_receive(uint64_t transfer, uint64_t sender);
 
-  // Sends whose destination the client names later (SendToPeer.destinationLater, TransferTo).
-  void add_undirected_send(uint64_t transfer, std::weak_ptr<PeerSend> send) { undirected_sends_[transfer] = std::move(send); }
+  // Sends whose destination the client names later (SendToPeer.destinationLater, TransferTo). The
+  // inbox holds them until then: a staged send has no device command left that would.
+  void add_undirected_send(uint64_t transfer, std::shared_ptr<PeerSend> send) { undirected_sends_[transfer] = std::move(send); }
   std::shared_ptr<PeerSend> take_undirected_send(uint64_t transfer);
 
   // Signals for stand-in events: an early one waits for the stand-in's creation.
@@ -86,7 +87,7 @@ class PeerInbox {
     std::shared_ptr<PeerReceive> receive;
   };
   std::unordered_map<uint64_t, Expected> receives_;
-  std::unordered_map<uint64_t, std::weak_ptr<PeerSend>> undirected_sends_;
+  std::unordered_map<uint64_t, std::shared_ptr<PeerSend>> undirected_sends_;
   std::unordered_map<uint64_t, cl_int> signals_;
   struct StandIn {
     uint64_t instance;

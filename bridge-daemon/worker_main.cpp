@@ -91,8 +91,10 @@ struct Worker {
       BackendCall call("clGetPlatformIDs and clGetDeviceInfo (loading the backend)");
       problem = backend_discover(settings.selection, &platforms);
     }
-    for (auto &platform : platforms)
+    for (auto &platform : platforms) {
       if (settings.kernel_name_guard >= 0) platform.safe_kernel_name_length = size_t(settings.kernel_name_guard);
+      if (settings.stage_buffer_ranges >= 0) platform.maps_parts_wrongly = settings.stage_buffer_ranges;
+    }
     if (own_process && board) crash_report_install(board);  // over the backend's own handlers
     capnp::MallocMessageBuilder message;
     auto ready = message.initRoot<wire::WorkerMessage>().initReady();

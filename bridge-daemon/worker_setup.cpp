@@ -12,6 +12,7 @@ void worker_setup_fill(fedcl::wire::WorkerSetup::Builder out, const DaemonSettin
   auto devices = out.initDevices(settings.selection.devices.size());
   for (size_t i = 0; i < settings.selection.devices.size(); i++) devices.set(i, settings.selection.devices[i]);
   out.setKernelNameGuard(settings.kernel_name_guard);
+  out.setStageBufferRanges(int8_t(settings.stage_buffer_ranges));
   out.setMaxSessionMemory(options.max_session_memory);
   out.setCompletion(uint8_t(options.completion));
   out.setPeerTimeoutMs(options.peer_timeout_ms);
@@ -32,6 +33,7 @@ DaemonSettings worker_setup_read(fedcl::wire::WorkerSetup::Reader setup) {
   settings.selection.platform = setup.getPlatform();
   for (uint32_t device : setup.getDevices()) settings.selection.devices.push_back(device);
   settings.kernel_name_guard = long(setup.getKernelNameGuard());
+  settings.stage_buffer_ranges = setup.getStageBufferRanges();
   options.max_session_memory = setup.getMaxSessionMemory();
   options.completion = CompletionMode(setup.getCompletion());
   options.peer_timeout_ms = setup.getPeerTimeoutMs();

@@ -846,6 +846,7 @@ struct WorkerSetup {
   enumerateOnly @14 :Bool;          # describe the platforms in Ready, then exit
   traceFile @15 :Text;              # --trace: the worker writes its marks to this path + "." + session
   openFiles @16 :UInt64;            # --session-open-files: the worker's RLIMIT_NOFILE; 0: as inherited
+  stageBufferRanges @17 :Int8;      # --stage-buffer-ranges: 1 yes, 0 no, -1 by vendor
 }
 
 struct WorkerReady {

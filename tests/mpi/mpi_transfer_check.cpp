@@ -201,6 +201,28 @@ int main(int argc, char **argv) {
     clReleaseCommandQueue(receiving);
   }
 
+  // A large message from the middle of a buffer into the middle of another: the daemons move part
+  // of each (staged, on a backend that maps parts wrongly: fedcld --stage-buffer-ranges yes).
+  {
+    cl_mem from = f.buffer(3 * large), into = f.buffer(3 * large);
+    f.run(f.fill, from, 140 + rank, 3 * large);
+    f.run(f.fill, into, 7, 3 * large);
+    CL_OK(clFinish(f.queue));  // the receive runs on another queue
+    cl_command_queue receiving = f.another_queue();
+    cl_event received;
+    CL_OK(f.recv(receiving, into, CL_FALSE, large * 4, large * 4, previous, 14, MPI_COMM_WORLD, 0, nullptr, &received));
+    CL_OK(f.send(f.queue, from, CL_TRUE, large * 4, large * 4, next, 14, MPI_COMM_WORLD, 0, nullptr, nullptr));
+    CL_OK(clWaitForEvents(1, &received));
+    std::vector<uint32_t> got = f.read(into, 3 * large), want(3 * large);
+    for (size_t i = 0; i < want.size(); i++) want[i] = word(i, i >= large && i < 2 * large ? 140 + previous : 7);
+    size_t wrong = 0;
+    for (size_t i = 0; i < got.size(); i++) wrong += got[i] != want[i];
+    CHECK(wrong == 0, "part of a buffer into part of another: %zu of %zu words wrong", wrong, got.size());
+    clReleaseEvent(received);
+    for (cl_mem m : {from, into}) clReleaseMemObject(m);
+    clReleaseCommandQueue(receiving);
+  }
+
   // Two sends to one route leave in the order they were enqueued, even when the later one has its
   // bytes first: the first waits for a user event, the second (on another queue) does not.
   for (size_t n : {small, large}) {

@@ -10,7 +10,7 @@
 # daemon on its standard error. After the jobs, every daemon must still be up. As
 # root (CI), Open MPI wants --allow-run-as-root; --oversubscribe lets N exceed the cores. The daemons'
 # logs (FEDCLD_LOG_LEVEL, default warn) are printed when something failed, or always with
-# FEDCL_MPI_SHOW_LOGS=1.
+# FEDCL_MPI_SHOW_LOGS=1. FEDCLD_ARGS: more options for every daemon.
 set -euo pipefail
 
 build=$1 ranks=$2
@@ -27,8 +27,9 @@ trap 'exit 143' TERM INT
 
 hosts=()
 for ((r = 0; r < ranks; r++)); do
+  # shellcheck disable=SC2086  # FEDCLD_ARGS: more daemon options, split at spaces
   env -u OCL_ICD_VENDORS "$build/bridge-daemon/fedcld" --config /dev/null --listen 127.0.0.1:0 --port-file "$work/port$r" \
-    --name "rank$r" --log-level "${FEDCLD_LOG_LEVEL:-warn}" 2>"$work/fedcld$r.log" &
+    --name "rank$r" --log-level "${FEDCLD_LOG_LEVEL:-warn}" ${FEDCLD_ARGS:-} 2>"$work/fedcld$r.log" &
   pids+=($!)
 done
 for ((r = 0; r < ranks; r++)); do
