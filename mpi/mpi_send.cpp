@@ -1,9 +1,11 @@
-// clEnqueueSendBuffer's operation. The daemon reads the range when the command may run (a send whose
-// destination is named later, transfer_port.h); then:
-//  - below the threshold, the chunks come to this process and go as one plain MPI message, which a
-//    host MPI_Recv takes as well as a device receive;
-//  - from the threshold on, an envelope asks the receiver where the bytes should go (mpi_wire.h):
-//    straight to its daemon over the peer link, or staged through the two processes in chunks.
+// clEnqueueSendBuffer's operation:
+//  - below the threshold, a plain non-blocking read brings the range to this process (one request,
+//    its reply carries the bytes) and they go as one plain MPI message, which a host MPI_Recv takes
+//    as well as a device receive;
+//  - from the threshold on, the daemon reads the range when the command may run (a send whose
+//    destination is named later, transfer_port.h), and an envelope asks the receiver where the bytes
+//    should go (mpi_wire.h): straight to its daemon over the peer link, or staged through the two
+//    processes in chunks.
 // With MPI_THREAD_MULTIPLE the command's event is the daemon's send: it completes once the bytes have
 // left the device's daemon (for this process, or the receiving daemon). From then on they are
 // fedcl's, as a buffered MPI send's are MPI's, and fedcl's thread moves them: the messages still on
@@ -23,25 +25,21 @@ namespace {
 
 class DeviceSend final : public Operation, public std::enable_shared_from_this<DeviceSend> {
  public:
-  DeviceSend(cl_command_queue queue, uint64_t transfer, size_t size, Route to, cl_event taken)
-      : queue_(queue), transfer_(transfer), size_(size), to_(to), taken_(taken),
-        large_(size > 0 && size >= Progress::get().direct_threshold()), id_(Progress::get().next_id()) {
+  // A large send names the daemon's transfer; a small one the host memory its read fills.
+  DeviceSend(cl_command_queue queue, uint64_t transfer, std::unique_ptr<uint8_t[]> read_into, size_t size, Route to,
+             cl_event taken)
+      : queue_(queue), transfer_(transfer), size_(size), to_(to), taken_(taken), large_(transfer != 0),
+        id_(Progress::get().next_id()), whole_(std::move(read_into)) {
     clRetainCommandQueue(queue_);
   }
   ~DeviceSend() override { clReleaseCommandQueue(queue_); }
 
-  void begin() {
-    if (size_ > 0 && !large_) {
-      whole_.reset(new uint8_t[size_]);
-      route_to_host();
-    }
-  }
-
-  // A runtime thread: the daemon's command ended.
+  // A runtime thread: the device's command ended (a small send's read: its bytes are here).
   void device_done(cl_int status) {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       device_status_ = status < 0 ? status : CL_COMPLETE;
+      if (!large_ && status >= 0) collected_ = size_;
     }
     Progress::get().wake();
   }
@@ -76,12 +74,11 @@ class DeviceSend final : public Operation, public std::enable_shared_from_this<D
     });
   }
 
-  // A runtime thread: a chunk of the range came to this process.
+  // A runtime thread: a chunk of a staged send came to this process.
   void chunk_came(uint64_t offset, std::unique_ptr<uint8_t[]> bytes, uint64_t size) {
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      if (whole_) std::memcpy(whole_.get() + offset, bytes.get(), size);
-      else chunks_.push_back({offset, std::move(bytes), size});
+      chunks_.push_back({offset, std::move(bytes), size});
       collected_ += size;
     }
     Progress::get().wake();
@@ -286,8 +283,17 @@ cl_int start_device_send(cl_command_queue queue, cl_mem buffer, size_t offset, s
                          cl_uint num_events, const cl_event *wait_list, cl_event *done) {
   uint64_t transfer = 0;
   cl_event device = nullptr;
-  cl_int err = size > 0 ? Progress::get().port().enqueue_send(queue, buffer, offset, size, num_events, wait_list, &transfer, &device)
-                        : clEnqueueMarkerWithWaitList(queue, num_events, wait_list, &device);  // an empty message
+  std::unique_ptr<uint8_t[]> read_into;
+  cl_int err;
+  if (size == 0) {
+    err = clEnqueueMarkerWithWaitList(queue, num_events, wait_list, &device);  // an empty message
+  } else if (size < Progress::get().direct_threshold()) {
+    read_into.reset(new (std::nothrow) uint8_t[size]);
+    if (!read_into) return CL_OUT_OF_HOST_MEMORY;
+    err = clEnqueueReadBuffer(queue, buffer, CL_FALSE, offset, size, read_into.get(), num_events, wait_list, &device);
+  } else {
+    err = Progress::get().port().enqueue_send(queue, buffer, offset, size, num_events, wait_list, &transfer, &device);
+  }
   if (err != CL_SUCCESS) return err;
   cl_event taken = nullptr;
   if (Progress::get().multiple()) {
@@ -304,8 +310,7 @@ cl_int start_device_send(cl_command_queue queue, cl_mem buffer, size_t offset, s
     }
   }
   clFlush(queue);
-  auto send = std::make_shared<DeviceSend>(queue, transfer, size, to, taken);
-  send->begin();
+  auto send = std::make_shared<DeviceSend>(queue, transfer, std::move(read_into), size, to, taken);
   clRetainEvent(device);
   clSetEventCallback(device, CL_COMPLETE, on_device_done, new std::weak_ptr<DeviceSend>(send));
   if (taken) clReleaseEvent(device);  // the marker stands for it
