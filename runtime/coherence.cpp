@@ -351,6 +351,7 @@ cl_int mem_make_current(cl_mem root, cl_mem mem, Connection *here, Command &comm
   if (err == CL_SUCCESS && !range.overwrites) err = plan_copies(root, here, range, &copies);
   if (err != CL_SUCCESS) return err;
   ContextPart *target = root->context->part(here);
+  bool raced = false;
   for (const Copy &copy : copies) {
     if (!target) break;
     if (Runtime::get().peer_linked(copy.source->connection, here)) {
@@ -370,12 +371,13 @@ cl_int mem_make_current(cl_mem root, cl_mem mem, Connection *here, Command &comm
     if (err != CL_SUCCESS) return err;
     // A write elsewhere that nothing ordered with this command came meanwhile: its copy is the
     // current one, and this command uses what it found (the application's race, not ours).
-    if (root->writes != writes) return CL_SUCCESS;
+    raced = root->writes != writes;
+    if (raced) break;
   }
   // The command waits for the last copy to here (sent now or earlier) while it is on its way.
   auto arriving = root->arrivals.find(here->index());
   if (arriving != root->arrivals.end() && pending(arriving->second)) command.wait_also(arriving->second);
-  root->validity.add(range.begin, range.end, bit(here));
+  if (!raced) root->validity.add(range.begin, range.end, bit(here));
   return CL_SUCCESS;
 }
 
