@@ -160,6 +160,7 @@ void DeviceChunks::enqueue(Session &session, Direction direction, Done ready, Do
   const cl_event *wait = waits_.empty() ? nullptr : waits_.data();
   cl_uint wait_count = static_cast<cl_uint>(waits_.size());
   bool out = direction == Direction::to_network;
+  bool reads = direction != Direction::from_network;  // the device's bytes are needed in host memory
   // First what makes every chunk reachable, so that the chunks become ready one after the other
   // while the network carries the earlier ones.
   // A buffer's maps, which what gives each chunk back waits for (released however this returns).
@@ -179,7 +180,7 @@ void DeviceChunks::enqueue(Session &session, Direction direction, Done ready, Do
       chunk.staging.reset(new (std::nothrow) uint8_t[chunk.bytes + 8]);
       if (!chunk.staging) fail(CL_OUT_OF_HOST_MEMORY, "fedcld cannot stage " + std::to_string(chunk.bytes) + " bytes");
       chunk.host = chunk.staging.get();
-      if (!out) {
+      if (!reads) {
         chunk.ready = true;  // the bytes go to the staging; the write behind the gate takes them
         continue;
       }
@@ -189,7 +190,7 @@ void DeviceChunks::enqueue(Session &session, Direction direction, Done ready, Do
                                          wait, &event);
       if (err == CL_SUCCESS) keep_until_complete(event, chunk.staging);
     } else {
-      cl_map_flags flags = out ? CL_MAP_READ : CL_MAP_WRITE_INVALIDATE_REGION;
+      cl_map_flags flags = out ? CL_MAP_READ : reads ? CL_MAP_READ | CL_MAP_WRITE : CL_MAP_WRITE_INVALIDATE_REGION;
       chunk.host = static_cast<uint8_t *>(clEnqueueMapBuffer(queue_, mem_, CL_FALSE, flags, offset_ + chunk.at,
                                                              chunk.bytes, wait_count, wait, &event, &err));
     }

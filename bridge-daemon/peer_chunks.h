@@ -47,7 +47,8 @@ class OwnEvent {
 
 class DeviceChunks {
  public:
-  enum class Direction { to_network, from_network };
+  // combine: the received bytes are combined with what the range holds, which is read first.
+  enum class Direction { to_network, from_network, combine };
   struct Chunk {
     uint64_t at = 0, bytes = 0;              // from the transfer's start
     uint8_t *host = nullptr;                 // where its bytes are, or are to be put, once ready

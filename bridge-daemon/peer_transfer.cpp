@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "combine.h"
 #include "log.h"
 #include "peer_chunks.h"
 #include "session_host.h"
@@ -23,9 +24,13 @@ void write_abort(Session &link, uint64_t token, uint64_t transfer, cl_int status
   link.send_peer(builder);
 }
 
+// A transfer of a session to itself fails: its receive learns it at once.
+void fail_own_receive(SessionHost &host, uint64_t token, uint64_t transfer, cl_int status, const std::string &message);
+
 void send_abort(SessionHost &host, const wire::PeerRef::Reader &peer, uint64_t transfer, cl_int status,
                 const std::string &message) {
   uint64_t token = peer.getSession();
+  if (peer.getInstance() == host.instance()) return fail_own_receive(host, token, transfer, status, message);
   host.peers().with_link(peer_target(peer), [token, transfer, status, message](Session *link, const std::string &) {
     if (link) write_abort(*link, token, transfer, status, message);
     // else the receiver learns of it from the client, or from the lost link
@@ -48,6 +53,7 @@ struct PeerSend : std::enable_shared_from_this<PeerSend> {
   OwnEvent event;  // after device: everything that may refuse the request comes before the event exists
   std::weak_ptr<Session> link;
   bool link_up = false;
+  bool to_self = false;  // the destination is this very session: chunks are handed over in-process
   std::vector<size_t> ready_early;  // chunks ready before the link was up
   size_t released = 0;
 
@@ -78,6 +84,11 @@ struct PeerSend : std::enable_shared_from_this<PeerSend> {
   // MPI message it sends): the chunks go back on the session.
   void route(Session &s) {
     if (instance == 0) return connected(&s, "");
+    if (instance == s.host().instance()) {
+      if (token != s.token) return abort(CL_INVALID_VALUE, "the session named is another session of this daemon", false);
+      to_self = true;
+      return connected(&s, "");
+    }
     auto self = shared_from_this();
     s.host().peers().with_link({instance, address, token}, [self](Session *up, const std::string &error) { self->connected(up, error); });
   }
@@ -112,6 +123,7 @@ struct PeerSend : std::enable_shared_from_this<PeerSend> {
       if (self->device.staged()) self->chunk_released(CL_COMPLETE);
     };
     if (instance == 0) return peer_link->send_transfer_chunk(transfer, chunk.at, bytes, chunk.bytes, written);
+    if (to_self) return hand_over(*peer_link, chunk, written);
     capnp::MallocMessageBuilder builder;
     auto data = builder.initRoot<wire::PeerMessage>().initData();
     data.setSession(token);
@@ -119,6 +131,10 @@ struct PeerSend : std::enable_shared_from_this<PeerSend> {
     data.setOffset(chunk.at);
     peer_link->send_peer(builder, bytes, chunk.bytes, written);
   }
+
+  // To this session's own receive, as a peer's data frame would come: a copy, since the chunk goes
+  // back to the device now.
+  void hand_over(Session &s, const DeviceChunks::Chunk &chunk, const std::function<void(int)> &written);
 
   void chunk_released(cl_int status) {
     if (event.done()) return;
@@ -139,7 +155,8 @@ struct PeerSend : std::enable_shared_from_this<PeerSend> {
                           (instance ? "peer daemon " + address : std::string("the client")) + ": " + why;
     FEDCLD_LOG(warn, "%s", message.c_str());
     auto peer_link = link.lock();
-    if (tell_peer && peer_link && !peer_link->closed()) write_abort(*peer_link, token, peer_transfer, status, message);
+    if (tell_peer && to_self && peer_link) fail_own_receive(peer_link->host(), token, peer_transfer, status, message);
+    else if (tell_peer && peer_link && !peer_link->closed()) write_abort(*peer_link, token, peer_transfer, status, message);
     event.finish(session.lock().get(), status < 0 ? status : CL_OUT_OF_RESOURCES, message, mem_id);
     device.open_all();
   }
@@ -190,6 +207,8 @@ void exec_transfer_to(Call &call, wire::Request::TransferTo::Reader request) {
 struct PeerReceive : std::enable_shared_from_this<PeerReceive> {
   std::weak_ptr<Session> session;
   uint64_t mem_id, transfer;
+  Combine combine;
+  ElementType element_type;
   DeviceChunks device;
   OwnEvent event;
   std::vector<bool> claimed;                        // bytes are arriving for the chunk (or have)
@@ -198,12 +217,31 @@ struct PeerReceive : std::enable_shared_from_this<PeerReceive> {
 
   PeerReceive(Call &call, Resolved &resolved, wire::Request::ReceiveFromPeer::Reader request)
       : session(call.session.weak_from_this()), mem_id(request.getMemObject()), transfer(request.getTransfer()),
+        combine(checked_combine(request)), element_type(request.getElementType()),
         device(call, resolved, request.getMemObject(), request.getOffset(), request.getSize()), event(call),
         claimed(device.chunks.size()), waiting(device.chunks.size()) {}
 
+  static Combine checked_combine(wire::Request::ReceiveFromPeer::Reader request) {
+    Combine combine = request.getCombine();
+    if (combine == Combine::NONE) return combine;
+    size_t element = element_bytes(request.getElementType());
+    if (element == 0 || combine > Combine::PRODUCT) fedcld::fail(CL_INVALID_VALUE, "unknown combining operation or element type");
+    if (request.getOffset() % element || request.getSize() % element)
+      fedcld::fail(CL_INVALID_VALUE, "a combining receive's offset and size must be whole elements of " +
+                                 std::to_string(element) + " bytes");
+    return combine;
+  }
+
+  // The received bytes of chunk k into its host memory: replacing or combined with what is there.
+  void land(size_t k, const uint8_t *bytes) {
+    DeviceChunks::Chunk &chunk = device.chunks[k];
+    combine_elements(combine, element_type, chunk.host, bytes, chunk.bytes);
+    device.open_gate(k);
+  }
+
   void start(Session &s) {
     auto self = shared_from_this();
-    device.enqueue(s, DeviceChunks::Direction::from_network,
+    device.enqueue(s, combine == Combine::NONE ? DeviceChunks::Direction::from_network : DeviceChunks::Direction::combine,
                    [self](size_t k, cl_int status) { self->chunk_ready(k, status); },
                    [self](size_t, cl_int status) { self->chunk_landed(status); });
     if (device.chunks.empty()) complete();
@@ -213,7 +251,7 @@ struct PeerReceive : std::enable_shared_from_this<PeerReceive> {
   // padding must fit: a mapped chunk takes only a payload of whole words.
   std::shared_ptr<uint8_t[]> destination(uint64_t offset, uint64_t bytes) {
     long k = device.chunk_at(offset, bytes);
-    if (k < 0 || claimed[k] || !device.usable(k) || event.done()) return nullptr;
+    if (k < 0 || claimed[k] || !device.usable(k) || event.done() || combine != Combine::NONE) return nullptr;
     if (!device.staged() && bytes % 8) return nullptr;
     claimed[k] = true;
     return std::shared_ptr<uint8_t[]>(shared_from_this(), device.chunks[k].host);
@@ -231,17 +269,15 @@ struct PeerReceive : std::enable_shared_from_this<PeerReceive> {
       waiting[k] = std::move(chunk.bytes);
       return;
     }
-    std::memcpy(device.chunks[k].host, chunk.bytes.get(), chunk.size);
-    device.open_gate(k);
+    land(k, chunk.bytes.get());
   }
 
   void chunk_ready(size_t k, cl_int status) {
     if (event.done()) return;
     if (status < 0) return fail(status, "making room for the data failed on the device (" + std::to_string(status) + ")");
     if (!waiting[k]) return;  // not come yet, or already in place
-    std::memcpy(device.chunks[k].host, waiting[k].get(), device.chunks[k].bytes);
+    land(k, waiting[k].get());
     waiting[k].reset();
-    device.open_gate(k);
   }
 
   void chunk_landed(cl_int status) {
@@ -273,6 +309,30 @@ struct PeerReceive : std::enable_shared_from_this<PeerReceive> {
     device.open_all();
   }
 };
+
+void PeerSend::hand_over(Session &s, const DeviceChunks::Chunk &chunk, const std::function<void(int)> &written) {
+  std::shared_ptr<uint8_t[]> copy(new (std::nothrow) uint8_t[chunk.bytes]);
+  if (!copy) return abort(CL_OUT_OF_HOST_MEMORY, "fedcld cannot copy " + std::to_string(chunk.bytes) + " bytes", true);
+  std::memcpy(copy.get(), chunk.host, chunk.bytes);
+  PeerChunk handed{chunk.at, chunk.bytes, std::move(copy)};
+  if (auto receive = s.inbox().receive(peer_transfer, instance)) {
+    receive->accept(std::move(handed));
+  } else if (!s.inbox().hold(peer_transfer, instance, std::move(handed))) {
+    return abort(CL_OUT_OF_HOST_MEMORY, "more data waits for its receive than fedcld holds", true);
+  }
+  written(0);
+}
+
+namespace {
+
+void fail_own_receive(SessionHost &host, uint64_t token, uint64_t transfer, cl_int status, const std::string &message) {
+  auto session = host.session_by_token(token);
+  if (!session || session->closed()) return;
+  if (auto receive = session->inbox().receive(transfer, host.instance())) return receive->fail(status, message);
+  session->inbox().hold_failure(transfer, status, message);
+}
+
+}  // namespace
 
 void exec_receive_from_peer(Call &call, wire::Request::ReceiveFromPeer::Reader request) {
   Resolved resolved = resolve(call, request.getCommand());

@@ -29,8 +29,10 @@
 using Cxx = import "/capnp/c++.capnp";
 $Cxx.namespace("fedcl::wire");
 
-const protocolVersion :UInt32 = 3;     # 2: peer links per pair of sessions (PeerHello.session)
+const protocolVersion :UInt32 = 4;     # 2: peer links per pair of sessions (PeerHello.session)
                                        # 3: proofs bound to the channel and the daemon dialled
+                                       # 4: combining receives (ReceiveFromPeer.combine), transfers
+                                       #    within one session
 const firstClientId :UInt64 = 0x100000000;
 
 enum FrameKind {
@@ -493,7 +495,8 @@ struct Request {
     # A command: reads the memory object's bytes (chunked, pipelined) once the wait list is complete
     # and sends them to the peer session, where a ReceiveFromPeer of the same transfer takes them.
     # Its event completes when every byte has left; on failure the peer's receive fails too. A peer
-    # of instance 0 is this session's client: the chunks travel in Notices (Notice.transfer).
+    # of instance 0 is this session's client: the chunks travel in Notices (Notice.transfer). A peer
+    # that is this very session (two devices of one daemon in a collective) gets them in-process.
     command @0 :Command;
     memObject @1 :UInt64;         # a buffer (offset and size apply) or an image (whole, one chunk)
     offset @2 :UInt64;
@@ -511,8 +514,26 @@ struct Request {
     offset @2 :UInt64;
     size @3 :UInt64;
     sender @4 :UInt64;            # the sending daemon's instance: losing it fails the receive;
-                                  # 0: this session's client sends the bytes (TransferData)
+                                  # 0: this session's client sends the bytes (TransferData); this
+                                  # daemon's own: a SendToPeer of this session to itself
     transfer @5 :UInt64;
+    combine @6 :Combine;          # none: the bytes replace the range; else each element of the range
+                                  # becomes op(element, the one received): the collectives' reductions,
+                                  # on fedcld's CPU as the chunks arrive
+    elementType @7 :ElementType;  # of the elements combined (size and offset are whole elements)
+  }
+  enum Combine {
+    none @0;
+    sum @1;
+    min @2;
+    max @3;
+    product @4;
+  }
+  enum ElementType {
+    int32 @0;
+    int64 @1;
+    float32 @2;
+    float64 @3;
   }
   struct TransferData {
     transfer @0 :UInt64;

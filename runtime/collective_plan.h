@@ -1,0 +1,75 @@
+// How a collective command moves its bytes: the algorithm an MPI library would use for it, as steps,
+// each a copy inside one participant or a transfer from one participant to another (replacing, or
+// combined element by element with what is there), and for each step the earlier steps it must wait
+// for. Pure logic: runtime/collective.cpp turns the steps into daemon commands, and the unit tests
+// run plans on host memory, in any order their dependencies allow.
+//
+// The algorithms (as described by Thakur, Rabenseifner and Gropp, "Optimization of Collective
+// Communication Operations in MPICH", 2005):
+// - broadcast: a binomial tree below kTreeBelowBytes; above, a chain from the root, cut into
+//   segments so that every link carries a segment while the next one is on its way (pipelined);
+// - reduce and all-reduce: a binomial tree below kTreeBelowBytes (all-reduce: to participant 0,
+//   then a binomial broadcast); above, a ring reduce-scatter (each participant ends with one block
+//   fully reduced), then the blocks gathered at the root, or passed around the ring (all-reduce);
+// - all-gather: a ring; scatter, gather and all-to-all: every block sent straight to where it goes
+//   (the root's link carries every block once either way).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace fedcl {
+
+enum class CollectiveKind { broadcast, scatter, gather, all_gather, reduce, all_reduce, all_to_all };
+
+// Below this many bytes per participant, trees (fewer steps); from it on, rings and chains (each
+// link carries the least).
+constexpr size_t kTreeBelowBytes = 256 << 10;
+// The segments of a pipelined broadcast: about this size, at most kMaxSegments.
+constexpr size_t kSegmentBytes = 4 << 20;
+constexpr size_t kMaxSegments = 16;
+
+struct CollectiveShape {
+  CollectiveKind kind;
+  size_t participants;
+  size_t root;     // broadcast, scatter, gather, reduce
+  size_t bytes;    // per participant: the message (broadcast, reduce, all-reduce) or one block
+  size_t element;  // bytes per element of a reduction (blocks are cut at elements); 1 otherwise
+};
+
+// The memory of a participant a step uses: its source or destination range (offsets from the
+// range's start), or fedcl's scratch buffer there (reductions' partial results at a non-root).
+enum class Region : uint8_t { source, destination, scratch };
+
+struct Place {
+  size_t participant;
+  Region region;
+  size_t offset;
+};
+
+// A side of an earlier step: the command of that step on the participant of the side.
+struct StepSide {
+  size_t step;
+  bool to;  // the receiving side (else the sending one); a copy's sides are one command
+  bool operator==(const StepSide &other) const { return step == other.step && to == other.to; }
+};
+
+struct CollectiveStep {
+  Place from, to;
+  size_t bytes;
+  bool combine;                    // to becomes op(to, from), element by element; else from replaces it
+  std::vector<StepSide> from_after;  // what the sending side waits for (on from's participant)
+  std::vector<StepSide> to_after;    // what the receiving side waits for (on to's participant)
+  bool local() const { return from.participant == to.participant; }
+};
+
+struct CollectivePlan {
+  std::vector<CollectiveStep> steps;
+  std::vector<bool> uses_scratch;  // per participant
+  size_t scratch_bytes = 0;
+};
+
+CollectivePlan plan_collective(const CollectiveShape &shape);
+
+}  // namespace fedcl
