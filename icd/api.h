@@ -6,6 +6,7 @@
 #include <CL/cl.h>
 #include <CL/cl_ext.h>
 #include <CL/cl_fedcl_command_buffer.h>
+#include <CL/cl_fedcl_transfer.h>
 
 #include <cstdio>
 
@@ -72,6 +73,12 @@ cl_int CL_API_CALL clEnqueueReadBufferToNodeFile(cl_command_queue queue, cl_mem 
 cl_int CL_API_CALL clEnqueueWriteBufferFromStdioFile(cl_command_queue queue, cl_mem buffer, cl_bool blocking_write,
                                                      size_t offset, size_t size, FILE *file, cl_uint num_events,
                                                      const cl_event *wait_list, cl_event *event);
+#define FEDCL_COLLECTIVES(X) \
+  X(clEnqueueBroadcastBuffer) X(clEnqueueScatterBuffer) X(clEnqueueGatherBuffer) X(clEnqueueAllGatherBuffer) \
+  X(clEnqueueReduceBuffer) X(clEnqueueAllReduceBuffer) X(clEnqueueAlltoAllBuffer)
+#define FEDCL_DECLARE(name) decltype(::name) name;
+FEDCL_COLLECTIVES(FEDCL_DECLARE)
+#undef FEDCL_DECLARE
 }  // namespace fedcl::api
 
 // cl_khr_command_buffer 0.9.8 (include/CL/cl_fedcl_command_buffer.h), also reached through

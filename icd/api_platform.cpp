@@ -165,6 +165,9 @@ const ExtensionFunction kExtensionFunctions[] = {
     {"clEnqueueReadBufferToStdioFile", reinterpret_cast<void *>(&api::clEnqueueReadBufferToStdioFile)},
     {"clEnqueueWriteBufferFromNodeFile", reinterpret_cast<void *>(&api::clEnqueueWriteBufferFromNodeFile)},
     {"clEnqueueWriteBufferFromStdioFile", reinterpret_cast<void *>(&api::clEnqueueWriteBufferFromStdioFile)},
+#define FEDCL_ENTRY(name) {#name, reinterpret_cast<void *>(&api::name)},
+    FEDCL_COLLECTIVES(FEDCL_ENTRY)
+#undef FEDCL_ENTRY
     {"clCreateCommandBufferKHR", reinterpret_cast<void *>(&api::clCreateCommandBufferKHR)},
     {"clFinalizeCommandBufferKHR", reinterpret_cast<void *>(&api::clFinalizeCommandBufferKHR)},
     {"clRetainCommandBufferKHR", reinterpret_cast<void *>(&api::clRetainCommandBufferKHR)},

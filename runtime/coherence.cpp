@@ -132,14 +132,6 @@ void set_wait_list(wire::Command::Builder command, const std::vector<uint64_t> &
   for (size_t i = 0; i < events.size(); i++) wait.set(i, events[i]);
 }
 
-// An event of fedcl's own, for a command on connection's transfer queue.
-_cl_event *transfer_event(cl_context context, Connection *connection) {
-  _cl_event *event = event_create(context, nullptr, CL_COMMAND_MIGRATE_MEM_OBJECTS, CL_QUEUED);
-  event->connection = connection;
-  Runtime::get().track(event);
-  return event;
-}
-
 // Has source send root's bytes [offset, offset + bytes) to target over their peer link; returns
 // the receive's event there. Both requests are queued (root's lock is held): the caller flushes
 // target, then source, once the lock is released, so that the receive is there before the first
@@ -147,8 +139,8 @@ _cl_event *transfer_event(cl_context context, Connection *connection) {
 _cl_event *migrate_direct(cl_mem root, ContextPart &source, ContextPart &target, size_t offset, size_t bytes) {
   cl_context context = root->context;
   uint64_t transfer = new_object_id();
-  _cl_event *sent = transfer_event(context, source.connection);
-  _cl_event *arrived = transfer_event(context, target.connection);
+  _cl_event *sent = own_event(context, source.connection, CL_COMMAND_MIGRATE_MEM_OBJECTS);
+  _cl_event *arrived = own_event(context, target.connection, CL_COMMAND_MIGRATE_MEM_OBJECTS);
   {
     std::lock_guard<std::mutex> lock(sent->mutex);
     sent->fails_too_on = target.connection;
@@ -220,7 +212,7 @@ cl_int migrate_through_client(cl_mem root, std::unique_lock<std::mutex> &lock, C
     // The command about to use the buffer runs on another queue: let the copy land first, and make
     // sure it did.
     RequestMessage write;
-    _cl_event *landed = transfer_event(context, target.connection);
+    _cl_event *landed = own_event(context, target.connection, CL_COMMAND_MIGRATE_MEM_OBJECTS);
     auto command = range_transfer(write.root, root, offset, bytes, true).first;
     command.setQueue(context->transfer_queue(target));
     command.setEvent(landed->id);

@@ -189,4 +189,27 @@ CollectivePlan plan_collective(const CollectiveShape &shape) {
   return plan.finish();
 }
 
+size_t collective_source_bytes(const CollectiveShape &shape, size_t participant) {
+  size_t all = shape.participants * shape.bytes;
+  bool root = participant == shape.root;
+  switch (shape.kind) {
+    case CollectiveKind::broadcast: return 0;
+    case CollectiveKind::scatter: return root ? all : 0;
+    case CollectiveKind::all_to_all: return all;
+    default: return shape.bytes;
+  }
+}
+
+size_t collective_destination_bytes(const CollectiveShape &shape, size_t participant) {
+  size_t all = shape.participants * shape.bytes;
+  bool root = participant == shape.root;
+  switch (shape.kind) {
+    case CollectiveKind::gather: return root ? all : 0;
+    case CollectiveKind::reduce: return root ? shape.bytes : 0;
+    case CollectiveKind::all_gather:
+    case CollectiveKind::all_to_all: return all;
+    default: return shape.bytes;
+  }
+}
+
 }  // namespace fedcl

@@ -72,4 +72,9 @@ struct CollectivePlan {
 
 CollectivePlan plan_collective(const CollectiveShape &shape);
 
+// How many bytes of source and of destination a participant names (0: none): a message, or a block
+// per participant (the root's source of a scatter, every source of an all-to-all, ...).
+size_t collective_source_bytes(const CollectiveShape &shape, size_t participant);
+size_t collective_destination_bytes(const CollectiveShape &shape, size_t participant);
+
 }  // namespace fedcl

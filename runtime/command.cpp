@@ -17,6 +17,13 @@ _cl_event *event_create(cl_context context, cl_command_queue queue, cl_command_t
   return event;
 }
 
+_cl_event *own_event(cl_context context, Connection *connection, cl_command_type type) {
+  _cl_event *event = event_create(context, nullptr, type, CL_QUEUED);
+  event->connection = connection;
+  Runtime::get().track(event);
+  return event;
+}
+
 cl_mem_flags backend_flags(cl_mem mem) {
   cl_mem_flags kept = ~cl_mem_flags(CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR | CL_MEM_HOST_WRITE_ONLY |
                                     CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS);

@@ -70,4 +70,8 @@ void queue_event_status(Connection *connection, uint64_t event_id, cl_int status
 // Creates a new event object for a command of queue (or a user event when queue is null).
 _cl_event *event_create(cl_context context, cl_command_queue queue, cl_command_type type, cl_int status);
 
+// An event of fedcl's own, tracked, for a command it sends to connection's daemon on a queue of its
+// own there (fedcl's transfer queue): copies between daemons, the steps of a collective.
+_cl_event *own_event(cl_context context, Connection *connection, cl_command_type type);
+
 }  // namespace fedcl

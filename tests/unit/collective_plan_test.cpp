@@ -30,20 +30,11 @@ constexpr int64_t kUnset = -777;
 
 // Source and destination sizes (elements) of participant p, and the initial values.
 World initial(const CollectiveShape &shape, const CollectivePlan &plan) {
-  size_t n = shape.participants, count = shape.bytes / 8;
+  size_t n = shape.participants;
   World w;
   for (size_t p = 0; p < n; p++) {
-    size_t src = 0, dst = 0;
+    size_t src = fedcl::collective_source_bytes(shape, p) / 8, dst = fedcl::collective_destination_bytes(shape, p) / 8;
     bool root = p == shape.root;
-    switch (shape.kind) {
-      case CollectiveKind::broadcast: dst = count; break;
-      case CollectiveKind::scatter: src = root ? n * count : 0; dst = count; break;
-      case CollectiveKind::gather: src = count; dst = root ? n * count : 0; break;
-      case CollectiveKind::all_gather: src = count; dst = n * count; break;
-      case CollectiveKind::reduce: src = count; dst = root ? count : 0; break;
-      case CollectiveKind::all_reduce: src = dst = count; break;
-      case CollectiveKind::all_to_all: src = dst = n * count; break;
-    }
     w.source.emplace_back(src);
     for (size_t i = 0; i < src; i++) w.source[p][i] = int64_t(1000003 * p + 7 * i + 1);
     w.destination.emplace_back(dst, kUnset);
