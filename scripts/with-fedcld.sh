@@ -1,49 +1,62 @@
 #!/usr/bin/env bash
-# Runs a command against a fedcld started here on loopback, then stops the daemon:
+# Runs a command against fedclds started here on loopback, then stops them:
 #
-#   scripts/with-fedcld.sh COMMAND [ARGS...]
+#   scripts/with-fedcld.sh [--daemons N] COMMAND [ARGS...]
 #
-# The command sees fedcl as its only OpenCL platform (OCL_ICD_VENDORS=<build>/vendors) and the daemon
-# in FEDCL_HOSTS; the daemon serves the machine's own OpenCL platforms. When the command fails, the
-# daemon's log follows its output. Uses the build in build/ unless FEDCL_BUILD_DIR names another.
+# The command sees fedcl as its only OpenCL platform (OCL_ICD_VENDORS=<build>/vendors) and the N
+# daemons (default 1: N "nodes" of one machine) in FEDCL_HOSTS; each daemon serves the machine's own
+# OpenCL platforms. When the command fails, the daemons' logs follow its output. Uses the build in
+# build/ unless FEDCL_BUILD_DIR names another.
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
 build=${FEDCL_BUILD_DIR:-$repo/build}
 daemon=$build/bridge-daemon/fedcld
-(($#)) || { echo "usage: with-fedcld.sh COMMAND [ARGS...]" >&2; exit 2; }
+count=1
+if [[ ${1:-} == --daemons ]]; then count=$2; shift 2; fi
+(($#)) || { echo "usage: with-fedcld.sh [--daemons N] COMMAND [ARGS...]" >&2; exit 2; }
 for need in "$daemon" "$build/vendors/fedcl.icd"; do
   [[ -e $need ]] || { echo "with-fedcld.sh: $need is missing; run scripts/setup.sh first" >&2; exit 2; }
 done
 
 work=$(mktemp -d)
-daemon_pid=
-stop_daemon() {
-  if [[ -n $daemon_pid ]]; then
-    kill "$daemon_pid" 2>/dev/null || true
-    wait "$daemon_pid" 2>/dev/null || true
-  fi
+pids=()
+stop_daemons() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
   rm -rf "$work"
 }
-trap stop_daemon EXIT
+trap stop_daemons EXIT
 trap 'exit 143' TERM INT
 
-show_log() {
-  echo "with-fedcld.sh: $1; fedcld's log:" >&2
-  if [[ -s $work/fedcld.log ]]; then sed 's/^/  /' "$work/fedcld.log" >&2; else echo "  (empty)" >&2; fi
+show_logs() {
+  local d
+  for ((d = 0; d < count; d++)); do
+    echo "with-fedcld.sh: $1; the log of fedcld $d:" >&2
+    if [[ -s $work/fedcld$d.log ]]; then sed 's/^/  /' "$work/fedcld$d.log" >&2; else echo "  (empty)" >&2; fi
+  done
 }
 
-# --config /dev/null: the daemon ignores this machine's /etc/fedcl/fedcld.conf.
-"$daemon" --config /dev/null --listen 127.0.0.1:0 --port-file "$work/port" --log-level warn 2>"$work/fedcld.log" &
-daemon_pid=$!
-for _ in $(seq 100); do
-  [[ -s $work/port ]] && break
-  kill -0 "$daemon_pid" 2>/dev/null || { show_log "fedcld exited"; exit 1; }
-  sleep 0.1
+# --config /dev/null: the daemons ignore this machine's /etc/fedcl/fedcld.conf.
+for ((d = 0; d < count; d++)); do
+  names=()
+  ((count > 1)) && names=(--name "node$d")  # the devices then say which daemon holds them
+  "$daemon" --config /dev/null --listen 127.0.0.1:0 --port-file "$work/port$d" "${names[@]}" --log-level warn \
+    2>"$work/fedcld$d.log" &
+  pids+=($!)
 done
-[[ -s $work/port ]] || { show_log "fedcld did not listen within 10 s"; exit 1; }
+hosts=()
+for ((d = 0; d < count; d++)); do
+  for _ in $(seq 100); do
+    [[ -s $work/port$d ]] && break
+    kill -0 "${pids[d]}" 2>/dev/null || { show_logs "fedcld $d exited"; exit 1; }
+    sleep 0.1
+  done
+  [[ -s $work/port$d ]] || { show_logs "fedcld $d did not listen within 10 s"; exit 1; }
+  hosts+=("127.0.0.1:$(<"$work/port$d")")
+done
 
 status=0
-OCL_ICD_VENDORS=$build/vendors FEDCL_HOSTS=127.0.0.1:$(<"$work/port") "$@" || status=$?
-((status == 0)) || show_log "'$1' failed with status $status"
+OCL_ICD_VENDORS=$build/vendors FEDCL_HOSTS=$(IFS=,; echo "${hosts[*]}") "$@" || status=$?
+((status == 0)) || show_logs "'$1' failed with status $status"
 exit "$status"

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# The collective commands over 2, 3 and 4 daemons on loopback, in one run: one link's raw TCP rate
+# (fedcl_linkprobe between two local processes, the path a peer link takes), then for each daemon
+# count fedcl_collective_bench twice against the same daemons: the collective commands (one process
+# over every daemon), and host Open MPI's collectives plus broadcast and all-reduce staged by hand
+# (a rank per daemon). Ends with the issue's targets, from the lines above. Writes the report to
+# bench/results/<date>-<host>-collectives.txt (or the folder FEDCL_BENCH_RESULTS names).
+#
+#   bench/run_collectives.sh [BUILD_DIR] [--quick] [--max-mib M] [--daemons "2 3 4"]
+#
+# BUILD_DIR defaults to build-bench (configure it with -DCMAKE_BUILD_TYPE=Release).
+set -euo pipefail
+
+repo=$(cd "$(dirname "$0")/.." && pwd)
+build=build-bench
+if [[ $# -gt 0 && $1 != -* ]]; then build=$1; shift; fi
+[[ $build = /* ]] || build=$repo/$build
+bench_args=() daemons="2 3 4"
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --quick) bench_args+=(--quick) ;;
+    --max-mib) bench_args+=(--max-mib "$2"); shift ;;
+    --daemons) daemons=$2; shift ;;
+    *) sed -n '2,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2 ;;
+  esac
+  shift
+done
+for need in bench/fedcl_collective_bench bench/fedcl_linkprobe; do
+  [[ -e $build/$need ]] || { echo "run_collectives.sh: $build/$need is missing" >&2; exit 2; }
+done
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 FEDCL_MPI_TIMEOUT=900
+
+results=${FEDCL_BENCH_RESULTS:-$repo/bench/results}
+mkdir -p "$results"
+out=$results/$(date +%Y-%m-%dT%H%M%S)-$(hostname -s)-collectives.txt
+{
+  echo "# fedcl collectives, $(date -Is), $(hostname -s): $(nproc) cores, $(uname -r)"
+  echo "# commit $(git -C "$repo" rev-parse --short HEAD), build $build"
+  echo "# a fedcld per node on 127.0.0.1, PoCL behind each; host MPI: Open MPI between the same ranks"
+  work=$(mktemp -d)
+  "$build/bench/fedcl_linkprobe" serve 127.0.0.1:0 --port-file "$work/port" &
+  probe=$!
+  for _ in $(seq 50); do [[ -s $work/port ]] && break; sleep 0.1; done
+  "$build/bench/fedcl_linkprobe" measure "127.0.0.1:$(cat "$work/port")" --prefix peer_link --bytes $((256 << 20))
+  wait "$probe" || true
+  rm -rf "$work"
+  for n in $daemons; do
+    "$repo/tests/mpi/run_mpi.sh" "$build" "$n" "$build/bench/fedcl_collective_bench" --fedcl "${bench_args[@]}" --- \
+      "$build/bench/fedcl_collective_bench" --mpi "${bench_args[@]}" | grep '^collective\.'
+  done
+} 2>&1 | tee "$out"
+
+# The targets: all-reduce of the largest size over the most daemons against the ring's link bound
+# (each participant sends 2 (n - 1) / n of the message over its link) and against host MPI staged by
+# hand; broadcast against the pipelined chain's bound (the message once over a link).
+awk '
+  /^peer_link.tcp_throughput/ { rate = $2 }
+  /^collective\./ {
+    split($1, k, "."); impl = k[2]; kind = k[3]; n = substr(k[4], 2) + 0; size = k[5]
+    t[impl "." kind "." n "." size] = $2
+    mib = size ~ /MiB$/ ? size + 0 : (size + 0) / 1024
+    if (mib > big || (mib == big && n > most)) { big = mib; most = n; label = size }
+  }
+  END {
+    ar = t["fedcl.all_reduce." most "." label]; st = t["staged.all_reduce." most "." label]
+    bc = t["fedcl.broadcast." most "." label]
+    if (!rate || !ar) exit
+    ring = 2 * (most - 1) / most * big / rate * 1e6
+    chain = big / rate * 1e6
+    printf "target.all_reduce.%s.n%d ring link bound %.0f us / fedcl %.0f us = %.2fx (>= 0.8: %s); staged by hand %.0f us / fedcl = %.2fx (>= 1: %s)\n",
+      label, most, ring, ar, ring / ar, (ring / ar >= 0.8 ? "met" : "not met"), st, st / ar, (st >= ar ? "met" : "not met")
+    printf "target.broadcast.%s.n%d pipelined bound %.0f us / fedcl %.0f us = %.2fx (>= 0.8: %s)\n",
+      label, most, chain, bc, chain / bc, (chain / bc >= 0.8 ? "met" : "not met")
+  }' "$out" | tee -a "$out"
+echo "results: $out"
