@@ -36,7 +36,8 @@ F function(cl_platform_id platform, const char *name) {
 }
 
 struct Collectives : ::testing::Test {
-  explicit Collectives(size_t daemons = 3) : cluster(daemons) {}
+  explicit Collectives(size_t daemons = 3, const std::vector<std::string> &daemon_args = {})
+      : cluster(daemons, daemon_args) {}
 
   void SetUp() override {
     cl_platform_id p = cluster.platform;
@@ -224,6 +225,16 @@ TEST_F(FourDaemonCollectives, EveryCollective) {
   check_every_collective(4, 1);  // fewer elements than participants: some blocks are empty
   check_every_collective(4, 4096);
   check_every_collective(4, (2 * MiB) / 4);
+}
+
+// Daemons that stage part of a buffer through their own memory instead of mapping it, as on NVIDIA
+// (fedcld --stage-buffer-ranges): a combining receive reads the range into the staging first.
+struct StagedCollectives : Collectives {
+  StagedCollectives() : Collectives(3, {"--stage-buffer-ranges", "yes"}) {}
+};
+TEST_F(StagedCollectives, EveryCollective) {
+  check_every_collective(3, 777);
+  check_every_collective(3, (1 * MiB + 36) / 4);
 }
 
 // Every reduction and element type, through a tree and through a ring, in place.
