@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The collective commands over 2, 3 and 4 daemons on loopback, in one run: one link's raw TCP rate
 # (fedcl_linkprobe between two local processes, the path a peer link takes), then for each daemon
-# count fedcl_collective_bench twice against the same daemons: the collective commands (one process
-# over every daemon), and host Open MPI's collectives plus broadcast and all-reduce staged by hand
-# (a rank per daemon). Ends with the issue's targets, from the lines above. Writes the report to
+# count the collective commands (fedcl_collective_bench, one process over every daemon) and, where
+# the build has MPI, host Open MPI's collectives plus broadcast and all-reduce staged by hand
+# (fedcl_collective_mpi_bench, a rank per daemon). Ends with the issue's targets, from the lines
+# above. Writes the report to
 # bench/results/<date>-<host>-collectives.txt (or the folder FEDCL_BENCH_RESULTS names).
 #
 #   bench/run_collectives.sh [BUILD_DIR] [--quick] [--max-mib M] [--daemons "2 3 4"]
@@ -25,28 +26,22 @@ while [[ $# -gt 0 ]]; do
   esac
   shift
 done
-for need in bench/fedcl_collective_bench bench/fedcl_linkprobe; do
+for need in bench/fedcl_collective_bench bench/fedcl_linkprobe; do  # MPI's side is optional
   [[ -e $build/$need ]] || { echo "run_collectives.sh: $build/$need is missing" >&2; exit 2; }
 done
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 FEDCL_MPI_TIMEOUT=900
 
-results=${FEDCL_BENCH_RESULTS:-$repo/bench/results}
-mkdir -p "$results"
-out=$results/$(date +%Y-%m-%dT%H%M%S)-$(hostname -s)-collectives.txt
+# shellcheck source=bench/report_common.sh
+source "$repo/bench/report_common.sh"
+out=$(report_file collectives)
 {
-  echo "# fedcl collectives, $(date -Is), $(hostname -s): $(nproc) cores, $(uname -r)"
-  echo "# commit $(git -C "$repo" rev-parse --short HEAD), build $build"
+  report_header "fedcl collectives" "$build"
   echo "# a fedcld per node on 127.0.0.1, PoCL behind each; host MPI: Open MPI between the same ranks"
-  work=$(mktemp -d)
-  "$build/bench/fedcl_linkprobe" serve 127.0.0.1:0 --port-file "$work/port" &
-  probe=$!
-  for _ in $(seq 50); do [[ -s $work/port ]] && break; sleep 0.1; done
-  "$build/bench/fedcl_linkprobe" measure "127.0.0.1:$(cat "$work/port")" --prefix peer_link --bytes $((256 << 20))
-  wait "$probe" || true
-  rm -rf "$work"
+  measure_peer_link "$build"
   for n in $daemons; do
-    "$repo/tests/mpi/run_mpi.sh" "$build" "$n" "$build/bench/fedcl_collective_bench" --fedcl "${bench_args[@]}" --- \
-      "$build/bench/fedcl_collective_bench" --mpi "${bench_args[@]}" | grep '^collective\.'
+    FEDCL_BUILD_DIR=$build "$repo/scripts/with-fedcld.sh" --daemons "$n" "$build/bench/fedcl_collective_bench" "${bench_args[@]}"
+    [[ -e $build/bench/fedcl_collective_mpi_bench ]] &&
+      "$repo/tests/mpi/run_mpi.sh" "$build" "$n" "$build/bench/fedcl_collective_mpi_bench" "${bench_args[@]}" | grep '^collective\.'
   done
 } 2>&1 | tee "$out"
 

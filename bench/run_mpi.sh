@@ -31,22 +31,13 @@ done
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 FEDCL_EXAMPLE_PLATFORM=fedcl FEDCL_MPI_TIMEOUT=600
 run_mpi=$repo/tests/mpi/run_mpi.sh
 
-results=${FEDCL_BENCH_RESULTS:-$repo/bench/results}
-mkdir -p "$results"
-out=$results/$(date +%Y-%m-%dT%H%M%S)-$(hostname -s)-mpi.txt
+# shellcheck source=bench/report_common.sh
+source "$repo/bench/report_common.sh"
+out=$(report_file mpi)
 {
-  echo "# fedcl MPI commands, $(date -Is), $(hostname -s): $(nproc) cores, $(uname -r)"
-  echo "# commit $(git -C "$repo" rev-parse --short HEAD), build $build"
+  report_header "fedcl MPI commands" "$build"
   echo "# two ranks, a fedcld each on 127.0.0.1, PoCL behind both"
-
-  # The peer link's floor: TCP between two processes over loopback.
-  work=$(mktemp -d)
-  "$build/bench/fedcl_linkprobe" serve 127.0.0.1:0 --port-file "$work/port" &
-  probe=$!
-  for _ in $(seq 50); do [[ -s $work/port ]] && break; sleep 0.1; done
-  "$build/bench/fedcl_linkprobe" measure "127.0.0.1:$(cat "$work/port")" --prefix peer_link --bytes $((256 << 20))
-  wait "$probe" || true
-  rm -rf "$work"
+  measure_peer_link "$build"
 
   bench_args=()
   ((quick)) && bench_args=(--quick)

@@ -74,8 +74,7 @@ int main(int argc, char **argv) {
   }
   cl_platform_id platform = example_pick_platform();
   cl_device_id devices[kMaxDevices];
-  cl_uint count = 0;
-  EXAMPLE_CHECK(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, kMaxDevices, devices, &count));
+  cl_uint count = example_devices(platform, devices, kMaxDevices);
   if (count > wanted) count = (cl_uint)wanted;
   clEnqueueAllReduceBuffer_fn all_reduce =
       (clEnqueueAllReduceBuffer_fn)clGetExtensionFunctionAddressForPlatform(platform, "clEnqueueAllReduceBuffer");
@@ -86,9 +85,7 @@ int main(int argc, char **argv) {
   cl_int err;
   cl_context context = clCreateContext(NULL, count, devices, NULL, NULL, &err);
   EXAMPLE_CHECK(err);
-  cl_program program = clCreateProgramWithSource(context, 1, (const char *[]){kSource}, NULL, &err);
-  EXAMPLE_CHECK(err);
-  EXAMPLE_CHECK(clBuildProgram(program, count, devices, "", NULL, NULL));
+  cl_program program = example_build_for(context, count, devices, kSource);
   printf("devices %u\nparameters %zu\ngradient_mib %.0f\n", count, p, p * 4.0 / (1 << 20));
 
   /* The data: shard d on device d; the whole batch for the single-device run. */

@@ -43,21 +43,31 @@ void example_pick_device(cl_platform_id *platform, cl_device_id *device) {
   printf("platform: %s\ndevice:   %s\n", name, device_name);
 }
 
-cl_program example_build(cl_context context, cl_device_id device, const char *source) {
+cl_program example_build_for(cl_context context, cl_uint count, const cl_device_id *devices, const char *source) {
   cl_int status;
   cl_program program = clCreateProgramWithSource(context, 1, &source, NULL, &status);
   EXAMPLE_CHECK(status);
-  status = clBuildProgram(program, 1, &device, "", NULL, NULL);
-  if (status == CL_BUILD_PROGRAM_FAILURE) {
+  status = clBuildProgram(program, count, devices, "", NULL, NULL);
+  for (cl_uint d = 0; status == CL_BUILD_PROGRAM_FAILURE && d < count; d++) {
     size_t size = 0;
-    clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, 0, NULL, &size);
+    clGetProgramBuildInfo(program, devices[d], CL_PROGRAM_BUILD_LOG, 0, NULL, &size);
     char *log = calloc(size + 1, 1);
-    if (log) clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, size, log, NULL);
-    fprintf(stderr, "build log:\n%s\n", log ? log : "(out of memory)");
+    if (log) clGetProgramBuildInfo(program, devices[d], CL_PROGRAM_BUILD_LOG, size, log, NULL);
+    fprintf(stderr, "build log of device %u:\n%s\n", d, log ? log : "(out of memory)");
     free(log);
   }
   EXAMPLE_CHECK(status);
   return program;
+}
+
+cl_program example_build(cl_context context, cl_device_id device, const char *source) {
+  return example_build_for(context, 1, &device, source);
+}
+
+cl_uint example_devices(cl_platform_id platform, cl_device_id *devices, cl_uint max) {
+  cl_uint count = 0;
+  EXAMPLE_CHECK(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, max, devices, &count));
+  return count < max ? count : max;
 }
 
 double example_now(void) {

@@ -20,6 +20,12 @@ void example_open(cl_device_id *device, cl_context *context, cl_command_queue *q
 
 /* Builds source for device; on a build failure prints the build log and exits. */
 cl_program example_build(cl_context context, cl_device_id device, const char *source);
+/* The same for count devices of context. */
+cl_program example_build_for(cl_context context, cl_uint count, const cl_device_id *devices, const char *source);
+
+/* The platform's devices, at most max of them, in its order; returns how many. Exits on an error
+   (a platform without devices among them). */
+cl_uint example_devices(cl_platform_id platform, cl_device_id *devices, cl_uint max);
 
 /* Monotonic wall-clock time in seconds. */
 double example_now(void);

@@ -121,8 +121,7 @@ int main(int argc, char **argv) {
   }
   cl_platform_id platform = example_pick_platform();
   cl_device_id devices[kMaxDevices];
-  cl_uint count = 0;
-  EXAMPLE_CHECK(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, kMaxDevices, devices, &count));
+  cl_uint count = example_devices(platform, devices, kMaxDevices);
   if (count > wanted) count = wanted;
   if (count > nz / 2) count = nz / 2;
   /* Sub-buffers start at plane boundaries: a plane must be a multiple of every device's alignment. */
@@ -139,9 +138,7 @@ int main(int argc, char **argv) {
   cl_int err;
   cl_context context = clCreateContext(NULL, count, devices, NULL, NULL, &err);
   EXAMPLE_CHECK(err);
-  cl_program program = clCreateProgramWithSource(context, 1, (const char *[]){kSource}, NULL, &err);
-  EXAMPLE_CHECK(err);
-  EXAMPLE_CHECK(clBuildProgram(program, count, devices, "", NULL, NULL));
+  cl_program program = example_build_for(context, count, devices, kSource);
   printf("grid %ux%ux%u\ndevices %u\ngrid_mib %.0f\niterations %u\n", nx, ny, nz, count, bytes / 1048576.0, iterations);
 
   float *initial = malloc(bytes), *split_result = malloc(bytes), *one_result = malloc(bytes);

@@ -3,6 +3,8 @@
 // by runtime/collective.
 #include <CL/cl_fedcl_transfer.h>
 
+#include <functional>
+
 #include "api.h"
 #include "collective.h"
 #include "command.h"
@@ -105,20 +107,44 @@ Collective collective(CollectiveKind kind, cl_uint num_queues, cl_uint root, siz
   return c;
 }
 
+// Every participant's source (source set) or destination: buffers[i] at offsets[i].
+cl_int take_all(Collective &c, bool source, const cl_mem *buffers, const size_t *offsets) {
+  if (!buffers) return CL_INVALID_VALUE;
+  for (size_t i = 0; i < c.members.size(); i++) {
+    CollectiveMember &m = c.members[i];
+    (source ? m.source : m.destination) = buffers[i];
+    (source ? m.source_offset : m.destination_offset) = offset_of(offsets, i);
+  }
+  return CL_SUCCESS;
+}
+
+// The root's alone.
+cl_int take_root(Collective &c, bool source, cl_mem buffer, size_t offset) {
+  if (c.shape.root >= c.members.size()) return CL_INVALID_VALUE;
+  CollectiveMember &m = c.members[c.shape.root];
+  (source ? m.source : m.destination) = buffer;
+  (source ? m.source_offset : m.destination_offset) = offset;
+  return CL_SUCCESS;
+}
+
+// Runs each step of taking the arguments until one fails, then the checks and the collective.
+cl_int enqueue(Collective &c, std::initializer_list<std::function<cl_int()>> takes, cl_uint num_events,
+               const cl_event *wait_list, cl_event *events) {
+  for (const auto &take : takes) {
+    cl_int err = take();
+    if (err != CL_SUCCESS) return err;
+  }
+  return check_and_enqueue(c, num_events, wait_list, events);
+}
+
 }  // namespace
 
 cl_int fedcl::api::clEnqueueBroadcastBuffer(cl_uint num_queues, const cl_command_queue *queues, cl_uint root,
                                             const cl_mem *buffers, const size_t *offsets, size_t size,
                                             cl_uint num_events, const cl_event *wait_list, cl_event *events) {
   Collective c = collective(CollectiveKind::broadcast, num_queues, root, size, CL_COMMAND_BROADCAST_BUFFER_FEDCL);
-  cl_int err = take_queues(num_queues, queues, &c);
-  if (err != CL_SUCCESS) return err;
-  if (!buffers) return CL_INVALID_VALUE;
-  for (cl_uint i = 0; i < num_queues; i++) {
-    c.members[i].destination = buffers[i];
-    c.members[i].destination_offset = offset_of(offsets, i);
-  }
-  return check_and_enqueue(c, num_events, wait_list, events);
+  return enqueue(c, {[&] { return take_queues(num_queues, queues, &c); }, [&] { return take_all(c, false, buffers, offsets); }},
+                 num_events, wait_list, events);
 }
 
 cl_int fedcl::api::clEnqueueScatterBuffer(cl_uint num_queues, const cl_command_queue *queues, cl_uint root,
@@ -126,16 +152,10 @@ cl_int fedcl::api::clEnqueueScatterBuffer(cl_uint num_queues, const cl_command_q
                                           const size_t *dst_offsets, size_t size_per_queue, cl_uint num_events,
                                           const cl_event *wait_list, cl_event *events) {
   Collective c = collective(CollectiveKind::scatter, num_queues, root, size_per_queue, CL_COMMAND_SCATTER_BUFFER_FEDCL);
-  cl_int err = take_queues(num_queues, queues, &c);
-  if (err != CL_SUCCESS) return err;
-  if (!dst_buffers || root >= num_queues) return CL_INVALID_VALUE;
-  c.members[root].source = src_buffer;
-  c.members[root].source_offset = src_offset;
-  for (cl_uint i = 0; i < num_queues; i++) {
-    c.members[i].destination = dst_buffers[i];
-    c.members[i].destination_offset = offset_of(dst_offsets, i);
-  }
-  return check_and_enqueue(c, num_events, wait_list, events);
+  return enqueue(c,
+                 {[&] { return take_queues(num_queues, queues, &c); }, [&] { return take_root(c, true, src_buffer, src_offset); },
+                  [&] { return take_all(c, false, dst_buffers, dst_offsets); }},
+                 num_events, wait_list, events);
 }
 
 cl_int fedcl::api::clEnqueueGatherBuffer(cl_uint num_queues, const cl_command_queue *queues, cl_uint root,
@@ -143,45 +163,21 @@ cl_int fedcl::api::clEnqueueGatherBuffer(cl_uint num_queues, const cl_command_qu
                                          size_t dst_offset, size_t size_per_queue, cl_uint num_events,
                                          const cl_event *wait_list, cl_event *events) {
   Collective c = collective(CollectiveKind::gather, num_queues, root, size_per_queue, CL_COMMAND_GATHER_BUFFER_FEDCL);
-  cl_int err = take_queues(num_queues, queues, &c);
-  if (err != CL_SUCCESS) return err;
-  if (!src_buffers || root >= num_queues) return CL_INVALID_VALUE;
-  for (cl_uint i = 0; i < num_queues; i++) {
-    c.members[i].source = src_buffers[i];
-    c.members[i].source_offset = offset_of(src_offsets, i);
-  }
-  c.members[root].destination = dst_buffer;
-  c.members[root].destination_offset = dst_offset;
-  return check_and_enqueue(c, num_events, wait_list, events);
+  return enqueue(c,
+                 {[&] { return take_queues(num_queues, queues, &c); }, [&] { return take_all(c, true, src_buffers, src_offsets); },
+                  [&] { return take_root(c, false, dst_buffer, dst_offset); }},
+                 num_events, wait_list, events);
 }
-
-namespace {
-
-// The collectives where every participant has a source and a destination.
-cl_int every_member(Collective &c, cl_uint num_queues, const cl_command_queue *queues, const cl_mem *src_buffers,
-                    const size_t *src_offsets, const cl_mem *dst_buffers, const size_t *dst_offsets, cl_uint num_events,
-                    const cl_event *wait_list, cl_event *events) {
-  cl_int err = take_queues(num_queues, queues, &c);
-  if (err != CL_SUCCESS) return err;
-  if (!src_buffers || !dst_buffers) return CL_INVALID_VALUE;
-  for (cl_uint i = 0; i < num_queues; i++) {
-    c.members[i].source = src_buffers[i];
-    c.members[i].source_offset = offset_of(src_offsets, i);
-    c.members[i].destination = dst_buffers[i];
-    c.members[i].destination_offset = offset_of(dst_offsets, i);
-  }
-  return check_and_enqueue(c, num_events, wait_list, events);
-}
-
-}  // namespace
 
 cl_int fedcl::api::clEnqueueAllGatherBuffer(cl_uint num_queues, const cl_command_queue *queues, const cl_mem *src_buffers,
                                             const size_t *src_offsets, const cl_mem *dst_buffers,
                                             const size_t *dst_offsets, size_t size_per_queue, cl_uint num_events,
                                             const cl_event *wait_list, cl_event *events) {
   Collective c = collective(CollectiveKind::all_gather, num_queues, 0, size_per_queue, CL_COMMAND_ALL_GATHER_BUFFER_FEDCL);
-  return every_member(c, num_queues, queues, src_buffers, src_offsets, dst_buffers, dst_offsets, num_events, wait_list,
-                      events);
+  return enqueue(c,
+                 {[&] { return take_queues(num_queues, queues, &c); }, [&] { return take_all(c, true, src_buffers, src_offsets); },
+                  [&] { return take_all(c, false, dst_buffers, dst_offsets); }},
+                 num_events, wait_list, events);
 }
 
 cl_int fedcl::api::clEnqueueReduceBuffer(cl_uint num_queues, const cl_command_queue *queues, cl_uint root,
@@ -190,17 +186,11 @@ cl_int fedcl::api::clEnqueueReduceBuffer(cl_uint num_queues, const cl_command_qu
                                          cl_fedcl_element_type type, cl_uint num_events, const cl_event *wait_list,
                                          cl_event *events) {
   Collective c = collective(CollectiveKind::reduce, num_queues, root, size, CL_COMMAND_REDUCE_BUFFER_FEDCL);
-  cl_int err = take_queues(num_queues, queues, &c);
-  if (err == CL_SUCCESS) err = take_reduction(op, type, &c);
-  if (err != CL_SUCCESS) return err;
-  if (!src_buffers || root >= num_queues) return CL_INVALID_VALUE;
-  for (cl_uint i = 0; i < num_queues; i++) {
-    c.members[i].source = src_buffers[i];
-    c.members[i].source_offset = offset_of(src_offsets, i);
-  }
-  c.members[root].destination = dst_buffer;
-  c.members[root].destination_offset = dst_offset;
-  return check_and_enqueue(c, num_events, wait_list, events);
+  return enqueue(c,
+                 {[&] { return take_queues(num_queues, queues, &c); }, [&] { return take_reduction(op, type, &c); },
+                  [&] { return take_all(c, true, src_buffers, src_offsets); },
+                  [&] { return take_root(c, false, dst_buffer, dst_offset); }},
+                 num_events, wait_list, events);
 }
 
 cl_int fedcl::api::clEnqueueAllReduceBuffer(cl_uint num_queues, const cl_command_queue *queues, const cl_mem *src_buffers,
@@ -209,10 +199,11 @@ cl_int fedcl::api::clEnqueueAllReduceBuffer(cl_uint num_queues, const cl_command
                                             cl_fedcl_element_type type, cl_uint num_events, const cl_event *wait_list,
                                             cl_event *events) {
   Collective c = collective(CollectiveKind::all_reduce, num_queues, 0, size, CL_COMMAND_ALL_REDUCE_BUFFER_FEDCL);
-  cl_int err = take_reduction(op, type, &c);
-  if (err != CL_SUCCESS) return err;
-  return every_member(c, num_queues, queues, src_buffers, src_offsets, dst_buffers, dst_offsets, num_events, wait_list,
-                      events);
+  return enqueue(c,
+                 {[&] { return take_queues(num_queues, queues, &c); }, [&] { return take_reduction(op, type, &c); },
+                  [&] { return take_all(c, true, src_buffers, src_offsets); },
+                  [&] { return take_all(c, false, dst_buffers, dst_offsets); }},
+                 num_events, wait_list, events);
 }
 
 cl_int fedcl::api::clEnqueueAlltoAllBuffer(cl_uint num_queues, const cl_command_queue *queues, const cl_mem *src_buffers,
@@ -220,6 +211,8 @@ cl_int fedcl::api::clEnqueueAlltoAllBuffer(cl_uint num_queues, const cl_command_
                                            const size_t *dst_offsets, size_t size_per_pair, cl_uint num_events,
                                            const cl_event *wait_list, cl_event *events) {
   Collective c = collective(CollectiveKind::all_to_all, num_queues, 0, size_per_pair, CL_COMMAND_ALL_TO_ALL_BUFFER_FEDCL);
-  return every_member(c, num_queues, queues, src_buffers, src_offsets, dst_buffers, dst_offsets, num_events, wait_list,
-                      events);
+  return enqueue(c,
+                 {[&] { return take_queues(num_queues, queues, &c); }, [&] { return take_all(c, true, src_buffers, src_offsets); },
+                  [&] { return take_all(c, false, dst_buffers, dst_offsets); }},
+                 num_events, wait_list, events);
 }
