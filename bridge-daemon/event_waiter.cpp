@@ -2,41 +2,100 @@
 
 #include <atomic>
 #include <thread>
+#include <vector>
 
 namespace fedcld {
+
+namespace {
+
+using Item = std::pair<cl_event, std::function<void(cl_int)>>;
+
+cl_int status_of(cl_event event) {
+  cl_int status = CL_COMPLETE;
+  clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr);
+  return status;
+}
+
+// Between two polls of events that are all still running, past the busy-poll time.
+constexpr std::chrono::microseconds kPollSleep{20};
+
+}  // namespace
 
 struct EventWaiter::Shared {
   std::mutex mutex;
   std::condition_variable cv;
-  std::deque<std::pair<cl_event, std::function<void(cl_int)>>> items;
+  std::deque<Item> items;
   std::atomic<bool> has_items{false};  // read without the lock while polling
   bool stopping = false;
-};
 
-EventWaiter::EventWaiter(std::chrono::microseconds busy_poll) : shared_(std::make_shared<Shared>()) {
-  std::thread([shared = shared_, busy_poll] {
-    std::unique_lock<std::mutex> lock(shared->mutex);
-    for (;;) {
-      if (shared->items.empty() && !shared->stopping && busy_poll.count() > 0) {
-        lock.unlock();
-        auto until = std::chrono::steady_clock::now() + busy_poll;
-        while (!shared->has_items.load(std::memory_order_acquire) && std::chrono::steady_clock::now() < until)
-          std::this_thread::yield();
-        lock.lock();
-      }
-      shared->cv.wait(lock, [&] { return shared->stopping || !shared->items.empty(); });
-      if (shared->items.empty()) return;
-      auto [event, done] = std::move(shared->items.front());
-      shared->items.pop_front();
-      shared->has_items.store(!shared->items.empty(), std::memory_order_release);
+  // Spins for up to busy_poll for an item to come, then sleeps until one does or the waiter stops.
+  // Called and returns with lock held; false: stopping and nothing left.
+  bool wait_for_items(std::unique_lock<std::mutex> &lock, std::chrono::microseconds busy_poll) {
+    if (items.empty() && !stopping && busy_poll.count() > 0) {
+      lock.unlock();
+      auto until = std::chrono::steady_clock::now() + busy_poll;
+      while (!has_items.load(std::memory_order_acquire) && std::chrono::steady_clock::now() < until)
+        std::this_thread::yield();
+      lock.lock();
+    }
+    cv.wait(lock, [&] { return stopping || !items.empty(); });
+    return !items.empty();
+  }
+
+  // In order: one clWaitForEvents after the other, which wakes the moment the event completes.
+  void wait_in_order(std::chrono::microseconds busy_poll) {
+    std::unique_lock<std::mutex> lock(mutex);
+    while (wait_for_items(lock, busy_poll)) {
+      auto [event, done] = std::move(items.front());
+      items.pop_front();
+      has_items.store(!items.empty(), std::memory_order_release);
       lock.unlock();
       clWaitForEvents(1, &event);
-      cl_int status = CL_COMPLETE;
-      clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr);
+      cl_int status = status_of(event);
       clReleaseEvent(event);
       done(status);
       lock.lock();
     }
+  }
+
+  // In any order (an out-of-order queue's commands, events of several queues): every pending event
+  // is polled, so that one waiting for the network does not hide the others behind it.
+  void wait_in_any_order(std::chrono::microseconds busy_poll) {
+    std::vector<Item> pending;
+    auto progress = std::chrono::steady_clock::now();
+    for (;;) {
+      {
+        std::unique_lock<std::mutex> lock(mutex);
+        if (pending.empty() && !wait_for_items(lock, busy_poll)) return;
+        for (Item &item : items) pending.push_back(std::move(item));
+        items.clear();
+        has_items.store(false, std::memory_order_release);
+      }
+      bool progressed = false;
+      for (size_t i = 0; i < pending.size();) {
+        cl_int status = status_of(pending[i].first);
+        if (status > CL_COMPLETE) {
+          i++;
+          continue;
+        }
+        Item done = std::move(pending[i]);
+        pending.erase(pending.begin() + long(i));
+        clReleaseEvent(done.first);
+        done.second(status);
+        progressed = true;
+      }
+      auto now = std::chrono::steady_clock::now();
+      if (progressed) progress = now;
+      else if (now - progress < busy_poll) std::this_thread::yield();
+      else std::this_thread::sleep_for(kPollSleep);
+    }
+  }
+};
+
+EventWaiter::EventWaiter(std::chrono::microseconds busy_poll, bool in_order) : shared_(std::make_shared<Shared>()) {
+  std::thread([shared = shared_, busy_poll, in_order] {
+    if (in_order) shared->wait_in_order(busy_poll);
+    else shared->wait_in_any_order(busy_poll);
   }).detach();
 }
 

@@ -166,7 +166,7 @@ void watch_event(Session &session, uint64_t queue_id, cl_event event, Completion
   if (queue) queue->outstanding++;
   if (session.waits_for_events()) {
     std::unique_ptr<EventWaiter> &waiter = queue ? queue->waiter : session.event_waiter;
-    if (!waiter) waiter = std::make_unique<EventWaiter>(session.server().busy_poll());
+    if (!waiter) waiter = std::make_unique<EventWaiter>(session.server().busy_poll(), queue && queue->in_order);
     waiter->watch(event, [serial](cl_int status) {
       if (Watch *watch = claim(serial)) deliver(watch, status);
     });

@@ -6,7 +6,7 @@
 # The command sees fedcl as its only OpenCL platform (OCL_ICD_VENDORS=<build>/vendors) and the N
 # daemons (default 1: N "nodes" of one machine) in FEDCL_HOSTS; each daemon serves the machine's own
 # OpenCL platforms. When the command fails, the daemons' logs follow its output. Uses the build in
-# build/ unless FEDCL_BUILD_DIR names another.
+# build/ unless FEDCL_BUILD_DIR names another; FEDCLD_ARGS: more options for every daemon.
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -41,8 +41,9 @@ show_logs() {
 for ((d = 0; d < count; d++)); do
   names=()
   ((count > 1)) && names=(--name "node$d")  # the devices then say which daemon holds them
+  # shellcheck disable=SC2086  # FEDCLD_ARGS: more daemon options, split at spaces
   "$daemon" --config /dev/null --listen 127.0.0.1:0 --port-file "$work/port$d" "${names[@]}" --log-level warn \
-    2>"$work/fedcld$d.log" &
+    ${FEDCLD_ARGS:-} 2>"$work/fedcld$d.log" &
   pids+=($!)
 done
 hosts=()

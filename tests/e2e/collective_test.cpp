@@ -237,6 +237,16 @@ TEST_F(StagedCollectives, EveryCollective) {
   check_every_collective(3, (1 * MiB + 36) / 4);
 }
 
+// Daemons that learn of completions from threads that wait for them as well as from callbacks, as
+// on NVIDIA (fedcld --completion wait): fedcl's out-of-order transfer queue is polled in any order.
+struct WaitingCollectives : Collectives {
+  WaitingCollectives() : Collectives(3, {"--completion", "wait"}) {}
+};
+TEST_F(WaitingCollectives, EveryCollective) {
+  check_every_collective(3, 555);
+  check_every_collective(3, (1 * MiB + 44) / 4);
+}
+
 // Every reduction and element type, through a tree and through a ring, in place.
 template <typename T>
 void check_reductions(Collectives &t, cl_fedcl_element_type type, size_t count) {
