@@ -6,7 +6,7 @@
 // size is each participant's buffer (a block-wise collective moves blocks of size / N). The
 // all-reduce's result is checked against the host's once.
 //
-//   fedcl_collective_bench [--quick] [--max-mib M]
+//   fedcl_collective_bench [--quick] [--max-mib M] [--only KIND,...]
 #include <CL/cl_fedcl_transfer.h>
 
 #include <cstdio>
@@ -128,13 +128,14 @@ void run_kind(Fedcl &f, const std::string &kind, size_t size, const CollectiveOp
 int main(int argc, char **argv) {
   CollectiveOptions o;
   if (!parse_collective_options(argc, argv, &o)) {
-    std::fprintf(stderr, "usage: fedcl_collective_bench [--quick] [--max-mib M]\n");
+    std::fprintf(stderr, "usage: fedcl_collective_bench [--quick] [--max-mib M] [--only KIND,...]\n");
     return 2;
   }
   try {
     Fedcl f;
     for (size_t size : collective_sizes(o))
-      for (const std::string &kind : collective_kinds()) run_kind(f, kind, size, o);
+      for (const std::string &kind : collective_kinds())
+        if (collective_selected(o, kind)) run_kind(f, kind, size, o);
   } catch (const std::exception &e) {
     std::fprintf(stderr, "fedcl_collective_bench: %s\n", e.what());
     return 1;

@@ -18,6 +18,7 @@ inline const std::vector<std::string> &collective_kinds() {
 struct CollectiveOptions {
   bool quick = false;
   size_t max_mib = 256;
+  std::string only;  // collectives by name, separated by commas; empty: all
 };
 
 // Each participant's buffer: 4 KiB, 1 MiB and 256 MiB (64 MiB with --quick; at most --max-mib).
@@ -42,15 +43,20 @@ inline void print_collective(const char *impl, const std::string &kind, int part
   std::fflush(stdout);
 }
 
-// Reads --quick and --max-mib M; false on anything else.
+// Reads --quick, --max-mib M and --only KIND[,KIND...]; false on anything else.
 inline bool parse_collective_options(int argc, char **argv, CollectiveOptions *o) {
   for (int i = 1; i < argc; i++) {
     std::string arg = argv[i];
     if (arg == "--quick") o->quick = true;
     else if (arg == "--max-mib" && i + 1 < argc) o->max_mib = std::stoul(argv[++i]);
+    else if (arg == "--only" && i + 1 < argc) o->only = argv[++i];
     else return false;
   }
   return true;
+}
+
+inline bool collective_selected(const CollectiveOptions &o, const std::string &kind) {
+  return o.only.empty() || ("," + o.only + ",").find("," + kind + ",") != std::string::npos;
 }
 
 }  // namespace bench

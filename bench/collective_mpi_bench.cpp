@@ -7,7 +7,7 @@
 // Each line gives the median of the repetitions of the slowest rank's time, in microseconds, and the
 // size over it in MiB/s; size is each rank's buffer, as in fedcl_collective_bench.
 //
-//   mpirun -np N fedcl_collective_mpi_bench [--quick] [--max-mib M]
+//   mpirun -np N fedcl_collective_mpi_bench [--quick] [--max-mib M] [--only KIND,...]
 #include <mpi.h>
 
 #include <cstdio>
@@ -29,6 +29,7 @@ int rank = 0, ranks = 1;
 
 // The slowest rank's time of each repetition; median over them.
 void time_mpi(const char *impl, const char *kind, size_t size, const CollectiveOptions &o, const std::function<void()> &once) {
+  if (!collective_selected(o, kind)) return;
   std::vector<double> times;
   for (int r = -1; r < collective_repetitions(size, o); r++) {
     MPI_Barrier(MPI_COMM_WORLD);
@@ -93,7 +94,7 @@ int main(int argc, char **argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
   CollectiveOptions o;
   if (!parse_collective_options(argc, argv, &o)) {
-    if (rank == 0) std::fprintf(stderr, "usage: mpirun -np N fedcl_collective_mpi_bench [--quick] [--max-mib M]\n");
+    if (rank == 0) std::fprintf(stderr, "usage: mpirun -np N fedcl_collective_mpi_bench [--quick] [--max-mib M] [--only KIND,...]\n");
     MPI_Finalize();
     return 2;
   }

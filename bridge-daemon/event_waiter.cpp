@@ -42,25 +42,11 @@ struct EventWaiter::Shared {
     return !items.empty();
   }
 
-  // In order: one clWaitForEvents after the other, which wakes the moment the event completes.
-  void wait_in_order(std::chrono::microseconds busy_poll) {
-    std::unique_lock<std::mutex> lock(mutex);
-    while (wait_for_items(lock, busy_poll)) {
-      auto [event, done] = std::move(items.front());
-      items.pop_front();
-      has_items.store(!items.empty(), std::memory_order_release);
-      lock.unlock();
-      clWaitForEvents(1, &event);
-      cl_int status = status_of(event);
-      clReleaseEvent(event);
-      done(status);
-      lock.lock();
-    }
-  }
-
-  // In any order (an out-of-order queue's commands, events of several queues): every pending event
-  // is polled, so that one waiting for the network does not hide the others behind it.
-  void wait_in_any_order(std::chrono::microseconds busy_poll) {
+  // Every pending event is polled: one waiting for the network does not hide the others behind
+  // it, and no thread sits inside the driver waiting for an event that a user event set by fedcld's
+  // loop releases (on NVIDIA that stalled collectives over 4 daemons for ever; in clWaitForEvents,
+  // event by event, as this waiter did until then).
+  void poll(std::chrono::microseconds busy_poll) {
     std::vector<Item> pending;
     auto progress = std::chrono::steady_clock::now();
     for (;;) {
@@ -92,11 +78,8 @@ struct EventWaiter::Shared {
   }
 };
 
-EventWaiter::EventWaiter(std::chrono::microseconds busy_poll, bool in_order) : shared_(std::make_shared<Shared>()) {
-  std::thread([shared = shared_, busy_poll, in_order] {
-    if (in_order) shared->wait_in_order(busy_poll);
-    else shared->wait_in_any_order(busy_poll);
-  }).detach();
+EventWaiter::EventWaiter(std::chrono::microseconds busy_poll) : shared_(std::make_shared<Shared>()) {
+  std::thread([shared = shared_, busy_poll] { shared->poll(busy_poll); }).detach();
 }
 
 EventWaiter::~EventWaiter() {

@@ -150,11 +150,9 @@ void watch_event(Session &session, uint64_t queue_id, cl_event event, Completion
     serial = g_next_watch++;
     g_watches.emplace(serial, watch);
   }
-  // An in-order queue's waiter learns of its commands in the order they complete, so for a backend
-  // whose callbacks come late (the waiter always wins) a callback would only cost its registration.
-  // Other waits (several queues' events, out-of-order queues) keep the callback as a back-stop for
-  // an event stuck behind a later one in the waiter's line.
-  bool waiter_alone = session.waits_for_events() && queue && queue->in_order;
+  // A waiter polls every event it watches, so for a backend whose callbacks come late (the waiter
+  // always wins) a callback would only cost its registration.
+  bool waiter_alone = session.waits_for_events();
   cl_int err = waiter_alone ? CL_SUCCESS : clSetEventCallback(event, CL_COMPLETE, on_event, reinterpret_cast<void *>(serial));
   if (err != CL_SUCCESS) {
     claim(serial);
@@ -166,7 +164,7 @@ void watch_event(Session &session, uint64_t queue_id, cl_event event, Completion
   if (queue) queue->outstanding++;
   if (session.waits_for_events()) {
     std::unique_ptr<EventWaiter> &waiter = queue ? queue->waiter : session.event_waiter;
-    if (!waiter) waiter = std::make_unique<EventWaiter>(session.server().busy_poll(), queue && queue->in_order);
+    if (!waiter) waiter = std::make_unique<EventWaiter>(session.server().busy_poll());
     waiter->watch(event, [serial](cl_int status) {
       if (Watch *watch = claim(serial)) deliver(watch, status);
     });
