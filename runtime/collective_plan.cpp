@@ -76,15 +76,36 @@ class Planner {
       }
   }
 
-  // A ring reduce-scatter over region (each participant's whole message there, its own values in
-  // it): afterwards participant p holds block (p + 1) % n fully reduced.
-  void ring_reduce_scatter(const std::vector<Region> &region) {
+  // A pipelined ring: in round k (of n - 1) participant p passes the block range(p, k) to p + 1,
+  // segment by segment, reading it at from(p, k, block) and writing (or combining) it at
+  // to(p + 1, block); a segment moves on in the next round as soon as it arrived, not when its whole
+  // block did.
+  template <typename RangeOf, typename From, typename To>
+  void ring(bool combine, RangeOf range, From from, To to) {
     for (size_t k = 0; k + 1 < n_; k++)
       for (size_t p = 0; p < n_; p++) {
-        size_t next = (p + 1) % n_;
-        Range b = block((p + n_ - k) % n_);
-        step({p, region[p], b.offset}, {next, region[next], b.offset}, b.bytes, true);
+        Range b = range(p, k);
+        Place source = from(p, k, b), target = to((p + 1) % n_, b);
+        size_t count = std::clamp<size_t>(b.bytes / kSegmentBytes, 1, kMaxSegments);
+        for (size_t i = 0; i < count; i++) {
+          Range seg = fedcl::block(i, count, b.bytes, shape_.element);
+          step({source.participant, source.region, source.offset + seg.offset},
+               {target.participant, target.region, target.offset + seg.offset}, seg.bytes, combine);
+        }
       }
+  }
+
+  // A ring reduce-scatter into acc (each participant's whole message there): afterwards participant
+  // p holds block (p + 1) % n fully reduced. A participant's first block goes from its source, the
+  // others are copied to acc first (meanwhile), so that the first round starts at once.
+  void ring_reduce_scatter(const std::vector<Region> &acc) {
+    if (n_ == 1) return step({0, Region::source, 0}, {0, acc[0], 0}, shape_.bytes, false);
+    for (size_t p = 0; p < n_; p++)
+      for (size_t b = 0; b < n_; b++)
+        if (b != p) step({p, Region::source, block(b).offset}, {p, acc[p], block(b).offset}, block(b).bytes, false);
+    ring(true, [&](size_t p, size_t k) { return block((p + n_ - k) % n_); },
+         [&](size_t p, size_t k, Range b) { return Place{p, k == 0 ? Region::source : acc[p], b.offset}; },
+         [&](size_t q, Range b) { return Place{q, acc[q], b.offset}; });
   }
 
  private:
@@ -119,7 +140,6 @@ void plan_reduce(Planner &plan, const CollectiveShape &shape) {
   }
   std::vector<Region> acc(n, Region::scratch);
   acc[root] = Region::destination;
-  for (size_t p = 0; p < n; p++) plan.step({p, Region::source, 0}, {p, acc[p], 0}, shape.bytes, false);
   plan.ring_reduce_scatter(acc);
   for (size_t p = 0; p < n; p++) {
     if (p == root) continue;
@@ -130,27 +150,24 @@ void plan_reduce(Planner &plan, const CollectiveShape &shape) {
 
 void plan_all_reduce(Planner &plan, const CollectiveShape &shape) {
   size_t n = plan.n();
-  for (size_t p = 0; p < n; p++) plan.step({p, Region::source, 0}, {p, Region::destination, 0}, shape.bytes, false);
   if (shape.bytes < kTreeBelowBytes) {
+    for (size_t p = 0; p < n; p++) plan.step({p, Region::source, 0}, {p, Region::destination, 0}, shape.bytes, false);
     plan.tree_reduce(0, [](size_t v) { return Place{v, Region::destination, 0}; });
     return plan.tree_broadcast(Region::destination, 0);
   }
   plan.ring_reduce_scatter(std::vector<Region>(n, Region::destination));
-  for (size_t k = 0; k + 1 < n; k++)
-    for (size_t p = 0; p < n; p++) {
-      Range b = plan.block((p + 1 + n - k) % n);
-      plan.step({p, Region::destination, b.offset}, {(p + 1) % n, Region::destination, b.offset}, b.bytes, false);
-    }
+  auto at = [](size_t q, Range b) { return Place{q, Region::destination, b.offset}; };
+  plan.ring(false, [&](size_t p, size_t k) { return plan.block((p + 1 + n - k) % n); },
+            [&](size_t p, size_t, Range b) { return at(p, b); }, at);
 }
 
 void plan_all_gather(Planner &plan, const CollectiveShape &shape) {
   size_t n = plan.n(), bytes = shape.bytes;
+  // A participant's own block goes out from its source in the first round while it is copied.
   for (size_t p = 0; p < n; p++) plan.step({p, Region::source, 0}, {p, Region::destination, p * bytes}, bytes, false);
-  for (size_t k = 0; k + 1 < n; k++)
-    for (size_t p = 0; p < n; p++) {
-      size_t b = (p + n - k) % n;
-      plan.step({p, Region::destination, b * bytes}, {(p + 1) % n, Region::destination, b * bytes}, bytes, false);
-    }
+  plan.ring(false, [&](size_t p, size_t k) { return Range{((p + n - k) % n) * bytes, bytes}; },
+            [](size_t p, size_t k, Range b) { return k == 0 ? Place{p, Region::source, 0} : Place{p, Region::destination, b.offset}; },
+            [](size_t q, Range b) { return Place{q, Region::destination, b.offset}; });
 }
 
 }  // namespace

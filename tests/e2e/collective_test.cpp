@@ -98,6 +98,15 @@ struct Collectives : ::testing::Test {
     std::fill(events.begin(), events.end(), nullptr);
   }
 
+  // Where two results first differ, for the failure messages ("none" if they do not).
+  template <typename T>
+  static std::string first_difference(const std::vector<T> &got, const std::vector<T> &want, size_t at = 0) {
+    for (size_t i = 0; i < want.size(); i++)
+      if (at + i >= got.size() || !(got[at + i] == want[i]))
+        return "element " + std::to_string(i) + " of " + std::to_string(want.size()) + " differs";
+    return "none";
+  }
+
   std::vector<int32_t> values(size_t p, size_t count) {
     std::vector<int32_t> v(count);
     for (size_t i = 0; i < count; i++) v[i] = int32_t(1000003 * (p + 1) + 17 * i);
@@ -140,7 +149,10 @@ void Collectives::check_every_collective(size_t n, size_t count) {
     buffers[root] = src[root];
     ASSERT_CL_OK(f.broadcast(n, qs.data(), root, buffers.data(), nullptr, bytes, 0, nullptr, events.data()));
     expect_complete(events);
-    for (size_t p = 0; p < n; p++) EXPECT_TRUE(read<int32_t>(p, buffers[p], count) == input[root]) << "broadcast to " << p;
+    for (size_t p = 0; p < n; p++) {
+      auto got = read<int32_t>(p, buffers[p], count);
+      EXPECT_TRUE(got == input[root]) << "broadcast to " << p << ": " << first_difference(got, input[root]);
+    }
   }
   // Scatter: block p of the root's whole source to participant p.
   {
@@ -163,7 +175,8 @@ void Collectives::check_every_collective(size_t n, size_t count) {
     for (size_t p = 0; p < n; p++) {
       auto got = read<int32_t>(p, whole_dst[p], n * count);
       for (size_t q = 0; q < n; q++)
-        EXPECT_TRUE(std::equal(input[q].begin(), input[q].end(), got.begin() + q * count)) << "block " << q << " at " << p;
+        EXPECT_TRUE(std::equal(input[q].begin(), input[q].end(), got.begin() + q * count))
+            << "block " << q << " at " << p << ": " << first_difference(got, input[q], q * count);
     }
   }
   // All-to-all: block q of p's source to block p of q's destination.
@@ -216,6 +229,7 @@ struct TwoDaemonCollectives : Collectives {
 TEST_F(TwoDaemonCollectives, EveryCollective) {
   check_every_collective(2, 100);
   check_every_collective(2, (300 * KiB) / 4);
+  check_every_collective(2, (17 * MiB + 8) / 4);  // blocks of more than one ring segment (4 MiB)
 }
 
 struct FourDaemonCollectives : Collectives {

@@ -21,7 +21,9 @@ using Memory = std::vector<std::vector<int64_t>>;  // per participant
 
 struct World {
   Memory source, destination, scratch;
+  bool in_place = false;  // a participant with a destination reads its source there (a reduction in place)
   std::vector<int64_t> &region(size_t p, Region r) {
+    if (r == Region::source && in_place && !destination[p].empty()) return destination[p];
     return r == Region::source ? source[p] : r == Region::destination ? destination[p] : scratch[p];
   }
 };
@@ -29,7 +31,7 @@ struct World {
 constexpr int64_t kUnset = -777;
 
 // Source and destination sizes (elements) of participant p, and the initial values.
-World initial(const CollectiveShape &shape, const CollectivePlan &plan) {
+World initial(const CollectiveShape &shape, const CollectivePlan &plan, bool in_place = false) {
   size_t n = shape.participants;
   World w;
   for (size_t p = 0; p < n; p++) {
@@ -41,7 +43,9 @@ World initial(const CollectiveShape &shape, const CollectivePlan &plan) {
     if (shape.kind == CollectiveKind::broadcast && root)
       for (size_t i = 0; i < dst; i++) w.destination[p][i] = int64_t(31 * i + 5);
     w.scratch.emplace_back(plan.uses_scratch[p] ? plan.scratch_bytes / 8 : 0, kUnset);
+    if (in_place && dst) w.destination[p] = w.source[p];
   }
+  w.in_place = in_place;
   return w;
 }
 
@@ -131,17 +135,18 @@ const char *name(CollectiveKind kind) {
   return names[size_t(kind)];
 }
 
-void check_all(CollectiveKind kind, size_t bytes) {
-  for (size_t n = 1; n <= 7; n++)
+void check_all(CollectiveKind kind, size_t bytes, bool in_place = false, size_t min_participants = 1,
+               size_t max_participants = 7) {
+  for (size_t n = min_participants; n <= max_participants; n++)
     for (size_t root = 0; root < n; root++) {
       CollectiveShape shape{kind, n, root, bytes, 8};
       CollectivePlan plan = fedcl::plan_collective(shape);
-      World start = initial(shape, plan);
+      World start = initial(shape, plan, in_place);
       Memory want = expected(shape, start);
       for (unsigned seed = 0; seed < 4; seed++) {
         Memory got = run(shape, plan, start, seed);
-        ASSERT_TRUE(got == want) << name(kind) << " of " << bytes << " bytes over " << n << " from " << root
-                                 << ", order " << seed;
+        ASSERT_TRUE(got == want) << name(kind) << (in_place ? " in place" : "") << " of " << bytes << " bytes over "
+                                 << n << " from " << root << ", order " << seed;
       }
     }
 }
@@ -161,6 +166,23 @@ TEST(CollectivePlan, FewerElementsThanParticipants) {
 TEST(CollectivePlan, LargeMessagesTakeRingsAndChains) {
   for (CollectiveKind kind : {CollectiveKind::broadcast, CollectiveKind::reduce, CollectiveKind::all_reduce})
     check_all(kind, fedcl::kTreeBelowBytes + 8 * 13);
+}
+
+TEST(CollectivePlan, ReductionsInPlace) {
+  // The source is the destination's memory: nothing may overwrite a value still to be sent.
+  for (CollectiveKind kind : {CollectiveKind::reduce, CollectiveKind::all_reduce})
+    for (size_t bytes : {size_t(8 * 1000), fedcl::kTreeBelowBytes + 8 * 13}) check_all(kind, bytes, true);
+}
+
+TEST(CollectivePlan, RingsArePipelinedInSegments) {
+  // Blocks of 2 segments or more: each round passes every segment, and the whole stays right.
+  for (CollectiveKind kind : {CollectiveKind::reduce, CollectiveKind::all_reduce})
+    for (bool in_place : {false, true}) check_all(kind, 3 * 2 * fedcl::kSegmentBytes + 8 * 7, in_place, 3, 3);
+  check_all(CollectiveKind::all_gather, 2 * fedcl::kSegmentBytes + 8 * 7, false, 3, 3);
+  CollectivePlan plan = fedcl::plan_collective({CollectiveKind::all_reduce, 3, 0, 3 * 2 * fedcl::kSegmentBytes, 8});
+  size_t transfers = 0;
+  for (const auto &s : plan.steps) transfers += !s.local();
+  EXPECT_EQ(2u * 2 * 3 * 2, transfers);  // 2 rings of 2 rounds, 3 participants, 2 segments each
 }
 
 TEST(CollectivePlan, LargeBroadcastIsPipelinedInSegments) {
