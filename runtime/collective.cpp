@@ -99,8 +99,10 @@ class CollectiveRun {
         end.fill(marker.root.initMarker());
         err = end.send(marker);
       }
+      // A broadcast's root only reads its buffer: its copies elsewhere stay current.
+      bool written = !(c_.shape.kind == CollectiveKind::broadcast && p == c_.shape.root);
       size_t destination = collective_destination_bytes(c_.shape, p);
-      if (err == CL_SUCCESS && destination)
+      if (err == CL_SUCCESS && destination && written)
         mem_written(m.destination, m.queue->connection, end.event(), MemSpan::written(m.destination_offset, destination));
       if (err != CL_SUCCESS && first_error == CL_SUCCESS) first_error = err;
     }
@@ -117,10 +119,14 @@ class CollectiveRun {
 
   Connection *connection(size_t p) const { return c_.members[p].queue->connection; }
 
-  // The participant's source and destination are the same bytes (an in-place reduction).
+  // The participant's source and destination are the same bytes (an in-place reduction), through
+  // the same object or a sub-buffer and its parent.
   bool aliased(size_t p) const {
     const CollectiveMember &m = c_.members[p];
-    return m.source && m.source == m.destination && m.source_offset == m.destination_offset;
+    auto root = [](cl_mem mem) { return mem->parent ? mem->parent : mem; };
+    auto origin = [](cl_mem mem) { return mem->parent ? mem->origin : 0; };
+    return m.source && m.destination && root(m.source) == root(m.destination) &&
+           origin(m.source) + m.source_offset == origin(m.destination) + m.destination_offset;
   }
 
   std::vector<Connection *> involved() const {
@@ -173,7 +179,9 @@ class CollectiveRun {
   void queue_copy(size_t i, const CollectiveStep &step) {
     size_t p = step.from.participant;
     DaemonPlace from = place(step.from), to = place(step.to);
-    if (from.mem == to.mem && from.offset == to.offset) return;  // in place: nothing to copy
+    bool in_place = step.from.region == Region::source && step.to.region == Region::destination && aliased(p) &&
+                    step.from.offset == step.to.offset;
+    if (in_place) return;  // nothing to copy
     _cl_event *event = own_event(context_, connection(p), c_.command_type);
     sides_[i] = {event, event};
     RequestMessage request;

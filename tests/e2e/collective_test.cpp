@@ -344,6 +344,33 @@ TEST_F(Collectives, RangesInsideLargerBuffersAndSubBuffers) {
   EXPECT_TRUE(moved == want);
 }
 
+TEST_F(Collectives, InPlaceThroughASubBufferAndItsParent) {
+  // Each source is a sub-buffer, each destination its parent at the sub-buffer's origin: the same bytes.
+  const size_t n = 3, count = 4096, origin = 16384;
+  std::vector<cl_command_queue> qs = participant_queues(n);
+  std::vector<cl_mem> parents(n), subs(n);
+  std::vector<size_t> offsets(n, origin);
+  std::vector<int32_t> want(count, 0);
+  for (size_t p = 0; p < n; p++) {
+    auto v = values(p, origin / 4 + count);
+    parents[p] = buffer_on(p, v);
+    for (size_t i = 0; i < count; i++) want[i] += v[origin / 4 + i];
+    cl_buffer_region region{origin, count * 4};
+    cl_int err;
+    subs[p] = clCreateSubBuffer(parents[p], 0, CL_BUFFER_CREATE_TYPE_REGION, &region, &err);
+    ASSERT_CL_OK(err);
+    mems.push_back(subs[p]);
+  }
+  std::vector<cl_event> events(n);
+  ASSERT_CL_OK(f.all_reduce(n, qs.data(), subs.data(), nullptr, parents.data(), offsets.data(), count * 4,
+                            CL_FEDCL_REDUCE_SUM, CL_FEDCL_INT32, 0, nullptr, events.data()));
+  expect_complete(events);
+  for (size_t p = 0; p < n; p++) {
+    auto got = read<int32_t>(p, parents[p], count, origin);
+    EXPECT_TRUE(got == want) << "at " << p << ": " << first_difference(got, want);
+  }
+}
+
 TEST_F(Collectives, WaitsForItsWaitListAndOrdersItsQueues) {
   const size_t n = 3, count = 4096;
   std::vector<cl_command_queue> qs = participant_queues(n);
