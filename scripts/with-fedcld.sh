@@ -6,7 +6,8 @@
 # The command sees fedcl as its only OpenCL platform (OCL_ICD_VENDORS=<build>/vendors) and the N
 # daemons (default 1: N "nodes" of one machine) in FEDCL_HOSTS; each daemon serves the machine's own
 # OpenCL platforms. When the command fails, the daemons' logs follow its output. Uses the build in
-# build/ unless FEDCL_BUILD_DIR names another; FEDCLD_ARGS: more options for every daemon.
+# build/ unless FEDCL_BUILD_DIR names another; FEDCLD_ARGS: more options for every daemon, where {d}
+# stands for the daemon's number (e.g. "--devices {d}": a GPU each).
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -41,9 +42,10 @@ show_logs() {
 for ((d = 0; d < count; d++)); do
   names=()
   ((count > 1)) && names=(--name "node$d")  # the devices then say which daemon holds them
+  args=${FEDCLD_ARGS:-}
   # shellcheck disable=SC2086  # FEDCLD_ARGS: more daemon options, split at spaces
   "$daemon" --config /dev/null --listen 127.0.0.1:0 --port-file "$work/port$d" "${names[@]}" --log-level warn \
-    ${FEDCLD_ARGS:-} 2>"$work/fedcld$d.log" &
+    ${args//\{d\}/$d} 2>"$work/fedcld$d.log" &
   pids+=($!)
 done
 hosts=()
