@@ -86,7 +86,7 @@ class Planner {
       for (size_t p = 0; p < n_; p++) {
         Range b = range(p, k);
         Place source = from(p, k, b), target = to((p + 1) % n_, b);
-        size_t count = std::clamp<size_t>(b.bytes / kSegmentBytes, 1, kMaxSegments);
+        size_t count = std::clamp<size_t>(b.bytes / shape_.segment_bytes, 1, kMaxSegments);
         for (size_t i = 0; i < count; i++) {
           Range seg = fedcl::block(i, count, b.bytes, shape_.element);
           step({source.participant, source.region, source.offset + seg.offset},
@@ -121,7 +121,7 @@ class Planner {
 void plan_broadcast(Planner &plan, const CollectiveShape &shape) {
   size_t n = plan.n();
   if (shape.bytes < kTreeBelowBytes) return plan.tree_broadcast(Region::destination, shape.root);
-  size_t segments = std::clamp<size_t>(shape.bytes / kSegmentBytes, 1, kMaxSegments);
+  size_t segments = std::clamp<size_t>(shape.bytes / shape.segment_bytes, 1, kMaxSegments);
   for (size_t s = 0; s < segments; s++) {
     Range seg = block(s, segments, shape.bytes, shape.element);
     for (size_t v = 0; v + 1 < n; v++)

@@ -26,7 +26,7 @@ enum class CollectiveKind { broadcast, scatter, gather, all_gather, reduce, all_
 // Below this many bytes per participant, trees (fewer steps); from it on, rings and chains (each
 // link carries the least).
 constexpr size_t kTreeBelowBytes = 256 << 10;
-// The segments of a pipelined broadcast: about this size, at most kMaxSegments.
+// The segments of a pipelined broadcast or ring: about this size, at most kMaxSegments.
 constexpr size_t kSegmentBytes = 4 << 20;
 constexpr size_t kMaxSegments = 16;
 
@@ -36,6 +36,7 @@ struct CollectiveShape {
   size_t root;     // broadcast, scatter, gather, reduce
   size_t bytes;    // per participant: the message (broadcast, reduce, all-reduce) or one block
   size_t element;  // bytes per element of a reduction (blocks are cut at elements); 1 otherwise
+  size_t segment_bytes = kSegmentBytes;  // another size only in tests
 };
 
 // The memory of a participant a step uses: its source or destination range (offsets from the

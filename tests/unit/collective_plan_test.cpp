@@ -135,11 +135,10 @@ const char *name(CollectiveKind kind) {
   return names[size_t(kind)];
 }
 
-void check_all(CollectiveKind kind, size_t bytes, bool in_place = false, size_t min_participants = 1,
-               size_t max_participants = 7) {
-  for (size_t n = min_participants; n <= max_participants; n++)
+void check_all(CollectiveKind kind, size_t bytes, bool in_place = false, size_t segment_bytes = fedcl::kSegmentBytes) {
+  for (size_t n = 1; n <= 7; n++)
     for (size_t root = 0; root < n; root++) {
-      CollectiveShape shape{kind, n, root, bytes, 8};
+      CollectiveShape shape{kind, n, root, bytes, 8, segment_bytes};
       CollectivePlan plan = fedcl::plan_collective(shape);
       World start = initial(shape, plan, in_place);
       Memory want = expected(shape, start);
@@ -175,10 +174,12 @@ TEST(CollectivePlan, ReductionsInPlace) {
 }
 
 TEST(CollectivePlan, RingsArePipelinedInSegments) {
-  // Blocks of 2 segments or more: each round passes every segment, and the whole stays right.
+  // Segments of 4 KiB instead of 4 MiB, so that blocks have several: each round passes every segment,
+  // and the whole stays right, in place too.
+  const size_t segment = 4096, bytes = fedcl::kTreeBelowBytes + 8 * 7;
   for (CollectiveKind kind : {CollectiveKind::reduce, CollectiveKind::all_reduce})
-    for (bool in_place : {false, true}) check_all(kind, 3 * 2 * fedcl::kSegmentBytes + 8 * 7, in_place, 3, 3);
-  check_all(CollectiveKind::all_gather, 2 * fedcl::kSegmentBytes + 8 * 7, false, 3, 3);
+    for (bool in_place : {false, true}) check_all(kind, bytes, in_place, segment);
+  check_all(CollectiveKind::all_gather, 3 * segment + 8 * 5, false, segment);
   CollectivePlan plan = fedcl::plan_collective({CollectiveKind::all_reduce, 3, 0, 3 * 2 * fedcl::kSegmentBytes, 8});
   size_t transfers = 0;
   for (const auto &s : plan.steps) transfers += !s.local();
