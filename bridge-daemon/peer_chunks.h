@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "exec.h"
+#include "staging_pool.h"
 
 namespace fedcld {
 
@@ -100,6 +101,7 @@ class DeviceChunks {
   bool staged_ = false;
   size_t region_[3] = {1, 1, 1};
   std::vector<cl_event> waits_;
+  StagingPool *pool_;  // page-locked memory for staged chunks, where the queue has some
   uint64_t times_[4] = {};
 
  private:
