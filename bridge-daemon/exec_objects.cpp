@@ -3,8 +3,6 @@
 #include "server.h"
 #include "peer_signal.h"
 #include "peer_transfer.h"
-#include "staging_pool.h"
-#include "transfer_chunks.h"
 
 namespace fedcld {
 
@@ -45,9 +43,7 @@ void exec_create_queue(Call &call, wire::Request::CreateQueue::Reader request) {
   cl_device_type type = 0;
   bool gpu = clGetDeviceInfo(device, CL_DEVICE_TYPE, sizeof type, &type, nullptr) == CL_SUCCESS && (type & CL_DEVICE_TYPE_GPU);
   if (choice == PageLockedReads::all || (choice == PageLockedReads::gpus && gpu))
-    state.staging = state.in_order ? std::make_unique<StagingPool>(context, queue)
-                                   : std::make_unique<StagingPool>(context, queue, fedcl::kMaxTransferChunkBytes + 8,
-                                                                   StagingPool::kMaxTransferSlabs);
+    state.staging = std::make_unique<StagingPool>(context, queue);
 }
 
 void exec_create_buffer(Call &call, wire::Request::CreateBuffer::Reader request, Frame &frame) {

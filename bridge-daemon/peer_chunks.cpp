@@ -60,7 +60,7 @@ void OwnEvent::finish(Session *session, cl_int status, const std::string &messag
 DeviceChunks::DeviceChunks(Call &call, Resolved &resolved, uint64_t mem_id, uint64_t offset, uint64_t size)
     : session_(call.session.weak_from_this()), queue_id_(call.object), queue_(resolved.queue), context_(call.context),
       mem_(call.session.objects().handle<cl_mem>(mem_id, ObjectKind::mem)), offset_(offset), size_(size),
-      waits_(resolved.wait), pool_(resolved.state ? resolved.state->staging.get() : nullptr) {
+      waits_(resolved.wait) {
   cl_mem_object_type type = CL_MEM_OBJECT_BUFFER;
   check(clGetMemObjectInfo(mem_, CL_MEM_TYPE, sizeof type, &type, nullptr), "clGetMemObjectInfo(CL_MEM_TYPE)");
   uint64_t bytes = 0;
@@ -177,11 +177,7 @@ void DeviceChunks::enqueue(Session &session, Direction direction, Done ready, Do
     cl_int err = CL_SUCCESS;
     cl_event event = nullptr;
     if (staged_) {
-      // Page-locked where a slab is free and mapped already (a GPU's device copies are then
-      // asynchronous), else ordinary memory; with room for a frame's padding either way.
-      uint64_t room = (chunk.bytes + 7) & ~uint64_t(7);
-      if (pool_) chunk.staging = pool_->take(room, nullptr);
-      if (!chunk.staging) chunk.staging.reset(new (std::nothrow) uint8_t[room]);
+      chunk.staging.reset(new (std::nothrow) uint8_t[chunk.bytes + 8]);
       if (!chunk.staging) fail(CL_OUT_OF_HOST_MEMORY, "fedcld cannot stage " + std::to_string(chunk.bytes) + " bytes");
       chunk.host = chunk.staging.get();
       if (!reads) {

@@ -19,7 +19,6 @@
 #include <vector>
 
 #include "exec.h"
-#include "staging_pool.h"
 
 namespace fedcld {
 
@@ -101,7 +100,6 @@ class DeviceChunks {
   bool staged_ = false;
   size_t region_[3] = {1, 1, 1};
   std::vector<cl_event> waits_;
-  StagingPool *pool_;  // page-locked memory for staged chunks, where the queue has some
   uint64_t times_[4] = {};
 
  private:

@@ -7,8 +7,6 @@ namespace fedcld {
 struct StagingPool::Shelf {
   cl_context context;
   cl_command_queue queue;
-  uint64_t slab_bytes = kSlabBytes;
-  size_t max_slabs = kMaxSlabs;
   std::mutex mutex;  // lent memory may come back on any thread
   std::vector<Slab> free, all;
 
@@ -25,12 +23,12 @@ struct StagingPool::Shelf {
   bool add_slab() {
     cl_int err = CL_SUCCESS;
     Slab slab;
-    slab.mem = clCreateBuffer(context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, slab_bytes, nullptr, &err);
+    slab.mem = clCreateBuffer(context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, kSlabBytes, nullptr, &err);
     if (err != CL_SUCCESS) return false;
     // Never blocking: the map waits behind the queue's commands, and the read that first uses the
     // slab waits for the map.
     slab.host = static_cast<uint8_t *>(clEnqueueMapBuffer(queue, slab.mem, CL_FALSE, CL_MAP_READ | CL_MAP_WRITE, 0,
-                                                          slab_bytes, 0, nullptr, &slab.mapped, &err));
+                                                          kSlabBytes, 0, nullptr, &slab.mapped, &err));
     if (err != CL_SUCCESS) {
       clReleaseMemObject(slab.mem);
       return false;
@@ -41,24 +39,21 @@ struct StagingPool::Shelf {
   }
 };
 
-StagingPool::StagingPool(cl_context context, cl_command_queue queue, uint64_t slab_bytes, size_t max_slabs)
-    : shelf_(std::make_shared<Shelf>()) {
+StagingPool::StagingPool(cl_context context, cl_command_queue queue) : shelf_(std::make_shared<Shelf>()) {
   clRetainContext(context);
   clRetainCommandQueue(queue);
   shelf_->context = context;
   shelf_->queue = queue;
-  shelf_->slab_bytes = slab_bytes;
-  shelf_->max_slabs = max_slabs;
 }
 
 StagingPool::~StagingPool() = default;
 
 std::shared_ptr<uint8_t[]> StagingPool::take(uint64_t size, std::vector<cl_event> *wait) {
-  if (size > shelf_->slab_bytes) return nullptr;
+  if (size > kSlabBytes) return nullptr;
   Slab slab;
   {
     std::lock_guard<std::mutex> lock(shelf_->mutex);
-    if (shelf_->free.empty() && (shelf_->all.size() >= shelf_->max_slabs || !shelf_->add_slab())) return nullptr;
+    if (shelf_->free.empty() && (shelf_->all.size() >= kMaxSlabs || !shelf_->add_slab())) return nullptr;
     slab = shelf_->free.back();
     shelf_->free.pop_back();
   }
@@ -66,11 +61,6 @@ std::shared_ptr<uint8_t[]> StagingPool::take(uint64_t size, std::vector<cl_event
     cl_int status = CL_QUEUED;
     clGetEventInfo(slab.mapped, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr);
     if (status < 0) return nullptr;  // the map failed: this slab stays out of use
-    if (status > CL_COMPLETE && !wait) {
-      std::lock_guard<std::mutex> lock(shelf_->mutex);
-      shelf_->free.push_back(slab);
-      return nullptr;
-    }
     if (status > CL_COMPLETE) wait->push_back(slab.mapped);
   }
   return std::shared_ptr<uint8_t[]>(slab.host, [shelf = shelf_, slab](uint8_t *) {

@@ -242,10 +242,9 @@ TEST_F(FourDaemonCollectives, EveryCollective) {
 }
 
 // Daemons that stage part of a buffer through their own memory instead of mapping it, as on NVIDIA
-// (fedcld --stage-buffer-ranges): a combining receive reads the range into the staging first. The
-// staging is page-locked where a slab is free, as on a GPU (--page-locked-reads).
+// (fedcld --stage-buffer-ranges): a combining receive reads the range into the staging first.
 struct StagedCollectives : Collectives {
-  StagedCollectives() : Collectives(3, {"--stage-buffer-ranges", "yes", "--page-locked-reads", "yes"}) {}
+  StagedCollectives() : Collectives(3, {"--stage-buffer-ranges", "yes"}) {}
 };
 TEST_F(StagedCollectives, EveryCollective) {
   check_every_collective(3, 777);
