@@ -132,6 +132,12 @@ void plan_broadcast(Planner &plan, const CollectiveShape &shape) {
 
 void plan_reduce(Planner &plan, const CollectiveShape &shape) {
   size_t n = plan.n(), root = shape.root;
+  if (shape.bytes < kTreeBelowBytes && n <= kLinearReduceMax) {
+    plan.step({root, Region::source, 0}, {root, Region::destination, 0}, shape.bytes, false);
+    for (size_t v = 1; v < n; v++)
+      plan.step({(v + root) % n, Region::source, 0}, {root, Region::destination, 0}, shape.bytes, true);
+    return;
+  }
   if (shape.bytes < kTreeBelowBytes) {
     auto acc = [&](size_t v) { return Place{(v + root) % n, v == 0 ? Region::destination : Region::scratch, 0}; };
     for (size_t v = 0; v < n; v++)

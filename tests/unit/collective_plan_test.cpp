@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <random>
 
@@ -135,8 +136,9 @@ const char *name(CollectiveKind kind) {
   return names[size_t(kind)];
 }
 
-void check_all(CollectiveKind kind, size_t bytes, bool in_place = false, size_t segment_bytes = fedcl::kSegmentBytes) {
-  for (size_t n = 1; n <= 7; n++)
+void check_all(CollectiveKind kind, size_t bytes, bool in_place = false, size_t segment_bytes = fedcl::kSegmentBytes,
+               size_t first_n = 1, size_t last_n = 7) {
+  for (size_t n = first_n; n <= last_n; n++)
     for (size_t root = 0; root < n; root++) {
       CollectiveShape shape{kind, n, root, bytes, 8, segment_bytes};
       CollectivePlan plan = fedcl::plan_collective(shape);
@@ -156,6 +158,19 @@ const CollectiveKind kKinds[] = {CollectiveKind::broadcast, CollectiveKind::scat
 
 TEST(CollectivePlan, SmallMessagesTakeTrees) {
   for (CollectiveKind kind : kKinds) check_all(kind, 8 * 1000);
+}
+
+TEST(CollectivePlan, SmallReduceOverManyTakesATreeWithScratch) {
+  // Up to kLinearReduceMax participants a small reduce is linear; beyond, a binomial tree whose
+  // inner participants gather in scratch buffers.
+  CollectivePlan linear = fedcl::plan_collective({CollectiveKind::reduce, fedcl::kLinearReduceMax, 0, 8000, 8});
+  EXPECT_EQ(std::vector<bool>(fedcl::kLinearReduceMax, false), linear.uses_scratch);
+  check_all(CollectiveKind::reduce, 8 * 1000, false, fedcl::kSegmentBytes, fedcl::kLinearReduceMax + 1,
+            fedcl::kLinearReduceMax + 3);
+  check_all(CollectiveKind::reduce, 8 * 1000, true, fedcl::kSegmentBytes, fedcl::kLinearReduceMax + 1,
+            fedcl::kLinearReduceMax + 3);
+  CollectivePlan tree = fedcl::plan_collective({CollectiveKind::reduce, fedcl::kLinearReduceMax + 3, 0, 8000, 8});
+  EXPECT_TRUE(std::find(tree.uses_scratch.begin(), tree.uses_scratch.end(), true) != tree.uses_scratch.end());
 }
 
 TEST(CollectivePlan, FewerElementsThanParticipants) {
