@@ -22,8 +22,7 @@ void combine_typed(Combine op, T *into, const T *from, size_t count) {
     case Combine::MAX:
       for (size_t i = 0; i < count; i++) into[i] = std::max(into[i], from[i]);
       return;
-    case Combine::NONE:
-      std::memcpy(into, from, count * sizeof(T));
+    case Combine::NONE:  // copied whole by combine_elements
       return;
   }
 }
@@ -43,6 +42,10 @@ size_t element_bytes(ElementType type) {
 }
 
 void combine_elements(Combine op, ElementType type, uint8_t *into, const uint8_t *from, size_t bytes) {
+  if (op == Combine::NONE) {  // a plain receive: every byte, whole elements or not
+    std::memcpy(into, from, bytes);
+    return;
+  }
   // Signed integers wrap, as the devices' own arithmetic does: done in unsigned arithmetic for
   // sum and product, where overflow of a signed type would be undefined here.
   switch (type) {

@@ -16,7 +16,7 @@ using ElementType = fedcl::wire::Request::ElementType;
 size_t element_bytes(ElementType type);
 
 // into[i] = op(into[i], from[i]) for the bytes / element_bytes(type) elements of both (aligned to the
-// element); bytes past the last whole element are left alone. Combine::NONE copies those elements.
+// element); bytes past the last whole element are left alone. Combine::NONE copies every byte.
 void combine_elements(Combine op, ElementType type, uint8_t *into, const uint8_t *from, size_t bytes);
 
 }  // namespace fedcld

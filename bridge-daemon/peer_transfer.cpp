@@ -235,8 +235,7 @@ struct PeerReceive : std::enable_shared_from_this<PeerReceive> {
   // The received bytes of chunk k into its host memory: replacing or combined with what is there.
   void land(size_t k, const uint8_t *bytes) {
     DeviceChunks::Chunk &chunk = device.chunks[k];
-    if (combine == Combine::NONE) std::memcpy(chunk.host, bytes, chunk.bytes);  // any length, not whole elements
-    else combine_elements(combine, element_type, chunk.host, bytes, chunk.bytes);
+    combine_elements(combine, element_type, chunk.host, bytes, chunk.bytes);
     device.open_gate(k);
   }
 
