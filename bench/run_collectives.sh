@@ -7,7 +7,13 @@
 # above. Writes the report to
 # bench/results/<date>-<host>-collectives.txt (or the folder FEDCL_BENCH_RESULTS names).
 #
-#   bench/run_collectives.sh [BUILD_DIR] [--quick] [--max-mib M] [--daemons "2 3 4"]
+#   bench/run_collectives.sh [BUILD_DIR] [--quick] [--max-mib M] [--daemons "2 3 4"] [--only KIND,...]
+#                         [--shape RATE,DELAY]
+#
+# --shape puts each daemon on a host of its own: a network namespace whose link to the others is
+# shaped to RATE with DELAY each way (scripts/netns-cluster.sh), as nodes on a cluster network
+# slower than their memory; the link's TCP rate between two nodes is then the bound. Host MPI is not
+# run there: its ranks would still talk over loopback.
 #
 # BUILD_DIR defaults to build-bench (configure it with -DCMAKE_BUILD_TYPE=Release).
 set -euo pipefail
@@ -16,12 +22,14 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 build=build-bench
 if [[ $# -gt 0 && $1 != -* ]]; then build=$1; shift; fi
 [[ $build = /* ]] || build=$repo/$build
-bench_args=() daemons="2 3 4"
+bench_args=() daemons="2 3 4" shape=
 while [[ $# -gt 0 ]]; do
   case $1 in
     --quick) bench_args+=(--quick) ;;
     --max-mib) bench_args+=(--max-mib "$2"); shift ;;
+    --only) bench_args+=(--only "$2"); shift ;;
     --daemons) daemons=$2; shift ;;
+    --shape) shape=$2; shift ;;
     *) sed -n '2,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2 ;;
   esac
   shift
@@ -34,15 +42,36 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 FEDCL_MPI_TIMEO
 # shellcheck source=bench/report_common.sh
 source "$repo/bench/report_common.sh"
 out=$(report_file collectives)
+# On a shaped cluster: the link between the first two nodes, then the collectives, inside it.
+shaped_run() {  # N FIRST
+  OCL_ICD_VENDORS=$build/vendors "$repo/scripts/netns-cluster.sh" --nodes "$1" --fedcld "$build/bridge-daemon/fedcld" --shape "$shape" -- \
+    bash -c 'set -e
+      source "$1/bench/report_common.sh"
+      IFS=, read -ra ns <<<"$FEDCL_TEST_NODE_NETNS"
+      IFS=, read -ra hosts <<<"$FEDCL_HOSTS"
+      if [[ $3 == first ]]; then measure_peer_link "$2" "${ns[0]}" "${ns[1]}" "${hosts[1]%:*}"; fi
+      shift 3
+      "$@"' _ "$repo" "$build" "$2" "$build/bench/fedcl_collective_bench" "${bench_args[@]}"
+}
+
 {
   report_header "fedcl collectives" "$build"
-  echo "# a fedcld per node on 127.0.0.1, PoCL behind each; host MPI: Open MPI between the same ranks"
-  measure_peer_link "$build"
-  for n in $daemons; do
-    FEDCL_BUILD_DIR=$build "$repo/scripts/with-fedcld.sh" --daemons "$n" "$build/bench/fedcl_collective_bench" "${bench_args[@]}"
-    [[ -e $build/bench/fedcl_collective_mpi_bench ]] &&
-      "$repo/tests/mpi/run_mpi.sh" "$build" "$n" "$build/bench/fedcl_collective_mpi_bench" "${bench_args[@]}" | grep '^collective\.'
-  done
+  if [[ -n $shape ]]; then
+    echo "# a fedcld per node, each in a network namespace, links shaped to $shape (rate, delay each way); PoCL behind each"
+    first=first
+    for n in $daemons; do
+      shaped_run "$n" "$first"
+      first=no
+    done
+  else
+    echo "# a fedcld per node on 127.0.0.1, PoCL behind each; host MPI: Open MPI between the same ranks"
+    measure_peer_link "$build"
+    for n in $daemons; do
+      FEDCL_BUILD_DIR=$build "$repo/scripts/with-fedcld.sh" --daemons "$n" "$build/bench/fedcl_collective_bench" "${bench_args[@]}"
+      [[ -e $build/bench/fedcl_collective_mpi_bench ]] &&
+        "$repo/tests/mpi/run_mpi.sh" "$build" "$n" "$build/bench/fedcl_collective_mpi_bench" "${bench_args[@]}" | grep '^collective\.'
+    done
+  fi
 } 2>&1 | tee "$out"
 
 # The targets: all-reduce of the largest size over the most daemons against the ring's link bound

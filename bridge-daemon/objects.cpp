@@ -39,6 +39,11 @@ void release_handle(ObjectKind kind, void *handle) {
   }
 }
 
+void release_object(const Object &object) {
+  release_handle(object.kind, object.handle);
+  if (object.parent) clReleaseMemObject(object.parent);
+}
+
 }  // namespace
 
 void fail_unset_user_event(cl_event event) {
@@ -67,6 +72,12 @@ void ObjectTable::add(uint64_t id, ObjectKind kind, void *handle, cl_context con
   if (kind == ObjectKind::queue) object.queue = std::make_unique<QueueState>();
   objects_.emplace(id, std::move(object));
   publish();
+}
+
+void ObjectTable::add_sub_buffer(uint64_t id, cl_mem handle, cl_mem parent, cl_context context) {
+  add(id, ObjectKind::mem, handle, context);
+  clRetainMemObject(parent);
+  objects_.at(id).parent = parent;
 }
 
 uint64_t ObjectTable::context_id(cl_context context) const {
@@ -106,7 +117,7 @@ void ObjectTable::release(uint64_t id) {
   // the root devices Hello announced stay for the whole session.
   auto it = objects_.find(id);
   if (it == objects_.end() || id < fedcl::wire::FIRST_CLIENT_ID) return;
-  release_handle(it->second.kind, it->second.handle);
+  release_object(it->second);
   memory_used_ -= it->second.bytes;
   objects_.erase(it);
   publish();
@@ -128,7 +139,7 @@ void ObjectTable::release_all() {
     for (auto it = objects_.begin(); it != objects_.end();) {
       if (it->second.kind == kind) {
         if (kind == ObjectKind::event) fail_unset_user_event(static_cast<cl_event>(it->second.handle));
-        release_handle(kind, it->second.handle);
+        release_object(it->second);
         it = objects_.erase(it);
       } else {
         ++it;
