@@ -39,11 +39,6 @@ void release_handle(ObjectKind kind, void *handle) {
   }
 }
 
-void release_object(const Object &object) {
-  release_handle(object.kind, object.handle);
-  if (object.parent) clReleaseMemObject(object.parent);
-}
-
 }  // namespace
 
 void fail_unset_user_event(cl_event event) {
@@ -72,12 +67,6 @@ void ObjectTable::add(uint64_t id, ObjectKind kind, void *handle, cl_context con
   if (kind == ObjectKind::queue) object.queue = std::make_unique<QueueState>();
   objects_.emplace(id, std::move(object));
   publish();
-}
-
-void ObjectTable::add_sub_buffer(uint64_t id, cl_mem handle, cl_mem parent, cl_context context) {
-  add(id, ObjectKind::mem, handle, context);
-  clRetainMemObject(parent);
-  objects_.at(id).parent = parent;
 }
 
 uint64_t ObjectTable::context_id(cl_context context) const {
@@ -117,7 +106,7 @@ void ObjectTable::release(uint64_t id) {
   // the root devices Hello announced stay for the whole session.
   auto it = objects_.find(id);
   if (it == objects_.end() || id < fedcl::wire::FIRST_CLIENT_ID) return;
-  release_object(it->second);
+  release_handle(it->second.kind, it->second.handle);
   memory_used_ -= it->second.bytes;
   objects_.erase(it);
   publish();
@@ -139,7 +128,7 @@ void ObjectTable::release_all() {
     for (auto it = objects_.begin(); it != objects_.end();) {
       if (it->second.kind == kind) {
         if (kind == ObjectKind::event) fail_unset_user_event(static_cast<cl_event>(it->second.handle));
-        release_object(it->second);
+        release_handle(kind, it->second.handle);
         it = objects_.erase(it);
       } else {
         ++it;

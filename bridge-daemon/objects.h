@@ -58,8 +58,6 @@ struct Object {
   cl_context context = nullptr;         // the context a queue or program belongs to
   uint64_t bytes = 0;                   // device memory a buffer or image counts against the limit
   bool may_print = false;               // programs and their kernels: may call printf (print_gate.h)
-  cl_mem parent = nullptr;              // a sub-buffer's parent, with a reference of the sub-buffer's
-                                        // own: NVIDIA 580 crashes when a parent goes before its sub-buffers
 };
 
 class ObjectTable {
@@ -70,8 +68,6 @@ class ObjectTable {
 
   // Takes over one reference to handle. Fails if the id is taken or reserved for devices.
   void add(uint64_t id, ObjectKind kind, void *handle, cl_context context = nullptr);
-  // A sub-buffer: its parent stays on the backend until the sub-buffer is released.
-  void add_sub_buffer(uint64_t id, cl_mem handle, cl_mem parent, cl_context context);
   void add_device(uint64_t id, cl_device_id device);
   Object &get(uint64_t id, ObjectKind kind);
   template <typename Handle>
