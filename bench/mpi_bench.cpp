@@ -10,6 +10,7 @@
 //   mpirun -np 2 fedcl_mpi_bench [--quick] [--max-mib N]
 #include <CL/cl_fedcl_mpi.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -119,7 +120,12 @@ int main(int argc, char **argv) {
     check(err, "clCreateBuffer");
     std::vector<uint8_t> host(max_bytes);
     if (rank == 0) std::printf("load.before %.2f\n", load_average());
-    for (size_t size = 64; size <= max_bytes; size *= 4) {
+    // 64 B to the largest by fours, and the sizes the targets name: 8 B and 128 MiB.
+    std::vector<size_t> sizes{8};
+    for (size_t size = 64; size <= max_bytes; size *= 4) sizes.push_back(size);
+    if ((size_t(128) << 20) <= max_bytes) sizes.push_back(size_t(128) << 20);
+    std::sort(sizes.begin(), sizes.end());
+    for (size_t size : sizes) {
       int reps = size <= (1 << 20) ? (quick ? 10 : 50) : size <= (16 << 20) ? (quick ? 3 : 10) : 5;
       if (!round_trip_intact(d, buffer, size)) throw std::runtime_error("the commands delivered wrong bytes at " + size_name(size));
       struct Path {

@@ -11,9 +11,9 @@
 #                         [--shape RATE,DELAY]
 #
 # --shape puts each daemon on a host of its own: a network namespace whose link to the others is
-# shaped to RATE with DELAY each way (scripts/netns-cluster.sh), as nodes on a cluster network
-# slower than their memory; the link's TCP rate between two nodes is then the bound. Host MPI is not
-# run there: its ranks would still talk over loopback.
+# shaped to RATE with DELAY each way (bench/shaped_cluster.sh), as nodes on a cluster network
+# slower than their memory; the link's TCP rate between two nodes is then the bound. Host MPI's
+# ranks run there too, each in its node's namespace (bench/netns_rank.sh), over Open MPI's TCP.
 #
 # BUILD_DIR defaults to build-bench (configure it with -DCMAKE_BUILD_TYPE=Release).
 set -euo pipefail
@@ -42,26 +42,16 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 FEDCL_MPI_TIMEO
 # shellcheck source=bench/report_common.sh
 source "$repo/bench/report_common.sh"
 out=$(report_file collectives)
-# On a shaped cluster: the link between the first two nodes, then the collectives, inside it.
-shaped_run() {  # N FIRST
-  OCL_ICD_VENDORS=$build/vendors "$repo/scripts/netns-cluster.sh" --nodes "$1" --fedcld "$build/bridge-daemon/fedcld" --shape "$shape" -- \
-    bash -c 'set -e
-      source "$1/bench/report_common.sh"
-      IFS=, read -ra ns <<<"$FEDCL_TEST_NODE_NETNS"
-      IFS=, read -ra hosts <<<"$FEDCL_HOSTS"
-      if [[ $3 == first ]]; then measure_peer_link "$2" "${ns[0]}" "${ns[1]}" "${hosts[1]%:*}"; fi
-      shift 3
-      "$@"' _ "$repo" "$build" "$2" "$build/bench/fedcl_collective_bench" "${bench_args[@]}"
-}
-
 {
   report_header "fedcl collectives" "$build"
   if [[ -n $shape ]]; then
     echo "# a fedcld per node, each in a network namespace, links shaped to $shape (rate, delay each way); PoCL behind each"
-    first=first
+    probe=(--probe)
     for n in $daemons; do
-      shaped_run "$n" "$first"
-      first=no
+      jobs=("$build/bench/fedcl_collective_bench" "${bench_args[@]}")
+      [[ -e $build/bench/fedcl_collective_mpi_bench ]] && jobs+=(--- mpi "$build/bench/fedcl_collective_mpi_bench" "${bench_args[@]}")
+      "$repo/bench/shaped_cluster.sh" "$build" "$n" "$shape" "${probe[@]}" -- "${jobs[@]}" | grep -v '^platform\|^device'
+      probe=()
     done
   else
     echo "# a fedcld per node on 127.0.0.1, PoCL behind each; host MPI: Open MPI between the same ranks"
