@@ -16,6 +16,49 @@ void fill_peer_ref(wire::PeerRef::Builder ref, Connection &connection) {
   ref.setSession(hello.getSessionToken());
 }
 
+void set_wait_list(wire::Command::Builder command, const std::vector<uint64_t> &events) {
+  auto wait = command.initWaitFor(events.size());
+  for (size_t i = 0; i < events.size(); i++) wait.set(i, events[i]);
+}
+
+PeerTransferEvents queue_peer_transfer(cl_context context, cl_command_type type, const PeerTransferEnd &from,
+                                       const PeerTransferEnd &to, uint64_t bytes, wire::Request::Combine combine,
+                                       wire::Request::ElementType element) {
+  PeerTransferEvents events{own_event(context, from.connection, type), own_event(context, to.connection, type)};
+  if (from.connection != to.connection) {
+    std::lock_guard<std::mutex> lock(events.sent->mutex);
+    events.sent->fails_too_on = to.connection;
+    events.sent->fails_too = events.arrived->id;
+  }
+  uint64_t transfer = new_object_id();
+  // What both requests say of their end: its command, the buffer range and the transfer.
+  auto fill_end = [&](auto request, const PeerTransferEnd &end, _cl_event *event) {
+    auto command = request.getCommand();
+    command.setQueue(end.queue);
+    command.setEvent(event->id);
+    set_wait_list(command, end.wait_for);
+    request.setMemObject(end.mem);
+    request.setOffset(end.offset);
+    request.setSize(bytes);
+    request.setTransfer(transfer);
+  };
+
+  RequestMessage receive;
+  auto r = receive.root.initReceiveFromPeer();
+  fill_end(r, to, events.arrived);
+  r.setSender(from.connection->hello().getInstance());
+  r.setCombine(combine);
+  r.setElementType(element);
+  to.connection->queue(receive);
+
+  RequestMessage send;
+  auto s = send.root.initSendToPeer();
+  fill_end(s, from, events.sent);
+  fill_peer_ref(s.initPeer(), *to.connection);
+  from.connection->queue(send);
+  return events;
+}
+
 namespace {
 
 cl_int status_of(cl_event event) {
@@ -89,12 +132,14 @@ RootRange root_range(cl_mem root, cl_mem mem, const MemSpan &span) {
   return {mem->origin + offset, mem->origin + offset + size, span.overwrites};
 }
 
-// The events after which connection's copy of root is current: the last command that may have
-// written root there, and the copy on its way there, if any.
-std::vector<uint64_t> current_after(cl_mem root, Connection *connection) {
+// The events after which connection's copy of root's bytes [begin, end) is current: the commands
+// that may have written them there and have not completed, and the copy on its way there, if any.
+std::vector<uint64_t> current_after(cl_mem root, Connection *connection, size_t begin, size_t end) {
   std::vector<uint64_t> events;
-  auto writer = root->writers.find(connection->index());
-  if (writer != root->writers.end() && writer->second) events.push_back(writer->second->id);
+  auto writers = root->writers.find(connection->index());
+  if (writers != root->writers.end())
+    for (const _cl_mem::Writer &writer : writers->second)
+      if (writer.begin < end && begin < writer.end && pending(writer.event)) events.push_back(writer.event->id);
   auto it = root->arrivals.find(connection->index());
   if (it != root->arrivals.end() && pending(it->second)) events.push_back(it->second->id);
   return events;
@@ -127,57 +172,23 @@ void set_transfer_tail(cl_mem root, Connection *connection, cl_event event) {
   tail = event;
 }
 
-void set_wait_list(wire::Command::Builder command, const std::vector<uint64_t> &events) {
-  auto wait = command.initWaitFor(events.size());
-  for (size_t i = 0; i < events.size(); i++) wait.set(i, events[i]);
-}
 
-// Has source send root's bytes [offset, offset + bytes) to target over their peer link; returns
-// the receive's event there. Both requests are queued (root's lock is held): the caller flushes
-// target, then source, once the lock is released, so that the receive is there before the first
-// bytes, which then land in place.
+// Has source send root's bytes [offset, offset + bytes) to target over their peer link, after
+// what is current on source and the transfers of root already queued on either side; returns the
+// receive's event there. Both requests are queued (root's lock is held): the caller flushes target,
+// then source, once the lock is released.
 _cl_event *migrate_direct(cl_mem root, ContextPart &source, ContextPart &target, size_t offset, size_t bytes) {
   cl_context context = root->context;
-  uint64_t transfer = new_object_id();
-  _cl_event *sent = own_event(context, source.connection, CL_COMMAND_MIGRATE_MEM_OBJECTS);
-  _cl_event *arrived = own_event(context, target.connection, CL_COMMAND_MIGRATE_MEM_OBJECTS);
-  {
-    std::lock_guard<std::mutex> lock(sent->mutex);
-    sent->fails_too_on = target.connection;
-    sent->fails_too = arrived->id;
-  }
-
-  RequestMessage receive;
-  auto r = receive.root.initReceiveFromPeer();
-  r.getCommand().setQueue(context->transfer_queue(target));
-  r.getCommand().setEvent(arrived->id);
-  std::vector<uint64_t> before;
-  after_transfer_tail(root, target.connection, &before);
-  set_wait_list(r.getCommand(), before);
-  r.setMemObject(root->id);
-  r.setOffset(offset);
-  r.setSize(bytes);
-  r.setSender(source.connection->hello().getInstance());
-  r.setTransfer(transfer);
-  target.connection->queue(receive);
-
-  RequestMessage send;
-  auto s = send.root.initSendToPeer();
-  s.getCommand().setQueue(context->transfer_queue(source));
-  s.getCommand().setEvent(sent->id);
-  std::vector<uint64_t> after = current_after(root, source.connection);
-  after_transfer_tail(root, source.connection, &after);
-  set_wait_list(s.getCommand(), after);
-  s.setMemObject(root->id);
-  s.setOffset(offset);
-  s.setSize(bytes);
-  fill_peer_ref(s.initPeer(), *target.connection);
-  s.setTransfer(transfer);
-  source.connection->queue(send);
-  set_transfer_tail(root, target.connection, arrived);
-  set_transfer_tail(root, source.connection, sent);
-  release(sent);  // the event mirror holds it until the daemon reports
-  return arrived;
+  PeerTransferEnd from{source.connection, context->transfer_queue(source), current_after(root, source.connection, offset, offset + bytes),
+                       root->id, offset};
+  after_transfer_tail(root, source.connection, &from.wait_for);
+  PeerTransferEnd to{target.connection, context->transfer_queue(target), {}, root->id, offset};
+  after_transfer_tail(root, target.connection, &to.wait_for);
+  PeerTransferEvents events = queue_peer_transfer(context, CL_COMMAND_MIGRATE_MEM_OBJECTS, from, to, bytes);
+  set_transfer_tail(root, target.connection, events.arrived);
+  set_transfer_tail(root, source.connection, events.sent);
+  release(events.sent);  // the event mirror holds it until the daemon reports
+  return events.arrived;
 }
 
 // The request that reads (write false) or writes root's bytes [offset, offset + bytes) (an image:
@@ -195,7 +206,7 @@ std::pair<wire::Command::Builder, size_t> range_transfer(wire::Request::Builder 
 cl_int migrate_through_client(cl_mem root, std::unique_lock<std::mutex> &lock, ContextPart &source,
                               ContextPart &target, size_t offset, size_t bytes) {
   cl_context context = root->context;
-  std::vector<uint64_t> after = current_after(root, source.connection), before;
+  std::vector<uint64_t> after = current_after(root, source.connection, offset, offset + bytes), before;
   after_transfer_tail(root, source.connection, &after);
   after_transfer_tail(root, target.connection, &before);
   root->copying = true;
@@ -420,10 +431,15 @@ void mem_written(cl_mem mem, Connection *connection, cl_event event, const MemSp
   root->validity.assign(range.begin, range.end, bit(connection));
   // Copies on their way elsewhere stay: they may bring other bytes. The one the writer built on
   // still decides whether its result is worth anything (check_arrival).
-  if (event) retain(event);
-  cl_event &writer = root->writers[connection->index()];
-  if (writer) release(writer);
-  writer = event;
+  std::vector<_cl_mem::Writer> &writers = root->writers[connection->index()];
+  // partition, not remove_if: what remove_if leaves behind is unspecified, and each one is released.
+  auto done = std::stable_partition(writers.begin(), writers.end(), [](const _cl_mem::Writer &w) { return pending(w.event); });
+  for (auto it = done; it != writers.end(); ++it) release(it->event);
+  writers.erase(done, writers.end());
+  if (event) {
+    retain(event);
+    writers.push_back({event, range.begin, range.end});
+  }
 }
 
 }  // namespace fedcl

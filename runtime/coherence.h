@@ -50,4 +50,31 @@ void mem_written(cl_mem mem, Connection *connection, cl_event event, const MemSp
 // The identity of a daemon session as its peers address it.
 void fill_peer_ref(wire::PeerRef::Builder ref, Connection &connection);
 
+// A command's wait list: the events of these ids.
+void set_wait_list(wire::Command::Builder command, const std::vector<uint64_t> &events);
+
+// One end of a transfer between two daemons over their peer link: the daemon, the queue and wait
+// list of its command there, and where in which buffer the bytes are read or written.
+struct PeerTransferEnd {
+  Connection *connection;
+  uint64_t queue;
+  std::vector<uint64_t> wait_for;
+  uint64_t mem;
+  uint64_t offset;
+};
+
+// The commands of one such transfer, each with an event of fedcl's own (own_event).
+struct PeerTransferEvents {
+  _cl_event *sent, *arrived;
+};
+
+// Queues a SendToPeer of bytes on from's daemon and the ReceiveFromPeer that takes them on to's
+// (combining them into what is there unless combine is none); neither is flushed: flushing to's
+// daemon first puts the receive there before the first bytes, which then land in place. A failed
+// send fails the receive too. Migrations and the collectives' steps both move bytes this way.
+PeerTransferEvents queue_peer_transfer(cl_context context, cl_command_type type, const PeerTransferEnd &from,
+                                       const PeerTransferEnd &to, uint64_t bytes,
+                                       wire::Request::Combine combine = wire::Request::Combine::NONE,
+                                       wire::Request::ElementType element = wire::Request::ElementType::INT32);
+
 }  // namespace fedcl

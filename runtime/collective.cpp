@@ -162,18 +162,14 @@ class CollectiveRun {
   }
 
   // What a side on participant p waits for: its opening marker and the earlier steps' sides.
-  void fill_command(wire::Command::Builder command, size_t p, _cl_event *event,
-                    std::initializer_list<const std::vector<StepSide> *> afters) {
-    command.setQueue(transfer_queue(p));
-    command.setEvent(event->id);
+  std::vector<uint64_t> wait_list(size_t p, std::initializer_list<const std::vector<StepSide> *> afters) const {
     std::vector<uint64_t> ids{starts_[p]->event()->id};
     for (const auto *after : afters)
       for (const StepSide &side : *after) {
         _cl_event *earlier = side.to ? sides_[side.step].to : sides_[side.step].from;
         if (earlier && std::find(ids.begin(), ids.end(), earlier->id) == ids.end()) ids.push_back(earlier->id);
       }
-    auto list = command.initWaitFor(ids.size());
-    for (size_t k = 0; k < ids.size(); k++) list.set(k, ids[k]);
+    return ids;
   }
 
   void queue_copy(size_t i, const CollectiveStep &step) {
@@ -186,7 +182,9 @@ class CollectiveRun {
     sides_[i] = {event, event};
     RequestMessage request;
     auto copy = request.root.initCopyBuffer();
-    fill_command(copy.getCommand(), p, event, {&step.from_after, &step.to_after});
+    copy.getCommand().setQueue(transfer_queue(p));
+    copy.getCommand().setEvent(event->id);
+    set_wait_list(copy.getCommand(), wait_list(p, {&step.from_after, &step.to_after}));
     copy.setSrc(from.mem);
     copy.setDst(to.mem);
     copy.setSrcOffset(from.offset);
@@ -197,40 +195,12 @@ class CollectiveRun {
 
   void queue_transfer(size_t i, const CollectiveStep &step) {
     size_t a = step.from.participant, b = step.to.participant;
-    Connection *sender = connection(a), *receiver = connection(b);
-    _cl_event *sent = own_event(context_, sender, c_.command_type);
-    _cl_event *arrived = own_event(context_, receiver, c_.command_type);
-    sides_[i] = {sent, arrived};
-    if (sender != receiver) {
-      std::lock_guard<std::mutex> lock(sent->mutex);
-      sent->fails_too_on = receiver;
-      sent->fails_too = arrived->id;
-    }
-    uint64_t transfer = new_object_id();
-
-    RequestMessage receive;
-    auto r = receive.root.initReceiveFromPeer();
-    fill_command(r.getCommand(), b, arrived, {&step.to_after});
-    DaemonPlace to = place(step.to);
-    r.setMemObject(to.mem);
-    r.setOffset(to.offset);
-    r.setSize(step.bytes);
-    r.setSender(sender->hello().getInstance());
-    r.setTransfer(transfer);
-    r.setCombine(step.combine ? c_.op : Combine::NONE);
-    r.setElementType(c_.element_type);
-    receiver->queue(receive);
-
-    RequestMessage send;
-    auto s = send.root.initSendToPeer();
-    fill_command(s.getCommand(), a, sent, {&step.from_after});
-    DaemonPlace from = place(step.from);
-    s.setMemObject(from.mem);
-    s.setOffset(from.offset);
-    s.setSize(step.bytes);
-    fill_peer_ref(s.initPeer(), *receiver);
-    s.setTransfer(transfer);
-    sender->queue(send);
+    DaemonPlace from = place(step.from), to = place(step.to);
+    PeerTransferEvents events = queue_peer_transfer(
+        context_, c_.command_type, {connection(a), transfer_queue(a), wait_list(a, {&step.from_after}), from.mem, from.offset},
+        {connection(b), transfer_queue(b), wait_list(b, {&step.to_after}), to.mem, to.offset}, step.bytes,
+        step.combine ? c_.op : Combine::NONE, c_.element_type);
+    sides_[i] = {events.sent, events.arrived};
   }
 
   const Collective &c_;

@@ -154,7 +154,14 @@ struct _cl_mem : fedcl::Object {
   std::mutex mutex;
   fedcl::ConnectionMask present = 0;                      // daemons that hold the object
   fedcl::ValidityMap validity;                            // which daemons are current on which bytes
-  std::map<size_t, cl_event> writers;                     // by connection index: the last command that may have written it there
+  // By connection index: the commands that may have written it there and may still run, each with
+  // the bytes it may have written. All of them, not the last alone: two queues of one daemon (or
+  // an out-of-order one) finish in any order.
+  struct Writer {
+    cl_event event;
+    size_t begin, end;
+  };
+  std::map<size_t, std::vector<Writer>> writers;
   std::map<size_t, cl_event> arrivals;                    // by connection index: the last copy on its way there
   // By connection index: the last of fedcl's transfer commands on the object there (a send or a
   // receive). The transfer queue runs out of order; the next transfer of the object waits for it.

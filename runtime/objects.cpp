@@ -151,7 +151,7 @@ _cl_mem::~_cl_mem() {
   handle_unregister(this);
   run_destructor_callbacks(destructor_callbacks, this);
   for (auto &entry : writers)
-    if (entry.second) release(entry.second);
+    for (const Writer &writer : entry.second) release(writer.event);
   for (auto &entry : arrivals) release(entry.second);
   for (auto &entry : transfer_tails) release(entry.second);
   std::free(mirror);

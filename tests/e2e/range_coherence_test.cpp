@@ -272,3 +272,51 @@ TEST_F(RangeCoherence, OddSizedRangesMoveWhole) {
   EXPECT_TRUE(out == data);
   clReleaseMemObject(mem);
 }
+
+// Two queues of one daemon write two halves of a buffer: a slow kernel the first half, then a quick
+// one the second. A kernel on the other daemon then reads the first half, which must move only
+// after the slow kernel wrote it, although the quick one, enqueued later, finished first. When only
+// a daemon's last writer was waited for, the copy took the first half before the slow kernel's
+// values (seen as a stale halo in realprog_subbuffer_stencil_slabs, 1 run in 10 to 40).
+TEST_F(RangeCoherence, ACopyWaitsForEveryWriterOfItsBytesOnTheSourceDaemon) {
+  const size_t count = 1 << 16, half = count / 2;
+  cl_command_queue second = create_queue(context, cluster.devices[0]);
+  cl_program program = build_program(context,
+      "kernel void slow_store(global uint *x, uint v, uint spins) {\n"
+      "  uint acc = v;\n"
+      "  for (uint i = 0; i < spins; i++) acc = acc * 1664525u + 1013904223u;\n"
+      "  x[get_global_id(0)] = v + (acc == 0xdeadbeefu);  /* keeps the loop: v, as the host finds */\n"
+      "}\n"
+      "kernel void add_one(global uint *x) { x[get_global_id(0)] += 1; }\n");
+  cl_kernel slow = create_kernel(program, "slow_store"), add = create_kernel(program, "add_one");
+  cl_mem parent = create_buffer(context, CL_MEM_READ_WRITE, count * 4);
+  std::vector<uint32_t> zeros(count, 0);
+  ASSERT_CL_OK(clEnqueueWriteBuffer(queues[0], parent, CL_TRUE, 0, count * 4, zeros.data(), 0, nullptr, nullptr));
+  cl_mem first = sub_buffer(parent, 0, half * 4), last = sub_buffer(parent, half * 4, half * 4);
+
+  set_arg(slow, 0, first);
+  set_arg(slow, 1, cl_uint(7));
+  set_arg(slow, 2, cl_uint(20000));  // about 10^9 steps in all: a second or so on a CPU device
+  ASSERT_CL_OK(clEnqueueNDRangeKernel(queues[0], slow, 1, nullptr, &half, nullptr, 0, nullptr, nullptr));
+  ASSERT_CL_OK(clFlush(queues[0]));
+  set_arg(add, 0, last);
+  ASSERT_CL_OK(clEnqueueNDRangeKernel(second, add, 1, nullptr, &half, nullptr, 0, nullptr, nullptr));
+  ASSERT_CL_OK(clFinish(second));  // the quick writer is done; the slow one most likely is not
+
+  cl_kernel add_there = create_kernel(program, "add_one");
+  set_arg(add_there, 0, first);
+  ASSERT_CL_OK(clEnqueueNDRangeKernel(queues[1], add_there, 1, nullptr, &half, nullptr, 0, nullptr, nullptr));
+  std::vector<uint32_t> got = read_all(1, first, half);
+  uint32_t acc = 7;
+  for (int i = 0; i < 20000; i++) acc = acc * 1664525u + 1013904223u;
+  EXPECT_EQ(std::vector<uint32_t>(half, 7u + (acc == 0xdeadbeefu) + 1u), got) << "daemon 1 added to bytes copied before the slow kernel wrote them";
+
+  clReleaseMemObject(first);
+  clReleaseMemObject(last);
+  clReleaseMemObject(parent);
+  clReleaseKernel(slow);
+  clReleaseKernel(add);
+  clReleaseKernel(add_there);
+  clReleaseProgram(program);
+  clReleaseCommandQueue(second);
+}
