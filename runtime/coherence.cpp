@@ -172,15 +172,14 @@ void set_transfer_tail(cl_mem root, Connection *connection, cl_event event) {
   tail = event;
 }
 
-
 // Has source send root's bytes [offset, offset + bytes) to target over their peer link, after
 // what is current on source and the transfers of root already queued on either side; returns the
 // receive's event there. Both requests are queued (root's lock is held): the caller flushes target,
 // then source, once the lock is released.
 _cl_event *migrate_direct(cl_mem root, ContextPart &source, ContextPart &target, size_t offset, size_t bytes) {
   cl_context context = root->context;
-  PeerTransferEnd from{source.connection, context->transfer_queue(source), current_after(root, source.connection, offset, offset + bytes),
-                       root->id, offset};
+  PeerTransferEnd from{source.connection, context->transfer_queue(source),
+                       current_after(root, source.connection, offset, offset + bytes), root->id, offset};
   after_transfer_tail(root, source.connection, &from.wait_for);
   PeerTransferEnd to{target.connection, context->transfer_queue(target), {}, root->id, offset};
   after_transfer_tail(root, target.connection, &to.wait_for);
@@ -433,7 +432,8 @@ void mem_written(cl_mem mem, Connection *connection, cl_event event, const MemSp
   // still decides whether its result is worth anything (check_arrival).
   std::vector<_cl_mem::Writer> &writers = root->writers[connection->index()];
   // partition, not remove_if: what remove_if leaves behind is unspecified, and each one is released.
-  auto done = std::stable_partition(writers.begin(), writers.end(), [](const _cl_mem::Writer &w) { return pending(w.event); });
+  auto done = std::stable_partition(writers.begin(), writers.end(),
+                                    [](const _cl_mem::Writer &w) { return pending(w.event); });
   for (auto it = done; it != writers.end(); ++it) release(it->event);
   writers.erase(done, writers.end());
   if (event) {

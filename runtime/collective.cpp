@@ -196,10 +196,10 @@ class CollectiveRun {
   void queue_transfer(size_t i, const CollectiveStep &step) {
     size_t a = step.from.participant, b = step.to.participant;
     DaemonPlace from = place(step.from), to = place(step.to);
-    PeerTransferEvents events = queue_peer_transfer(
-        context_, c_.command_type, {connection(a), transfer_queue(a), wait_list(a, {&step.from_after}), from.mem, from.offset},
-        {connection(b), transfer_queue(b), wait_list(b, {&step.to_after}), to.mem, to.offset}, step.bytes,
-        step.combine ? c_.op : Combine::NONE, c_.element_type);
+    PeerTransferEnd sender{connection(a), transfer_queue(a), wait_list(a, {&step.from_after}), from.mem, from.offset};
+    PeerTransferEnd receiver{connection(b), transfer_queue(b), wait_list(b, {&step.to_after}), to.mem, to.offset};
+    PeerTransferEvents events = queue_peer_transfer(context_, c_.command_type, sender, receiver, step.bytes,
+                                                    step.combine ? c_.op : Combine::NONE, c_.element_type);
     sides_[i] = {events.sent, events.arrived};
   }
 
