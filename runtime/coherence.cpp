@@ -431,9 +431,9 @@ void mem_written(cl_mem mem, Connection *connection, cl_event event, const MemSp
   // Copies on their way elsewhere stay: they may bring other bytes. The one the writer built on
   // still decides whether its result is worth anything (check_arrival).
   std::vector<_cl_mem::Writer> &writers = root->writers[connection->index()];
-  // partition, not remove_if: what remove_if leaves behind is unspecified, and each one is released.
-  auto done = std::stable_partition(writers.begin(), writers.end(),
-                                    [](const _cl_mem::Writer &w) { return pending(w.event); });
+  // partition, not remove_if: what remove_if leaves behind is unspecified, and each one is released
+  // (nor stable_partition, which allocates: the order of writers does not matter).
+  auto done = std::partition(writers.begin(), writers.end(), [](const _cl_mem::Writer &w) { return pending(w.event); });
   for (auto it = done; it != writers.end(); ++it) release(it->event);
   writers.erase(done, writers.end());
   if (event) {
