@@ -2,20 +2,13 @@
 
 #include <sodium.h>
 
-#include <cstdlib>
 #include <cstring>
-#include <mutex>
+
+#include "secret.h"
 
 namespace fedcl {
 
 namespace {
-
-void ensure_sodium() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    if (sodium_init() < 0) std::abort();  // no random source: nothing safe can be done
-  });
-}
 
 const char *label(AuthRole role) {
   switch (role) {

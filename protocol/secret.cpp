@@ -12,14 +12,12 @@
 
 namespace fedcl {
 
-namespace {
 void ensure_sodium() {
   static std::once_flag once;
   std::call_once(once, [] {
-    if (sodium_init() < 0) std::abort();  // as in auth.cpp: nothing safe can be done without it
+    if (sodium_init() < 0) std::abort();  // no random source: nothing safe can be done
   });
 }
-}  // namespace
 
 Secret::Secret(std::string_view bytes) {
   if (bytes.empty()) return;

@@ -31,6 +31,10 @@ class Secret {
   size_t size_ = 0;
 };
 
+// Initialises libsodium once per process (every caller of its functions first); aborts when the
+// system has no random source.
+void ensure_sodium();
+
 // Zeroes all of text's memory (its capacity, not only its size) and empties it: for the buffers a
 // key was read or parsed from.
 void secret_wipe(std::string &text);

@@ -9,8 +9,9 @@
 
 namespace fedcl {
 
-// Defined in icd/dispatch.cpp.
-extern const cl_icd_dispatch kDispatch;
+// Defined in icd/dispatch.cpp. Weak: the programs that link the runtime without the ICD (the fedcl
+// command, the unit tests, a fuzz target) make no objects, and need no table.
+extern const cl_icd_dispatch kDispatch __attribute__((weak));
 
 enum class Magic : uint32_t {
   dead = 0,

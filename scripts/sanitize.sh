@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # Builds fedcl with a sanitizer and runs tests there: real fedcld daemons and the real ICD loader,
 # every report fatal. Exits non-zero when a test fails or any process wrote a sanitizer report.
-# scripts/test.sh runs both after the main suite; run scripts/setup.sh first (packages).
+# scripts/test.sh builds both trees beside the main suite and runs their tests after it; run
+# scripts/setup.sh first (packages).
 #
-#   scripts/sanitize.sh [address|thread]
+#   scripts/sanitize.sh [address|thread] [build|test]
+#
+# build: only the build; test: only the tests, on a tree built before; both, one after the other,
+# when left out.
 #
 # address (the default): AddressSanitizer and UndefinedBehaviorSanitizer, into build-asan/
 # (FEDCL_ASAN_BUILD_DIR overrides); the unit, end-to-end, TLS and tool tests, and the fuzz corpora's
@@ -25,6 +29,8 @@
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 mode=${1:-address}
+steps=${2:-build test}
+case $steps in build|test|"build test") ;; *) echo "usage: $0 [address|thread] [build|test]" >&2; exit 2 ;; esac
 case $mode in
 address)
   build=${FEDCL_ASAN_BUILD_DIR:-$repo/build-asan}
@@ -51,17 +57,20 @@ thread)
   excluded='^Resume\.AClientThatSaidGoodbyeAtExitDoesNotResume$'
   report_marker='WARNING: ThreadSanitizer'
   name=ThreadSanitizer ;;
-*) echo "usage: $0 [address|thread]" >&2; exit 2 ;;
+*) echo "usage: $0 [address|thread] [build|test]" >&2; exit 2 ;;
 esac
-cmake -S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=Debug -DFEDCL_BUILD_BENCH=OFF -DFEDCL_BUILD_EXAMPLES=OFF \
-  -DFEDCL_BUILD_MPI=OFF -DCMAKE_C_FLAGS="$flags" -DCMAKE_CXX_FLAGS="$flags" \
-  -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=$sanitizers" -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=$sanitizers" >/dev/null
-echo "==> building the $name tree into $build (log: $build/sanitize-build.log)"
-if ! cmake --build "$build" -j "$(nproc)" --target "${targets[@]}" >"$build/sanitize-build.log" 2>&1; then
-  echo "sanitize.sh: the build failed; the last lines of $build/sanitize-build.log:" >&2
-  tail -n 40 "$build/sanitize-build.log" >&2
-  exit 1
+if [[ $steps = *build* ]]; then
+  cmake -S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=Debug -DFEDCL_BUILD_BENCH=OFF -DFEDCL_BUILD_EXAMPLES=OFF \
+    -DFEDCL_BUILD_MPI=OFF -DCMAKE_C_FLAGS="$flags" -DCMAKE_CXX_FLAGS="$flags" \
+    -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=$sanitizers" -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=$sanitizers" >/dev/null
+  echo "==> building the $name tree into $build (log: $build/sanitize-build.log)"
+  if ! cmake --build "$build" -j "$(nproc)" --target "${targets[@]}" >"$build/sanitize-build.log" 2>&1; then
+    echo "sanitize.sh: the build failed; the last lines of $build/sanitize-build.log:" >&2
+    tail -n 40 "$build/sanitize-build.log" >&2
+    exit 1
+  fi
 fi
+[[ $steps = *test* ]] || exit 0
 
 reports=$build/sanitizer-reports
 rm -rf "$reports"
@@ -79,9 +88,12 @@ export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 # an application may still call in); a thread leak is no race.
 export TSAN_OPTIONS=log_path=$reports/tsan:second_deadlock_stack=1:die_after_fork=0:report_thread_leaks=0:suppressions=$repo/scripts/tsan.supp
 [[ -z $runtimes ]] || export LD_PRELOAD=$runtimes
+# The tests wait more than they compute (daemons' time limits, killed peers, stalled links): three
+# per core keep the cores busy; at most 8, since each starts daemons with a PoCL thread per core.
+jobs=${FEDCL_TEST_JOBS:-$(($(nproc) * 3 > 8 ? 8 : $(nproc) * 3))}
 status=0
 echo "==> running the tests labelled ${labels//|/, } under $name"
-ctest --test-dir "$build" -j2 --timeout 300 --output-on-failure --no-tests=error \
+ctest --test-dir "$build" -j"$jobs" --timeout 300 --output-on-failure --no-tests=error \
   --test-output-size-passed 10000000 --test-output-size-failed 10000000 \
   -L "$labels" -E "$excluded" || status=$?
 unset LD_PRELOAD TSAN_OPTIONS

@@ -16,8 +16,6 @@ using namespace fedcl_test;
 
 namespace {
 
-constexpr size_t KiB = 1024, MiB = 1024 * KiB;
-
 struct Functions {
   clEnqueueBroadcastBuffer_fn broadcast;
   clEnqueueScatterBuffer_fn scatter;

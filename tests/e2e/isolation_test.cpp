@@ -28,7 +28,6 @@ namespace wire = fedcl::wire;
 
 namespace {
 
-bool process_alive(pid_t pid) { return waitpid(pid, nullptr, WNOHANG) == 0; }
 
 // A client process: body runs in a fork and its return value is the exit status. It ends as a
 // program that returns from main does (the runtime says goodbye), unless abrupt: then as one killed
@@ -189,7 +188,7 @@ bool maps_mention(pid_t pid, const std::string &library) {
 
 // After the clients: the daemon still serves, and the test process is a client that works.
 void expect_a_new_session_works(const DaemonProcess &daemon) {
-  ASSERT_TRUE(process_alive(daemon.pid()));
+  ASSERT_TRUE(daemon.alive());
   set_hosts(daemon.endpoint());
   std::vector<cl_device_id> devices = fedcl_devices(fedcl_platform());
   ASSERT_FALSE(devices.empty());

@@ -103,7 +103,6 @@ bool read_welcome(RawSession &raw, cl_int *status, std::string *message, uint64_
   return true;
 }
 
-bool process_alive(pid_t pid) { return waitpid(pid, nullptr, WNOHANG) == 0; }
 
 }  // namespace
 
@@ -131,7 +130,7 @@ TEST(PeerProtocol, AHandshakeWithTheRightKeyIsWelcomedAndKeptAlive) {
   auto start = std::chrono::steady_clock::now();
   EXPECT_TRUE(raw.wait_closed()) << "a silent peer link stayed open";
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
-  EXPECT_TRUE(process_alive(daemon.pid()));
+  EXPECT_TRUE(daemon.alive());
 }
 
 TEST(PeerProtocol, AWrongKeyOrTheWrongDaemonIsRefused) {
@@ -187,7 +186,7 @@ TEST(PeerProtocol, AWrongKeyOrTheWrongDaemonIsRefused) {
     EXPECT_NE(std::string::npos, message.find("not (or no longer) served here")) << message;
     EXPECT_TRUE(raw.wait_closed());
   }
-  EXPECT_TRUE(process_alive(daemon.pid()));
+  EXPECT_TRUE(daemon.alive());
 }
 
 TEST(PeerProtocol, MessagesOutOfPlaceCloseOnlyThatConnection) {
@@ -235,6 +234,6 @@ TEST(PeerProtocol, MessagesOutOfPlaceCloseOnlyThatConnection) {
     ASSERT_TRUE(raw.send_request(request));
     EXPECT_TRUE(raw.wait_closed());
   }
-  ASSERT_TRUE(process_alive(cluster.daemons[0]->pid()));
+  ASSERT_TRUE(cluster.daemons[0]->alive());
   expect_runtime_session_works(cluster, 1024);
 }

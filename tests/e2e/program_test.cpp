@@ -579,7 +579,9 @@ TEST_F(GuardedKernelNames, BuiltAndLinkedProgramsKeepTheirKernels) {
       ASSERT_CL_OK(clGetKernelInfo(kernel, CL_KERNEL_FUNCTION_NAME, size, got.data(), nullptr));
       EXPECT_EQ(name, got.c_str());
       short wrong_size = 0;
-      if (program == built) EXPECT_CL(CL_INVALID_ARG_SIZE, clSetKernelArg(kernel, 0, sizeof wrong_size, &wrong_size));
+      if (program == built) {
+        EXPECT_CL(CL_INVALID_ARG_SIZE, clSetKernelArg(kernel, 0, sizeof wrong_size, &wrong_size));
+      }
       clReleaseKernel(kernel);
     }
     for (cl_program program : {built, linked, compiled}) clReleaseProgram(program);

@@ -16,7 +16,6 @@ using namespace fedcl_test;
 
 namespace {
 
-bool process_alive(pid_t pid) { return waitpid(pid, nullptr, WNOHANG) == 0; }
 
 // Runs in a forked child: scale(x, 3) launched `launches` times over a buffer of n ints (with
 // contents, so that its memory is in use at the daemon), each behind a user event the child never
@@ -66,7 +65,7 @@ TEST(Protocol, WrongVersionIsRefusedNamingBothVersions) {
   EXPECT_NE(std::string::npos, message.find(std::to_string(fedcl::wire::PROTOCOL_VERSION))) << message;
   EXPECT_NE(std::string::npos, message.find("version")) << message;
   EXPECT_TRUE(raw.wait_closed()) << "the refused session stayed open";
-  EXPECT_TRUE(process_alive(daemon.pid()));
+  EXPECT_TRUE(daemon.alive());
 }
 
 TEST(Protocol, RightVersionIsGreetedWithDevices) {
@@ -122,7 +121,7 @@ TEST(Protocol, GarbageClosesOnlyThatSession) {
   ASSERT_TRUE(rude.send_request(message));
   EXPECT_TRUE(rude.wait_closed());
 
-  ASSERT_TRUE(process_alive(cluster.daemons[0]->pid()));
+  ASSERT_TRUE(cluster.daemons[0]->alive());
   expect_runtime_session_works(cluster, 2048);  // the runtime's session was never disturbed
 }
 
@@ -161,7 +160,7 @@ TEST(Protocol, APayloadIsCheckedAgainstItsRequestBeforeItIsTaken) {
     ASSERT_TRUE(raw.send_bytes(bytes.data(), bytes.size()));
     EXPECT_TRUE(raw.wait_closed()) << "still waiting for the payload: " << c.logged;
   }
-  ASSERT_TRUE(process_alive(daemon.pid()));
+  ASSERT_TRUE(daemon.alive());
   daemon.stop();
   std::string log = capture.text();
   for (const Case &c : cases) EXPECT_NE(std::string::npos, log.find("refused a payload: " + c.logged)) << log;
@@ -177,7 +176,7 @@ TEST(Protocol, ClientThatDiesMidSessionLeavesTheDaemonServing) {
   int status = 0;
   ASSERT_EQ(child, waitpid(child, &status, 0));
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the child failed before exiting: " << status;
-  ASSERT_TRUE(process_alive(daemon.pid()));
+  ASSERT_TRUE(daemon.alive());
 
   cl_int err;
   std::vector<cl_device_id> devices = fedcl_devices(fedcl_platform(), &err);
@@ -185,7 +184,7 @@ TEST(Protocol, ClientThatDiesMidSessionLeavesTheDaemonServing) {
   cl_context context = clCreateContext(nullptr, 1, devices.data(), nullptr, nullptr, &err);
   ASSERT_CL_OK(err);
   expect_vector_add(context, create_queue(context, devices[0]), 10000);
-  EXPECT_TRUE(process_alive(daemon.pid()));
+  EXPECT_TRUE(daemon.alive());
 }
 
 // Clients that vanish with commands behind user events they never set (killed, or buggy) must not
@@ -215,5 +214,5 @@ TEST(Protocol, ClientsGoneWithCommandsBehindUnsetUserEventsLeaveNoMemoryBehind) 
   }
   EXPECT_LE(after_seven, after_one + 128) << "fedcld's RSS after one such session: " << after_one
                                           << " MiB; after seven: " << after_seven << " MiB";
-  ASSERT_TRUE(process_alive(daemon.pid()));
+  ASSERT_TRUE(daemon.alive());
 }

@@ -13,8 +13,6 @@ using namespace fedcl_test;
 
 namespace {
 
-constexpr size_t KiB = 1024;
-
 // Bytes sent over all peer links of all the cluster's daemons (FEDCL_HOSTS), as published.
 uint64_t link_bytes_now() {
   FILE *pipe = popen(FEDCL_COMMAND_PATH " status --json 2>&1", "r");

@@ -28,7 +28,7 @@ const char kCounterSource[] = R"(
 __kernel void count(__global int *counter) { atomic_inc(counter); }
 )";
 
-std::vector<uint8_t> pattern(size_t size, uint32_t seed) {
+std::vector<uint8_t> random_bytes(size_t size, uint32_t seed) {
   std::vector<uint8_t> bytes(size);
   uint32_t x = seed;
   for (size_t i = 0; i < size; i++) {
@@ -71,11 +71,11 @@ int read_counter(Session &s) {
   return value;
 }
 
-const char kClusterKey[] = "resume-test-key-5b1d";
+const char kResumeKey[] = "resume-test-key-5b1d";
 
 std::string write_key_file() {
   std::string path = ::testing::TempDir() + "fedcl_resume_key";
-  std::ofstream(path) << kClusterKey << "\n";
+  std::ofstream(path) << kResumeKey << "\n";
   return path;
 }
 
@@ -122,7 +122,7 @@ TEST(Resume, ConnectionsDroppedMidProgramLoseNothingAndRunNothingTwice) {
   Session s;
   ASSERT_NO_FATAL_FAILURE(open_session(&s));
   const size_t n = 48u << 20;
-  std::vector<uint8_t> data = pattern(n, 7);
+  std::vector<uint8_t> data = random_bytes(n, 7);
   cl_mem big = create_buffer(s.context, CL_MEM_READ_WRITE, n);
   ASSERT_CL_OK(clFinish(s.queue));
 
@@ -168,7 +168,7 @@ TEST(Resume, RepliesFromPageLockedSlabsAreResentWhole) {
   Session s;
   ASSERT_NO_FATAL_FAILURE(open_session(&s));
   const size_t n = 192 << 10;  // below the size from which reads stream: one reply each
-  std::vector<uint8_t> data = pattern(n, 11);
+  std::vector<uint8_t> data = random_bytes(n, 11);
   cl_mem buffer = create_buffer(s.context, CL_MEM_READ_WRITE, n);
   ASSERT_CL_OK(clEnqueueWriteBuffer(s.queue, buffer, CL_TRUE, 0, n, data.data(), 0, nullptr, nullptr));
   for (int round = 0; round < 3; round++) {
@@ -227,7 +227,7 @@ TEST(Resume, AKeyedDaemonRefusesAWrongKeyAndAReplayedResume) {
   {
     RawSession first(daemon.port());
     ReceivedFrame hello;
-    ASSERT_TRUE(first.handshake("", kClusterKey, &hello));
+    ASSERT_TRUE(first.handshake("", kResumeKey, &hello));
     auto reply = hello.reader->getRoot<wire::Reply>();
     ASSERT_EQ(wire::Reply::HELLO, reply.which());
     auto bytes = reply.getHello().getResumeToken();
@@ -247,7 +247,7 @@ TEST(Resume, AKeyedDaemonRefusesAWrongKeyAndAReplayedResume) {
   std::vector<std::vector<uint8_t>> recorded;
   {
     RawSession right(daemon.port());
-    ASSERT_TRUE(resume_by_hand(right, token, kClusterKey, &last, &recorded, received));
+    ASSERT_TRUE(resume_by_hand(right, token, kResumeKey, &last, &recorded, received));
     auto reply = last.reader->getRoot<wire::Reply>();
     ASSERT_EQ(CL_SUCCESS, reply.getStatus()) << reply.getMessage().cStr();
     EXPECT_EQ(wire::Reply::RESUMED, reply.which());

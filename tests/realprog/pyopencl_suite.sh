@@ -8,9 +8,11 @@
 # The tests come from the PyOpenCL source distribution of the installed version (Debian's
 # python3-pyopencl), downloaded once from PyPI into BUILD_DIR/realprog/ and never committed.
 # The default files cover the whole host API surface PyOpenCL wraps (test_wrapper.py), copies and
-# rectangular copies (test_enqueue_copy.py), struct arguments, and two libraries of generated kernels
-# (test_clmath.py, test_clrandom.py) in about a minute per run on two quiet cores. test_array.py and
-# test_algorithm.py add six and seven minutes per run on PoCL alone: name them to run them, e.g.
+# rectangular copies (test_enqueue_copy.py), struct arguments, and a library of generated kernels
+# (test_clrandom.py) in about 40 s per run on two quiet cores: the per-commit suite. The ctest
+# realprog_pyopencl_full (label long) adds the math library (test_clmath.py, 100 s per run: host
+# reference computations, kernels like test_clrandom's), test_array.py and test_algorithm.py (six and
+# seven minutes per run on PoCL alone). Name files to run them, e.g.
 #   tests/realprog/pyopencl_suite.sh build test_array.py test_algorithm.py
 # Per-file logs stay in BUILD_DIR/realprog/pyopencl-results/{pocl,fedcl}/ for triage.
 # PYOPENCL_FILE_TIMEOUT (seconds, default 900) bounds each file; a hang fails the tests not run.
@@ -21,7 +23,7 @@ python=/usr/bin/python3
 build_dir=${1:-}
 shift
 files=("$@")
-((${#files[@]})) || files=(test_wrapper.py test_enqueue_copy.py test_arrays_in_structs.py test_clmath.py test_clrandom.py)
+((${#files[@]})) || files=(test_wrapper.py test_enqueue_copy.py test_arrays_in_structs.py test_clrandom.py)
 file_timeout=${PYOPENCL_FILE_TIMEOUT:-900}
 
 # Missing prerequisites are a skip (CTest's SKIP_RETURN_CODE 77), not a pass.

@@ -17,6 +17,8 @@
 
 namespace fedcl_test {
 
+constexpr size_t KiB = 1024, MiB = 1024 * KiB;
+
 // An OpenCL status that gtest prints as "CL_INVALID_VALUE (-30)".
 struct Status {
   cl_int code;

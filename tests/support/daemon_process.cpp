@@ -97,6 +97,8 @@ DaemonProcess::DaemonProcess(const std::vector<std::string> &extra_args) {
 
 DaemonProcess::~DaemonProcess() { kill(); }
 
+bool DaemonProcess::alive() const { return pid_ > 0 && waitpid(pid_, nullptr, WNOHANG) == 0; }
+
 std::string DaemonProcess::await_port(const std::string &port_file) {
   auto deadline = std::chrono::steady_clock::now() + kStartTimeout;
   while (std::chrono::steady_clock::now() < deadline) {

@@ -25,6 +25,8 @@ class DaemonProcess {
   std::string endpoint() const { return "127.0.0.1:" + std::to_string(port_); }
   pid_t pid() const { return pid_; }
   bool running() const { return pid_ > 0; }
+  // The process has not exited (one that has is reaped, as waitpid does).
+  bool alive() const;
 
   // The daemon's session workers (its child processes), in no order.
   std::vector<pid_t> workers() const;
