@@ -75,7 +75,7 @@ void exec_create_sub_buffer(Call &call, wire::Request::CreateSubBuffer::Reader r
   cl_mem mem = clCreateSubBuffer(static_cast<cl_mem>(parent.handle), request.getFlags(),
                                  CL_BUFFER_CREATE_TYPE_REGION, &region, &err);
   check(err, "clCreateSubBuffer");
-  objects.add(request.getId(), ObjectKind::mem, mem, parent.context);
+  objects.add_sub_buffer(request.getId(), mem, static_cast<cl_mem>(parent.handle), parent.context);
 }
 
 void exec_create_program(Call &call, wire::Request::CreateProgramWithSource::Reader request) {

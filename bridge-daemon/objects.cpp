@@ -69,6 +69,29 @@ void ObjectTable::add(uint64_t id, ObjectKind kind, void *handle, cl_context con
   publish();
 }
 
+void ObjectTable::add_sub_buffer(uint64_t id, cl_mem handle, cl_mem parent, cl_context context) {
+  add(id, ObjectKind::mem, handle, context);
+  objects_.at(id).parent = parent;
+  sub_buffers_[parent].emplace_back(handle, false);
+}
+
+void ObjectTable::release_sub_buffer(cl_mem parent, cl_mem handle) {
+  auto stack = sub_buffers_.find(parent);
+  for (auto &entry : stack->second)
+    if (entry.first == handle) entry.second = true;
+  auto &subs = stack->second;
+  while (!subs.empty() && subs.back().second) {
+    clReleaseMemObject(subs.back().first);
+    subs.pop_back();
+  }
+  if (subs.empty()) sub_buffers_.erase(stack);
+}
+
+void ObjectTable::release_object(Object &object) {
+  if (object.parent) release_sub_buffer(object.parent, static_cast<cl_mem>(object.handle));
+  else release_handle(object.kind, object.handle);
+}
+
 uint64_t ObjectTable::context_id(cl_context context) const {
   for (const auto &entry : objects_)
     if (entry.second.kind == ObjectKind::context && entry.second.handle == context) return entry.first;
@@ -106,7 +129,7 @@ void ObjectTable::release(uint64_t id) {
   // the root devices Hello announced stay for the whole session.
   auto it = objects_.find(id);
   if (it == objects_.end() || id < fedcl::wire::FIRST_CLIENT_ID) return;
-  release_handle(it->second.kind, it->second.handle);
+  release_object(it->second);
   memory_used_ -= it->second.bytes;
   objects_.erase(it);
   publish();
@@ -114,26 +137,32 @@ void ObjectTable::release(uint64_t id) {
 
 void ObjectTable::abandon_all() {
   objects_.clear();
+  sub_buffers_.clear();
   failed_events_.clear();
   memory_used_ = 0;
   publish();
 }
 
 void ObjectTable::release_all() {
-  // Children before parents, so that no backend sees a parent released while a child still runs.
+  // Children before parents, so that no backend sees a parent released while a child still runs;
+  // sub-buffers before the other memory objects.
   static const ObjectKind order[] = {ObjectKind::command_buffer, ObjectKind::event, ObjectKind::kernel, ObjectKind::program,
                                      ObjectKind::sampler, ObjectKind::mem, ObjectKind::queue,
                                      ObjectKind::context, ObjectKind::device};
-  for (ObjectKind kind : order) {
+  auto release_where = [this](auto wanted) {
     for (auto it = objects_.begin(); it != objects_.end();) {
-      if (it->second.kind == kind) {
-        if (kind == ObjectKind::event) fail_unset_user_event(static_cast<cl_event>(it->second.handle));
-        release_handle(kind, it->second.handle);
-        it = objects_.erase(it);
-      } else {
+      if (!wanted(it->second)) {
         ++it;
+        continue;
       }
+      if (it->second.kind == ObjectKind::event) fail_unset_user_event(static_cast<cl_event>(it->second.handle));
+      release_object(it->second);
+      it = objects_.erase(it);
     }
+  };
+  for (ObjectKind kind : order) {
+    if (kind == ObjectKind::mem) release_where([](const Object &object) { return object.parent != nullptr; });
+    release_where([kind](const Object &object) { return object.kind == kind; });
   }
   objects_.clear();
   for (cl_event event : failed_events_) clReleaseEvent(event);

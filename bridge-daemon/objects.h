@@ -56,6 +56,7 @@ struct Object {
   void *handle;
   std::unique_ptr<QueueState> queue;    // queues only
   cl_context context = nullptr;         // the context a queue or program belongs to
+  cl_mem parent = nullptr;              // a sub-buffer's parent (add_sub_buffer)
   uint64_t bytes = 0;                   // device memory a buffer or image counts against the limit
   bool may_print = false;               // programs and their kernels: may call printf (print_gate.h)
 };
@@ -68,6 +69,11 @@ class ObjectTable {
 
   // Takes over one reference to handle. Fails if the id is taken or reserved for devices.
   void add(uint64_t id, ObjectKind kind, void *handle, cl_context context = nullptr);
+  // add() for a sub-buffer of parent. The backend sees the sub-buffers of a parent released in the
+  // reverse order of their creation, whatever the client's order: NVIDIA's driver (580) crashes in
+  // clReleaseMemObject when a sub-buffer goes while one created after it, overlapping it, lives on
+  // after kernels used both. One the client released early is kept until those after it go too.
+  void add_sub_buffer(uint64_t id, cl_mem handle, cl_mem parent, cl_context context);
   void add_device(uint64_t id, cl_device_id device);
   Object &get(uint64_t id, ObjectKind kind);
   template <typename Handle>
@@ -111,7 +117,13 @@ class ObjectTable {
     if (shown_objects_) shown_objects_->store(objects_.size(), std::memory_order_relaxed);
   }
 
+  // The backend's release of the object; a sub-buffer's in the order add_sub_buffer promises.
+  void release_object(Object &object);
+  void release_sub_buffer(cl_mem parent, cl_mem handle);
+
   std::unordered_map<uint64_t, Object> objects_;
+  // Per parent, its sub-buffers in the order of creation, each with whether the client released it.
+  std::unordered_map<cl_mem, std::vector<std::pair<cl_mem, bool>>> sub_buffers_;
   std::vector<cl_event> failed_events_;  // keep_failed_event
   uint64_t memory_limit_ = 0;
   uint64_t memory_used_ = 0;

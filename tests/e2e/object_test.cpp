@@ -135,3 +135,56 @@ TEST(Objects, InfoQueriesAnswerWhatWasCreated) {
   ASSERT_CL_OK(clGetKernelWorkGroupInfo(kernel, device, CL_KERNEL_WORK_GROUP_SIZE, sizeof work_group, &work_group, nullptr));
   EXPECT_GT(work_group, 0u);
 }
+
+// NVIDIA's driver (580) crashes in clReleaseMemObject when a sub-buffer goes while one made after it,
+// overlapping it, lives on after kernels used both: subbuffer_stencil on an H200 directly, in every
+// release order the program has. fedcld hands a parent's sub-buffers to the backend's release newest
+// first, whatever the client's order; the shim in the daemon's workers aborts where NVIDIA crashes.
+TEST(BackendDefects, SubBuffersAreReleasedOnTheBackendNewestFirst) {
+  std::unique_ptr<Cluster> cluster;
+  try {
+    DaemonEnvironment shim(FEDCL_REFUSING_BACKEND_PATH, {{"FEDCL_TEST_SUB_BUFFER_DEFECT", "1"}});
+    cluster = std::make_unique<Cluster>(1);
+  } catch (const std::exception &e) {
+    ADD_FAILURE() << e.what();
+  }
+  ASSERT_TRUE(cluster);
+  cl_device_id device = cluster->devices.at(0);
+  cl_int err = CL_SUCCESS;
+  cl_context context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
+  ASSERT_CL_OK(err);
+  cl_command_queue queue = create_queue(context, device);
+  const size_t page = 1024;  // ints: 4 KiB, a sub-buffer origin any device accepts
+  std::vector<cl_int> values(3 * page, 0);
+  cl_mem parent = create_buffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, values.size() * sizeof(cl_int), values.data());
+  // A = pages 0-1, B = pages 1-2 (overlapping A), C = page 2 (inside B); each gets its own addend.
+  const size_t first_page[] = {0, 1, 2}, pages[] = {2, 2, 1};
+  const cl_int addend[] = {1, 10, 100};
+  cl_mem sub[3];
+  cl_program program = build_program(context, kScaleSource);
+  cl_kernel kernel = create_kernel(program, "offset");
+  for (int i = 0; i < 3; i++) {
+    cl_buffer_region region{first_page[i] * page * sizeof(cl_int), pages[i] * page * sizeof(cl_int)};
+    sub[i] = clCreateSubBuffer(parent, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &region, &err);
+    ASSERT_CL_OK(err);
+    set_arg(kernel, 0, sub[i]);
+    set_arg(kernel, 1, addend[i]);
+    size_t global = pages[i] * page;
+    ASSERT_CL_OK(clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &global, nullptr, 0, nullptr, nullptr));
+  }
+  ASSERT_CL_OK(clFinish(queue));
+  clReleaseKernel(kernel);  // drops any reference the backend's kernel kept to its last argument
+  // Oldest first, then the newest: the backend must see C, B, A.
+  for (int i : {0, 2, 1}) ASSERT_CL_OK(clReleaseMemObject(sub[i]));
+  ASSERT_CL_OK(clEnqueueReadBuffer(queue, parent, CL_TRUE, 0, values.size() * sizeof(cl_int), values.data(), 0, nullptr, nullptr));
+  const cl_int expected[] = {1, 11, 110};
+  for (size_t p = 0; p < 3; p++) {
+    EXPECT_EQ(expected[p], values[p * page]) << "page " << p;
+    EXPECT_EQ(expected[p], values[p * page + page - 1]) << "page " << p;
+  }
+  clReleaseMemObject(parent);
+  clReleaseProgram(program);
+  clReleaseCommandQueue(queue);
+  clReleaseContext(context);
+  expect_runtime_session_works(*cluster, 64);
+}

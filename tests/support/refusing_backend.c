@@ -4,7 +4,10 @@
  * With FEDCL_TEST_RELEASE_LOG, every clReleaseContext also appends "clReleaseContext PID" there.
  * With FEDCL_TEST_CONTEXTS_LIVE, the process writes there (rewritten at each change) how many of the
  * contexts it made it still holds a reference to of its own (clCreateContext, clRetainContext and
- * clReleaseContext counted): what fedcld keeps alive on the device. */
+ * clReleaseContext counted): what fedcld keeps alive on the device.
+ * With FEDCL_TEST_SUB_BUFFER_DEFECT, NVIDIA 580's sub-buffer defect: the last clReleaseMemObject of
+ * a sub-buffer aborts the process while a sub-buffer of the same parent created after it, overlapping
+ * it, is still alive (NVIDIA crashes there once kernels used both; the shim does not wait for that). */
 #define _GNU_SOURCE
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
@@ -86,4 +89,55 @@ CL_API_ENTRY cl_context CL_API_CALL clCreateContext(const cl_context_properties 
   cl_context context = real(properties, num_devices, devices, notify, user_data, errcode_ret);
   count_context(context, 1);
   return context;
+}
+
+enum { kSubBuffers = 4096 };
+static struct {
+  cl_mem sub, parent;
+  size_t begin, end;
+} g_subs[kSubBuffers];  /* in the order of creation; a released one's sub is NULL */
+static int g_sub_count;
+static pthread_mutex_t g_subs_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+CL_API_ENTRY cl_mem CL_API_CALL clCreateSubBuffer(cl_mem parent, cl_mem_flags flags, cl_buffer_create_type type,
+                                                  const void *info, cl_int *errcode_ret) {
+  typedef cl_mem (*CreateSubBuffer)(cl_mem, cl_mem_flags, cl_buffer_create_type, const void *, cl_int *);
+  CreateSubBuffer real = (CreateSubBuffer)dlsym(RTLD_NEXT, "clCreateSubBuffer");
+  cl_mem sub = real(parent, flags, type, info, errcode_ret);
+  if (sub && getenv("FEDCL_TEST_SUB_BUFFER_DEFECT") && type == CL_BUFFER_CREATE_TYPE_REGION) {
+    const cl_buffer_region *region = (const cl_buffer_region *)info;
+    pthread_mutex_lock(&g_subs_mutex);
+    if (g_sub_count < kSubBuffers) {
+      g_subs[g_sub_count].sub = sub;
+      g_subs[g_sub_count].parent = parent;
+      g_subs[g_sub_count].begin = region->origin;
+      g_subs[g_sub_count].end = region->origin + region->size;
+      g_sub_count++;
+    }
+    pthread_mutex_unlock(&g_subs_mutex);
+  }
+  return sub;
+}
+
+CL_API_ENTRY cl_int CL_API_CALL clReleaseMemObject(cl_mem mem) {
+  cl_uint references = 0;
+  if (getenv("FEDCL_TEST_SUB_BUFFER_DEFECT") &&
+      clGetMemObjectInfo(mem, CL_MEM_REFERENCE_COUNT, sizeof references, &references, NULL) == CL_SUCCESS &&
+      references == 1) {
+    pthread_mutex_lock(&g_subs_mutex);
+    for (int i = 0; i < g_sub_count; i++) {
+      if (g_subs[i].sub != mem) continue;
+      for (int later = i + 1; later < g_sub_count; later++)
+        if (g_subs[later].sub && g_subs[later].parent == g_subs[i].parent && g_subs[later].begin < g_subs[i].end &&
+            g_subs[i].begin < g_subs[later].end) {
+          fprintf(stderr, "refusing_backend: sub-buffer [%zu, %zu) released before [%zu, %zu), made after it\n",
+                  g_subs[i].begin, g_subs[i].end, g_subs[later].begin, g_subs[later].end);
+          abort();
+        }
+      g_subs[i].sub = NULL;
+    }
+    pthread_mutex_unlock(&g_subs_mutex);
+  }
+  cl_int (*real)(cl_mem) = (cl_int(*)(cl_mem))dlsym(RTLD_NEXT, "clReleaseMemObject");
+  return real(mem);
 }
