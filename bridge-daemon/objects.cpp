@@ -71,24 +71,13 @@ void ObjectTable::add(uint64_t id, ObjectKind kind, void *handle, cl_context con
 
 void ObjectTable::add_sub_buffer(uint64_t id, cl_mem handle, cl_mem parent, cl_context context) {
   add(id, ObjectKind::mem, handle, context);
+  if (!sub_buffer_order_) return;
   objects_.at(id).parent = parent;
-  sub_buffers_[parent].emplace_back(handle, false);
-}
-
-void ObjectTable::release_sub_buffer(cl_mem parent, cl_mem handle) {
-  auto stack = sub_buffers_.find(parent);
-  for (auto &entry : stack->second)
-    if (entry.first == handle) entry.second = true;
-  auto &subs = stack->second;
-  while (!subs.empty() && subs.back().second) {
-    clReleaseMemObject(subs.back().first);
-    subs.pop_back();
-  }
-  if (subs.empty()) sub_buffers_.erase(stack);
+  sub_buffer_order_->created(parent, handle);
 }
 
 void ObjectTable::release_object(Object &object) {
-  if (object.parent) release_sub_buffer(object.parent, static_cast<cl_mem>(object.handle));
+  if (object.parent) sub_buffer_order_->release(object.parent, static_cast<cl_mem>(object.handle));
   else release_handle(object.kind, object.handle);
 }
 
@@ -137,7 +126,7 @@ void ObjectTable::release(uint64_t id) {
 
 void ObjectTable::abandon_all() {
   objects_.clear();
-  sub_buffers_.clear();
+  if (sub_buffer_order_) sub_buffer_order_->forget();
   failed_events_.clear();
   memory_used_ = 0;
   publish();

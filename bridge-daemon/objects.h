@@ -12,6 +12,7 @@
 
 #include "event_waiter.h"
 #include "staging_pool.h"
+#include "sub_buffer_order.h"
 
 namespace fedcld {
 
@@ -69,11 +70,10 @@ class ObjectTable {
 
   // Takes over one reference to handle. Fails if the id is taken or reserved for devices.
   void add(uint64_t id, ObjectKind kind, void *handle, cl_context context = nullptr);
-  // add() for a sub-buffer of parent. The backend sees the sub-buffers of a parent released in the
-  // reverse order of their creation, whatever the client's order: NVIDIA's driver (580) crashes in
-  // clReleaseMemObject when a sub-buffer goes while one created after it, overlapping it, lives on
-  // after kernels used both. One the client released early is kept until those after it go too.
+  // add() for a sub-buffer of parent; released on the backend in the order sub_buffer_order.h keeps,
+  // once order_sub_buffers was called (before, at once).
   void add_sub_buffer(uint64_t id, cl_mem handle, cl_mem parent, cl_context context);
+  void order_sub_buffers(SubBufferOrder::Post post) { sub_buffer_order_ = SubBufferOrder::make(std::move(post)); }
   void add_device(uint64_t id, cl_device_id device);
   Object &get(uint64_t id, ObjectKind kind);
   template <typename Handle>
@@ -117,13 +117,11 @@ class ObjectTable {
     if (shown_objects_) shown_objects_->store(objects_.size(), std::memory_order_relaxed);
   }
 
-  // The backend's release of the object; a sub-buffer's in the order add_sub_buffer promises.
+  // The backend's release of the object; a sub-buffer's in the order sub_buffer_order.h keeps.
   void release_object(Object &object);
-  void release_sub_buffer(cl_mem parent, cl_mem handle);
 
   std::unordered_map<uint64_t, Object> objects_;
-  // Per parent, its sub-buffers in the order of creation, each with whether the client released it.
-  std::unordered_map<cl_mem, std::vector<std::pair<cl_mem, bool>>> sub_buffers_;
+  std::shared_ptr<SubBufferOrder> sub_buffer_order_;
   std::vector<cl_event> failed_events_;  // keep_failed_event
   uint64_t memory_limit_ = 0;
   uint64_t memory_used_ = 0;

@@ -41,6 +41,7 @@ Session::Session(Server &server, uint64_t number)
     : server_(server), number_(number), link_(new SessionLink), read_buffer_(new uint8_t[kReadBufferBytes]) {
   link_->tcp.data = this;
   objects_.set_memory_limit(server.options().max_session_memory);
+  objects_.order_sub_buffers([&server](std::function<void()> task) { server.post(std::move(task)); });
   last_heard = last_sent = opened_at = uv_now(server.loop());
 }
 

@@ -136,14 +136,17 @@ TEST(Objects, InfoQueriesAnswerWhatWasCreated) {
   EXPECT_GT(work_group, 0u);
 }
 
-// NVIDIA's driver (580) crashes in clReleaseMemObject when a sub-buffer goes while one made after it,
-// overlapping it, lives on after kernels used both: subbuffer_stencil on an H200 directly, in every
-// release order the program has. fedcld hands a parent's sub-buffers to the backend's release newest
-// first, whatever the client's order; the shim in the daemon's workers aborts where NVIDIA crashes.
-TEST(BackendDefects, SubBuffersAreReleasedOnTheBackendNewestFirst) {
+// NVIDIA's driver (580) crashes in clReleaseMemObject when a sub-buffer is destroyed while one made
+// after it, overlapping it, lives on, once kernels used both: subbuffer_stencil on an H200, directly
+// and through fedcld, in every release order the program has. fedcld releases a parent's sub-buffers
+// on the backend newest first, each once the newer one is destroyed (a transfer may hold it past its
+// release). The shim in the daemon's workers aborts where NVIDIA crashes, and destroys each
+// sub-buffer 100 ms after its last release.
+TEST(BackendDefects, SubBuffersAreDestroyedOnTheBackendNewestFirst) {
   std::unique_ptr<Cluster> cluster;
   try {
-    DaemonEnvironment shim(FEDCL_REFUSING_BACKEND_PATH, {{"FEDCL_TEST_SUB_BUFFER_DEFECT", "1"}});
+    DaemonEnvironment shim(FEDCL_REFUSING_BACKEND_PATH,
+                           {{"FEDCL_TEST_SUB_BUFFER_DEFECT", "1"}, {"FEDCL_TEST_SUB_BUFFER_LATE_DESTRUCTION", "1"}});
     cluster = std::make_unique<Cluster>(1);
   } catch (const std::exception &e) {
     ADD_FAILURE() << e.what();
@@ -174,7 +177,7 @@ TEST(BackendDefects, SubBuffersAreReleasedOnTheBackendNewestFirst) {
   }
   ASSERT_CL_OK(clFinish(queue));
   clReleaseKernel(kernel);  // drops any reference the backend's kernel kept to its last argument
-  // Oldest first, then the newest: the backend must see C, B, A.
+  // Oldest first, then the newest: the backend must destroy C, B, A, in that order.
   for (int i : {0, 2, 1}) ASSERT_CL_OK(clReleaseMemObject(sub[i]));
   ASSERT_CL_OK(clEnqueueReadBuffer(queue, parent, CL_TRUE, 0, values.size() * sizeof(cl_int), values.data(), 0, nullptr, nullptr));
   const cl_int expected[] = {1, 11, 110};

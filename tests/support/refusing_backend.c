@@ -5,9 +5,13 @@
  * With FEDCL_TEST_CONTEXTS_LIVE, the process writes there (rewritten at each change) how many of the
  * contexts it made it still holds a reference to of its own (clCreateContext, clRetainContext and
  * clReleaseContext counted): what fedcld keeps alive on the device.
- * With FEDCL_TEST_SUB_BUFFER_DEFECT, NVIDIA 580's sub-buffer defect: the last clReleaseMemObject of
- * a sub-buffer aborts the process while a sub-buffer of the same parent created after it, overlapping
- * it, is still alive (NVIDIA crashes there once kernels used both; the shim does not wait for that). */
+ * With FEDCL_TEST_SUB_BUFFER_DEFECT, NVIDIA 580's sub-buffer defect: the clReleaseMemObject that
+ * destroys a sub-buffer aborts the process while a sub-buffer of the same parent created after it,
+ * overlapping it, is not destroyed yet (NVIDIA crashes there once kernels used both; the shim does not
+ * wait for that). Destructions are learnt from destructor callbacks, so that what the backend itself
+ * held counts too; with FEDCL_TEST_SUB_BUFFER_LATE_DESTRUCTION as well, the shim holds each
+ * sub-buffer past the caller's last release, as a backend does while a command or a transfer still
+ * uses it, the newer ones longer (50 ms more for each sub-buffer made before). */
 #define _GNU_SOURCE
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
@@ -95,9 +99,17 @@ enum { kSubBuffers = 4096 };
 static struct {
   cl_mem sub, parent;
   size_t begin, end;
-} g_subs[kSubBuffers];  /* in the order of creation; a released one's sub is NULL */
+} g_subs[kSubBuffers];  /* in the order of creation; a destroyed one's sub is NULL */
 static int g_sub_count;
 static pthread_mutex_t g_subs_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+static void CL_CALLBACK sub_buffer_destroyed(cl_mem sub, void *unused) {
+  (void)unused;
+  pthread_mutex_lock(&g_subs_mutex);
+  for (int i = 0; i < g_sub_count; i++)
+    if (g_subs[i].sub == sub) g_subs[i].sub = NULL;
+  pthread_mutex_unlock(&g_subs_mutex);
+}
 
 CL_API_ENTRY cl_mem CL_API_CALL clCreateSubBuffer(cl_mem parent, cl_mem_flags flags, cl_buffer_create_type type,
                                                   const void *info, cl_int *errcode_ret) {
@@ -115,29 +127,74 @@ CL_API_ENTRY cl_mem CL_API_CALL clCreateSubBuffer(cl_mem parent, cl_mem_flags fl
       g_sub_count++;
     }
     pthread_mutex_unlock(&g_subs_mutex);
+    clSetMemObjectDestructorCallback(sub, sub_buffer_destroyed, NULL);
+    if (getenv("FEDCL_TEST_SUB_BUFFER_LATE_DESTRUCTION")) clRetainMemObject(sub);
   }
   return sub;
 }
 
-CL_API_ENTRY cl_int CL_API_CALL clReleaseMemObject(cl_mem mem) {
+typedef cl_int (*ReleaseMemObject)(cl_mem);
+
+/* Aborts when releasing mem, a sub-buffer with no other reference, would destroy it before a newer
+ * sub-buffer of its parent that overlaps it. */
+static void check_destruction_order(cl_mem mem) {
   cl_uint references = 0;
-  if (getenv("FEDCL_TEST_SUB_BUFFER_DEFECT") &&
-      clGetMemObjectInfo(mem, CL_MEM_REFERENCE_COUNT, sizeof references, &references, NULL) == CL_SUCCESS &&
-      references == 1) {
-    pthread_mutex_lock(&g_subs_mutex);
-    for (int i = 0; i < g_sub_count; i++) {
-      if (g_subs[i].sub != mem) continue;
-      for (int later = i + 1; later < g_sub_count; later++)
-        if (g_subs[later].sub && g_subs[later].parent == g_subs[i].parent && g_subs[later].begin < g_subs[i].end &&
-            g_subs[i].begin < g_subs[later].end) {
-          fprintf(stderr, "refusing_backend: sub-buffer [%zu, %zu) released before [%zu, %zu), made after it\n",
-                  g_subs[i].begin, g_subs[i].end, g_subs[later].begin, g_subs[later].end);
-          abort();
-        }
-      g_subs[i].sub = NULL;
-    }
-    pthread_mutex_unlock(&g_subs_mutex);
+  if (clGetMemObjectInfo(mem, CL_MEM_REFERENCE_COUNT, sizeof references, &references, NULL) != CL_SUCCESS ||
+      references != 1)
+    return;
+  pthread_mutex_lock(&g_subs_mutex);
+  for (int i = 0; i < g_sub_count; i++) {
+    if (g_subs[i].sub != mem) continue;
+    for (int later = i + 1; later < g_sub_count; later++)
+      if (g_subs[later].sub && g_subs[later].parent == g_subs[i].parent && g_subs[later].begin < g_subs[i].end &&
+          g_subs[i].begin < g_subs[later].end) {
+        fprintf(stderr, "refusing_backend: sub-buffer [%zu, %zu) destroyed before [%zu, %zu), made after it\n",
+                g_subs[i].begin, g_subs[i].end, g_subs[later].begin, g_subs[later].end);
+        abort();
+      }
   }
-  cl_int (*real)(cl_mem) = (cl_int(*)(cl_mem))dlsym(RTLD_NEXT, "clReleaseMemObject");
+  pthread_mutex_unlock(&g_subs_mutex);
+}
+
+struct LateRelease {
+  cl_mem mem;
+  int index;  /* in g_subs */
+};
+
+static void *release_late(void *data) {
+  struct LateRelease late = *(struct LateRelease *)data;
+  free(data);
+  usleep(50 * 1000 * (late.index + 1));
+  check_destruction_order(late.mem);
+  ((ReleaseMemObject)dlsym(RTLD_NEXT, "clReleaseMemObject"))(late.mem);
+  return NULL;
+}
+
+/* mem's index in g_subs, or -1. */
+static int sub_index(cl_mem mem) {
+  int found = -1;
+  pthread_mutex_lock(&g_subs_mutex);
+  for (int i = 0; i < g_sub_count && found < 0; i++)
+    if (g_subs[i].sub == mem) found = i;
+  pthread_mutex_unlock(&g_subs_mutex);
+  return found;
+}
+
+CL_API_ENTRY cl_int CL_API_CALL clReleaseMemObject(cl_mem mem) {
+  ReleaseMemObject real = (ReleaseMemObject)dlsym(RTLD_NEXT, "clReleaseMemObject");
+  if (!getenv("FEDCL_TEST_SUB_BUFFER_DEFECT")) return real(mem);
+  cl_uint references = 0;
+  clGetMemObjectInfo(mem, CL_MEM_REFERENCE_COUNT, sizeof references, &references, NULL);
+  int index = sub_index(mem);
+  if (getenv("FEDCL_TEST_SUB_BUFFER_LATE_DESTRUCTION") && references == 2 && index >= 0) {
+    /* The caller's last reference: the shim's own goes later. */
+    struct LateRelease *late = malloc(sizeof *late);
+    pthread_t thread;
+    late->mem = mem;
+    late->index = index;
+    if (pthread_create(&thread, NULL, release_late, late) == 0) pthread_detach(thread);
+    return real(mem);
+  }
+  check_destruction_order(mem);
   return real(mem);
 }
