@@ -143,14 +143,8 @@ TEST(Objects, InfoQueriesAnswerWhatWasCreated) {
 // release). The shim in the daemon's workers aborts where NVIDIA crashes, and destroys each
 // sub-buffer 100 ms after its last release.
 TEST(BackendDefects, SubBuffersAreDestroyedOnTheBackendNewestFirst) {
-  std::unique_ptr<Cluster> cluster;
-  try {
-    DaemonEnvironment shim(FEDCL_REFUSING_BACKEND_PATH,
-                           {{"FEDCL_TEST_SUB_BUFFER_DEFECT", "1"}, {"FEDCL_TEST_SUB_BUFFER_LATE_DESTRUCTION", "1"}});
-    cluster = std::make_unique<Cluster>(1);
-  } catch (const std::exception &e) {
-    ADD_FAILURE() << e.what();
-  }
+  auto cluster = cluster_with_shim(FEDCL_REFUSING_BACKEND_PATH, {{"FEDCL_TEST_SUB_BUFFER_DEFECT", "1"},
+                                                                 {"FEDCL_TEST_SUB_BUFFER_LATE_DESTRUCTION", "1"}});
   ASSERT_TRUE(cluster);
   cl_device_id device = cluster->devices.at(0);
   cl_int err = CL_SUCCESS;

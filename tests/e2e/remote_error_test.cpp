@@ -185,13 +185,7 @@ TEST_F(RemoteError, ReadsBehindTheFailedCommandFail) {
 // error, and the contexts made before go on working. Before, the create was not waited for, and the
 // application learnt of it as a CL_INVALID_PROGRAM from its next build.
 TEST(BackendRefusal, AContextTheBackendRefusesFailsInClCreateContext) {
-  std::unique_ptr<Cluster> cluster;
-  try {
-    DaemonEnvironment shim(FEDCL_REFUSING_BACKEND_PATH, {{"FEDCL_TEST_CONTEXTS_BEFORE_REFUSAL", "2"}});
-    cluster = std::make_unique<Cluster>(1);
-  } catch (const std::exception &e) {
-    ADD_FAILURE() << e.what();
-  }
+  auto cluster = cluster_with_shim(FEDCL_REFUSING_BACKEND_PATH, {{"FEDCL_TEST_CONTEXTS_BEFORE_REFUSAL", "2"}});
   ASSERT_TRUE(cluster);
   cl_device_id device = cluster->devices.at(0);
   cl_int err = CL_SUCCESS;
@@ -235,13 +229,8 @@ TEST(BackendRefusal, AContextTheBackendRefusesFailsInClCreateContext) {
 // worker still holds a reference to.
 TEST(BackendRefusal, ContextsReleasedAfterPageLockedReadsAreGoneOnTheBackend) {
   std::string live_file = ::testing::TempDir() + "fedcl-contexts-live-" + std::to_string(getpid());
-  std::unique_ptr<Cluster> cluster;
-  try {
-    DaemonEnvironment shim(FEDCL_REFUSING_BACKEND_PATH, {{"FEDCL_TEST_CONTEXTS_LIVE", live_file}});
-    cluster = std::make_unique<Cluster>(1, std::vector<std::string>{"--page-locked-reads", "yes"});
-  } catch (const std::exception &e) {
-    ADD_FAILURE() << e.what();
-  }
+  auto cluster = cluster_with_shim(FEDCL_REFUSING_BACKEND_PATH, {{"FEDCL_TEST_CONTEXTS_LIVE", live_file}},
+                                   {"--page-locked-reads", "yes"});
   ASSERT_TRUE(cluster);
   cl_device_id device = cluster->devices.at(0);
   auto live = [&] {

@@ -90,6 +90,18 @@ Cluster::Cluster(size_t daemon_count, const std::vector<std::string> &daemon_arg
   check(err, "clGetDeviceIDs on the fedcl platform");
 }
 
+std::unique_ptr<Cluster> cluster_with_shim(const std::string &library,
+                                           const std::vector<std::pair<std::string, std::string>> &variables,
+                                           const std::vector<std::string> &daemon_args) {
+  try {
+    DaemonEnvironment shim(library, variables);
+    return std::make_unique<Cluster>(1, daemon_args);
+  } catch (const std::exception &e) {
+    ADD_FAILURE() << e.what();
+    return nullptr;
+  }
+}
+
 std::string device_string(cl_device_id device, cl_device_info param) {
   size_t size = 0;
   check(clGetDeviceInfo(device, param, 0, nullptr, &size), "clGetDeviceInfo");

@@ -42,6 +42,12 @@ struct Cluster {
   std::vector<cl_device_id> devices;
 };
 
+// A one-daemon Cluster whose daemon runs with library preloaded and variables set (a backend shim:
+// DaemonEnvironment); null, with a test failure added, when it does not start.
+std::unique_ptr<Cluster> cluster_with_shim(const std::string &library,
+                                           const std::vector<std::pair<std::string, std::string>> &variables,
+                                           const std::vector<std::string> &daemon_args = {});
+
 // Sets FEDCL_HOSTS (replacing any earlier value).
 void set_hosts(const std::string &hosts);
 // All devices of the fedcl platform, or none with the status clGetDeviceIDs returned.
