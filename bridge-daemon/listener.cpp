@@ -20,14 +20,11 @@ void execute_handshake(Listener &listener, Session &session, Frame &frame);
 
 namespace {
 
-int listen_on(uv_tcp_t *listener, const std::string &host, int port, uv_connection_cb on_connection) {
+int bind_to(uv_tcp_t *listener, const std::string &host, int port) {
   sockaddr_storage addr{};
   int err = uv_ip4_addr(host.c_str(), port, reinterpret_cast<sockaddr_in *>(&addr));
   if (err != 0) err = uv_ip6_addr(host.c_str(), port, reinterpret_cast<sockaddr_in6 *>(&addr));
-  if (err != 0) return err;
-  err = uv_tcp_bind(listener, reinterpret_cast<sockaddr *>(&addr), 0);
-  if (err == 0) err = uv_listen(reinterpret_cast<uv_stream_t *>(listener), 128, on_connection);
-  return err;
+  return err != 0 ? err : uv_tcp_bind(listener, reinterpret_cast<sockaddr *>(&addr), 0);
 }
 
 // A hand-over waiting for what the main process wrote to the connection to leave first.
@@ -88,8 +85,8 @@ std::string Listener::enumerate() {
   return problem;
 }
 
-int Listener::listen() {
-  int err = listen_on(&listener_, options_.host, options_.port, on_connection);
+int Listener::bind() {
+  int err = bind_to(&listener_, options_.host, options_.port);
   if (err == 0 && !options_.peer_address.empty()) {
     // Peers may use a network of their own (a cluster's data network): listen there as well.
     size_t colon = options_.peer_address.rfind(':');
@@ -99,7 +96,7 @@ int Listener::listen() {
     uv_tcp_init(loop(), &peer_listener_);
     peer_listener_.data = this;
     peer_listening_ = true;
-    err = listen_on(&peer_listener_, host, port, on_connection);
+    err = bind_to(&peer_listener_, host, port);
   }
   if (err != 0) return err;
   if (options_.node.empty()) {
@@ -107,6 +104,13 @@ int Listener::listen() {
     gethostname(host, sizeof host - 1);
     options_.node = std::string(host) + ":" + std::to_string(port());
   }
+  return 0;
+}
+
+int Listener::listen() {
+  int err = uv_listen(reinterpret_cast<uv_stream_t *>(&listener_), 128, on_connection);
+  if (err == 0 && peer_listening_) err = uv_listen(reinterpret_cast<uv_stream_t *>(&peer_listener_), 128, on_connection);
+  if (err != 0) return err;
   start_watch();
   keys_.watch(loop());
   peers_.start();

@@ -31,11 +31,13 @@ class Listener final : public Server {
 
   // Loads what --tls needs (certificate, contexts); "" or why the daemon cannot start. Before listen().
   std::string setup_tls();
-  // Lists the backend's devices in a short-lived worker (the loop runs until it answered); "" or why
-  // fedcld cannot serve.
+  // Binds the listening sockets (the peer address's too, if one is set) and, without --node, names
+  // the node after this host and the port bound; returns a libuv error code. Before enumerate().
+  int bind();
+  // Lists the backend's devices in a worker (the loop runs until it answered), which then stays on
+  // as the first spare (so it must know the node's name); "" or why fedcld cannot serve.
   std::string enumerate();
-  // Binds and listens (on the peer address too, if one is set), then starts the spare workers;
-  // returns a libuv error code.
+  // Listens on what bind() bound, then starts the spare workers; returns a libuv error code.
   int listen();
   // The port actually bound (differs from the option when that was 0).
   int port() const;

@@ -69,14 +69,16 @@ int main(int argc, char **argv) {
   fedcld::Listener listener(loop, settings);
   std::string tls_problem = listener.setup_tls();
   if (!tls_problem.empty()) return die(tls_problem);
+  const fedcld::ServerOptions &options = listener.options();
+  int err = listener.bind();
+  if (err != 0) return die("cannot listen on " + options.host + ":" + std::to_string(options.port) + ": " + uv_strerror(err));
   std::string problem = listener.enumerate();
   if (!problem.empty()) return die(problem);
   size_t device_count = 0;
   for (const auto &platform : listener.platforms())
     for (const auto &device : platform.devices)
       FEDCLD_LOG(info, "exporting device %zu: %s", device_count++, fedcld::info_string(device.info, CL_DEVICE_NAME).c_str());
-  const fedcld::ServerOptions &options = listener.options();
-  int err = listener.listen();
+  err = listener.listen();
   if (err != 0)
     die_serving("cannot listen on " + options.host + ":" + std::to_string(options.port) + ": " + uv_strerror(err));
   int port = listener.port();

@@ -73,6 +73,8 @@ Worker *WorkerPool::spawn(bool enumerator) {
   worker.pool = this;
   worker.id = next_id_++;
   worker.enumerator = enumerator;
+  // The worker that listed the devices has the backend loaded: one load fewer at every start.
+  worker.enumerate_only = enumerator && listener_.options().spare_workers == 0;
   worker.started_ms = uv_now(listener_.loop());
   worker.process.data = &worker;
   int board_fd = board_create();
@@ -120,7 +122,7 @@ Worker *WorkerPool::spawn(bool enumerator) {
   capnp::MallocMessageBuilder message;
   auto setup = message.initRoot<wire::WorkerMessage>().initSetup();
   worker_setup_fill(setup, listener_.settings(), listener_.options().node, listener_.instance());
-  setup.setEnumerateOnly(enumerator);
+  setup.setEnumerateOnly(worker.enumerate_only);
   worker.channel->send(message);
   FEDCLD_LOG(debug, "worker %d started%s", worker.pid, enumerator ? " to list the devices" : "");
   workers_.emplace(worker.id, std::move(owned));
@@ -269,7 +271,8 @@ void WorkerPool::ready(Worker &worker, wire::WorkerReady::Reader ready) {
   if (worker.enumerator) {
     auto done = std::move(enumerated_);
     if (done) done(problem.empty() ? platforms_of(ready.getPlatforms()) : std::vector<BackendPlatform>{}, problem);
-    return;  // it ends by itself
+    if (worker.enumerate_only || !problem.empty()) return;  // it ends by itself
+    worker.enumerator = false;
   }
   if (!problem.empty()) {
     FEDCLD_LOG(error, "a session worker could not load the backend: %s", problem.c_str());

@@ -36,7 +36,8 @@ struct Worker {
   ControlChannel *channel = nullptr;
   WorkerBoard *board = nullptr;
   State state = State::starting;
-  bool enumerator = false;
+  bool enumerator = false;       // it lists the devices for the main process when ready
+  bool enumerate_only = false;   // ... and then ends, rather than staying on as the first spare
   uint64_t started_ms = 0;
   bool in_process = false;  // the fuzz target's: no process, it ends when it closes its channel
   std::string hung;  // why the pool killed it, if it did
@@ -57,8 +58,8 @@ class WorkerPool {
   explicit WorkerPool(Listener &listener);
   ~WorkerPool();
 
-  // Starts a short-lived worker that loads the backend and describes its platforms; done(platforms,
-  // "") or done({}, why) runs on the loop.
+  // Starts a worker that loads the backend and describes its platforms; done(platforms, "") or
+  // done({}, why) runs on the loop. It then stays on as the first spare (none with --spare-workers 0).
   using Enumerated = std::function<void(std::vector<BackendPlatform> platforms, const std::string &problem)>;
   void enumerate(Enumerated done);
   // Keeps the spares started, and watches the workers.

@@ -2,22 +2,27 @@
 # Installs what fedcl needs from Debian 12 and builds it into build/ (FEDCL_BUILD_DIR overrides).
 # Safe to run again: packages already present are not fetched, and the build only redoes what changed.
 #
-#   setup.sh [--demo] [--targets "TARGET..."]
+#   setup.sh [--demo] [--targets "TARGET..."] [--tests all|release|sanitized]
 #
 # --demo installs only what the demo needs (the build's tools and libraries, PoCL, clinfo, python3:
 # 16 of the 36 packages the tests need), and configures without the tests where GoogleTest
 # is not installed. --targets builds only the named cmake targets (demo.sh needs a few; test.sh and
 # CI, the default, everything). apt's and the build's output go to build/setup.log; the terminal
-# shows a progress bar per target (on a non-terminal, a line every 10%).
+# shows a progress bar per target (on a non-terminal, a line every 10%). --tests picks the tests the
+# tree has (tests/CMakeLists.txt, FEDCL_TESTS): test.sh's release tree leaves the sanitized set's to
+# the sanitized trees.
 set -euo pipefail
 
 targets=()
 demo=0
+tests=all
 while (($#)); do
   case $1 in
     --demo) demo=1; shift ;;
     --targets) [[ $# -ge 2 ]] || { echo "setup.sh: --targets needs a list of targets" >&2; exit 2; }
       read -ra targets <<<"$2"; shift 2 ;;
+    --tests) [[ $# -ge 2 ]] || { echo "setup.sh: --tests needs all, release or sanitized" >&2; exit 2; }
+      tests=$2; shift 2 ;;
     *) sed -n '2,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2 ;;
   esac
 done
@@ -134,7 +139,7 @@ with_tests=ON
 if ((demo)) && ! dpkg-query -W -f='${Status}\n' libgtest-dev 2>/dev/null | grep -q '^install ok installed$'; then
   with_tests=OFF
 fi
-quietly cmake -S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFEDCL_BUILD_TESTS=$with_tests
+quietly cmake -S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFEDCL_BUILD_TESTS=$with_tests -DFEDCL_TESTS="$tests"
 for target in "${targets[@]:-all}"; do
   if ! build_with_progress "$target"; then
     echo "setup.sh: building $target failed; the last lines of $log:" >&2

@@ -48,6 +48,7 @@ std::unique_ptr<fedcld::Listener> start_daemon(const char *key) {
   auto daemon = std::make_unique<fedcld::Listener>(&g_loop, settings);
   daemon->workers().run_in_process(
       [](int channel_fd, int board_fd) { fedcld::start_worker_in_process(&g_loop, channel_fd, board_fd); });
+  if (daemon->bind() != 0) std::abort();
   std::string problem = daemon->enumerate();
   if (!problem.empty()) {
     std::fprintf(stderr, "session_fuzzer: %s\n", problem.c_str());

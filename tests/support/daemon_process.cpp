@@ -58,7 +58,8 @@ DaemonProcess::DaemonProcess(const std::vector<std::string> &extra_args) {
   const char *log_level = std::getenv("FEDCL_TEST_DAEMON_LOG");
   // --config /dev/null: a test's daemon ignores this machine's /etc/fedcl/fedcld.conf. One spare
   // worker, not the default two (a test's extra_args may say otherwise): each loads the backend, 0.1 s
-  // of CPU under ASan, and most tests open one session (a second worker starts as the spare is taken).
+  // of CPU under ASan, and most tests open one session (the worker that listed the devices takes it,
+  // and a second starts as it is taken).
   std::vector<std::string> args = {FEDCLD_PATH, "--config", "/dev/null", "--listen", "127.0.0.1:0", "--port-file", port_file,
                                    "--log-level", log_level ? log_level : "warn", "--spare-workers", "1"};
   args.insert(args.end(), extra_args.begin(), extra_args.end());
