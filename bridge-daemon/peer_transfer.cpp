@@ -155,8 +155,11 @@ struct PeerSend : std::enable_shared_from_this<PeerSend> {
                           (instance ? "peer daemon " + address : std::string("the client")) + ": " + why;
     FEDCLD_LOG(warn, "%s", message.c_str());
     auto peer_link = link.lock();
+    // The client (instance 0) learns it from the event alone: a peer's frame on its connection made
+    // it give the daemon up (seen on NVIDIA, a read-back whose device reads failed).
     if (tell_peer && to_self && peer_link) fail_own_receive(peer_link->host(), token, peer_transfer, status, message);
-    else if (tell_peer && peer_link && !peer_link->closed()) write_abort(*peer_link, token, peer_transfer, status, message);
+    else if (tell_peer && instance != 0 && peer_link && !peer_link->closed())
+      write_abort(*peer_link, token, peer_transfer, status, message);
     event.finish(session.lock().get(), status < 0 ? status : CL_OUT_OF_RESOURCES, message, mem_id);
     device.open_all();
   }

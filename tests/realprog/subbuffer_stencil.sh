@@ -210,7 +210,7 @@ for ((r = 1; r <= runs; r++)); do
   sleep "$settle"  # the daemons end the session after the program is gone
   check_daemons "after fedcl run $r"
 done
-sed -n 's/^\(platform\|devices\|device\|seconds_per_iteration\|max_abs_error\|mismatches\|result\) /stencil.fedcl.&/p' "$work/fedcl-run1.out"
+sed -n 's/^\(platform\|devices\|device\|seconds_per_iteration\|seconds_first_iteration\|seconds_per_iteration_after_first\|max_abs_error\|mismatches\|result\) /stencil.fedcl.&/p' "$work/fedcl-run1.out"
 # The split must span the daemons (fedcl names a device "<name> @ <node>"): a backend that lists its
 # device twice, or a daemon serving two platforms, would put the first slabs all on the first daemon.
 used=$(sed -n 's/^device [0-9]* .* @ \(node[0-9]*\)$/\1/p' "$work/fedcl-run1.out" | sort -u | wc -l)
@@ -227,7 +227,7 @@ if ((direct)); then
     "$program" "${platform_args[@]}" --slabs "$slabs" "${program_args[@]}" </dev/null >"$work/direct.out" 2>"$work/direct.err"
   status=$?
   echo "stencil.direct.run $(describe_status $status) $(grep -m1 '^result ' "$work/direct.out" || echo 'result none')"
-  sed -n 's/^\(platform\|devices\|device\|seconds_per_iteration\|max_abs_error\|mismatches\|result\) /stencil.direct.&/p' "$work/direct.out"
+  sed -n 's/^\(platform\|devices\|device\|seconds_per_iteration\|seconds_first_iteration\|seconds_per_iteration_after_first\|max_abs_error\|mismatches\|result\) /stencil.direct.&/p' "$work/direct.out"
   if ((status != 0)); then
     fail "the program on the backend directly ended with $(describe_status $status)"
     sed 's/^/  err: /' "$work/direct.err" | tail -25
