@@ -13,8 +13,8 @@
 # (FEDCL_ASAN_BUILD_DIR overrides); the unit, end-to-end, TLS and tool tests, and the fuzz corpora's
 # replays. thread: ThreadSanitizer, into build-tsan/ (FEDCL_TSAN_BUILD_DIR); the unit tests (but
 # the collectives' plans, one thread's) and the end-to-end tests. Both trees define only the tests of
-# this set (FEDCL_TESTS=sanitized). A race in fedcl's code is fixed, never suppressed; scripts/tsan.supp holds only
-# what lies wholly inside third-party code, each entry with its reason.
+# this set (FEDCL_TESTS=sanitized). A race in fedcl's code is fixed, never suppressed;
+# scripts/tsan.supp holds only what lies wholly inside third-party code, each entry with its reason.
 #
 # Debug builds (the tests wait on sockets and PoCL's compiler, not on fedcl's code, and the stacks are
 # the best); ThreadSanitizer's at -O1, which it needs to be fast enough. MPI, the benchmarks and the
@@ -59,7 +59,7 @@ thread)
   # Its client is a fork of the threaded test process that starts OpenCL in the child, which
   # ThreadSanitizer does not follow ("dup thread with used id"); the ASan run keeps it.
   # CollectivePlan.*: the collectives' plans run on host vectors in one thread, two minutes of this
-  # tree's time for no thread to check; the ASan tree and the release build's users run them.
+  # tree's time for no thread to check; the ASan tree runs them.
   excluded='^(Resume\.AClientThatSaidGoodbyeAtExitDoesNotResume|CollectivePlan\..*)$'
   report_marker='WARNING: ThreadSanitizer'
   name=ThreadSanitizer ;;

@@ -1,5 +1,6 @@
 # The tests that run in the release tree: real programs, examples, federation, MPI, packages,
-# operations, load, stress and isolation (their memory, time and signal checks need no sanitizer's).
+# operations, load, stress and isolation (whole programs and clusters, which a sanitizer would slow
+# past their time limits and whose memory checks it would skew).
 
 # Many client processes of many threads against three daemons, with clients and a daemon killed
 # mid-run, every result checked (stress/stress_test.cpp). The hang it found (two daemons' in-order
