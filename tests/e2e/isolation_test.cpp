@@ -5,6 +5,7 @@
 //
 // Each client is a process of its own (the runtime opens one session per daemon per process), forked
 // before the test process makes any OpenCL call; the test process is a client only at the end.
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -17,6 +18,8 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <regex>
+#include <sstream>
 #include <thread>
 
 #include "auth.h"
@@ -406,6 +409,60 @@ TEST(Isolation, TheMainProcessNeverLoadsTheBackend) {
   EXPECT_FALSE(maps_mention(daemon.pid(), "libpocl"));
   EXPECT_FALSE(maps_mention(daemon.pid(), "libLLVM"));
   done.raise();
+  EXPECT_EQ(0, client.wait());
+}
+
+// The worker that lists the devices at fedcld's start stays on as the first spare and takes the
+// first session: one backend load fewer per start (docs/design-decisions.md, "Processes"). The
+// daemon's debug log names that worker; it goes to a file for this test.
+TEST(Isolation, TheWorkerThatListedTheDevicesTakesTheFirstSession) {
+  char log_path[] = "/tmp/fedcl-lister-log-XXXXXX";
+  int log_fd = mkstemp(log_path);
+  ASSERT_GE(log_fd, 0);
+  int saved_stderr = dup(2);
+  dup2(log_fd, 2);  // the daemon inherits it
+  close(log_fd);
+  setenv("FEDCL_TEST_DAEMON_LOG", "debug", 1);
+  auto daemon = std::make_unique<DaemonProcess>();
+  unsetenv("FEDCL_TEST_DAEMON_LOG");
+  dup2(saved_stderr, 2);
+  close(saved_stderr);
+  std::stringstream log;
+  log << std::ifstream(log_path).rdbuf();
+  unlink(log_path);
+  std::smatch found;
+  std::string text = log.str();
+  ASSERT_TRUE(std::regex_search(text, found, std::regex("worker ([0-9]+) started to list the devices"))) << text;
+  pid_t lister = pid_t(std::stol(found[1]));
+
+  set_hosts(daemon->endpoint());
+  Signal open;
+  Signal done;
+  Client client([&] {
+    Device d = open_device();
+    open.raise();
+    done.await();
+    return d.context ? 0 : 1;
+  });
+  ASSERT_TRUE(open.await());
+  EXPECT_EQ(lister, serving_workers(daemon->port())[client.pid]) << "the first session is not in the listing worker";
+  done.raise();
+  EXPECT_EQ(0, client.wait());
+}
+
+// With no spares the listing worker ends once it has answered, and each session starts a worker.
+TEST(Isolation, WithoutSparesTheListingWorkerEndsAndSessionsStillStart) {
+  DaemonProcess daemon({"--spare-workers", "0"});
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!daemon.workers().empty() && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_TRUE(daemon.workers().empty()) << "a worker stayed on with --spare-workers 0";
+  set_hosts(daemon.endpoint());
+  Client client([&] {
+    Device d = open_device();
+    clReleaseProgram(build_program(d.context, kScaleSource));
+    return 0;
+  }, false);
   EXPECT_EQ(0, client.wait());
 }
 
