@@ -2,6 +2,7 @@
 #include "command_buffer.h"
 #include "trace.h"
 
+#include <algorithm>
 #include <capnp/serialize.h>
 
 #include <array>
@@ -408,7 +409,35 @@ const RequestHandler *handler_for(wire::Request::Which which) {
   return size_t(which) < table.size() ? table[size_t(which)] : nullptr;
 }
 
+// The requests that may run while a program of their session builds on the thread pool: commands
+// on queues that exist, the calls that complete or wait for them, and transfers. None names a
+// program or makes an object, so none needs what the build makes, and none is needed by it (the
+// first request that is not listed waits, and every one after it). So a thread's kernels and
+// copies go on while another thread of the program builds, as they do on a driver directly.
+constexpr wire::Request::Which kOvertakeBackgroundWork[] = {
+    wire::Request::ACK, wire::Request::WRITE_BUFFER, wire::Request::READ_BUFFER, wire::Request::COPY_BUFFER,
+    wire::Request::FILL_BUFFER, wire::Request::ND_RANGE, wire::Request::MARKER, wire::Request::BARRIER,
+    wire::Request::FLUSH, wire::Request::FINISH, wire::Request::SET_USER_EVENT_STATUS, wire::Request::READ_IMAGE,
+    wire::Request::WRITE_IMAGE, wire::Request::COPY_IMAGE, wire::Request::FILL_IMAGE,
+    wire::Request::COPY_IMAGE_TO_BUFFER, wire::Request::COPY_BUFFER_TO_IMAGE, wire::Request::READ_BUFFER_RECT,
+    wire::Request::WRITE_BUFFER_RECT, wire::Request::COPY_BUFFER_RECT, wire::Request::SEND_TO_PEER,
+    wire::Request::RECEIVE_FROM_PEER, wire::Request::SIGNAL_PEER, wire::Request::TRANSFER_DATA,
+    wire::Request::TRANSFER_ABORT, wire::Request::TRANSFER_TO, wire::Request::TRANSFER_FROM,
+};
+
 }  // namespace
+
+bool request_overtakes_background_work(const Frame &frame) {
+  if (frame.header.kind != uint16_t(wire::FrameKind::REQUEST)) return false;
+  try {
+    capnp::FlatArrayMessageReader reader(frame.message.asPtr());
+    wire::Request::Which which = reader.getRoot<wire::Request>().which();
+    return std::find(std::begin(kOvertakeBackgroundWork), std::end(kOvertakeBackgroundWork), which) !=
+           std::end(kOvertakeBackgroundWork);
+  } catch (const kj::Exception &) {
+    return false;  // malformed: it waits its turn, and execute_request() answers it
+  }
+}
 
 std::string request_payload_problem(wire::Request::Reader request, uint64_t payload_bytes) {
   const RequestHandler *handler = handler_for(request.which());

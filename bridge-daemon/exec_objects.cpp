@@ -1,5 +1,6 @@
 // Requests that create, change or release objects.
 #include "exec.h"
+#include "off_loop.h"
 #include "server.h"
 #include "peer_signal.h"
 #include "peer_transfer.h"
@@ -12,17 +13,44 @@ std::vector<cl_device_id> devices_of(ObjectTable &objects, capnp::List<uint64_t>
   return devices;
 }
 
+namespace {
+
+// clCreateContext takes tens of milliseconds on some drivers: off the loop (off_loop.h).
+class ContextWork final : public OffLoopWork {
+ public:
+  ContextWork(uint64_t id, std::vector<cl_device_id> devices) : id_(id), devices_(std::move(devices)) {}
+  ~ContextWork() override {
+    if (context_) clReleaseContext(context_);
+  }
+  void run() override {
+    cl_platform_id platform = nullptr;
+    clGetDeviceInfo(devices_[0], CL_DEVICE_PLATFORM, sizeof platform, &platform, nullptr);
+    cl_context_properties properties[] = {CL_CONTEXT_PLATFORM, reinterpret_cast<cl_context_properties>(platform), 0};
+    cl_int err = CL_SUCCESS;
+    context_ = clCreateContext(properties, devices_.size(), devices_.data(), nullptr, nullptr, &err);
+    check(err, "clCreateContext");
+  }
+  bool finish(Session &session, uint64_t seq) override {
+    cl_context context = context_;
+    context_ = nullptr;  // the session's now (add releases it if it refuses the id)
+    session.objects().add(id_, ObjectKind::context, context, context);
+    if (seq != 0) session.send_status(seq, CL_SUCCESS, "");
+    return true;
+  }
+
+ private:
+  uint64_t id_;
+  std::vector<cl_device_id> devices_;
+  cl_context context_ = nullptr;
+};
+
+}  // namespace
+
 void exec_create_context(Call &call, wire::Request::CreateContext::Reader request) {
   call.object = request.getId();
   std::vector<cl_device_id> devices = devices_of(call.session.objects(), request.getDevices());
   if (devices.empty()) fail(CL_INVALID_VALUE, "a context needs at least one device");
-  cl_platform_id platform = nullptr;
-  clGetDeviceInfo(devices[0], CL_DEVICE_PLATFORM, sizeof platform, &platform, nullptr);
-  cl_context_properties properties[] = {CL_CONTEXT_PLATFORM, reinterpret_cast<cl_context_properties>(platform), 0};
-  cl_int err = CL_SUCCESS;
-  cl_context context = clCreateContext(properties, devices.size(), devices.data(), nullptr, nullptr, &err);
-  check(err, "clCreateContext");
-  call.session.objects().add(request.getId(), ObjectKind::context, context, context);
+  run_off_loop(call, "clCreateContext", std::make_unique<ContextWork>(request.getId(), std::move(devices)));
 }
 
 void exec_create_queue(Call &call, wire::Request::CreateQueue::Reader request) {

@@ -1,16 +1,16 @@
 // Programs: from source (exec_objects.cpp), binaries, IL and built-in kernels; build, compile and
 // link; and sub-devices.
 //
-// Build, compile and link can take seconds: they run on libuv's thread pool while their session
-// waits (later requests of that session queue up behind them, other sessions go on), and their
-// outcome goes back in one reply, a BuildResult.
+// Build, compile and link can take seconds: they run on libuv's thread pool, their session's
+// commands on queues go on meanwhile (Session::background_work_started), and their outcome goes
+// back in one reply, a BuildResult.
 #include <uv.h>
 
 #include <algorithm>
-#include <optional>
 
 #include "exec.h"
 #include "kernel_names.h"
+#include "off_loop.h"
 #include "log.h"
 #include "ptx_entries.h"
 #include "server.h"
@@ -277,12 +277,10 @@ std::vector<cl_device_id> program_devices(cl_program program) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Build, compile and link on the thread pool.
+// Build, compile and link on the thread pool (off_loop.h).
 
-struct ProgramWork {
-  uv_work_t work;
-  std::shared_ptr<Session> session;
-  uint64_t seq;
+struct ProgramWork final : OffLoopWork {
+  uint64_t seq = 0;                    // the request's, for the reply built on the pool
   const char *what;                    // the backend call, for messages
   uint64_t program_id;
   cl_program program = nullptr;        // retained; link sets it on the pool
@@ -294,90 +292,59 @@ struct ProgramWork {
   std::vector<cl_program> inputs;      // headers or link inputs, retained
   std::vector<std::string> names;      // header include names
   bool may_print = false;              // the program link makes may call printf (print_gate.h)
-  std::function<cl_int(ProgramWork &)> run;  // the backend call
+  std::function<cl_int(ProgramWork &)> call;  // the backend call
+  const BackendPlatform *backend = nullptr;    // the session's (read on the pool)
   cl_int status = CL_SUCCESS;
-  std::optional<RequestError> failed;  // describing the result failed on the pool: reported instead
-  RequestTiming timing;
-  capnp::MallocMessageBuilder reply;
+  // Held by pointer: a message builder's destructor may throw, which an override's may not.
+  std::unique_ptr<capnp::MallocMessageBuilder> reply = std::make_unique<capnp::MallocMessageBuilder>();
 
-  ~ProgramWork() {
+  ~ProgramWork() override {
     for (cl_program input : inputs) clReleaseProgram(input);
     if (program) clReleaseProgram(program);
   }
-};
 
-void run_and_describe(ProgramWork &job);
-
-// An exception must not leave libuv's pool thread (it would end the daemon): a failure to describe
-// the result is reported on the loop instead (found by the fuzzer).
-void program_work_on_pool(uv_work_t *work) {
-  auto &job = *static_cast<ProgramWork *>(work->data);
-  BackendCall backend_call(job.what);
-  try {
-    run_and_describe(job);
-  } catch (const RequestError &error) {
-    job.failed = error;
+  void run() override {
+    status = call(*this);
+    auto root = reply->initRoot<wire::Reply>();
+    root.setSeq(seq);
+    root.setStatus(status);
+    if (status != CL_SUCCESS) root.setMessage(std::string(what) + " failed with " + std::to_string(status));
+    auto result = root.initBuild();
+    if (!program) return;
+    if (devices.empty()) {
+      devices = program_devices(program);
+      device_ids.assign(devices.size(), 0);
+    }
+    describe_program(program, devices, device_ids, *backend, result, metadata_twin ? &options : nullptr,
+                     context ? inputs : std::vector<cl_program>{});
   }
-}
 
-void run_and_describe(ProgramWork &job) {
-  job.status = job.run(job);
-  auto reply = job.reply.initRoot<wire::Reply>();
-  reply.setSeq(job.seq);
-  reply.setStatus(job.status);
-  if (job.status != CL_SUCCESS) reply.setMessage(std::string(job.what) + " failed with " + std::to_string(job.status));
-  auto result = reply.initBuild();
-  if (!job.program) return;
-  if (job.devices.empty()) {
-    job.devices = program_devices(job.program);
-    job.device_ids.assign(job.devices.size(), 0);
-  }
-  describe_program(job.program, job.devices, job.device_ids, job.session->backend(), result,
-                   job.metadata_twin ? &job.options : nullptr, job.context ? job.inputs : std::vector<cl_program>{});
-}
-
-void program_work_done(uv_work_t *work, int) {
-  std::unique_ptr<ProgramWork> job(static_cast<ProgramWork *>(work->data));
-  crash_report_renew();  // a compiler may have put its own handlers on the crashing signals
-  Session &session = *job->session;
-  if (session.closed()) return;
-  count_deferred_request(session, job->timing, job->failed || job->status != CL_SUCCESS);
-  try {
-    if (job->failed) throw *job->failed;
+  bool finish(Session &session, uint64_t) override {
     // A program that link made joins the session's objects, even when linking failed: the client
     // reads its build log.
-    if (job->context && job->program) {
-      clRetainProgram(job->program);
-      session.objects().add(job->program_id, ObjectKind::program, job->program, job->context);
-      session.objects().get(job->program_id, ObjectKind::program).may_print = job->may_print;
+    if (context && program) {
+      clRetainProgram(program);
+      session.objects().add(program_id, ObjectKind::program, program, context);
+      session.objects().get(program_id, ObjectKind::program).may_print = may_print;
     }
-    if (job->seq != 0) session.send_reply(job->reply);
-    else if (job->status != CL_SUCCESS)
-      session.notify_error(job->program_id, 0, job->status, std::string(job->what) + " failed");
-  } catch (const RequestError &error) {
-    if (job->seq != 0) session.send_status(job->seq, error.status, error.message);
-    else session.notify_error(job->program_id, 0, error.status, error.message);
+    if (seq != 0) session.send_reply(*reply);
+    else if (status != CL_SUCCESS) session.notify_error(program_id, 0, status, std::string(what) + " failed");
+    return status == CL_SUCCESS;
   }
-  session.resume();
-}
+};
 
-// Queues job and pauses the session until it is done; its reply is sent then.
+// Queues job; its reply is sent when it is done, and what may not overtake it waits until then.
 void start_program_work(Call &call, std::unique_ptr<ProgramWork> job) {
-  job->session = call.session.shared_from_this();
   job->seq = call.seq;
-  job->work.data = job.get();
-  job->timing = defer_request_count();
-  if (uv_queue_work(call.session.server().loop(), &job->work, program_work_on_pool, program_work_done) != 0)
-    fail(CL_OUT_OF_HOST_MEMORY, "cannot queue a program build");
-  job.release();
-  call.replied = true;
-  call.session.pause();
+  const char *what = job->what;
+  run_off_loop(call, what, std::move(job));
 }
 
 std::unique_ptr<ProgramWork> program_work(Call &call, const char *what, uint64_t program_id,
                                           capnp::List<uint64_t>::Reader device_ids, capnp::Text::Reader options) {
   auto job = std::make_unique<ProgramWork>();
   job->what = what;
+  job->backend = &call.session.backend();
   job->program_id = program_id;
   job->devices = devices_of(call.session.objects(), device_ids);
   for (uint64_t id : device_ids) job->device_ids.push_back(id);
@@ -414,7 +381,7 @@ void exec_build_program(Call &call, wire::Request::BuildProgram::Reader request)
   job->metadata_twin = true;
   if (source_may_print(job->options.data(), job->options.size()))  // -D macros may name printf
     call.session.objects().get(request.getProgram(), ObjectKind::program).may_print = true;
-  job->run = [](ProgramWork &job) {
+  job->call = [](ProgramWork &job) {
     return clBuildProgram(job.program, job.devices.size(), device_list(job), job.options.c_str(), nullptr, nullptr);
   };
   start_program_work(call, std::move(job));
@@ -432,7 +399,7 @@ void exec_compile_program(Call &call, wire::Request::CompileProgram::Reader requ
     may_print = may_print || objects.get(header.getProgram(), ObjectKind::program).may_print;
   }
   if (may_print) objects.get(request.getProgram(), ObjectKind::program).may_print = true;
-  job->run = [](ProgramWork &job) {
+  job->call = [](ProgramWork &job) {
     std::vector<const char *> names;
     for (const std::string &name : job.names) names.push_back(name.c_str());
     return clCompileProgram(job.program, job.devices.size(), device_list(job), job.options.c_str(),
@@ -453,7 +420,7 @@ void exec_link_program(Call &call, wire::Request::LinkProgram::Reader request) {
     job->inputs.push_back(retained_program(objects, input));
     job->may_print = job->may_print || objects.get(input, ObjectKind::program).may_print;
   }
-  job->run = [](ProgramWork &job) {
+  job->call = [](ProgramWork &job) {
     cl_int err = CL_SUCCESS;
     job.program = clLinkProgram(job.context, job.devices.size(), device_list(job), job.options.c_str(),
                                 job.inputs.size(), job.inputs.data(), nullptr, nullptr, &err);

@@ -8,6 +8,7 @@
 
 #include "log.h"
 #include "server.h"
+#include "session_host.h"
 #include "worker_board.h"
 
 namespace fedcld {
@@ -240,7 +241,8 @@ void Session::read_done() {
 }
 
 void Session::read_on() {
-  if (link_ && !closing_ && !draining_ && !paused_ && !throttled()) uv_read_start(link_->stream(), on_alloc, on_read);
+  if (link_ && !closing_ && !draining_ && !paused_ && !behind_background_work_ && !throttled())
+    uv_read_start(link_->stream(), on_alloc, on_read);
 }
 
 void Session::consume(const uint8_t *bytes, size_t size) {
@@ -353,6 +355,11 @@ void Session::run() {
       parse(reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size());
     }
     if (pending_.empty()) break;
+    if (background_work_ > 0 && !request_overtakes_background_work(pending_.front())) {
+      behind_background_work_ = true;
+      if (link_) uv_read_stop(link_->stream());  // the client waits, as for a paused session
+      break;
+    }
     Frame frame = std::move(pending_.front());
     pending_.pop_front();
     try {
@@ -411,7 +418,7 @@ std::shared_ptr<uint8_t[]> Session::stage(uint64_t size) {
 }
 
 void Session::unthrottled() {
-  if (closing_ || paused_) return;
+  if (closing_ || paused_ || behind_background_work_) return;
   if (link_) uv_read_start(link_->stream(), on_alloc, on_read);
   server_.post([self = weak_from_this()] {
     if (auto s = self.lock()) s->run();
@@ -426,7 +433,15 @@ void Session::pause() {
 void Session::resume() {
   paused_ = false;
   if (closing_) return;
-  if (link_) uv_read_start(link_->stream(), on_alloc, on_read);
+  if (link_ && !behind_background_work_) uv_read_start(link_->stream(), on_alloc, on_read);
+  run();
+}
+
+void Session::background_work_ended() {
+  background_work_--;
+  if (!behind_background_work_ || background_work_ > 0 || closing_) return;
+  behind_background_work_ = false;
+  read_on();
   run();
 }
 

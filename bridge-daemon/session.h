@@ -5,8 +5,8 @@
 // taken over from the main process (adopt).
 //
 // Requests run on the loop thread in the order they arrive. A request that would block (a program
-// build) pauses the session: its work runs on libuv's thread pool and later requests wait, while
-// its peer links go on.
+// build) runs on libuv's thread pool; meanwhile the requests that may overtake it (commands on
+// queues, exec.cpp) run as they come, and the first that may not waits, with every one after it.
 #pragma once
 
 #include <uv.h>
@@ -158,6 +158,9 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void pause();
   void resume();
+  // Work of a request that runs off the loop (a program build) started or ended: see above.
+  void background_work_started() { background_work_++; }
+  void background_work_ended();
   // Memory for the bytes of a read until its reply is written. Past kMaxStagedBytes in use the
   // session takes no new request until replies drain, so a client that queues many large reads
   // without waiting cannot make fedcld hold them all at once. Null if the memory cannot be had.
@@ -289,6 +292,8 @@ class Session : public std::enable_shared_from_this<Session> {
   bool large_frame_read_ = false;  // a client waits for the acknowledgement of its large payload
   unsigned writes_in_flight_ = 0;  // handed to the transport, not reported written yet
   bool paused_ = false;
+  unsigned background_work_ = 0;          // requests whose work runs off the loop
+  bool behind_background_work_ = false;   // the next request waits for that work (reading stops)
   bool running_ = false;
   bool dirty_ = false;
   bool waits_for_events_ = false;

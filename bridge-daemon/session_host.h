@@ -76,6 +76,9 @@ class SessionHost final : public Server {
 
 // A request of the client session (exec.cpp).
 void execute_request(Session &session, Frame &frame);
+// Whether a client request may run while work of its session runs off the loop (a program build,
+// Session::background_work_started), ahead of that work's reply (exec.cpp).
+bool request_overtakes_background_work(const Frame &frame);
 // Whether a client request may bring a payload of payload_bytes, decided when its message has
 // arrived and before any memory is taken for the payload (which a frame may declare up to the
 // wire's 1 TiB): the request must take one, of the size it states where it states one (a write, a

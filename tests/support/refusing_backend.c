@@ -11,7 +11,9 @@
  * wait for that). Destructions are learnt from destructor callbacks, so that what the backend itself
  * held counts too; with FEDCL_TEST_SUB_BUFFER_LATE_DESTRUCTION as well, the shim holds each
  * sub-buffer past the caller's last release, as a backend does while a command or a transfer still
- * uses it, the newer ones longer (50 ms more for each sub-buffer made before). */
+ * uses it, the newer ones longer (50 ms more for each sub-buffer made before).
+ * With FEDCL_TEST_SLOW_CALLS=DIR, a slow driver: while DIR/slow exists, clBuildProgram and
+ * clCreateContext wait a second before they start, then create DIR/ended (what they ended in). */
 #define _GNU_SOURCE
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
@@ -77,6 +79,33 @@ typedef cl_context (*CreateContext)(const cl_context_properties *, cl_uint, cons
                                     void(CL_CALLBACK *)(const char *, const void *, size_t, void *), void *,
                                     cl_int *);
 
+/* The slow driver of FEDCL_TEST_SLOW_CALLS, if asked for. */
+static void maybe_slow(const char *function) {
+  const char *dir = getenv("FEDCL_TEST_SLOW_CALLS");
+  if (!dir) return;
+  char path[4096];
+  snprintf(path, sizeof path, "%s/slow", dir);
+  if (access(path, F_OK) != 0) return;
+  sleep(1);
+  snprintf(path, sizeof path, "%s/ended", dir);
+  FILE *file = fopen(path, "a");
+  if (file) {
+    fprintf(file, "%s\n", function);
+    fclose(file);
+  }
+}
+
+typedef cl_int (*BuildProgram)(cl_program, cl_uint, const cl_device_id *, const char *,
+                               void(CL_CALLBACK *)(cl_program, void *), void *);
+
+CL_API_ENTRY cl_int CL_API_CALL clBuildProgram(cl_program program, cl_uint num_devices, const cl_device_id *devices,
+                                               const char *options, void(CL_CALLBACK *notify)(cl_program, void *),
+                                               void *user_data) {
+  maybe_slow("clBuildProgram");
+  BuildProgram real = (BuildProgram)dlsym(RTLD_NEXT, "clBuildProgram");
+  return real(program, num_devices, devices, options, notify, user_data);
+}
+
 CL_API_ENTRY cl_context CL_API_CALL clCreateContext(const cl_context_properties *properties, cl_uint num_devices,
                                                     const cl_device_id *devices,
                                                     void(CL_CALLBACK *notify)(const char *, const void *, size_t,
@@ -89,6 +118,7 @@ CL_API_ENTRY cl_context CL_API_CALL clCreateContext(const cl_context_properties 
     return NULL;
   }
   made++;
+  maybe_slow("clCreateContext");
   CreateContext real = (CreateContext)dlsym(RTLD_NEXT, "clCreateContext");
   cl_context context = real(properties, num_devices, devices, notify, user_data, errcode_ret);
   count_context(context, 1);

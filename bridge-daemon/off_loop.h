@@ -1,0 +1,30 @@
+// A request whose backend call can take long (a program build, a context): the call runs on
+// libuv's thread pool and the rest of the request (the objects it made, its reply) on the loop once
+// it is done. Meanwhile the session's commands on queues go on, and its other requests wait
+// (Session::background_work_started): a slow driver call holds up neither another session (each has
+// its process) nor this session's other threads' kernels.
+#pragma once
+
+#include <memory>
+#include <optional>
+
+#include "exec.h"
+
+namespace fedcld {
+
+class OffLoopWork {
+ public:
+  virtual ~OffLoopWork() = default;
+  // On a pool thread: the backend call. May throw RequestError, reported as the request's failure.
+  virtual void run() = 0;
+  // On the loop, unless the session closed meanwhile (then only the destructor runs): the rest of
+  // the request, replying to seq (0: a request without reply, whose failure is a notice). Returns
+  // whether the backend call succeeded, for the request counters. May throw RequestError.
+  virtual bool finish(Session &session, uint64_t seq) = 0;
+};
+
+// Runs work off the loop for call (call.replied is set: the reply comes from finish). backend_call
+// names the call should the backend crash in it.
+void run_off_loop(Call &call, const char *backend_call, std::unique_ptr<OffLoopWork> work);
+
+}  // namespace fedcld

@@ -1,0 +1,156 @@
+// A session's slow driver calls (a program build, a context) run off its worker's loop
+// (bridge-daemon/off_loop.h): another thread's commands on queues go on meanwhile, and a request
+// that may not overtake them waits, with every request after it. The daemon's backend is slowed by a
+// shim: while the test's folder holds a file `slow`, clBuildProgram and clCreateContext wait a second
+// before they start, then note in `ended` that they ended.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cl_harness.h"
+
+namespace {
+
+const char kStoreSource[] = "__kernel void store(__global int *x, int v) { x[get_global_id(0)] = v; }";
+
+class OffLoop : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = ::testing::TempDir() + "fedcl-slow-driver-XXXXXX";
+    ASSERT_NE(nullptr, mkdtemp(pattern.data()));
+    dir_ = pattern;
+    cluster_ = cluster_with_shim(FEDCL_REFUSING_BACKEND_PATH, {{"FEDCL_TEST_SLOW_CALLS", dir_}});
+    ASSERT_TRUE(cluster_);
+    device_ = cluster_->devices.at(0);
+    cl_int err = CL_SUCCESS;
+    context_ = clCreateContext(nullptr, 1, &device_, nullptr, nullptr, &err);
+    ASSERT_CL_OK(err);
+    queue_ = create_queue(context_, device_);
+    program_ = build_program(context_, kStoreSource);
+    kernel_ = create_kernel(program_, "store");
+    mem_ = create_buffer(context_, CL_MEM_READ_WRITE, sizeof(cl_int));
+    set_arg(kernel_, 0, mem_);
+  }
+
+  void TearDown() override {
+    std::remove((dir_ + "/slow").c_str());
+    if (mem_) clReleaseMemObject(mem_);
+    if (kernel_) clReleaseKernel(kernel_);
+    if (program_) clReleaseProgram(program_);
+    if (queue_) clReleaseCommandQueue(queue_);
+    if (context_) clReleaseContext(context_);
+    std::remove((dir_ + "/ended").c_str());
+    rmdir(dir_.c_str());
+  }
+
+  void slow_driver() { std::ofstream(dir_ + "/slow").put('\n'); }
+  // Whether a slowed call has ended in the daemon's worker.
+  bool slow_call_ended() { return access((dir_ + "/ended").c_str(), F_OK) == 0; }
+
+  // Stores value with the kernel and reads it back, on this thread; returns the value read.
+  cl_int store_and_read(cl_int value) {
+    set_arg(kernel_, 1, value);
+    const size_t one = 1;
+    EXPECT_CL(CL_SUCCESS, clEnqueueNDRangeKernel(queue_, kernel_, 1, nullptr, &one, nullptr, 0, nullptr, nullptr));
+    EXPECT_CL(CL_SUCCESS, clFinish(queue_));
+    cl_int read = 0;
+    EXPECT_CL(CL_SUCCESS, clEnqueueReadBuffer(queue_, mem_, CL_TRUE, 0, sizeof read, &read, 0, nullptr, nullptr));
+    return read;
+  }
+
+  // Runs slow_call on a thread of its own while this one launches kernels and reads their results:
+  // every one must be done while the slow call is still in the driver.
+  template <typename SlowCall>
+  void expect_commands_go_on_during(SlowCall slow_call) {
+    slow_driver();
+    std::atomic<bool> returned{false};
+    std::thread slow([&] {
+      slow_call();
+      returned = true;
+    });
+    // The slow call's request reaches the daemon well within this (it sleeps there for a second).
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    for (cl_int value = 1; value <= 3; value++) EXPECT_EQ(value, store_and_read(value));
+    EXPECT_FALSE(slow_call_ended()) << "the commands waited for the slow driver call";
+    EXPECT_FALSE(returned.load());
+    slow.join();
+    EXPECT_TRUE(slow_call_ended());
+  }
+
+  std::string dir_;
+  std::unique_ptr<Cluster> cluster_;
+  cl_device_id device_ = nullptr;
+  cl_context context_ = nullptr;
+  cl_command_queue queue_ = nullptr;
+  cl_program program_ = nullptr;
+  cl_kernel kernel_ = nullptr;
+  cl_mem mem_ = nullptr;
+};
+
+TEST_F(OffLoop, AnotherThreadsKernelsRunWhileAProgramBuilds) {
+  cl_int err = CL_SUCCESS;
+  const char *source = kScaleSource;
+  cl_program building = clCreateProgramWithSource(context_, 1, &source, nullptr, &err);
+  ASSERT_CL_OK(err);
+  expect_commands_go_on_during([&] { EXPECT_CL(CL_SUCCESS, clBuildProgram(building, 1, &device_, "", nullptr, nullptr)); });
+  // The build itself came through whole.
+  cl_kernel scale = create_kernel(building, "scale");
+  clReleaseKernel(scale);
+  clReleaseProgram(building);
+}
+
+TEST_F(OffLoop, AnotherThreadsKernelsRunWhileAContextIsMade) {
+  cl_context made = nullptr;
+  expect_commands_go_on_during([&] {
+    cl_int err = CL_SUCCESS;
+    made = clCreateContext(nullptr, 1, &device_, nullptr, nullptr, &err);
+    EXPECT_CL(CL_SUCCESS, err);
+  });
+  ASSERT_NE(nullptr, made);
+  // The context came through whole: a queue and a buffer of its own work.
+  cl_command_queue queue = create_queue(made, device_);
+  cl_mem mem = create_buffer(made, CL_MEM_READ_WRITE, sizeof(cl_int));
+  const cl_int pattern = 7;
+  cl_int read = 0;
+  ASSERT_CL_OK(clEnqueueFillBuffer(queue, mem, &pattern, sizeof pattern, 0, sizeof pattern, 0, nullptr, nullptr));
+  ASSERT_CL_OK(clEnqueueReadBuffer(queue, mem, CL_TRUE, 0, sizeof read, &read, 0, nullptr, nullptr));
+  EXPECT_EQ(7, read);
+  clReleaseMemObject(mem);
+  clReleaseCommandQueue(queue);
+  clReleaseContext(made);
+}
+
+// A buffer made while a build runs waits for it (creating an object may not overtake), and the
+// write and kernel that use the buffer wait behind it, though they could overtake by their kind.
+TEST_F(OffLoop, ARequestThatMayNotOvertakeWaitsWithEveryOneAfterIt) {
+  cl_int err = CL_SUCCESS;
+  const char *source = kScaleSource;
+  cl_program building = clCreateProgramWithSource(context_, 1, &source, nullptr, &err);
+  ASSERT_CL_OK(err);
+  slow_driver();
+  std::thread slow([&] { EXPECT_CL(CL_SUCCESS, clBuildProgram(building, 1, &device_, "", nullptr, nullptr)); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  cl_mem made = create_buffer(context_, CL_MEM_READ_WRITE, sizeof(cl_int));
+  const cl_int written = 5;
+  ASSERT_CL_OK(clEnqueueWriteBuffer(queue_, made, CL_FALSE, 0, sizeof written, &written, 0, nullptr, nullptr));
+  set_arg(kernel_, 0, made);
+  set_arg(kernel_, 1, cl_int(9));
+  const size_t one = 1;
+  ASSERT_CL_OK(clEnqueueNDRangeKernel(queue_, kernel_, 1, nullptr, &one, nullptr, 0, nullptr, nullptr));
+  cl_int read = 0;
+  ASSERT_CL_OK(clEnqueueReadBuffer(queue_, made, CL_TRUE, 0, sizeof read, &read, 0, nullptr, nullptr));
+  EXPECT_EQ(9, read);
+  EXPECT_TRUE(slow_call_ended()) << "the buffer was made before the build ended";
+  slow.join();
+  set_arg(kernel_, 0, mem_);
+  clReleaseMemObject(made);
+  clReleaseProgram(building);
+  expect_runtime_session_works(*cluster_, 64);
+}
+
+}  // namespace
