@@ -91,6 +91,7 @@ cl_int fedcl::make_kernel_arg(cl_kernel kernel, cl_uint index, size_t size, cons
       if (size != sizeof(cl_mem)) return CL_INVALID_ARG_SIZE;
       mem = value ? *static_cast<const cl_mem *>(value) : nullptr;
       if (mem && (!as<_cl_mem>(mem) || mem->context != kernel->program->context)) return CL_INVALID_MEM_OBJECT;
+      if (mem && kernel->checks[index].image && mem->type == CL_MEM_OBJECT_BUFFER) return CL_INVALID_MEM_OBJECT;
       object = mem ? mem->id : 0;
       break;
     case ArgClass::local:

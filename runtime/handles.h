@@ -59,7 +59,8 @@ void post_release(Connection *connection, uint64_t id);
 enum class ArgClass { memory, local, sampler, value, unknown };
 struct ArgCheck {
   ArgClass kind;
-  size_t value_size;  // the by-value size the type requires, 0 if unknown
+  size_t value_size;   // the by-value size the type requires, 0 if unknown
+  bool image = false;  // a memory argument of an image type: a buffer is refused
 };
 
 }  // namespace fedcl

@@ -56,6 +56,7 @@ size_t kernel_arg_type_size(const std::string &type_name, cl_uint address_bits) 
 
 ArgCheck kernel_arg_check(const KernelArgDesc &desc, cl_uint address_bits) {
   ArgClass kind = kernel_arg_class(desc);
+  if (kind == ArgClass::memory) return {kind, 0, starts_with(strip(desc.type_name), "image")};
   if (kind != ArgClass::value) return {kind, 0};
   return {kind, desc.value_size ? desc.value_size : kernel_arg_type_size(desc.type_name, address_bits)};
 }

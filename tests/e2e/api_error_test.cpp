@@ -120,6 +120,27 @@ TEST_F(ApiErrors, KernelArguments) {
   EXPECT_CL(CL_SUCCESS, clSetKernelArg(local_kernel, 0, 256, nullptr));
 }
 
+// A buffer where the kernel declares an image (the CTS's api negative_set_kernel_arg_invalid_image,
+// which NVIDIA passes; PoCL takes the buffer): refused by the argument's metadata, at the call.
+TEST_F(ApiErrors, ABufferIsRefusedForAnImageArgument) {
+  const char *source = "__kernel void k(read_only image2d_t image, __global float *out) { out[0] = 0.0f; }";
+  cl_program image_program = build_program(context, source);
+  cl_kernel image_kernel = create_kernel(image_program, "k");
+  EXPECT_CL(CL_INVALID_MEM_OBJECT, clSetKernelArg(image_kernel, 0, sizeof mem, &mem));
+  EXPECT_CL(CL_SUCCESS, clSetKernelArg(image_kernel, 1, sizeof mem, &mem));
+  cl_image_format format{CL_RGBA, CL_FLOAT};
+  cl_image_desc desc{};
+  desc.image_type = CL_MEM_OBJECT_IMAGE2D;
+  desc.image_width = desc.image_height = 4;
+  cl_int err = CL_SUCCESS;
+  cl_mem image = clCreateImage(context, CL_MEM_READ_ONLY, &format, &desc, nullptr, &err);
+  ASSERT_CL_OK(err);
+  EXPECT_CL(CL_SUCCESS, clSetKernelArg(image_kernel, 0, sizeof image, &image));
+  clReleaseMemObject(image);
+  clReleaseKernel(image_kernel);
+  clReleaseProgram(image_program);
+}
+
 TEST_F(ApiErrors, UnknownKernelName) {
   cl_int err = CL_SUCCESS;
   EXPECT_EQ(nullptr, clCreateKernel(program, "no_such_kernel", &err));

@@ -84,3 +84,12 @@ TEST(KernelArgCheck, TheBinarysValueSizeComesFirst) {
   KernelArgDesc image = arg(CL_KERNEL_ARG_ADDRESS_GLOBAL, "");
   EXPECT_EQ(ArgClass::memory, fedcl::kernel_arg_check(image, 64).kind);
 }
+
+TEST(KernelArgCheck, ImageArgumentsAreMarked) {
+  EXPECT_TRUE(fedcl::kernel_arg_check(arg(CL_KERNEL_ARG_ADDRESS_PRIVATE, "image2d_t"), 64).image);
+  EXPECT_TRUE(fedcl::kernel_arg_check(arg(CL_KERNEL_ARG_ADDRESS_GLOBAL, "image1d_array_t"), 64).image);
+  EXPECT_TRUE(fedcl::kernel_arg_check(arg(CL_KERNEL_ARG_ADDRESS_PRIVATE, "const image3d_t"), 64).image);
+  EXPECT_FALSE(fedcl::kernel_arg_check(arg(CL_KERNEL_ARG_ADDRESS_GLOBAL, "float*"), 64).image);
+  EXPECT_FALSE(fedcl::kernel_arg_check(arg(CL_KERNEL_ARG_ADDRESS_PRIVATE, "pipe"), 64).image);
+  EXPECT_FALSE(fedcl::kernel_arg_check(arg(CL_KERNEL_ARG_ADDRESS_GLOBAL, ""), 64).image);  // no type name
+}
