@@ -34,7 +34,6 @@ class OffLoop : public ::testing::Test {
     program_ = build_program(context_, kStoreSource);
     kernel_ = create_kernel(program_, "store");
     mem_ = create_buffer(context_, CL_MEM_READ_WRITE, sizeof(cl_int));
-    set_arg(kernel_, 0, mem_);
   }
 
   void TearDown() override {
@@ -52,14 +51,15 @@ class OffLoop : public ::testing::Test {
   // Whether a slowed call has ended in the daemon's worker.
   bool slow_call_ended() { return access((dir_ + "/ended").c_str(), F_OK) == 0; }
 
-  // Stores value with the kernel and reads it back, on this thread; returns the value read.
-  cl_int store_and_read(cl_int value) {
+  // Stores value into target with the kernel and reads it back, on this thread; returns the value read.
+  cl_int store_and_read(cl_mem target, cl_int value) {
+    set_arg(kernel_, 0, target);
     set_arg(kernel_, 1, value);
     const size_t one = 1;
     EXPECT_CL(CL_SUCCESS, clEnqueueNDRangeKernel(queue_, kernel_, 1, nullptr, &one, nullptr, 0, nullptr, nullptr));
     EXPECT_CL(CL_SUCCESS, clFinish(queue_));
     cl_int read = 0;
-    EXPECT_CL(CL_SUCCESS, clEnqueueReadBuffer(queue_, mem_, CL_TRUE, 0, sizeof read, &read, 0, nullptr, nullptr));
+    EXPECT_CL(CL_SUCCESS, clEnqueueReadBuffer(queue_, target, CL_TRUE, 0, sizeof read, &read, 0, nullptr, nullptr));
     return read;
   }
 
@@ -75,7 +75,7 @@ class OffLoop : public ::testing::Test {
     });
     // The slow call's request reaches the daemon well within this (it sleeps there for a second).
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    for (cl_int value = 1; value <= 3; value++) EXPECT_EQ(value, store_and_read(value));
+    for (cl_int value = 1; value <= 3; value++) EXPECT_EQ(value, store_and_read(mem_, value));
     EXPECT_FALSE(slow_call_ended()) << "the commands waited for the slow driver call";
     EXPECT_FALSE(returned.load());
     slow.join();
@@ -138,16 +138,9 @@ TEST_F(OffLoop, ARequestThatMayNotOvertakeWaitsWithEveryOneAfterIt) {
   cl_mem made = create_buffer(context_, CL_MEM_READ_WRITE, sizeof(cl_int));
   const cl_int written = 5;
   ASSERT_CL_OK(clEnqueueWriteBuffer(queue_, made, CL_FALSE, 0, sizeof written, &written, 0, nullptr, nullptr));
-  set_arg(kernel_, 0, made);
-  set_arg(kernel_, 1, cl_int(9));
-  const size_t one = 1;
-  ASSERT_CL_OK(clEnqueueNDRangeKernel(queue_, kernel_, 1, nullptr, &one, nullptr, 0, nullptr, nullptr));
-  cl_int read = 0;
-  ASSERT_CL_OK(clEnqueueReadBuffer(queue_, made, CL_TRUE, 0, sizeof read, &read, 0, nullptr, nullptr));
-  EXPECT_EQ(9, read);
+  EXPECT_EQ(9, store_and_read(made, 9));
   EXPECT_TRUE(slow_call_ended()) << "the buffer was made before the build ended";
   slow.join();
-  set_arg(kernel_, 0, mem_);
   clReleaseMemObject(made);
   clReleaseProgram(building);
   expect_runtime_session_works(*cluster_, 64);
