@@ -409,11 +409,12 @@ const RequestHandler *handler_for(wire::Request::Which which) {
   return size_t(which) < table.size() ? table[size_t(which)] : nullptr;
 }
 
-// The requests that may run while a program of their session builds on the thread pool: commands
-// on queues that exist, the calls that complete or wait for them, and transfers. None names a
-// program or makes an object, so none needs what the build makes, and none is needed by it (the
-// first request that is not listed waits, and every one after it). So a thread's kernels and
-// copies go on while another thread of the program builds, as they do on a driver directly.
+// The requests that may run while work of their session runs off the loop (a build, a context:
+// off_loop.h): commands on queues that exist, the calls that complete or wait for them, and
+// transfers. None names a program or makes an object, so none needs what that work makes, and none
+// is needed by it (the first request that is not listed waits, and every one after it). So a
+// thread's kernels and copies go on while another thread of the program builds, as they do on a
+// driver directly.
 constexpr wire::Request::Which kOvertakeBackgroundWork[] = {
     wire::Request::ACK, wire::Request::WRITE_BUFFER, wire::Request::READ_BUFFER, wire::Request::COPY_BUFFER,
     wire::Request::FILL_BUFFER, wire::Request::ND_RANGE, wire::Request::MARKER, wire::Request::BARRIER,

@@ -4,17 +4,14 @@
 // Build, compile and link can take seconds: they run on libuv's thread pool, their session's
 // commands on queues go on meanwhile (Session::background_work_started), and their outcome goes
 // back in one reply, a BuildResult.
-#include <uv.h>
-
 #include <algorithm>
 
 #include "exec.h"
 #include "kernel_names.h"
-#include "off_loop.h"
 #include "log.h"
+#include "off_loop.h"
 #include "ptx_entries.h"
 #include "server.h"
-#include "worker_board.h"
 
 namespace fedcld {
 

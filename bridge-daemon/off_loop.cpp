@@ -20,7 +20,8 @@ struct OffLoopJob {
   std::optional<RequestError> failed;  // run() failed on the pool: reported on the loop
 };
 
-// An exception must not leave libuv's pool thread (it would end the daemon).
+// An exception must not leave libuv's pool thread (it would end the daemon): a failure is reported
+// on the loop instead (found by the fuzzer, describing a build's result).
 void on_pool(uv_work_t *request) {
   auto &job = *static_cast<OffLoopJob *>(request->data);
   BackendCall backend_call(job.backend_call);

@@ -6,6 +6,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstring>
 #include <new>
 
@@ -96,8 +97,14 @@ void board_count_request(WorkerBoard *board, unsigned which, bool failed, uint64
 BackendCall::BackendCall(const char *name) : outer_(t_call) {
   t_call = name;
   // For the main process, should the worker hang or crash on a backend's own thread later: the call
-  // started last (a crash of the backend's threads happens in no call of ours).
-  if (g_board) copy_name(g_board->last_call, sizeof g_board->last_call, name);
+  // started last (a crash of the backend's threads happens in no call of ours). The loop and the
+  // thread pool (builds, contexts: off_loop.h) start calls at once: one writes the name at a time,
+  // and one that finds it being written leaves it (either is a call started last).
+  static std::atomic_flag writing = ATOMIC_FLAG_INIT;
+  if (g_board && !writing.test_and_set(std::memory_order_acquire)) {
+    copy_name(g_board->last_call, sizeof g_board->last_call, name);
+    writing.clear(std::memory_order_release);
+  }
 }
 
 BackendCall::~BackendCall() { t_call = outer_; }
