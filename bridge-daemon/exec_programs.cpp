@@ -357,18 +357,6 @@ cl_program retained_program(ObjectTable &objects, uint64_t id) {
 
 const cl_device_id *device_list(const ProgramWork &job) { return job.devices.empty() ? nullptr : job.devices.data(); }
 
-// Replies to a request of seq with a BuildResult describing program on devices.
-void reply_program(Call &call, cl_program program, const std::vector<cl_device_id> &devices,
-                   const std::vector<uint64_t> &device_ids) {
-  if (call.seq == 0) return;
-  capnp::MallocMessageBuilder message;
-  auto reply = message.initRoot<wire::Reply>();
-  reply.setSeq(call.seq);
-  describe_program(program, devices, device_ids, call.session.backend(), reply.initBuild());
-  call.session.send_reply(message);
-  call.replied = true;
-}
-
 }  // namespace
 
 void exec_build_program(Call &call, wire::Request::BuildProgram::Reader request) {
@@ -426,42 +414,90 @@ void exec_link_program(Call &call, wire::Request::LinkProgram::Reader request) {
   start_program_work(call, std::move(job));
 }
 
+namespace {
+
+// A program from binaries: on NVIDIA its PTX is compiled for the device there, which can take as
+// long as a build, so it runs off the loop (off_loop.h) with copies of the binaries.
+class BinaryProgramWork final : public OffLoopWork {
+ public:
+  BinaryProgramWork(Call &call, wire::Request::CreateProgramWithBinary::Reader request)
+      : id_(request.getId()), backend_(&call.session.backend()) {
+    ObjectTable &objects = call.session.objects();
+    context_ = objects.handle<cl_context>(request.getContext(), ObjectKind::context);
+    devices_ = devices_of(objects, request.getDevices());
+    for (uint64_t id : request.getDevices()) device_ids_.push_back(id);
+    auto binaries = request.getBinaries();
+    if (devices_.empty() || binaries.size() != devices_.size()) fail(CL_INVALID_VALUE, "one binary per device is needed");
+    for (auto binary : binaries) {
+      binaries_.emplace_back(binary.begin(), binary.end());
+      may_print_ = may_print_ || binary_may_print(binary.begin(), binary.size());
+    }
+    clRetainContext(context_);
+  }
+  ~BinaryProgramWork() override {
+    if (program_) clReleaseProgram(program_);
+    clReleaseContext(context_);
+  }
+
+  void run() override {
+    std::vector<size_t> lengths;
+    std::vector<const unsigned char *> pointers;
+    for (const auto &binary : binaries_) {
+      lengths.push_back(binary.size());
+      pointers.push_back(binary.data());
+    }
+    statuses_.assign(devices_.size(), CL_SUCCESS);
+    program_ = clCreateProgramWithBinary(context_, devices_.size(), devices_.data(), lengths.data(), pointers.data(),
+                                         statuses_.data(), &status_);
+    if (status_ != CL_SUCCESS) return;
+    auto reply = reply_->initRoot<wire::Reply>();
+    describe_program(program_, devices_, device_ids_, *backend_, reply.initBuild());
+  }
+
+  bool finish(Session &session, uint64_t seq) override {
+    std::string failed = "clCreateProgramWithBinary failed with " + std::to_string(status_);
+    if (status_ != CL_SUCCESS) {
+      if (seq == 0) fail(status_, failed);
+      // The client needs every device's verdict, not only the call's.
+      capnp::MallocMessageBuilder message;
+      auto reply = message.initRoot<wire::Reply>();
+      reply.setSeq(seq);
+      reply.setStatus(status_);
+      reply.setMessage(failed);
+      reply.setInfo(kj::arrayPtr(reinterpret_cast<const uint8_t *>(statuses_.data()), statuses_.size() * sizeof(cl_int)));
+      session.send_reply(message);
+      return false;
+    }
+    cl_program program = program_;
+    program_ = nullptr;  // the session's now (add releases it if it refuses the id)
+    session.objects().add(id_, ObjectKind::program, program, context_);
+    session.objects().get(id_, ObjectKind::program).may_print = may_print_;
+    if (seq == 0) return true;
+    reply_->getRoot<wire::Reply>().setSeq(seq);
+    session.send_reply(*reply_);
+    return true;
+  }
+
+ private:
+  uint64_t id_;
+  const BackendPlatform *backend_;
+  cl_context context_;
+  std::vector<cl_device_id> devices_;
+  std::vector<uint64_t> device_ids_;
+  std::vector<std::vector<unsigned char>> binaries_;
+  bool may_print_ = false;
+  cl_program program_ = nullptr;
+  cl_int status_ = CL_SUCCESS;
+  std::vector<cl_int> statuses_;
+  // Held by pointer: a message builder's destructor may throw, which an override's may not.
+  std::unique_ptr<capnp::MallocMessageBuilder> reply_ = std::make_unique<capnp::MallocMessageBuilder>();
+};
+
+}  // namespace
+
 void exec_create_program_with_binary(Call &call, wire::Request::CreateProgramWithBinary::Reader request) {
   call.object = request.getId();
-  ObjectTable &objects = call.session.objects();
-  auto context = objects.handle<cl_context>(request.getContext(), ObjectKind::context);
-  std::vector<cl_device_id> devices = devices_of(objects, request.getDevices());
-  auto binaries = request.getBinaries();
-  if (devices.empty() || binaries.size() != devices.size()) fail(CL_INVALID_VALUE, "one binary per device is needed");
-  std::vector<size_t> lengths;
-  std::vector<const unsigned char *> pointers;
-  for (auto binary : binaries) {
-    lengths.push_back(binary.size());
-    pointers.push_back(binary.begin());
-  }
-  std::vector<cl_int> statuses(devices.size(), CL_SUCCESS);
-  cl_int err = CL_SUCCESS;
-  cl_program program = clCreateProgramWithBinary(context, devices.size(), devices.data(), lengths.data(),
-                                                 pointers.data(), statuses.data(), &err);
-  if (err != CL_SUCCESS) {
-    // The client needs every device's verdict, not only the call's.
-    if (call.seq == 0) fail(err, "clCreateProgramWithBinary failed with " + std::to_string(err));
-    capnp::MallocMessageBuilder message;
-    auto reply = message.initRoot<wire::Reply>();
-    reply.setSeq(call.seq);
-    reply.setStatus(err);
-    reply.setMessage("clCreateProgramWithBinary failed with " + std::to_string(err));
-    reply.setInfo(kj::arrayPtr(reinterpret_cast<const uint8_t *>(statuses.data()), statuses.size() * sizeof(cl_int)));
-    call.session.send_reply(message);
-    call.replied = true;
-    return;
-  }
-  objects.add(request.getId(), ObjectKind::program, program, context);
-  for (auto binary : binaries)
-    if (binary_may_print(binary.begin(), binary.size())) objects.get(request.getId(), ObjectKind::program).may_print = true;
-  std::vector<uint64_t> ids;
-  for (uint64_t id : request.getDevices()) ids.push_back(id);
-  reply_program(call, program, devices, ids);
+  run_off_loop(call, "clCreateProgramWithBinary", std::make_unique<BinaryProgramWork>(call, request));
 }
 
 void exec_create_program_with_il(Call &call, wire::Request::CreateProgramWithIL::Reader request) {

@@ -1,8 +1,8 @@
-// A request whose backend call can take long (a program build, a context): the call runs on
-// libuv's thread pool and the rest of the request (the objects it made, its reply) on the loop once
-// it is done. Meanwhile the session's commands on queues go on, and its other requests wait
-// (Session::background_work_started): a slow driver call holds up neither another session (each has
-// its process) nor this session's other threads' kernels.
+// A request whose backend call can take long (a program build, a program from binaries, a context):
+// the call runs on libuv's thread pool and the rest of the request (the objects it made, its reply)
+// on the loop once it is done. Meanwhile the session's commands on queues go on, and its other
+// requests wait (Session::background_work_started): a slow driver call holds up neither another
+// session (each has its process) nor this session's other threads' kernels.
 #pragma once
 
 #include <memory>

@@ -1,8 +1,8 @@
 // A session's slow driver calls (a program build, a context) run off its worker's loop
 // (bridge-daemon/off_loop.h): another thread's commands on queues go on meanwhile, and a request
 // that may not overtake them waits, with every request after it. The daemon's backend is slowed by a
-// shim: while the test's folder holds a file `slow`, clBuildProgram and clCreateContext wait a second
-// before they start, then note in `ended` that they ended.
+// shim: while the test's folder holds a file `slow`, clBuildProgram, clCreateContext and
+// clCreateProgramWithBinary wait a second before they start, then note in `ended` that they ended.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -123,6 +123,28 @@ TEST_F(OffLoop, AnotherThreadsKernelsRunWhileAContextIsMade) {
   clReleaseMemObject(mem);
   clReleaseCommandQueue(queue);
   clReleaseContext(made);
+}
+
+TEST_F(OffLoop, AnotherThreadsKernelsRunWhileAProgramIsMadeFromItsBinary) {
+  size_t size = 0;
+  ASSERT_CL_OK(clGetProgramInfo(program_, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, nullptr));
+  std::vector<unsigned char> binary(size);
+  unsigned char *into = binary.data();
+  ASSERT_CL_OK(clGetProgramInfo(program_, CL_PROGRAM_BINARIES, sizeof into, &into, nullptr));
+  cl_program made = nullptr;
+  expect_commands_go_on_during([&] {
+    const unsigned char *bytes = binary.data();
+    cl_int status = CL_SUCCESS, err = CL_SUCCESS;
+    made = clCreateProgramWithBinary(context_, 1, &device_, &size, &bytes, &status, &err);
+    EXPECT_CL(CL_SUCCESS, err);
+    EXPECT_CL(CL_SUCCESS, status);
+  });
+  ASSERT_NE(nullptr, made);
+  // The program came through whole: built, its kernel is there.
+  ASSERT_CL_OK(clBuildProgram(made, 1, &device_, "", nullptr, nullptr));
+  cl_kernel store = create_kernel(made, "store");
+  clReleaseKernel(store);
+  clReleaseProgram(made);
 }
 
 // A buffer made while a build runs waits for it (creating an object may not overtake), and the

@@ -12,8 +12,9 @@
  * held counts too; with FEDCL_TEST_SUB_BUFFER_LATE_DESTRUCTION as well, the shim holds each
  * sub-buffer past the caller's last release, as a backend does while a command or a transfer still
  * uses it, the newer ones longer (50 ms more for each sub-buffer made before).
- * With FEDCL_TEST_SLOW_CALLS=DIR, a slow driver: while DIR/slow exists, clBuildProgram and
- * clCreateContext wait a second before they start, then create DIR/ended (what they ended in). */
+ * With FEDCL_TEST_SLOW_CALLS=DIR, a slow driver: while DIR/slow exists, clBuildProgram,
+ * clCreateContext and clCreateProgramWithBinary wait a second before they start, then note in
+ * DIR/ended that they ended. */
 #define _GNU_SOURCE
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
@@ -104,6 +105,18 @@ CL_API_ENTRY cl_int CL_API_CALL clBuildProgram(cl_program program, cl_uint num_d
   maybe_slow("clBuildProgram");
   BuildProgram real = (BuildProgram)dlsym(RTLD_NEXT, "clBuildProgram");
   return real(program, num_devices, devices, options, notify, user_data);
+}
+
+typedef cl_program (*CreateProgramWithBinary)(cl_context, cl_uint, const cl_device_id *, const size_t *,
+                                              const unsigned char **, cl_int *, cl_int *);
+
+CL_API_ENTRY cl_program CL_API_CALL clCreateProgramWithBinary(cl_context context, cl_uint num_devices,
+                                                              const cl_device_id *devices, const size_t *lengths,
+                                                              const unsigned char **binaries, cl_int *statuses,
+                                                              cl_int *errcode_ret) {
+  maybe_slow("clCreateProgramWithBinary");
+  CreateProgramWithBinary real = (CreateProgramWithBinary)dlsym(RTLD_NEXT, "clCreateProgramWithBinary");
+  return real(context, num_devices, devices, lengths, binaries, statuses, errcode_ret);
 }
 
 CL_API_ENTRY cl_context CL_API_CALL clCreateContext(const cl_context_properties *properties, cl_uint num_devices,
