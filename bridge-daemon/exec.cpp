@@ -12,6 +12,7 @@
 
 #include "log.h"
 #include "node_files.h"
+#include "off_loop.h"
 #include "peer_signal.h"
 #include "peer_transfer.h"
 #include "session_host.h"
@@ -240,6 +241,41 @@ std::vector<uint8_t> program_binaries(cl_program program) {
   return all;
 }
 
+namespace {
+
+void send_info(Session &session, uint64_t seq, const std::vector<uint8_t> &bytes) {
+  capnp::MallocMessageBuilder message;
+  auto reply = message.initRoot<wire::Reply>();
+  reply.setSeq(seq);
+  reply.setInfo(kj::arrayPtr(bytes.data(), bytes.size()));
+  session.send_reply(message);
+}
+
+// A program's binaries, or their sizes, may be made when first asked for (NVIDIA finishes a program
+// from PTX there): the query runs off the loop.
+class ProgramBinariesWork final : public OffLoopWork {
+ public:
+  ProgramBinariesWork(cl_program program, cl_uint param) : program_(program), param_(param) { clRetainProgram(program_); }
+  ~ProgramBinariesWork() override { clReleaseProgram(program_); }
+
+  void run() override {
+    if (param_ == CL_PROGRAM_BINARIES) bytes_ = program_binaries(program_);
+    else bytes_ = query_bytes([&](size_t n, void *v, size_t *r) { return clGetProgramInfo(program_, param_, n, v, r); });
+  }
+
+  bool finish(Session &session, uint64_t seq) override {
+    send_info(session, seq, bytes_);
+    return true;
+  }
+
+ private:
+  cl_program program_;
+  cl_uint param_;
+  std::vector<uint8_t> bytes_;
+};
+
+}  // namespace
+
 void exec_get_info(Call &call, wire::Request::GetInfo::Reader request) {
   ObjectTable &objects = call.session.objects();
   uint64_t id = request.getObject();
@@ -249,9 +285,9 @@ void exec_get_info(Call &call, wire::Request::GetInfo::Reader request) {
   switch (request.getKind()) {
     case wire::InfoKind::PROGRAM: {
       auto program = objects.handle<cl_program>(id, ObjectKind::program);
-      if (param == CL_PROGRAM_BINARIES) {
-        bytes = program_binaries(program);
-        break;
+      if (param == CL_PROGRAM_BINARIES || param == CL_PROGRAM_BINARY_SIZES) {
+        run_off_loop(call, "clGetProgramInfo(CL_PROGRAM_BINARIES)", std::make_unique<ProgramBinariesWork>(program, param));
+        return;
       }
       bytes = query_bytes([&](size_t n, void *v, size_t *r) { return clGetProgramInfo(program, param, n, v, r); });
       break;
@@ -305,11 +341,7 @@ void exec_get_info(Call &call, wire::Request::GetInfo::Reader request) {
     }
     default: fail(CL_INVALID_VALUE, "this fedcld cannot answer that kind of query");
   }
-  capnp::MallocMessageBuilder message;
-  auto reply = message.initRoot<wire::Reply>();
-  reply.setSeq(call.seq);
-  reply.setInfo(kj::arrayPtr(bytes.data(), bytes.size()));
-  call.session.send_reply(message);
+  send_info(call.session, call.seq, bytes);
   call.replied = true;
 }
 

@@ -493,6 +493,41 @@ class BinaryProgramWork final : public OffLoopWork {
   std::unique_ptr<capnp::MallocMessageBuilder> reply_ = std::make_unique<capnp::MallocMessageBuilder>();
 };
 
+// A program from SPIR-V: the backend translates the module there (PoCL through LLVM), which takes
+// as long as a compile.
+class ILProgramWork final : public OffLoopWork {
+ public:
+  ILProgramWork(uint64_t id, cl_context context, capnp::Data::Reader il)
+      : id_(id), context_(context), il_(il.begin(), il.end()) {
+    clRetainContext(context_);
+  }
+  ~ILProgramWork() override {
+    if (program_) clReleaseProgram(program_);
+    clReleaseContext(context_);
+  }
+
+  void run() override {
+    cl_int err = CL_SUCCESS;
+    program_ = clCreateProgramWithIL(context_, il_.data(), il_.size(), &err);
+    check(err, "clCreateProgramWithIL");
+  }
+
+  bool finish(Session &session, uint64_t seq) override {
+    cl_program program = program_;
+    program_ = nullptr;  // the session's now (add releases it if it refuses the id)
+    session.objects().add(id_, ObjectKind::program, program, context_);
+    session.objects().get(id_, ObjectKind::program).may_print = true;  // SPIR-V names printf by number
+    if (seq != 0) session.send_status(seq, CL_SUCCESS, "");
+    return true;
+  }
+
+ private:
+  uint64_t id_;
+  cl_context context_;
+  std::vector<uint8_t> il_;
+  cl_program program_ = nullptr;
+};
+
 }  // namespace
 
 void exec_create_program_with_binary(Call &call, wire::Request::CreateProgramWithBinary::Reader request) {
@@ -502,14 +537,8 @@ void exec_create_program_with_binary(Call &call, wire::Request::CreateProgramWit
 
 void exec_create_program_with_il(Call &call, wire::Request::CreateProgramWithIL::Reader request) {
   call.object = request.getId();
-  ObjectTable &objects = call.session.objects();
-  auto context = objects.handle<cl_context>(request.getContext(), ObjectKind::context);
-  auto il = request.getIl();
-  cl_int err = CL_SUCCESS;
-  cl_program program = clCreateProgramWithIL(context, il.begin(), il.size(), &err);
-  check(err, "clCreateProgramWithIL");
-  objects.add(request.getId(), ObjectKind::program, program, context);
-  objects.get(request.getId(), ObjectKind::program).may_print = true;  // SPIR-V names printf by number
+  auto context = call.session.objects().handle<cl_context>(request.getContext(), ObjectKind::context);
+  run_off_loop(call, "clCreateProgramWithIL", std::make_unique<ILProgramWork>(request.getId(), context, request.getIl()));
 }
 
 void exec_create_program_with_built_in_kernels(Call &call,

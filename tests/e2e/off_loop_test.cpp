@@ -1,8 +1,9 @@
 // A session's slow driver calls (a program build, a context) run off its worker's loop
 // (bridge-daemon/off_loop.h): another thread's commands on queues go on meanwhile, and a request
 // that may not overtake them waits, with every request after it. The daemon's backend is slowed by a
-// shim: while the test's folder holds a file `slow`, clBuildProgram, clCreateContext and
-// clCreateProgramWithBinary wait a second before they start, then note in `ended` that they ended.
+// shim: while the test's folder holds a file `slow`, clBuildProgram, clCreateContext,
+// clCreateProgramWithBinary and clGetProgramInfo(CL_PROGRAM_BINARIES) wait a second before they
+// start, then note in `ended` that they ended.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -141,6 +142,26 @@ TEST_F(OffLoop, AnotherThreadsKernelsRunWhileAProgramIsMadeFromItsBinary) {
   });
   ASSERT_NE(nullptr, made);
   // The program came through whole: built, its kernel is there.
+  ASSERT_CL_OK(clBuildProgram(made, 1, &device_, "", nullptr, nullptr));
+  cl_kernel store = create_kernel(made, "store");
+  clReleaseKernel(store);
+  clReleaseProgram(made);
+}
+
+TEST_F(OffLoop, AnotherThreadsKernelsRunWhileAProgramsBinariesAreRead) {
+  size_t size = 0;
+  ASSERT_CL_OK(clGetProgramInfo(program_, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, nullptr));
+  ASSERT_GT(size, 0u);
+  std::vector<unsigned char> binary(size);
+  expect_commands_go_on_during([&] {
+    unsigned char *into = binary.data();
+    EXPECT_CL(CL_SUCCESS, clGetProgramInfo(program_, CL_PROGRAM_BINARIES, sizeof into, &into, nullptr));
+  });
+  // The binaries came through whole: a program made from them builds and has the kernel.
+  const unsigned char *bytes = binary.data();
+  cl_int status = CL_SUCCESS, err = CL_SUCCESS;
+  cl_program made = clCreateProgramWithBinary(context_, 1, &device_, &size, &bytes, &status, &err);
+  ASSERT_CL_OK(err);
   ASSERT_CL_OK(clBuildProgram(made, 1, &device_, "", nullptr, nullptr));
   cl_kernel store = create_kernel(made, "store");
   clReleaseKernel(store);

@@ -166,6 +166,65 @@ TEST(Protocol, APayloadIsCheckedAgainstItsRequestBeforeItIsTaken) {
   for (const Case &c : cases) EXPECT_NE(std::string::npos, log.find("refused a payload: " + c.logged)) << log;
 }
 
+// No libfedcl sends IL (no fedcl device reports an IL version), but fedcld forwards it to the backend
+// off the session's loop: a module the backend refuses fails its request with the backend's error,
+// and the session goes on.
+TEST(Protocol, AnILProgramTheBackendRefusesFailsItsRequestAlone) {
+  DaemonProcess daemon;
+  RawSession raw(daemon.port());
+  ASSERT_TRUE(raw.send_hello(fedcl::wire::PROTOCOL_VERSION, 1));
+  ReceivedFrame frame;
+  ASSERT_TRUE(raw.read_frame(&frame));
+  auto send = [&](auto fill) {
+    capnp::MallocMessageBuilder message;
+    fill(message.initRoot<fedcl::wire::Request>());
+    return raw.send_request(message);
+  };
+  // The reply to seq; notices before it are passed over.
+  auto reply_to = [&](uint64_t seq, ReceivedFrame *received) {
+    while (raw.read_frame(received))
+      if (received->header.kind == uint16_t(fedcl::wire::FrameKind::REPLY) &&
+          received->reader->getRoot<fedcl::wire::Reply>().getSeq() == seq)
+        return true;
+    return false;
+  };
+  const uint64_t context = fedcl::wire::FIRST_CLIENT_ID + 1, program = fedcl::wire::FIRST_CLIENT_ID + 2;
+  ASSERT_TRUE(send([&](fedcl::wire::Request::Builder r) {
+    auto c = r.initCreateContext();
+    c.setId(context);
+    c.initDevices(1).set(0, 1);
+  }));
+  const uint32_t not_spirv[] = {0xdeadbeef, 0, 0, 0, 0};
+  ASSERT_TRUE(send([&](fedcl::wire::Request::Builder r) {
+    r.setSeq(2);
+    auto il = r.initCreateProgramWithIL();
+    il.setId(program);
+    il.setContext(context);
+    il.setIl(kj::arrayPtr(reinterpret_cast<const kj::byte *>(not_spirv), sizeof not_spirv));
+  }));
+  ASSERT_TRUE(reply_to(2, &frame));
+  auto refused = frame.reader->getRoot<fedcl::wire::Reply>();
+  EXPECT_NE(CL_SUCCESS, refused.getStatus());
+  EXPECT_NE(std::string::npos, std::string(refused.getMessage().cStr()).find("clCreateProgramWithIL"))
+      << refused.getMessage().cStr();
+  // The session serves on: its context answers a query.
+  ASSERT_TRUE(send([&](fedcl::wire::Request::Builder r) {
+    r.setSeq(3);
+    auto info = r.initGetInfo();
+    info.setKind(fedcl::wire::InfoKind::CONTEXT);
+    info.setObject(context);
+    info.setParam(CL_CONTEXT_NUM_DEVICES);
+  }));
+  ASSERT_TRUE(reply_to(3, &frame));
+  auto answered = frame.reader->getRoot<fedcl::wire::Reply>();
+  EXPECT_EQ(CL_SUCCESS, answered.getStatus());
+  cl_uint devices = 0;
+  ASSERT_EQ(sizeof devices, answered.getInfo().size());
+  std::memcpy(&devices, answered.getInfo().begin(), sizeof devices);
+  EXPECT_EQ(1u, devices);
+  EXPECT_TRUE(daemon.alive());
+}
+
 TEST(Protocol, ClientThatDiesMidSessionLeavesTheDaemonServing) {
   DaemonProcess daemon;
   set_hosts(daemon.endpoint());

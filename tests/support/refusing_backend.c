@@ -13,8 +13,8 @@
  * sub-buffer past the caller's last release, as a backend does while a command or a transfer still
  * uses it, the newer ones longer (50 ms more for each sub-buffer made before).
  * With FEDCL_TEST_SLOW_CALLS=DIR, a slow driver: while DIR/slow exists, clBuildProgram,
- * clCreateContext and clCreateProgramWithBinary wait a second before they start, then note in
- * DIR/ended that they ended. */
+ * clCreateContext, clCreateProgramWithBinary and clGetProgramInfo(CL_PROGRAM_BINARIES) wait a second
+ * before they start, then note in DIR/ended that they ended. */
 #define _GNU_SOURCE
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
@@ -117,6 +117,15 @@ CL_API_ENTRY cl_program CL_API_CALL clCreateProgramWithBinary(cl_context context
   maybe_slow("clCreateProgramWithBinary");
   CreateProgramWithBinary real = (CreateProgramWithBinary)dlsym(RTLD_NEXT, "clCreateProgramWithBinary");
   return real(context, num_devices, devices, lengths, binaries, statuses, errcode_ret);
+}
+
+typedef cl_int (*GetProgramInfo)(cl_program, cl_program_info, size_t, void *, size_t *);
+
+CL_API_ENTRY cl_int CL_API_CALL clGetProgramInfo(cl_program program, cl_program_info param, size_t size, void *value,
+                                                 size_t *size_ret) {
+  if (param == CL_PROGRAM_BINARIES) maybe_slow("clGetProgramInfo(CL_PROGRAM_BINARIES)");
+  GetProgramInfo real = (GetProgramInfo)dlsym(RTLD_NEXT, "clGetProgramInfo");
+  return real(program, param, size, value, size_ret);
 }
 
 CL_API_ENTRY cl_context CL_API_CALL clCreateContext(const cl_context_properties *properties, cl_uint num_devices,
