@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Where a synchronising call's time goes: joins a client's FEDCL_TRACE file and fedcld's --trace
 file (one host: both clocks are CLOCK_MONOTONIC; calls are matched by the client's port and seq) and prints each hand-off's median
-and 90th percentile over the calls that went the whole way, as `trace.<hop>.<stat> value us` lines.
+and 90th percentile over the calls that went the whole way, as `trace.<hop>.<stat> value us` lines;
+`daemon_batch_flush` is fedcld's clFlush of the queues a batch touched, over every batch.
 
     FEDCL_TRACE=/tmp/client.trace program ...      # fedcld --trace /tmp/daemon.trace ...
     bench/trace_report.py /tmp/client.trace /tmp/daemon.trace
@@ -75,6 +76,13 @@ def main():
             add('loop_to_reply', t_run, reply_sent[seq])
         else:
             add('answered_after_running', executed[seq], reply_sent[seq])
+    # The clFlush of a batch's queues, paired in order on each stream (they never nest).
+    started = {}
+    for (stream, _), ns in daemon.get('daemon_flush_started', []):
+        started.setdefault(stream, []).append(ns)
+    for (stream, _), ns in daemon.get('daemon_flush_ended', []):
+        if started.get(stream):
+            add('daemon_batch_flush', started[stream].pop(0), ns)
     if not calls:
         sys.exit('no call appears in both traces (are they of one host and one run?)')
     print(f'trace.calls {calls} calls')

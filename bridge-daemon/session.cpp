@@ -385,8 +385,11 @@ void Session::touch_queue(uint64_t queue_id) {
 void Session::flush_queues() {
   std::sort(touched_queues_.begin(), touched_queues_.end());
   touched_queues_.erase(std::unique(touched_queues_.begin(), touched_queues_.end()), touched_queues_.end());
+  bool traced = fedcl::trace::on() && !touched_queues_.empty();
+  if (traced) fedcl::trace::mark(fedcl::trace::Point::daemon_flush_started, peer_port_, touched_queues_.size());
   for (uint64_t id : touched_queues_)
     if (objects_.contains(id)) clFlush(objects_.handle<cl_command_queue>(id, ObjectKind::queue));
+  if (traced) fedcl::trace::mark(fedcl::trace::Point::daemon_flush_ended, peer_port_, touched_queues_.size());
   touched_queues_.clear();
 }
 

@@ -22,6 +22,8 @@ enum class Point : uint8_t {
   daemon_completion_seen,  // a backend thread learnt a command completed (seq 0)
   daemon_completion_run,   // the loop runs that completion's work (seq 0)
   daemon_reply_sent,       // the reply was handed to the socket
+  daemon_flush_started,    // after a batch, clFlush of the queues it touched begins (seq: how many)
+  daemon_flush_ended,      // ... and has ended
   count
 };
 
