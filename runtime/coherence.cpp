@@ -37,10 +37,7 @@ PeerTransferEvents queue_peer_transfer(cl_context context, cl_command_type type,
     command.setQueue(end.queue);
     command.setEvent(event->id);
     set_wait_list(command, end.wait_for);
-    request.setMemObject(end.mem);
-    request.setOffset(end.offset);
-    request.setSize(bytes);
-    request.setTransfer(transfer);
+    set_peer_range(request, end.mem, end.offset, bytes, transfer);
   };
 
   RequestMessage receive;

@@ -53,6 +53,16 @@ void fill_peer_ref(wire::PeerRef::Builder ref, Connection &connection);
 // A command's wait list: the events of these ids.
 void set_wait_list(wire::Command::Builder command, const std::vector<uint64_t> &events);
 
+// What both requests of a peer transfer (SendToPeer, ReceiveFromPeer) say alike: the range of the
+// memory object, and the transfer that pairs the send with its receive.
+template <typename PeerRequest>
+void set_peer_range(PeerRequest request, uint64_t mem, uint64_t offset, uint64_t size, uint64_t transfer) {
+  request.setMemObject(mem);
+  request.setOffset(offset);
+  request.setSize(size);
+  request.setTransfer(transfer);
+}
+
 // One end of a transfer between two daemons over their peer link: the daemon, the queue and wait
 // list of its command there, and where in which buffer the bytes are read or written.
 struct PeerTransferEnd {

@@ -17,11 +17,8 @@ cl_int send_host_receive(Command &command, cl_mem mem, size_t offset, size_t siz
   RequestMessage request;
   auto receive = request.root.initReceiveFromPeer();
   command.fill(receive.initCommand());
-  receive.setMemObject(mem->id);
-  receive.setOffset(offset);
-  receive.setSize(size);
+  set_peer_range(receive, mem->id, offset, size, *transfer);
   receive.setSender(0);
-  receive.setTransfer(*transfer);
   cl_int err = command.send(request);
   if (err == CL_SUCCESS && command.queue()->context->parts.size() > 1)
     mem_written(mem, command.connection(), command.event(), MemSpan::written(offset, size));
@@ -33,11 +30,8 @@ cl_int send_device_send(Command &command, cl_mem mem, size_t offset, size_t size
   RequestMessage request;
   auto send = request.root.initSendToPeer();
   command.fill(send.initCommand());
-  send.setMemObject(mem->id);
-  send.setOffset(offset);
-  send.setSize(size);
+  set_peer_range(send, mem->id, offset, size, transfer);
   send.initPeer();  // instance 0: this process
-  send.setTransfer(transfer);
   send.setDestinationLater(destination_later);
   return command.send(request);
 }
