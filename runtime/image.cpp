@@ -56,17 +56,12 @@ cl_int image_formats(Connection *connection, cl_context context, cl_mem_flags fl
 
 BuildRequest image_copy(cl_mem src, cl_mem dst, const size_t *src_origin, const size_t *dst_origin,
                         const size_t *region) {
-  uint64_t src_id = src->id, dst_id = dst->id;
   auto from = triple(src_origin), to = triple(dst_origin), extent = triple(region);
-  return [=](wire::Request::Builder request) {
-    auto copy = request.initCopyImage();
-    copy.setSrc(src_id);
-    copy.setDst(dst_id);
+  return copy_request(src, dst, &wire::Request::Builder::initCopyImage, [=](auto copy) {
     set_triple(copy.initSrcOrigin(3), from.data());
     set_triple(copy.initDstOrigin(3), to.data());
     set_triple(copy.initRegion(3), extent.data());
-    return copy.getCommand();
-  };
+  });
 }
 
 BuildRequest image_fill(cl_mem image, const uint8_t *color, const size_t *origin, const size_t *region) {
@@ -86,32 +81,22 @@ BuildRequest image_fill(cl_mem image, const uint8_t *color, const size_t *origin
 
 BuildRequest image_to_buffer_copy(cl_mem src, cl_mem dst, const size_t *src_origin, const size_t *region,
                                   size_t dst_offset) {
-  uint64_t src_id = src->id, dst_id = dst->id;
   auto from = triple(src_origin), extent = triple(region);
-  return [=](wire::Request::Builder request) {
-    auto copy = request.initCopyImageToBuffer();
-    copy.setSrc(src_id);
-    copy.setDst(dst_id);
+  return copy_request(src, dst, &wire::Request::Builder::initCopyImageToBuffer, [=](auto copy) {
     set_triple(copy.initSrcOrigin(3), from.data());
     set_triple(copy.initRegion(3), extent.data());
     copy.setDstOffset(dst_offset);
-    return copy.getCommand();
-  };
+  });
 }
 
 BuildRequest buffer_to_image_copy(cl_mem src, cl_mem dst, size_t src_offset, const size_t *dst_origin,
                                   const size_t *region) {
-  uint64_t src_id = src->id, dst_id = dst->id;
   auto to = triple(dst_origin), extent = triple(region);
-  return [=](wire::Request::Builder request) {
-    auto copy = request.initCopyBufferToImage();
-    copy.setSrc(src_id);
-    copy.setDst(dst_id);
+  return copy_request(src, dst, &wire::Request::Builder::initCopyBufferToImage, [=](auto copy) {
     copy.setSrcOffset(src_offset);
     set_triple(copy.initDstOrigin(3), to.data());
     set_triple(copy.initRegion(3), extent.data());
-    return copy.getCommand();
-  };
+  });
 }
 
 cl_int sampler_create(cl_sampler sampler) {

@@ -74,27 +74,18 @@ BuildPiece buffer_rect_transfer(cl_mem buffer, const size_t *origin, size_t row_
 }
 
 BuildRequest buffer_copy(cl_mem src, cl_mem dst, size_t src_offset, size_t dst_offset, size_t size) {
-  uint64_t src_id = src->id, dst_id = dst->id;
-  return [=](wire::Request::Builder request) {
-    auto copy = request.initCopyBuffer();
-    copy.setSrc(src_id);
-    copy.setDst(dst_id);
+  return copy_request(src, dst, &wire::Request::Builder::initCopyBuffer, [=](auto copy) {
     copy.setSrcOffset(src_offset);
     copy.setDstOffset(dst_offset);
     copy.setSize(size);
-    return copy.getCommand();
-  };
+  });
 }
 
 BuildRequest buffer_rect_copy(cl_mem src, cl_mem dst, const size_t *src_origin, const size_t *dst_origin,
                               const size_t *region, size_t src_row_pitch, size_t src_slice_pitch, size_t dst_row_pitch,
                               size_t dst_slice_pitch) {
   auto from = triple(src_origin), to = triple(dst_origin), extent = triple(region);
-  uint64_t src_id = src->id, dst_id = dst->id;
-  return [=](wire::Request::Builder request) {
-    auto copy = request.initCopyBufferRect();
-    copy.setSrc(src_id);
-    copy.setDst(dst_id);
+  return copy_request(src, dst, &wire::Request::Builder::initCopyBufferRect, [=](auto copy) {
     set_triple(copy.initSrcOrigin(3), from.data());
     set_triple(copy.initDstOrigin(3), to.data());
     set_triple(copy.initRegion(3), extent.data());
@@ -102,8 +93,7 @@ BuildRequest buffer_rect_copy(cl_mem src, cl_mem dst, const size_t *src_origin, 
     copy.setSrcSlicePitch(src_slice_pitch);
     copy.setDstRowPitch(dst_row_pitch);
     copy.setDstSlicePitch(dst_slice_pitch);
-    return copy.getCommand();
-  };
+  });
 }
 
 BuildRequest buffer_fill(cl_mem buffer, const void *pattern, size_t pattern_size, size_t offset, size_t size) {

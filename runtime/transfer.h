@@ -32,6 +32,20 @@ using BuildRequest = std::function<wire::Command::Builder(wire::Request::Builder
 inline std::array<size_t, 3> triple(const size_t *values) { return {values[0], values[1], values[2]}; }
 void set_triple(capnp::List<uint64_t>::Builder list, const size_t *values);
 
+// A copy between two memory objects: the request that init makes, naming src and dst, and what
+// fill_rest adds for its kind of copy (offsets or origins, region, pitches).
+template <typename Copy, typename FillRest>
+BuildRequest copy_request(cl_mem src, cl_mem dst, Copy (wire::Request::Builder::*init)(), FillRest fill_rest) {
+  uint64_t src_id = src->id, dst_id = dst->id;
+  return [=](wire::Request::Builder request) {
+    Copy copy = (request.*init)();
+    copy.setSrc(src_id);
+    copy.setDst(dst_id);
+    fill_rest(copy);
+    return copy.getCommand();
+  };
+}
+
 // The pieces of a buffer's bytes [offset, offset + size) as reads (write false) or writes.
 BuildPiece buffer_transfer(cl_mem buffer, size_t offset, bool write);
 
