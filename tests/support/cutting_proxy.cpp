@@ -1,9 +1,6 @@
 #include "cutting_proxy.h"
-#include "loopback_address.h"
 
-#include <arpa/inet.h>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -11,34 +8,11 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
-#include <cstring>
-#include <stdexcept>
 
 namespace fedcl_test {
 
-namespace {
-
-int listen_on(int port) {
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  int on = 1;
-  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
-  sockaddr_in addr = loopback_address(port);
-  if (fd < 0 || bind(fd, reinterpret_cast<sockaddr *>(&addr), sizeof addr) != 0 || listen(fd, 8) != 0) {
-    if (fd >= 0) close(fd);
-    return -1;
-  }
-  return fd;
-}
-
-}  // namespace
-
-CuttingProxy::CuttingProxy(int target_port) : target_port_(target_port) {
-  listener_ = listen_on(0);
-  sockaddr_in addr{};
-  socklen_t len = sizeof addr;
-  if (listener_ < 0 || getsockname(listener_, reinterpret_cast<sockaddr *>(&addr), &len) != 0 || pipe2(wake_pipe_, O_CLOEXEC | O_NONBLOCK) != 0)
-    throw std::runtime_error(std::string("cutting proxy: ") + std::strerror(errno));
-  port_ = ntohs(addr.sin_port);
+CuttingProxy::CuttingProxy(int target_port) : LoopbackProxy("cutting proxy"), target_port_(target_port) {
+  if (pipe2(wake_pipe_, O_CLOEXEC | O_NONBLOCK) != 0) throw failure();
   thread_ = std::thread([this] { serve(); });
 }
 
@@ -46,7 +20,6 @@ CuttingProxy::~CuttingProxy() {
   stopping_ = true;
   wake();
   thread_.join();
-  if (listener_ >= 0) close(listener_);
   close(wake_pipe_[0]);
   close(wake_pipe_[1]);
 }
@@ -92,9 +65,8 @@ void CuttingProxy::serve() {
     int client = accept4(listener_, nullptr, nullptr, SOCK_CLOEXEC);
     if (client < 0) continue;
     connections_++;
-    int daemon = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr = loopback_address(target_port_);
-    bool cut = daemon >= 0 && connect(daemon, reinterpret_cast<sockaddr *>(&addr), sizeof addr) == 0 && forward(client, daemon);
+    int daemon = dial(target_port_);
+    bool cut = daemon >= 0 && forward(client, daemon);
     close(client);
     if (daemon >= 0) close(daemon);
     if (!cut) continue;
@@ -144,12 +116,7 @@ bool CuttingProxy::forward(int client, int daemon) {
       }
       ssize_t got = recv(fds[side].fd, buffer, room, 0);
       if (got <= 0) return false;
-      int to = side == 0 ? daemon : client;
-      for (ssize_t sent = 0; sent < got;) {
-        ssize_t n = send(to, buffer + sent, got - sent, MSG_NOSIGNAL);
-        if (n <= 0) return false;
-        sent += n;
-      }
+      if (!send_all(side == 0 ? daemon : client, buffer, size_t(got))) return false;
       std::lock_guard<std::mutex> lock(mutex_);
       if (cut_armed_ && cut_to_daemon_ == (side == 0)) cut_left_ -= got;
       if (cut_armed_ && cut_left_ <= 0) {

@@ -7,20 +7,18 @@
 #include <atomic>
 #include <cstdint>
 #include <mutex>
-#include <string>
 #include <thread>
+
+#include "loopback_proxy.h"
 
 namespace fedcl_test {
 
-class CuttingProxy {
+class CuttingProxy : public LoopbackProxy {
  public:
   // Listens on a free loopback port and forwards each connection to 127.0.0.1:target_port.
   explicit CuttingProxy(int target_port);
   ~CuttingProxy();
-  CuttingProxy(const CuttingProxy &) = delete;
-  CuttingProxy &operator=(const CuttingProxy &) = delete;
 
-  std::string endpoint() const { return "127.0.0.1:" + std::to_string(port_); }
   // Drops the connection once `bytes` more have passed from the client (to_daemon) or from the
   // daemon (0: at once), then refuses connections for refuse_ms.
   void cut_after(bool to_daemon, int64_t bytes, int refuse_ms);
@@ -42,8 +40,6 @@ class CuttingProxy {
   void wake();
 
   std::atomic<int> target_port_;
-  int listener_ = -1;
-  int port_ = 0;
   int wake_pipe_[2] = {-1, -1};
   std::atomic<bool> stopping_{false};
   std::thread thread_;

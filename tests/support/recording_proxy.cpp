@@ -1,35 +1,22 @@
 #include "recording_proxy.h"
-#include "loopback_address.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
-#include <stdexcept>
 
 namespace fedcl_test {
 
-RecordingProxy::RecordingProxy(int target_port) : target_port_(target_port) {
-  listener_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in addr = loopback_address(0);
-  socklen_t len = sizeof addr;
-  if (listener_ < 0 || bind(listener_, reinterpret_cast<sockaddr *>(&addr), sizeof addr) != 0 ||
-      listen(listener_, 8) != 0 || getsockname(listener_, reinterpret_cast<sockaddr *>(&addr), &len) != 0 ||
-      pipe(stop_pipe_) != 0)
-    throw std::runtime_error(std::string("recording proxy: ") + std::strerror(errno));
-  port_ = ntohs(addr.sin_port);
+RecordingProxy::RecordingProxy(int target_port) : LoopbackProxy("recording proxy"), target_port_(target_port) {
+  if (pipe(stop_pipe_) != 0) throw failure();
   thread_ = std::thread([this] { serve(); });
 }
 
 RecordingProxy::~RecordingProxy() {
   (void)!write(stop_pipe_[1], "x", 1);
   thread_.join();
-  close(listener_);
   close(stop_pipe_[0]);
   close(stop_pipe_[1]);
 }
@@ -83,9 +70,8 @@ void RecordingProxy::serve() {
     if (!(fds[0].revents & POLLIN)) continue;
     int client = accept4(listener_, nullptr, nullptr, SOCK_CLOEXEC);
     if (client < 0) continue;
-    int daemon = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr = loopback_address(target_port_);
-    if (daemon >= 0 && connect(daemon, reinterpret_cast<sockaddr *>(&addr), sizeof addr) == 0) forward(client, daemon);
+    int daemon = dial(target_port_);
+    if (daemon >= 0) forward(client, daemon);
     close(client);
     if (daemon >= 0) close(daemon);
   }
@@ -114,12 +100,7 @@ void RecordingProxy::forward(int client, int daemon) {
         auto &record = side == 0 ? from_client_ : from_daemon_;
         record.insert(record.end(), buffer, buffer + got);
       }
-      int to = side == 0 ? daemon : client;
-      for (ssize_t sent = 0; sent < got;) {
-        ssize_t n = send(to, buffer + sent, got - sent, MSG_NOSIGNAL);
-        if (n <= 0) return;
-        sent += n;
-      }
+      if (!send_all(side == 0 ? daemon : client, buffer, size_t(got))) return;
       if (cut_after >= 0 && cut_after_ <= 0) return;  // the cut
     }
   }

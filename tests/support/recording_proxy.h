@@ -8,21 +8,19 @@
 #include <atomic>
 #include <cstdint>
 #include <mutex>
-#include <string>
 #include <thread>
 #include <vector>
 
+#include "loopback_proxy.h"
+
 namespace fedcl_test {
 
-class RecordingProxy {
+class RecordingProxy : public LoopbackProxy {
  public:
   // Listens on a free loopback port and forwards every connection to 127.0.0.1:target_port.
   explicit RecordingProxy(int target_port);
   ~RecordingProxy();
-  RecordingProxy(const RecordingProxy &) = delete;
-  RecordingProxy &operator=(const RecordingProxy &) = delete;
 
-  std::string endpoint() const { return "127.0.0.1:" + std::to_string(port_); }
   // Everything the clients sent, and everything the daemon answered, so far, in order.
   std::vector<uint8_t> client_bytes();
   std::vector<uint8_t> daemon_bytes();
@@ -47,8 +45,6 @@ class RecordingProxy {
   void tamper(RecordCursor &cursor, bool to_daemon, uint8_t *bytes, size_t size);
 
   int target_port_;
-  int listener_ = -1;
-  int port_ = 0;
   int stop_pipe_[2] = {-1, -1};
   std::thread thread_;
   std::mutex mutex_;
