@@ -90,8 +90,8 @@ cl_program build_metadata_twin(cl_program program, const std::vector<cl_device_i
 
 // The checks' metadata as the kernel's PTX declares it, and whether a pointer's data is const as
 // its source text says (text, when it lists as many parameters; the client lets a kernel's const
-// arguments stay current elsewhere). No names or type names: the application asks those of a
-// build with -cl-kernel-arg-info, which has them itself.
+// arguments stay current elsewhere). No names, and type names only for the checks (samplers and
+// images): the application asks those of a build with -cl-kernel-arg-info, which has them itself.
 void describe_args(const std::vector<PtxParam> &params, const KernelText *text,
                    capnp::List<wire::KernelDesc::ArgDesc>::Builder args) {
   bool text_fits = text && text->const_targets.size() == args.size();
@@ -102,6 +102,8 @@ void describe_args(const std::vector<PtxParam> &params, const KernelText *text,
     if (params[a].address == CL_KERNEL_ARG_ADDRESS_CONSTANT || (pointer && text_fits && text->const_targets[a]))
       args[a].setTypeQualifier(CL_KERNEL_ARG_TYPE_CONST);
     if (params[a].sampler) args[a].setTypeName("sampler_t");
+    // Which image type the PTX does not say; that it is one is all clSetKernelArg's check needs.
+    if (params[a].image) args[a].setTypeName("image");
     args[a].setValueSize(params[a].value_size);
   }
 }

@@ -46,6 +46,7 @@ PtxParam ptx_param(const std::string &declaration) {
     const std::string &word = words[i];
     if (word == ".texref" || word == ".surfref") {
       param.address = CL_KERNEL_ARG_ADDRESS_GLOBAL;  // images answer GLOBAL in OpenCL
+      param.image = true;
       if (word == ".texref") param.access = CL_KERNEL_ARG_ACCESS_READ_ONLY;  // write and read_write: .surfref
       return param;
     }

@@ -16,6 +16,7 @@ namespace fedcld {
 struct PtxParam {
   cl_kernel_arg_address_qualifier address = 0;  // 0: the declaration is not one fedcld understands
   cl_kernel_arg_access_qualifier access = CL_KERNEL_ARG_ACCESS_NONE;  // READ_ONLY for a .texref image
+  bool image = false;                           // .texref or .surfref
   bool sampler = false;                         // .samplerref
   size_t value_size = 0;                        // bytes of a by-value argument; 0 otherwise
 };

@@ -89,6 +89,7 @@ TEST(KernelArgCheck, ImageArgumentsAreMarked) {
   EXPECT_TRUE(fedcl::kernel_arg_check(arg(CL_KERNEL_ARG_ADDRESS_PRIVATE, "image2d_t"), 64).image);
   EXPECT_TRUE(fedcl::kernel_arg_check(arg(CL_KERNEL_ARG_ADDRESS_GLOBAL, "image1d_array_t"), 64).image);
   EXPECT_TRUE(fedcl::kernel_arg_check(arg(CL_KERNEL_ARG_ADDRESS_PRIVATE, "const image3d_t"), 64).image);
+  EXPECT_TRUE(fedcl::kernel_arg_check(arg(CL_KERNEL_ARG_ADDRESS_GLOBAL, "image"), 64).image);  // fedcld's, from PTX
   EXPECT_FALSE(fedcl::kernel_arg_check(arg(CL_KERNEL_ARG_ADDRESS_GLOBAL, "float*"), 64).image);
   EXPECT_FALSE(fedcl::kernel_arg_check(arg(CL_KERNEL_ARG_ADDRESS_PRIVATE, "pipe"), 64).image);
   EXPECT_FALSE(fedcl::kernel_arg_check(arg(CL_KERNEL_ARG_ADDRESS_GLOBAL, ""), 64).image);  // no type name

@@ -96,6 +96,9 @@ TEST(PtxEntries, NamesAndParametersOfNvidiasOpenCLBinary) {
   EXPECT_EQ(cl_kernel_arg_address_qualifier(CL_KERNEL_ARG_ADDRESS_GLOBAL), images[1].address);
   EXPECT_EQ(cl_kernel_arg_access_qualifier(CL_KERNEL_ARG_ACCESS_READ_ONLY), images[0].access);  // .texref
   EXPECT_EQ(cl_kernel_arg_access_qualifier(CL_KERNEL_ARG_ACCESS_NONE), images[1].access);       // written: .surfref
+  EXPECT_TRUE(images[0].image);
+  EXPECT_TRUE(images[1].image);
+  EXPECT_FALSE(images[2].image);
   EXPECT_FALSE(images[1].sampler);
   EXPECT_TRUE(images[2].sampler);
   EXPECT_EQ(cl_kernel_arg_address_qualifier(CL_KERNEL_ARG_ADDRESS_PRIVATE), images[2].address);
