@@ -112,14 +112,6 @@ cl_int fedcl::api::clFinalizeCommandBufferKHR(cl_command_buffer_khr buffer) {
   return command_buffer_finalize(buffer);
 }
 
-cl_int fedcl::api::clRetainCommandBufferKHR(cl_command_buffer_khr buffer) {
-  return as<_cl_command_buffer_khr>(buffer) ? retain(buffer) : CL_INVALID_COMMAND_BUFFER_KHR;
-}
-
-cl_int fedcl::api::clReleaseCommandBufferKHR(cl_command_buffer_khr buffer) {
-  return as<_cl_command_buffer_khr>(buffer) ? release(buffer) : CL_INVALID_COMMAND_BUFFER_KHR;
-}
-
 cl_int fedcl::api::clEnqueueCommandBufferKHR(cl_uint num_queues, cl_command_queue *queues, cl_command_buffer_khr buffer,
                                              cl_uint num_events, const cl_event *wait_list, cl_event *event) {
   if (!as<_cl_command_buffer_khr>(buffer)) return CL_INVALID_COMMAND_BUFFER_KHR;

@@ -99,14 +99,6 @@ cl_context fedcl::api::clCreateContextFromType(const cl_context_properties *prop
   return create_context(properties, std::move(devices), notify, user_data, errcode_ret);
 }
 
-cl_int fedcl::api::clRetainContext(cl_context context) {
-  return as<_cl_context>(context) ? retain(context) : CL_INVALID_CONTEXT;
-}
-
-cl_int fedcl::api::clReleaseContext(cl_context context) {
-  return as<_cl_context>(context) ? release(context) : CL_INVALID_CONTEXT;
-}
-
 cl_int fedcl::api::clGetContextInfo(cl_context context, cl_context_info param, size_t size, void *value,
                                     size_t *size_ret) {
   if (!as<_cl_context>(context)) return CL_INVALID_CONTEXT;
@@ -199,17 +191,6 @@ cl_command_queue fedcl::api::clCreateCommandQueueWithProperties(cl_context conte
   cl_int err = check_device_queue(bits, has_size);
   if (err != CL_SUCCESS) return set_error(errcode_ret, err), nullptr;
   return create_queue(context, device, bits, std::move(array), errcode_ret);
-}
-
-cl_int fedcl::api::clRetainCommandQueue(cl_command_queue queue) {
-  return as<_cl_command_queue>(queue) ? retain(queue) : CL_INVALID_COMMAND_QUEUE;
-}
-
-cl_int fedcl::api::clReleaseCommandQueue(cl_command_queue queue) {
-  if (!as<_cl_command_queue>(queue)) return CL_INVALID_COMMAND_QUEUE;
-  // Releasing a queue flushes it, as clFlush would.
-  if (queue->refcount.load() == 1) api::clFlush(queue);
-  return release(queue);
 }
 
 cl_int fedcl::api::clGetCommandQueueInfo(cl_command_queue queue, cl_command_queue_info param, size_t size,

@@ -43,9 +43,6 @@ cl_int fedcl::api::clGetEventInfo(cl_event event, cl_event_info param, size_t si
   }
 }
 
-cl_int fedcl::api::clRetainEvent(cl_event event) { return as<_cl_event>(event) ? retain(event) : CL_INVALID_EVENT; }
-cl_int fedcl::api::clReleaseEvent(cl_event event) { return as<_cl_event>(event) ? release(event) : CL_INVALID_EVENT; }
-
 cl_int fedcl::api::clGetEventProfilingInfo(cl_event event, cl_profiling_info param, size_t size, void *value,
                                            size_t *size_ret) {
   if (!as<_cl_event>(event)) return CL_INVALID_EVENT;

@@ -790,14 +790,6 @@ cl_sampler fedcl::api::clCreateSamplerWithProperties(cl_context context, const c
   return create_sampler(context, normalized, addressing, filter, std::move(given), errcode_ret);
 }
 
-cl_int fedcl::api::clRetainSampler(cl_sampler sampler) {
-  return as<_cl_sampler>(sampler) ? retain(sampler) : CL_INVALID_SAMPLER;
-}
-
-cl_int fedcl::api::clReleaseSampler(cl_sampler sampler) {
-  return as<_cl_sampler>(sampler) ? release(sampler) : CL_INVALID_SAMPLER;
-}
-
 cl_int fedcl::api::clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param, size_t size, void *value,
                                     size_t *size_ret) {
   if (!as<_cl_sampler>(sampler)) return CL_INVALID_SAMPLER;

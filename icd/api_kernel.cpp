@@ -69,9 +69,6 @@ cl_kernel fedcl::api::clCloneKernel(cl_kernel source, cl_int *errcode_ret) {
   return kernel;
 }
 
-cl_int fedcl::api::clRetainKernel(cl_kernel kernel) { return as<_cl_kernel>(kernel) ? retain(kernel) : CL_INVALID_KERNEL; }
-cl_int fedcl::api::clReleaseKernel(cl_kernel kernel) { return as<_cl_kernel>(kernel) ? release(kernel) : CL_INVALID_KERNEL; }
-
 cl_int fedcl::make_kernel_arg(cl_kernel kernel, cl_uint index, size_t size, const void *value, _cl_kernel::Arg *arg) {
   if (index >= kernel->checks.size()) return CL_INVALID_ARG_INDEX;
   ArgClass kind = kernel->checks[index].kind;

@@ -101,9 +101,6 @@ cl_mem fedcl::api::clCreateSubBuffer(cl_mem parent, cl_mem_flags flags, cl_buffe
   return mem;
 }
 
-cl_int fedcl::api::clRetainMemObject(cl_mem mem) { return as<_cl_mem>(mem) ? retain(mem) : CL_INVALID_MEM_OBJECT; }
-cl_int fedcl::api::clReleaseMemObject(cl_mem mem) { return as<_cl_mem>(mem) ? release(mem) : CL_INVALID_MEM_OBJECT; }
-
 cl_int fedcl::api::clGetMemObjectInfo(cl_mem mem, cl_mem_info param, size_t size, void *value, size_t *size_ret) {
   if (!as<_cl_mem>(mem)) return CL_INVALID_MEM_OBJECT;
   switch (param) {

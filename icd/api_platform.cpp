@@ -80,17 +80,6 @@ cl_int fedcl::api::clGetDeviceInfo(cl_device_id device, cl_device_info param, si
   return device_info(device, param, size, value, size_ret);
 }
 
-// Sub-devices are reference counted; for root devices these do nothing, as the specification says.
-cl_int fedcl::api::clRetainDevice(cl_device_id device) {
-  if (!as<_cl_device_id>(device)) return CL_INVALID_DEVICE;
-  return device->parent ? retain(device) : CL_SUCCESS;
-}
-
-cl_int fedcl::api::clReleaseDevice(cl_device_id device) {
-  if (!as<_cl_device_id>(device)) return CL_INVALID_DEVICE;
-  return device->parent ? release(device) : CL_SUCCESS;
-}
-
 namespace {
 
 // Copies a partition request without its terminating 0. Its shape is checked here and the scheme

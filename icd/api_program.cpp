@@ -151,14 +151,6 @@ cl_program fedcl::api::clCreateProgramWithBuiltInKernels(cl_context context, cl_
   return program;
 }
 
-cl_int fedcl::api::clRetainProgram(cl_program program) {
-  return as<_cl_program>(program) ? retain(program) : CL_INVALID_PROGRAM;
-}
-
-cl_int fedcl::api::clReleaseProgram(cl_program program) {
-  return as<_cl_program>(program) ? release(program) : CL_INVALID_PROGRAM;
-}
-
 cl_int fedcl::api::clBuildProgram(cl_program program, cl_uint num_devices, const cl_device_id *device_list,
                                   const char *options, BuildNotify notify, void *user_data) {
   if (!as<_cl_program>(program)) return CL_INVALID_PROGRAM;
