@@ -188,3 +188,12 @@ void keep_properties(cl_mem mem, const cl_mem_properties *properties);
 inline void set_error(cl_int *errcode_ret, cl_int err) {
   if (errcode_ret) *errcode_ret = err;
 }
+
+// The end of a clCreate*: the new object, or, when its creation failed, NULL after releasing what was
+// made (nothing where the checks failed first). *errcode_ret says which.
+template <typename T>
+T *finish_create(T *object, cl_int err, cl_int *errcode_ret) {
+  if (err != CL_SUCCESS && object) fedcl::release(object);
+  set_error(errcode_ret, err);
+  return err == CL_SUCCESS ? object : nullptr;
+}

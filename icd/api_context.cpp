@@ -52,11 +52,7 @@ cl_context create_context(const cl_context_properties *properties, std::vector<c
   }
   Runtime::get().add_context(context);
   cl_int err = context_create(context);
-  if (err != CL_SUCCESS) {
-    release(context);
-    set_error(errcode_ret, err);
-    return nullptr;
-  }
+  if (err != CL_SUCCESS) return finish_create(context, err, errcode_ret);
   if (context->parts.size() > 1) {
     std::vector<Connection *> connections;
     for (const ContextPart &part : context->parts) connections.push_back(part.connection);
@@ -158,12 +154,7 @@ cl_command_queue create_queue(cl_context context, cl_device_id device, cl_comman
   queue->properties_array = std::move(properties_array);
   hold(context);
   cl_int err = queue_create(queue->connection, queue->id, context, device->remote_id, properties);
-  if (err != CL_SUCCESS) {
-    release(queue);
-    return set_error(errcode_ret, err), nullptr;
-  }
-  set_error(errcode_ret, CL_SUCCESS);
-  return queue;
+  return finish_create(queue, err, errcode_ret);
 }
 
 }  // namespace

@@ -287,12 +287,7 @@ cl_mem create_image(cl_context context, cl_mem_flags flags, const cl_image_forma
   HostRegion contents = image_host_region(image, host_ptr, full.data(), desc.image_row_pitch, desc.image_slice_pitch);
   err = image->parent ? mem_create_with_parent(image, false)
                       : mem_create_first(image, home->connection, host_ptr ? &contents : nullptr, false);
-  if (err != CL_SUCCESS) {
-    release(image);
-    return fail(err);
-  }
-  set_error(errcode_ret, CL_SUCCESS);
-  return image;
+  return finish_create(image, err, errcode_ret);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -439,12 +434,7 @@ cl_sampler create_sampler(cl_context context, cl_bool normalized, cl_addressing_
   sampler->properties = std::move(given);
   hold(context);
   cl_int err = sampler_create(sampler);
-  if (err != CL_SUCCESS) {
-    release(sampler);
-    return set_error(errcode_ret, err), nullptr;
-  }
-  set_error(errcode_ret, CL_SUCCESS);
-  return sampler;
+  return finish_create(sampler, err, errcode_ret);
 }
 
 }  // namespace

@@ -48,12 +48,7 @@ cl_mem fedcl::api::clCreateBuffer(cl_context context, cl_mem_flags flags, size_t
   // The buffer is made on the context's first daemon now.
   HostRegion contents = HostRegion::contiguous(host_ptr, size);
   err = mem_create_first(mem, context->parts.front().connection, wants_ptr ? &contents : nullptr, beyond_limit);
-  if (err != CL_SUCCESS) {
-    release(mem);
-    return set_error(errcode_ret, err), nullptr;
-  }
-  set_error(errcode_ret, CL_SUCCESS);
-  return mem;
+  return finish_create(mem, err, errcode_ret);
 }
 
 cl_mem fedcl::api::clCreateBufferWithProperties(cl_context context, const cl_mem_properties *properties,
@@ -93,12 +88,7 @@ cl_mem fedcl::api::clCreateSubBuffer(cl_mem parent, cl_mem_flags flags, cl_buffe
   // Misaligned for every device: CL_MISALIGNED_SUB_BUFFER_OFFSET by the specification, which the
   // backends decide (see mem_create_first).
   err = mem_create_with_parent(mem, !aligned);
-  if (err != CL_SUCCESS) {
-    release(mem);
-    return set_error(errcode_ret, err), nullptr;
-  }
-  set_error(errcode_ret, CL_SUCCESS);
-  return mem;
+  return finish_create(mem, err, errcode_ret);
 }
 
 cl_int fedcl::api::clGetMemObjectInfo(cl_mem mem, cl_mem_info param, size_t size, void *value, size_t *size_ret) {

@@ -74,12 +74,7 @@ cl_program fedcl::api::clCreateProgramWithSource(cl_context context, cl_uint cou
   program->has_source = true;
   program->source = std::move(source);
   cl_int err = program_create_with_source(program);
-  if (err != CL_SUCCESS) {
-    release(program);
-    return set_error(errcode_ret, err), nullptr;
-  }
-  set_error(errcode_ret, CL_SUCCESS);
-  return program;
+  return finish_create(program, err, errcode_ret);
 }
 
 cl_program fedcl::api::clCreateProgramWithBinary(cl_context context, cl_uint num_devices, const cl_device_id *device_list,
@@ -99,12 +94,7 @@ cl_program fedcl::api::clCreateProgramWithBinary(cl_context context, cl_uint num
     err = program_create_with_binaries(program, lengths, binaries, &statuses);
   }
   if (binary_status) std::copy(statuses.begin(), statuses.end(), binary_status);
-  if (err != CL_SUCCESS) {
-    if (program) release(program);
-    return set_error(errcode_ret, err), nullptr;
-  }
-  set_error(errcode_ret, CL_SUCCESS);
-  return program;
+  return finish_create(program, err, errcode_ret);
 }
 
 // No fedcl device reports an IL version (CL_DEVICE_IL_VERSION is ""): the backends tested so far
@@ -143,12 +133,7 @@ cl_program fedcl::api::clCreateProgramWithBuiltInKernels(cl_context context, cl_
   }
   cl_program program = new_program(context, devices);
   err = program_create_with_built_in_kernels(program, names);
-  if (err != CL_SUCCESS) {
-    release(program);
-    return set_error(errcode_ret, err), nullptr;
-  }
-  set_error(errcode_ret, CL_SUCCESS);
-  return program;
+  return finish_create(program, err, errcode_ret);
 }
 
 cl_int fedcl::api::clBuildProgram(cl_program program, cl_uint num_devices, const cl_device_id *device_list,
