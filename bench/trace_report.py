@@ -14,10 +14,15 @@ import sys
 
 def read_marks(path):
     marks = {}
-    for number, line in enumerate(open(path), 1):
+    lines = open(path).read().split('\n')
+    for number, line in enumerate(lines, 1):
         if line.startswith('#') or not line.strip():
             continue
         fields = line.split()
+        if len(fields) != 4 and number == len(lines):
+            # A process stopped while it wrote its marks: the last line is cut short.
+            print(f'{path}:{number}: a cut last line, left out', file=sys.stderr)
+            continue
         if len(fields) != 4:
             sys.exit(f'{path}:{number}: not "<point> <stream> <seq> <ns>": {line.strip()}')
         point, call, ns = fields[0], (int(fields[1]), int(fields[2])), int(fields[3])
