@@ -13,15 +13,10 @@ namespace {
 
 using Size3 = std::array<size_t, 3>;
 
+// No pitches (the image's own), no mip levels or samples, no buffer.
 cl_image_desc image_desc(cl_mem_object_type type, size_t width, size_t height = 0, size_t depth = 0,
                          size_t array_size = 0) {
-  cl_image_desc desc{};
-  desc.image_type = type;
-  desc.image_width = width;
-  desc.image_height = height;
-  desc.image_depth = depth;
-  desc.image_array_size = array_size;
-  return desc;
+  return {type, width, height, depth, array_size, 0, 0, 0, 0, {nullptr}};
 }
 
 // Bytes in host memory laid out with pitches, as the image and rectangle commands describe them.
