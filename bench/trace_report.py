@@ -2,7 +2,9 @@
 """Where a synchronising call's time goes: joins a client's FEDCL_TRACE file and fedcld's --trace
 file (one host: both clocks are CLOCK_MONOTONIC; calls are matched by the client's port and seq) and prints each hand-off's median
 and 90th percentile over the calls that went the whole way, as `trace.<hop>.<stat> value us` lines;
-`daemon_batch_flush` is fedcld's clFlush of the queues a batch touched, over every batch.
+`request_to_daemon` splits into `link_to_daemon` and `daemon_runs_requests_before_it` (requests
+without a reply that came with the call, e.g. the launch before a clFinish); `daemon_batch_flush` is
+fedcld's clFlush of the queues a batch touched, over every batch.
 
     FEDCL_TRACE=/tmp/client.trace program ...      # fedcld --trace /tmp/daemon.trace ...
     bench/trace_report.py /tmp/client.trace /tmp/daemon.trace
@@ -51,6 +53,13 @@ def main():
     client, daemon = read_marks(sys.argv[1]), read_marks(sys.argv[2])
     sent, reply_read, resumed = (by_call(client, p) for p in ('client_sent', 'client_reply_read', 'client_resumed'))
     read, executed, reply_sent = (by_call(daemon, p) for p in ('daemon_read', 'daemon_executed', 'daemon_reply_sent'))
+    # Requests without a reply (seq 0: launches, writes) that came with a call run before it.
+    unanswered_read = {}
+    for (stream, seq), ns in daemon.get('daemon_read', []):
+        if seq == 0:
+            unanswered_read.setdefault(stream, []).append(ns)
+    for times in unanswered_read.values():
+        times.sort()
     seen = sorted(ns for _, ns in daemon.get('daemon_completion_seen', []))
     run = sorted(ns for _, ns in daemon.get('daemon_completion_run', []))
 
@@ -67,6 +76,13 @@ def main():
         calls += 1
         add('total', t_sent, resumed[seq])
         add('request_to_daemon', t_sent, read[seq])
+        before = unanswered_read.get(seq[0], [])
+        i = bisect.bisect_left(before, t_sent)
+        if i < len(before) and before[i] < read[seq]:
+            add('link_to_daemon', t_sent, before[i])
+            add('daemon_runs_requests_before_it', before[i], read[seq])
+        else:
+            add('link_to_daemon', t_sent, read[seq])
         add('reply_to_client', reply_sent[seq], reply_read[seq])
         add('client_wakes_caller', reply_read[seq], resumed[seq])
         if reply_sent[seq] <= executed[seq]:  # answered while it ran
