@@ -7,8 +7,8 @@
 # transfer queues waiting for each other) is fixed; with the daemon killed, a session worker of one
 # client still crashes inside PoCL 3.1 now and then, on both healthy daemons at once ("Final linking
 # of kernel ... failed", SIGSEGV in kernel code): stress.long passed 14 of 20 runs on the 2-core VM
-# (2026-11-27); the crashes look like PoCL 3.1 defects fixed upstream (docs/design-decisions.md,
-# "Backend defects"). stress.long stays labelled `long`, out of the per-commit suite, until that is
+# (2026-11-27) and 11 of 20 (2026-11-28); the crashes look like PoCL 3.1 defects fixed upstream
+# (docs/design-decisions.md, "Backend defects"). stress.long stays labelled `long`, out of the per-commit suite, until that is
 # shown; the short version (4 clients x 4 threads, 6 s, a daemon killed) passed 20 of 20 runs on the
 # 2-core VM beside a full CI run (2026-11-27) and runs with every commit.
 add_executable(fedcl_stress_tests stress/stress_test.cpp)
