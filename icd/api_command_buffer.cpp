@@ -136,8 +136,7 @@ cl_int fedcl::api::clCommandBarrierWithWaitListKHR(cl_command_buffer_khr buffer,
                                                    cl_sync_point_khr *sync_point, cl_mutable_command_khr *handle) {
   cl_int err = check_recording(buffer, queue, properties, num_sync_points, sync_points, handle);
   if (err != CL_SUCCESS) return err;
-  auto build = [](wire::Request::Builder request) { return request.initBarrier(); };
-  return command_buffer_record(buffer, num_sync_points, sync_points, build, {}, sync_point);
+  return command_buffer_record_barrier(buffer, num_sync_points, sync_points, sync_point);
 }
 
 cl_int fedcl::api::clCommandCopyBufferKHR(cl_command_buffer_khr buffer, cl_command_queue queue,

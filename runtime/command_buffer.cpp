@@ -97,6 +97,12 @@ bool command_buffer_ready(cl_command_buffer_khr buffer) {
   return true;
 }
 
+cl_int command_buffer_record_barrier(cl_command_buffer_khr buffer, cl_uint num_sync_points,
+                                     const cl_sync_point_khr *wait_for, cl_sync_point_khr *sync_point) {
+  auto build = [](wire::Request::Builder request) { return request.initBarrier(); };
+  return command_buffer_record(buffer, num_sync_points, wait_for, build, {}, sync_point);
+}
+
 cl_int command_buffer_finalize(cl_command_buffer_khr buffer) {
   std::lock_guard<std::mutex> lock(buffer->mutex);
   if (buffer->finalized) return CL_INVALID_OPERATION;

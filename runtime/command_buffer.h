@@ -69,6 +69,10 @@ _cl_command_buffer_khr *command_buffer_create(cl_command_queue queue,
 cl_int command_buffer_record(cl_command_buffer_khr buffer, cl_uint num_sync_points, const cl_sync_point_khr *wait_for,
                              const BuildRequest &build, const std::vector<UsedMem> &mems, cl_sync_point_khr *sync_point);
 
+// Records a barrier: the commands after it wait for every command before it (or for wait_for's).
+cl_int command_buffer_record_barrier(cl_command_buffer_khr buffer, cl_uint num_sync_points,
+                                     const cl_sync_point_khr *wait_for, cl_sync_point_khr *sync_point);
+
 cl_int command_buffer_finalize(cl_command_buffer_khr buffer);
 // Whether every recorded launch has all its arguments (under the buffer's mutex): a finalized
 // buffer runs only then.
