@@ -14,8 +14,8 @@ using namespace fedcl;
 
 namespace {
 
-using Combine = wire::Request::Combine;
-using ElementType = wire::Request::ElementType;
+using Combine = CollectiveCombine;
+using ElementType = CollectiveElement;
 
 // The participants' queues: valid, of one context.
 cl_int take_queues(cl_uint num_queues, const cl_command_queue *queues, Collective *c) {

@@ -25,10 +25,14 @@ struct CollectiveMember {
   size_t destination_offset = 0;
 };
 
+// How a reduction combines elements, and their type: the schema's enums, under the names icd/ uses.
+using CollectiveCombine = wire::Request::Combine;
+using CollectiveElement = wire::Request::ElementType;
+
 struct Collective {
   CollectiveShape shape;
-  wire::Request::Combine op = wire::Request::Combine::NONE;
-  wire::Request::ElementType element_type = wire::Request::ElementType::INT32;
+  CollectiveCombine op = CollectiveCombine::NONE;
+  CollectiveElement element_type = CollectiveElement::INT32;
   cl_command_type command_type;
   std::vector<CollectiveMember> members;  // one per participant, in the application's order
 };
