@@ -33,8 +33,7 @@ class ContextWork final : public OffLoopWork {
   bool finish(Session &session, uint64_t seq) override {
     cl_context context = context_;
     context_ = nullptr;  // the session's now (add releases it if it refuses the id)
-    session.objects().add(id_, ObjectKind::context, context, context);
-    if (seq != 0) session.send_status(seq, CL_SUCCESS, "");
+    keep_made_object(session, seq, id_, ObjectKind::context, context, context);
     return true;
   }
 

@@ -517,9 +517,8 @@ class ILProgramWork final : public OffLoopWork {
   bool finish(Session &session, uint64_t seq) override {
     cl_program program = program_;
     program_ = nullptr;  // the session's now (add releases it if it refuses the id)
-    session.objects().add(id_, ObjectKind::program, program, context_);
-    session.objects().get(id_, ObjectKind::program).may_print = true;  // SPIR-V names printf by number
-    if (seq != 0) session.send_status(seq, CL_SUCCESS, "");
+    // SPIR-V names printf by number.
+    keep_made_object(session, seq, id_, ObjectKind::program, program, context_).may_print = true;
     return true;
   }
 

@@ -51,6 +51,13 @@ void on_loop(uv_work_t *request, int) {
 
 }  // namespace
 
+Object &keep_made_object(Session &session, uint64_t seq, uint64_t id, ObjectKind kind, void *handle,
+                         cl_context context) {
+  session.objects().add(id, kind, handle, context);
+  if (seq != 0) session.send_status(seq, CL_SUCCESS, "");
+  return session.objects().get(id, kind);
+}
+
 void run_off_loop(Call &call, const char *backend_call, std::unique_ptr<OffLoopWork> work) {
   auto job = std::make_unique<OffLoopJob>();
   job->session = call.session.shared_from_this();

@@ -23,6 +23,11 @@ class OffLoopWork {
   virtual bool finish(Session &session, uint64_t seq) = 0;
 };
 
+// The end of work that made one object: the session holds it under id from now on (add releases it
+// if it refuses the id), and a request with a reply (seq != 0) is answered with success.
+Object &keep_made_object(Session &session, uint64_t seq, uint64_t id, ObjectKind kind, void *handle,
+                         cl_context context);
+
 // Runs work off the loop for call (call.replied is set: the reply comes from finish). backend_call
 // names the call should the backend crash in it.
 void run_off_loop(Call &call, const char *backend_call, std::unique_ptr<OffLoopWork> work);

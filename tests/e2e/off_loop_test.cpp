@@ -127,11 +127,8 @@ TEST_F(OffLoop, AnotherThreadsKernelsRunWhileAContextIsMade) {
 }
 
 TEST_F(OffLoop, AnotherThreadsKernelsRunWhileAProgramIsMadeFromItsBinary) {
-  size_t size = 0;
-  ASSERT_CL_OK(clGetProgramInfo(program_, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, nullptr));
-  std::vector<unsigned char> binary(size);
-  unsigned char *into = binary.data();
-  ASSERT_CL_OK(clGetProgramInfo(program_, CL_PROGRAM_BINARIES, sizeof into, &into, nullptr));
+  std::vector<unsigned char> binary = program_binary(program_);
+  size_t size = binary.size();
   cl_program made = nullptr;
   expect_commands_go_on_during([&] {
     const unsigned char *bytes = binary.data();

@@ -321,12 +321,8 @@ TEST_F(Printf, MoreThanAPipeHoldsArrivesWhole) {
 }
 
 TEST_F(Printf, ProgramFromBinaryPrints) {
-  size_t size = 0;
-  ASSERT_CL_OK(clGetProgramInfo(program, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, nullptr));
-  ASSERT_GT(size, 0u);
-  std::vector<unsigned char> binary(size);
-  unsigned char *pointer = binary.data();
-  ASSERT_CL_OK(clGetProgramInfo(program, CL_PROGRAM_BINARIES, sizeof pointer, &pointer, nullptr));
+  std::vector<unsigned char> binary = program_binary(program);
+  size_t size = binary.size();
   const unsigned char *binaries[] = {binary.data()};
   cl_int err, status;
   cl_program from_binary = clCreateProgramWithBinary(context, 1, &device, &size, binaries, &status, &err);

@@ -144,6 +144,16 @@ cl_kernel create_kernel(cl_program program, const char *name) {
   return kernel;
 }
 
+std::vector<unsigned char> program_binary(cl_program program) {
+  size_t size = 0;
+  check(clGetProgramInfo(program, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, nullptr), "CL_PROGRAM_BINARY_SIZES");
+  if (size == 0) throw std::runtime_error("the program has no binary");
+  std::vector<unsigned char> binary(size);
+  unsigned char *into = binary.data();
+  check(clGetProgramInfo(program, CL_PROGRAM_BINARIES, sizeof into, &into, nullptr), "CL_PROGRAM_BINARIES");
+  return binary;
+}
+
 cl_mem create_buffer(cl_context context, cl_mem_flags flags, size_t size, void *host_ptr) {
   cl_int err;
   cl_mem mem = clCreateBuffer(context, flags, size, host_ptr, &err);

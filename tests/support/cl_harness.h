@@ -58,6 +58,8 @@ std::string build_log(cl_program program, cl_device_id device);
 // Creates and builds a program for every device of context; throws with the build log on failure.
 cl_program build_program(cl_context context, const std::string &source, const char *options = "");
 cl_kernel create_kernel(cl_program program, const char *name);
+// The binary of a program built for one device (CL_PROGRAM_BINARIES); throws if it has none.
+std::vector<unsigned char> program_binary(cl_program program);
 cl_mem create_buffer(cl_context context, cl_mem_flags flags, size_t size, void *host_ptr = nullptr);
 cl_command_queue create_queue(cl_context context, cl_device_id device, cl_command_queue_properties properties = 0);
 
