@@ -56,7 +56,7 @@ std::string type_text(cl_device_type type) {
 int usage() {
   std::fprintf(stderr,
                "usage: fedcl_federation_bench [--quick] [--only LIST] [--nodes N] [--split-nodes N] [--bodies N]\n"
-               "                              [--steps N] [--event-reps N]\n"
+               "                              [--steps N] [--event-reps N] [--max-migration MIB]\n"
                "       fedcl_federation_bench --report FILE...\n"
                "  --quick          fewer repetitions, migrations up to 256 MiB (a smoke run)\n"
                "  --only LIST      workloads among migrate,event,split (default: all)\n"
@@ -66,6 +66,8 @@ int usage() {
                "  --bodies N       split NBody size (default: 8192 on CPU devices, 131072 on GPUs)\n"
                "  --steps N        timed split steps per node count (default 10; 3 with --quick)\n"
                "  --event-reps N   event chains timed of each kind (default 2000; 200 with --quick)\n"
+               "  --max-migration MIB  the largest migration, in MiB (default 1024; 256 with --quick): sizes\n"
+               "                   go from 1 MiB by fours up to it\n"
                "  --report FILE... combine the outputs of runs (and fedcl_linkprobe's) into medians,\n"
                "                   ratios and the targets\n"
                "The mode is direct unless FEDCL_PEER_LINKS=0 (through the client). See bench/run_federation.sh.\n");
@@ -108,13 +110,14 @@ int main(int argc, char **argv) {
       }
     } else if (i + 1 < argc && parse_count(argv[i + 1], &n) &&
                (arg == "--nodes" || arg == "--split-nodes" || arg == "--bodies" || arg == "--steps" ||
-                arg == "--event-reps")) {
+                arg == "--event-reps" || arg == "--max-migration")) {
       i++;
       if (arg == "--nodes") max_nodes = n;
       if (arg == "--split-nodes") plan.max_split_nodes = n;
       if (arg == "--bodies") plan.bodies = int(n);
       if (arg == "--steps") plan.split_steps = int(n);
       if (arg == "--event-reps") plan.event_reps = int(n);
+      if (arg == "--max-migration") plan.max_migration = size_t(n) << 20;
     } else {
       return usage();
     }

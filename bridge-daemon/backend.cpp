@@ -14,6 +14,8 @@ struct ParamRange {
 };
 const ParamRange kDeviceRanges[] = {{0x1000, 0x10ff}, {0x4000, 0x42ff}};
 const ParamRange kPlatformRanges[] = {{0x0900, 0x09ff}, {0x4000, 0x40ff}};
+// Enough chunks in flight for the device copies and the network to overlap; little to hold.
+constexpr uint64_t kNvidiaTransferWindow = 64 << 20;
 
 template <typename Handle, typename Query>
 std::vector<InfoValue> read_info(Handle handle, Query query, const ParamRange *ranges, size_t count) {
@@ -93,6 +95,7 @@ std::string backend_discover(const BackendSelection &selection, std::vector<Back
     platform.safe_kernel_name_length = nvidia ? 256 : 0;
     platform.ptx_binaries = nvidia;
     platform.maps_parts_wrongly = nvidia;
+    platform.transfer_window = nvidia ? kNvidiaTransferWindow : 0;
     for (unsigned d = 0; d < ndev; d++) {
       if (!selection.devices.empty() &&
           std::find(selection.devices.begin(), selection.devices.end(), d) == selection.devices.end())

@@ -33,6 +33,11 @@ struct BackendPlatform {
   // A map of part of a buffer may point at host memory that does not hold the range (NVIDIA 580,
   // a buffer with sub-buffers): transfers stage such ranges instead (peer_chunks.h).
   bool maps_parts_wrongly = false;
+  // Transfers larger than this many bytes are staged a window of this size at a time, their device
+  // commands enqueued as the transfer goes (peer_chunks.h); 0: never. NVIDIA's first map of a buffer
+  // pins a host copy of all of it (6 GiB: 17.8 s on the loop, which lost the daemon), and it orders
+  // no command behind another queue's, so the commands may come late.
+  uint64_t transfer_window = 0;
 };
 
 struct BackendSelection {

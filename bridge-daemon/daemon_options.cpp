@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "keys.h"
+#include "transfer_chunks.h"
 
 namespace fedcld {
 
@@ -173,7 +174,8 @@ std::string session_open_files(const std::string &text, DaemonSettings &s) {
   return {};
 }
 
-std::string max_memory(const std::string &text, DaemonSettings &s) {
+// A size like 512M or 4G (K, M, G, T: powers of 1024) into *bytes; returns "" or why it is refused.
+std::string parse_bytes(const std::string &text, uint64_t *bytes) {
   size_t digits = text.find_first_not_of("0123456789");
   std::string number = text.substr(0, digits), unit = digits == std::string::npos ? "" : text.substr(digits);
   static const std::string kUnits = "KMGT";
@@ -182,7 +184,23 @@ std::string max_memory(const std::string &text, DaemonSettings &s) {
   if (!parse_count(number, &value) || (!unit.empty() && power == 0) || value == 0)
     return "wants a size like 512M or 4G (K, M, G, T: powers of 1024), not '" + text + "'";
   if (value > (UINT64_MAX >> (10 * power))) return "'" + text + "' is too large";
-  s.server.max_session_memory = uint64_t(value) << (10 * power);
+  *bytes = uint64_t(value) << (10 * power);
+  return {};
+}
+
+std::string max_memory(const std::string &text, DaemonSettings &s) {
+  return parse_bytes(text, &s.server.max_session_memory);
+}
+
+std::string transfer_window(const std::string &text, DaemonSettings &s) {
+  if (text == "auto" || text == "no") {
+    s.transfer_window = text == "auto" ? -1 : 0;
+    return {};
+  }
+  uint64_t bytes = 0;
+  if (!parse_bytes(text, &bytes).empty() || bytes < fedcl::kMaxTransferChunkBytes || bytes > (uint64_t(1) << 40))
+    return "wants auto, no or a size of 4M to 1T like 64M, not '" + text + "'";
+  s.transfer_window = int64_t(bytes);
   return {};
 }
 
@@ -367,6 +385,11 @@ const std::vector<DaemonOption> &daemon_options() {
                                              "memory instead of mapping it (NVIDIA maps parts of a buffer with\n"
                                              "sub-buffers wrongly); auto, the default: yes on NVIDIA", true,
        stage_buffer_ranges},
+      {"transfer-window", "auto|no|SIZE", "transfers between daemons larger than SIZE (e.g. 64M) copy it at a time\n"
+                                          "through fedcld's memory, enqueueing device commands as they go (NVIDIA\n"
+                                          "pins a host copy of a whole buffer it maps); only for backends that do\n"
+                                          "not order commands behind other queues' (PoCL does); auto, the\n"
+                                          "default: 64M on NVIDIA, no elsewhere", true, transfer_window},
       {"trace", "FILE", "record the hand-off times of every request and write them to FILE at exit\n"
                         "(bench/trace_report.py reads them beside the client's FEDCL_TRACE file)", false, trace_file},
       {"log-level", "LEVEL", "error, warn, info (default) or debug", true, log_level},

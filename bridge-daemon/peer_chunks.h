@@ -11,6 +11,13 @@
 // (PoCL does), so a chunk's command enqueued after a command that waits for the transfer would wait
 // for that command, which waits for the chunk. The commands that give a chunk back wait for a gate
 // (a user event) that opens when the network is done with it.
+//
+// Except a transfer (not a combining receive) larger than the backend's window (BackendPlatform::transfer_window: NVIDIA's
+// first map pins a host copy of a whole buffer, seconds of the loop for GiBs): it is staged a window
+// at a time, each chunk read or written as the window reaches it, on a queue of the transfer's own
+// (nothing the client enqueues later can stand before them there). The client's queue holds a
+// marker that waits for the whole transfer, so that its later commands, barriers and clFinish keep
+// their order behind it. Only a backend that orders nothing across queues may have a window.
 #pragma once
 
 #include <functional>
@@ -69,19 +76,22 @@ class DeviceChunks {
 
   // Enqueues, for every chunk, what makes it reachable in host memory (ready(k) follows) and, behind
   // its gate, what gives it back (released(k) follows: its bytes are on the device, for
-  // from_network). A staged chunk sent has nothing to give back: it has no gate and no released(k).
-  // Throws RequestError if the backend refuses.
+  // from_network). A staged chunk sent has nothing to give back: released(k) follows its open_gate.
+  // Windowed, the same happens a window of chunks at a time. Throws RequestError if the backend
+  // refuses.
   void enqueue(Session &session, Direction direction, Done ready, Done released);
   // The network is done with chunk k: it goes back to the device.
   void open_gate(size_t k);
   // A failed transfer gives every chunk back too: its commands complete normally (what a receive
   // wrote is stale, and the client knows it from the transfer's event), so that fedcl's transfer
-  // queue stays usable; a failed command there would fail or stall the ones after it (PoCL).
+  // queue stays usable; a failed command there would fail or stall the ones after it (PoCL). A
+  // windowed transfer starts no more chunks.
   void open_all();
 
   std::vector<Chunk> chunks;
   // Whether the chunks are staged (see above) rather than mapped.
   bool staged() const { return staged_; }
+  bool windowed() const { return window_chunks_ != 0; }
   uint64_t size() const { return size_; }
   // Which chunk starts at offset and is bytes long; -1 if none.
   long chunk_at(uint64_t offset, uint64_t bytes) const;
@@ -93,6 +103,7 @@ class DeviceChunks {
   std::weak_ptr<Session> session_;
   uint64_t queue_id_;
   cl_command_queue queue_;
+  bool in_order_;
   cl_context context_;
   cl_mem mem_;
   uint64_t offset_, size_;
@@ -101,9 +112,26 @@ class DeviceChunks {
   size_t region_[3] = {1, 1, 1};
   std::vector<cl_event> waits_;
   uint64_t times_[4] = {};
+  Direction direction_ = Direction::to_network;
+  // Until every chunk is back or the transfer stops: they hold its owner, which holds this.
+  Done ready_, released_;
+  size_t back_ = 0;  // chunks given back
+  // Windowed: at most window_chunks_ chunks started and not back; the next to start.
+  size_t window_chunks_ = 0, next_ = 0, in_flight_ = 0;
+  bool stopped_ = false;
+  cl_command_queue own_queue_ = nullptr;  // windowed: the chunks' commands
+  cl_event all_back_ = nullptr;           // windowed: set when every chunk is back, or the transfer stops
 
- private:
   void watch(Session &session, cl_event event, size_t k, Done done);
+  void watch_reachable(Session &session, size_t k, cl_event event, Done ready);
+  void read_chunk(Session &session, cl_command_queue queue, size_t k);
+  void enqueue_all(Session &session);
+  void enqueue_windowed(Session &session);
+  void start_chunks(Session &session);
+  void advance();
+  void write_back(size_t k);
+  void chunk_back(size_t k, cl_int status);
+  void forget_callbacks();
 };
 
 }  // namespace fedcld

@@ -120,7 +120,6 @@ struct PeerSend : std::enable_shared_from_this<PeerSend> {
     auto written = [self, k](int status) {
       if (status < 0) return self->abort(CL_DEVICE_NOT_AVAILABLE, std::string("sending failed: ") + uv_strerror(status), false);
       self->device.open_gate(k);
-      if (self->device.staged()) self->chunk_released(CL_COMPLETE);
     };
     if (instance == 0) return peer_link->send_transfer_chunk(transfer, chunk.at, bytes, chunk.bytes, written);
     if (to_self) return hand_over(*peer_link, chunk, written);

@@ -13,6 +13,7 @@ void worker_setup_fill(fedcl::wire::WorkerSetup::Builder out, const DaemonSettin
   for (size_t i = 0; i < settings.selection.devices.size(); i++) devices.set(i, settings.selection.devices[i]);
   out.setKernelNameGuard(settings.kernel_name_guard);
   out.setStageBufferRanges(int8_t(settings.stage_buffer_ranges));
+  out.setTransferWindow(settings.transfer_window);
   out.setMaxSessionMemory(options.max_session_memory);
   out.setCompletion(uint8_t(options.completion));
   out.setPeerTimeoutMs(options.peer_timeout_ms);
@@ -34,6 +35,7 @@ DaemonSettings worker_setup_read(fedcl::wire::WorkerSetup::Reader setup) {
   for (uint32_t device : setup.getDevices()) settings.selection.devices.push_back(device);
   settings.kernel_name_guard = long(setup.getKernelNameGuard());
   settings.stage_buffer_ranges = setup.getStageBufferRanges();
+  settings.transfer_window = setup.getTransferWindow();
   options.max_session_memory = setup.getMaxSessionMemory();
   options.completion = CompletionMode(setup.getCompletion());
   options.peer_timeout_ms = setup.getPeerTimeoutMs();

@@ -868,6 +868,7 @@ struct WorkerSetup {
   traceFile @15 :Text;              # --trace: the worker writes its marks to this path + "." + session
   openFiles @16 :UInt64;            # --session-open-files: the worker's RLIMIT_NOFILE; 0: as inherited
   stageBufferRanges @17 :Int8;      # --stage-buffer-ranges: 1 yes, 0 no, -1 by vendor
+  transferWindow @18 :Int64;        # --transfer-window: bytes, 0 no window, -1 by vendor
 }
 
 struct WorkerReady {

@@ -87,9 +87,11 @@ if(TARGET fedcl_mpi)
   # name, ranks, environment, argument: large messages go direct between the daemons by default;
   # staged through the processes without peer links; all plain below an infinite threshold; and
   # with MPI_THREAD_FUNNELED, where fedcl calls MPI only inside its own calls; and with daemons that
-  # copy parts of buffers through their memory (as on NVIDIA).
+  # copy parts of buffers through their memory, or move large messages a window at a time (both as
+  # on NVIDIA).
   set(mpi_runs "np2|2||" "np3|3||" "np2_staged|2|FEDCL_PEER_LINKS=0|" "np2_plain|2|FEDCL_MPI_DIRECT_MIN=off|"
-      "np3_funneled|3||funneled" "np2_stage_ranges|2|FEDCLD_ARGS=--stage-buffer-ranges yes|")
+      "np3_funneled|3||funneled" "np2_stage_ranges|2|FEDCLD_ARGS=--stage-buffer-ranges yes|"
+      "np2_window|2|FEDCLD_ARGS=--transfer-window 4M|")
   foreach(run ${mpi_runs})
     string(REPLACE "|" ";" fields "${run}")
     list(GET fields 0 name)

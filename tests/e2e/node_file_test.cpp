@@ -158,3 +158,37 @@ TEST(NodeFilesWithoutARoot, NoFileIsServed) {
   cl_mem mem = create_buffer(context, CL_MEM_READ_WRITE, 64);
   EXPECT_CL(CL_INVALID_VALUE, load(queue, mem, CL_TRUE, 0, 64, "/etc/hostname", 0, 0, nullptr, nullptr));
 }
+
+// A daemon that stages part of a buffer through its own memory instead of mapping it, as on NVIDIA
+// (fedcld --stage-buffer-ranges): a range of a buffer goes to a file and comes back from it.
+TEST(NodeFilesStaged, ARangeOfABufferIsSavedAndLoaded) {
+  std::string root = make_root() + "_staged";
+  mkdir(root.c_str(), 0755);
+  Cluster cluster{1, {"--file-root", root, "--stage-buffer-ranges", "yes"}};
+  auto load = reinterpret_cast<clEnqueueWriteBufferFromNodeFile_fn>(
+      clGetExtensionFunctionAddressForPlatform(cluster.platform, "clEnqueueWriteBufferFromNodeFile"));
+  auto save = reinterpret_cast<clEnqueueReadBufferToNodeFile_fn>(
+      clGetExtensionFunctionAddressForPlatform(cluster.platform, "clEnqueueReadBufferToNodeFile"));
+  cl_int err;
+  cl_context context = clCreateContext(nullptr, 1, cluster.devices.data(), nullptr, nullptr, &err);
+  ASSERT_CL_OK(err);
+  cl_command_queue queue = create_queue(context, cluster.devices[0]);
+  const size_t n = (3 << 20) / 4, skip = 100;
+  std::vector<uint32_t> words(n);
+  for (size_t i = 0; i < n; i++) words[i] = uint32_t(i) * 2246822519u + 1;
+  cl_mem mem = create_buffer(context, CL_MEM_READ_WRITE, n * 4);
+  ASSERT_CL_OK(clEnqueueWriteBuffer(queue, mem, CL_TRUE, 0, n * 4, words.data(), 0, nullptr, nullptr));
+  ASSERT_CL_OK(save(queue, mem, CL_TRUE, skip * 4, (n - skip) * 4, "range.bin", 0, 0, nullptr, nullptr));
+  std::vector<uint32_t> saved = read_words(root + "/range.bin");
+  EXPECT_TRUE(std::equal(words.begin() + skip, words.end(), saved.begin(), saved.end())) << saved.size() << " words saved";
+  // Back, over the front of the buffer.
+  ASSERT_CL_OK(load(queue, mem, CL_TRUE, 0, (n - skip) * 4, "range.bin", 0, 0, nullptr, nullptr));
+  std::vector<uint32_t> got(n), want = words;
+  std::copy(words.begin() + skip, words.end(), want.begin());
+  ASSERT_CL_OK(clEnqueueReadBuffer(queue, mem, CL_TRUE, 0, n * 4, got.data(), 0, nullptr, nullptr));
+  EXPECT_TRUE(got == want);
+  clReleaseMemObject(mem);
+  clReleaseCommandQueue(queue);
+  clReleaseContext(context);
+  std::system(("rm -rf '" + root + "'").c_str());
+}

@@ -14,7 +14,10 @@
  * uses it, the newer ones longer (50 ms more for each sub-buffer made before).
  * With FEDCL_TEST_SLOW_CALLS=DIR, a slow driver: while DIR/slow exists, clBuildProgram,
  * clCreateContext, clCreateProgramWithBinary and clGetProgramInfo(CL_PROGRAM_BINARIES) wait a second
- * before they start, then note in DIR/ended that they ended. */
+ * before they start, then note in DIR/ended that they ended.
+ * With FEDCL_TEST_REFUSE_MAPS_OVER=BYTES, clEnqueueMapBuffer of a buffer larger than BYTES fails
+ * (CL_MAP_FAILURE): NVIDIA's first map of a buffer pins a host copy of all of it, seconds for GiBs,
+ * which fedcld must not ask for (BackendPlatform::transfer_window). */
 #define _GNU_SOURCE
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
@@ -249,4 +252,21 @@ CL_API_ENTRY cl_int CL_API_CALL clReleaseMemObject(cl_mem mem) {
   }
   check_destruction_order(mem);
   return real(mem);
+}
+
+typedef void *(*EnqueueMapBuffer)(cl_command_queue, cl_mem, cl_bool, cl_map_flags, size_t, size_t, cl_uint,
+                                  const cl_event *, cl_event *, cl_int *);
+
+CL_API_ENTRY void *CL_API_CALL clEnqueueMapBuffer(cl_command_queue queue, cl_mem buffer, cl_bool blocking,
+                                                  cl_map_flags flags, size_t offset, size_t size, cl_uint num_events,
+                                                  const cl_event *events, cl_event *event, cl_int *errcode_ret) {
+  const char *limit = getenv("FEDCL_TEST_REFUSE_MAPS_OVER");
+  size_t bytes = 0;
+  if (limit && clGetMemObjectInfo(buffer, CL_MEM_SIZE, sizeof bytes, &bytes, NULL) == CL_SUCCESS &&
+      bytes > strtoull(limit, NULL, 10)) {
+    if (errcode_ret) *errcode_ret = CL_MAP_FAILURE;
+    return NULL;
+  }
+  EnqueueMapBuffer real = (EnqueueMapBuffer)dlsym(RTLD_NEXT, "clEnqueueMapBuffer");
+  return real(queue, buffer, blocking, flags, offset, size, num_events, events, event, errcode_ret);
 }

@@ -1,0 +1,110 @@
+// Transfers larger than the backend's window (fedcld --transfer-window, NVIDIA's default): staged a
+// window of chunks at a time on a queue of their own, never mapped. The daemons run with a shim that
+// refuses maps of buffers over 4 MiB, as fedcld must not ask NVIDIA for them (its first map pins a
+// host copy of the whole buffer): without the window, each test here fails on that refusal.
+//
+// PoCL orders the commands on one buffer across queues, which the window's late commands may not
+// meet (peer_chunks.h), so the tests here wait for each transfer before the buffer is used again.
+#include <CL/cl_fedcl_transfer.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include "cl_harness.h"
+
+using namespace fedcl_test;
+
+namespace {
+
+constexpr size_t kWindow = 4 * MiB;
+
+std::unique_ptr<Cluster> windowed_cluster(size_t daemons, std::vector<std::string> args) {
+  args.insert(args.end(), {"--transfer-window", "4M"});
+  DaemonEnvironment shim(FEDCL_REFUSING_BACKEND_PATH, {{"FEDCL_TEST_REFUSE_MAPS_OVER", std::to_string(kWindow)}});
+  return std::make_unique<Cluster>(daemons, args);
+}
+
+std::vector<uint32_t> pattern(size_t words, uint32_t seed) {
+  std::vector<uint32_t> out(words);
+  for (size_t i = 0; i < words; i++) out[i] = uint32_t(i) * 2654435761u + seed;
+  return out;
+}
+
+// Where two word vectors first differ, for the failure message.
+std::string first_difference(const std::vector<uint32_t> &got, const std::vector<uint32_t> &want) {
+  if (got.size() != want.size()) return std::to_string(got.size()) + " words, not " + std::to_string(want.size());
+  for (size_t i = 0; i < want.size(); i++)
+    if (got[i] != want[i]) return "word " + std::to_string(i) + " of " + std::to_string(want.size());
+  return "none";
+}
+
+}  // namespace
+
+// A buffer ten windows large goes to the other daemon and back (its send and its receive windowed
+// at both ends); clFinish on the receiving queue waits for the whole transfer.
+TEST(TransferWindow, ABufferLargerThanTheWindowMovesBetweenDaemonsWithoutAMap) {
+  auto cluster = windowed_cluster(2, {});
+  const size_t words = (40 * MiB + 12) / 4;
+  cl_int err;
+  cl_context context = clCreateContext(nullptr, 2, cluster->devices.data(), nullptr, nullptr, &err);
+  ASSERT_CL_OK(err);
+  cl_command_queue queues[2] = {create_queue(context, cluster->devices[0]), create_queue(context, cluster->devices[1])};
+  std::vector<uint32_t> data = pattern(words, 7);
+  cl_mem buffer = create_buffer(context, CL_MEM_READ_WRITE, words * 4);
+  ASSERT_CL_OK(clEnqueueWriteBuffer(queues[0], buffer, CL_TRUE, 0, words * 4, data.data(), 0, nullptr, nullptr));
+  cl_kernel add = create_kernel(build_program(context, "kernel void add(global uint *x) { x[get_global_id(0)] += 3; }"), "add");
+  set_arg(add, 0, buffer);
+  for (int round = 0; round < 2; round++) {
+    cl_command_queue to = queues[1 - round];
+    ASSERT_CL_OK(clEnqueueMigrateMemObjects(to, 1, &buffer, 0, 0, nullptr, nullptr));
+    ASSERT_CL_OK(clFinish(to));
+    ASSERT_CL_OK(clEnqueueNDRangeKernel(to, add, 1, nullptr, &words, nullptr, 0, nullptr, nullptr));
+    for (uint32_t &word : data) word += 3;
+    std::vector<uint32_t> got(words);
+    ASSERT_CL_OK(clEnqueueReadBuffer(to, buffer, CL_TRUE, 0, words * 4, got.data(), 0, nullptr, nullptr));
+    EXPECT_TRUE(got == data) << "round " << round << ": " << first_difference(got, data);
+  }
+  clReleaseKernel(add);
+  clReleaseMemObject(buffer);
+  for (cl_command_queue queue : queues) clReleaseCommandQueue(queue);
+  clReleaseContext(context);
+}
+
+// A node file's save and load of a buffer ten windows large, and of a range of it: the chunks go to
+// and come from the file a window at a time.
+TEST(TransferWindow, AFileLargerThanTheWindowIsSavedAndLoadedWithoutAMap) {
+  std::string root = ::testing::TempDir() + "fedcl_window_files_" + std::to_string(getpid());
+  mkdir(root.c_str(), 0755);
+  auto cluster = windowed_cluster(1, {"--file-root", root});
+  auto load = reinterpret_cast<clEnqueueWriteBufferFromNodeFile_fn>(
+      clGetExtensionFunctionAddressForPlatform(cluster->platform, "clEnqueueWriteBufferFromNodeFile"));
+  auto save = reinterpret_cast<clEnqueueReadBufferToNodeFile_fn>(
+      clGetExtensionFunctionAddressForPlatform(cluster->platform, "clEnqueueReadBufferToNodeFile"));
+  ASSERT_NE(nullptr, load);
+  ASSERT_NE(nullptr, save);
+  const size_t words = (40 * MiB + 20) / 4, skip = 1000;
+  cl_int err;
+  cl_context context = clCreateContext(nullptr, 1, cluster->devices.data(), nullptr, nullptr, &err);
+  ASSERT_CL_OK(err);
+  cl_command_queue queue = create_queue(context, cluster->devices[0]);
+  std::vector<uint32_t> data = pattern(words, 11);
+  cl_mem buffer = create_buffer(context, CL_MEM_READ_WRITE, words * 4);
+  ASSERT_CL_OK(clEnqueueWriteBuffer(queue, buffer, CL_TRUE, 0, words * 4, data.data(), 0, nullptr, nullptr));
+  ASSERT_CL_OK(save(queue, buffer, CL_TRUE, 0, words * 4, "whole.bin", 0, 0, nullptr, nullptr));
+  ASSERT_CL_OK(save(queue, buffer, CL_TRUE, skip * 4, (words - skip) * 4, "tail.bin", 0, 0, nullptr, nullptr));
+  std::vector<uint32_t> saved(words);
+  std::ifstream(root + "/whole.bin", std::ios::binary).read(reinterpret_cast<char *>(saved.data()), words * 4);
+  EXPECT_TRUE(saved == data) << first_difference(saved, data);
+
+  // Load the tail over the front of the buffer: words skip.. come to 0..
+  ASSERT_CL_OK(load(queue, buffer, CL_TRUE, 0, (words - skip) * 4, "tail.bin", 0, 0, nullptr, nullptr));
+  std::vector<uint32_t> got(words), want = data;
+  std::copy(data.begin() + skip, data.end(), want.begin());
+  ASSERT_CL_OK(clEnqueueReadBuffer(queue, buffer, CL_TRUE, 0, words * 4, got.data(), 0, nullptr, nullptr));
+  EXPECT_TRUE(got == want) << first_difference(got, want);
+  clReleaseMemObject(buffer);
+  clReleaseCommandQueue(queue);
+  clReleaseContext(context);
+  std::system(("rm -rf '" + root + "'").c_str());
+}
