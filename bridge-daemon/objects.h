@@ -74,6 +74,8 @@ class ObjectTable {
   // once order_sub_buffers was called (before, at once).
   void add_sub_buffer(uint64_t id, cl_mem handle, cl_mem parent, cl_context context);
   void order_sub_buffers(SubBufferOrder::Post post) { sub_buffer_order_ = SubBufferOrder::make(std::move(post)); }
+  // Null before order_sub_buffers.
+  const std::shared_ptr<SubBufferOrder> &sub_buffer_order() const { return sub_buffer_order_; }
   void add_device(uint64_t id, cl_device_id device);
   Object &get(uint64_t id, ObjectKind kind);
   template <typename Handle>

@@ -1,6 +1,7 @@
 #include "peer_chunks.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "transfer_chunks.h"
 
@@ -105,6 +106,8 @@ DeviceChunks::DeviceChunks(Call &call, Resolved &resolved, uint64_t mem_id, uint
   clRetainCommandQueue(queue_);
   clRetainMemObject(mem_);
   for (cl_event wait : waits_) clRetainEvent(wait);
+  sub_buffer_order_ = call.session.objects().sub_buffer_order();
+  if (sub_buffer_order_) sub_buffer_order_->transfer_started();
 }
 
 DeviceChunks::~DeviceChunks() {
@@ -404,6 +407,7 @@ void DeviceChunks::open_all() {
     all_back_ = nullptr;
   }
   forget_callbacks();
+  if (sub_buffer_order_) std::exchange(sub_buffer_order_, nullptr)->transfer_ended();
 }
 
 }  // namespace fedcld

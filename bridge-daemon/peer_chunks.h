@@ -120,6 +120,8 @@ class DeviceChunks {
   size_t window_chunks_ = 0, next_ = 0, in_flight_ = 0;
   bool stopped_ = false;
   cl_command_queue own_queue_ = nullptr;  // windowed: the chunks' commands
+  // Holds the session's sub-buffer releases while the transfer is under way (sub_buffer_order.h).
+  std::shared_ptr<SubBufferOrder> sub_buffer_order_;
   cl_event all_back_ = nullptr;           // windowed: set when every chunk is back, or the transfer stops
 
   void watch(Session &session, cl_event event, size_t k, Done done);

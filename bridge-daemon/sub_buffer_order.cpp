@@ -51,7 +51,15 @@ void SubBufferOrder::destroyed(cl_mem parent, cl_mem sub) {
   advance(parent);
 }
 
+void SubBufferOrder::transfer_ended() {
+  if (--transfers_ > 0) return;
+  std::vector<cl_mem> parents;
+  for (const auto &entry : parents_) parents.push_back(entry.first);
+  for (cl_mem parent : parents) advance(parent);
+}
+
 void SubBufferOrder::advance(cl_mem parent) {
+  if (transfers_ > 0) return;  // transfer_ended advances every parent
   auto list = parents_.find(parent);
   if (list == parents_.end()) return;
   auto &entries = list->second;

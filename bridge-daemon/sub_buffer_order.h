@@ -5,6 +5,11 @@
 // one made after it is destroyed: not merely released by fedcld's table, since a transfer, a command
 // or the driver may hold it longer. The backend tells of a destruction through the destructor
 // callback, on a thread of its own; the next release waits for it on the session's loop.
+//
+// No sub-buffer is released while a transfer of the session is under way: NVIDIA's release of a
+// sub-buffer waits, holding the driver's lock, until its parent's commands are done, and a transfer's
+// next commands need the loop, which then waits for that lock (a 6 GiB read-back of a grid whose
+// slabs' sub-buffers were just released stood still until the client gave the daemon up).
 #pragma once
 
 #include <CL/cl.h>
@@ -28,6 +33,9 @@ class SubBufferOrder : public std::enable_shared_from_this<SubBufferOrder> {
   void release(cl_mem parent, cl_mem sub);
   // The process ends: nothing more is released.
   void forget() { parents_.clear(); }
+  // A transfer starts, or ends: releases wait while any is under way.
+  void transfer_started() { transfers_++; }
+  void transfer_ended();
 
  private:
   explicit SubBufferOrder(Post post) : post_(std::move(post)) {}
@@ -43,6 +51,7 @@ class SubBufferOrder : public std::enable_shared_from_this<SubBufferOrder> {
   void advance(cl_mem parent);
 
   Post post_;
+  size_t transfers_ = 0;
   std::unordered_map<cl_mem, std::vector<Entry>> parents_;  // each parent's sub-buffers, oldest first
 };
 

@@ -136,6 +136,49 @@ TEST(Objects, InfoQueriesAnswerWhatWasCreated) {
   EXPECT_GT(work_group, 0u);
 }
 
+// NVIDIA's release of a sub-buffer waits, holding the driver's lock, until its parent's commands are
+// done: one released while a transfer of the parent was under way stood still the session's loop,
+// which the transfer needed for its next chunks (examples/stencil3d's 6 GiB read-back on an H200, until
+// the client gave the daemon up). fedcld holds sub-buffer releases while a transfer is under way; the
+// shim in the daemon's workers aborts a sub-buffer's release while its parent is still mapped.
+TEST(BackendDefects, ASubBufferIsNotReleasedWhileItsParentMoves) {
+  auto cluster = cluster_with_shim(FEDCL_REFUSING_BACKEND_PATH, {{"FEDCL_TEST_SUB_BUFFER_RELEASE_WAITS", "1"}});
+  ASSERT_TRUE(cluster);
+  cl_device_id device = cluster->devices.at(0);
+  cl_int err = CL_SUCCESS;
+  cl_context context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
+  ASSERT_CL_OK(err);
+  cl_command_queue queue = create_queue(context, device);
+  const size_t count = (32 * MiB) / sizeof(cl_int), page = 1024;
+  std::vector<cl_int> values(count, 5);
+  cl_mem parent = create_buffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, count * sizeof(cl_int), values.data());
+  cl_buffer_region region{0, page * sizeof(cl_int)};
+  cl_mem sub = clCreateSubBuffer(parent, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &region, &err);
+  ASSERT_CL_OK(err);
+  cl_program program = build_program(context, kScaleSource);
+  cl_kernel kernel = create_kernel(program, "offset");
+  set_arg(kernel, 0, sub);
+  set_arg(kernel, 1, cl_int(2));
+  ASSERT_CL_OK(clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &page, nullptr, 0, nullptr, nullptr));
+  ASSERT_CL_OK(clFinish(queue));
+  clReleaseKernel(kernel);
+  // A read this large streams the parent from its mapped chunks; the sub-buffer goes meanwhile.
+  cl_event read = nullptr;
+  ASSERT_CL_OK(clEnqueueReadBuffer(queue, parent, CL_FALSE, 0, count * sizeof(cl_int), values.data(), 0, nullptr, &read));
+  ASSERT_CL_OK(clReleaseMemObject(sub));
+  ASSERT_CL_OK(clWaitForEvents(1, &read));
+  clReleaseEvent(read);
+  EXPECT_EQ(7, values[0]);
+  EXPECT_EQ(7, values[page - 1]);
+  EXPECT_EQ(5, values[page]);
+  EXPECT_EQ(5, values[count - 1]);
+  clReleaseMemObject(parent);
+  clReleaseProgram(program);
+  clReleaseCommandQueue(queue);
+  clReleaseContext(context);
+  expect_runtime_session_works(*cluster, 64);
+}
+
 // NVIDIA's driver (580) crashes in clReleaseMemObject when a sub-buffer is destroyed while one made
 // after it, overlapping it, lives on, once kernels used both: subbuffer_stencil on an H200, directly
 // and through fedcld, in every release order the program has. fedcld releases a parent's sub-buffers

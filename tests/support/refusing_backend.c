@@ -17,7 +17,10 @@
  * before they start, then note in DIR/ended that they ended.
  * With FEDCL_TEST_REFUSE_MAPS_OVER=BYTES, clEnqueueMapBuffer of a buffer larger than BYTES fails
  * (CL_MAP_FAILURE): NVIDIA's first map of a buffer pins a host copy of all of it, seconds for GiBs,
- * which fedcld must not ask for (BackendPlatform::transfer_window). */
+ * which fedcld must not ask for (BackendPlatform::transfer_window).
+ * With FEDCL_TEST_SUB_BUFFER_RELEASE_WAITS, clReleaseMemObject of a sub-buffer aborts while an unmap
+ * of its parent has not completed (a transfer of the parent is under way): NVIDIA's release waits
+ * there for the parent's commands, holding its lock, and a transfer's next commands never come. */
 #define _GNU_SOURCE
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
@@ -235,8 +238,57 @@ static int sub_index(cl_mem mem) {
   return found;
 }
 
+/* The unmaps enqueued, with their buffers, for FEDCL_TEST_SUB_BUFFER_RELEASE_WAITS. */
+enum { kUnmaps = 65536 };
+static struct {
+  cl_mem mem;
+  cl_event event;
+} g_unmaps[kUnmaps];
+static int g_unmap_count;
+static pthread_mutex_t g_unmaps_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+typedef cl_int (*EnqueueUnmap)(cl_command_queue, cl_mem, void *, cl_uint, const cl_event *, cl_event *);
+
+CL_API_ENTRY cl_int CL_API_CALL clEnqueueUnmapMemObject(cl_command_queue queue, cl_mem mem, void *mapped,
+                                                        cl_uint num_events, const cl_event *events, cl_event *event) {
+  EnqueueUnmap real = (EnqueueUnmap)dlsym(RTLD_NEXT, "clEnqueueUnmapMemObject");
+  if (!getenv("FEDCL_TEST_SUB_BUFFER_RELEASE_WAITS")) return real(queue, mem, mapped, num_events, events, event);
+  cl_event own = NULL;
+  cl_int err = real(queue, mem, mapped, num_events, events, &own);
+  if (err != CL_SUCCESS) return err;
+  pthread_mutex_lock(&g_unmaps_mutex);
+  if (g_unmap_count < kUnmaps) {
+    clRetainEvent(own);
+    g_unmaps[g_unmap_count].mem = mem;
+    g_unmaps[g_unmap_count].event = own;
+    g_unmap_count++;
+  }
+  pthread_mutex_unlock(&g_unmaps_mutex);
+  if (event) *event = own;
+  else clReleaseEvent(own);
+  return CL_SUCCESS;
+}
+
+/* Aborts if mem is a sub-buffer whose parent has an unmap that has not completed. */
+static void check_parent_idle(cl_mem mem) {
+  cl_mem parent = NULL;
+  if (clGetMemObjectInfo(mem, CL_MEM_ASSOCIATED_MEMOBJECT, sizeof parent, &parent, NULL) != CL_SUCCESS || !parent) return;
+  pthread_mutex_lock(&g_unmaps_mutex);
+  for (int i = 0; i < g_unmap_count; i++) {
+    cl_int status = CL_COMPLETE;
+    if (g_unmaps[i].mem != parent) continue;
+    clGetEventInfo(g_unmaps[i].event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL);
+    if (status > CL_COMPLETE) {
+      fprintf(stderr, "refusing_backend: a sub-buffer released while a transfer of its parent is under way\n");
+      abort();
+    }
+  }
+  pthread_mutex_unlock(&g_unmaps_mutex);
+}
+
 CL_API_ENTRY cl_int CL_API_CALL clReleaseMemObject(cl_mem mem) {
   ReleaseMemObject real = (ReleaseMemObject)dlsym(RTLD_NEXT, "clReleaseMemObject");
+  if (getenv("FEDCL_TEST_SUB_BUFFER_RELEASE_WAITS")) check_parent_idle(mem);
   if (!getenv("FEDCL_TEST_SUB_BUFFER_DEFECT")) return real(mem);
   cl_uint references = 0;
   clGetMemObjectInfo(mem, CL_MEM_REFERENCE_COUNT, sizeof references, &references, NULL);
