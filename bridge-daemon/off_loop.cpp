@@ -15,6 +15,7 @@ struct OffLoopJob {
   std::shared_ptr<Session> session;
   uint64_t seq, object;
   const char *backend_call;
+  bool alone;
   RequestTiming timing;
   std::unique_ptr<OffLoopWork> work;
   std::optional<RequestError> failed;  // run() failed on the pool: reported on the loop
@@ -46,7 +47,7 @@ void on_loop(uv_work_t *request, int) {
     else session.notify_error(job->object, 0, error.status, error.message);
   }
   count_deferred_request(session, job->timing, !succeeded);
-  session.background_work_ended();
+  session.background_work_ended(job->alone);
 }
 
 }  // namespace
@@ -58,12 +59,13 @@ Object &keep_made_object(Session &session, uint64_t seq, uint64_t id, ObjectKind
   return session.objects().get(id, kind);
 }
 
-void run_off_loop(Call &call, const char *backend_call, std::unique_ptr<OffLoopWork> work) {
+void run_off_loop(Call &call, const char *backend_call, std::unique_ptr<OffLoopWork> work, bool alone) {
   auto job = std::make_unique<OffLoopJob>();
   job->session = call.session.shared_from_this();
   job->seq = call.seq;
   job->object = call.object;
   job->backend_call = backend_call;
+  job->alone = alone;
   job->work = std::move(work);
   job->request.data = job.get();
   job->timing = defer_request_count();
@@ -71,7 +73,7 @@ void run_off_loop(Call &call, const char *backend_call, std::unique_ptr<OffLoopW
     fail(CL_OUT_OF_HOST_MEMORY, std::string("cannot queue ") + backend_call + " off the loop");
   job.release();
   call.replied = true;
-  call.session.background_work_started();
+  call.session.background_work_started(alone);
 }
 
 }  // namespace fedcld

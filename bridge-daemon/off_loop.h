@@ -29,7 +29,8 @@ Object &keep_made_object(Session &session, uint64_t seq, uint64_t id, ObjectKind
                          cl_context context);
 
 // Runs work off the loop for call (call.replied is set: the reply comes from finish). backend_call
-// names the call should the backend crash in it.
-void run_off_loop(Call &call, const char *backend_call, std::unique_ptr<OffLoopWork> work);
+// names the call should the backend crash in it. alone: no later request of the session overtakes
+// the work (it makes an object that any of them may name).
+void run_off_loop(Call &call, const char *backend_call, std::unique_ptr<OffLoopWork> work, bool alone = false);
 
 }  // namespace fedcld

@@ -355,7 +355,7 @@ void Session::run() {
       parse(reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size());
     }
     if (pending_.empty()) break;
-    if (background_work_ > 0 && !request_overtakes_background_work(pending_.front())) {
+    if (background_work_ > 0 && (alone_work_ > 0 || !request_overtakes_background_work(pending_.front()))) {
       behind_background_work_ = true;
       if (link_) uv_read_stop(link_->stream());  // the client waits, as for a paused session
       break;
@@ -440,8 +440,9 @@ void Session::resume() {
   run();
 }
 
-void Session::background_work_ended() {
+void Session::background_work_ended(bool alone) {
   background_work_--;
+  alone_work_ -= alone;
   if (!behind_background_work_ || background_work_ > 0 || closing_) return;
   behind_background_work_ = false;
   read_on();

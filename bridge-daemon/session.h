@@ -158,9 +158,13 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void pause();
   void resume();
-  // Work of a request that runs off the loop (a program build) started or ended: see above.
-  void background_work_started() { background_work_++; }
-  void background_work_ended();
+  // Work of a request that runs off the loop (a program build) started or ended: see above. Work
+  // alone (a buffer made from host memory, which any later request may name) lets none overtake it.
+  void background_work_started(bool alone) {
+    background_work_++;
+    alone_work_ += alone;
+  }
+  void background_work_ended(bool alone);
   // Memory for the bytes of a read until its reply is written. Past kMaxStagedBytes in use the
   // session takes no new request until replies drain, so a client that queues many large reads
   // without waiting cannot make fedcld hold them all at once. Null if the memory cannot be had.
@@ -293,6 +297,7 @@ class Session : public std::enable_shared_from_this<Session> {
   unsigned writes_in_flight_ = 0;  // handed to the transport, not reported written yet
   bool paused_ = false;
   unsigned background_work_ = 0;          // requests whose work runs off the loop
+  unsigned alone_work_ = 0;               // of which no request may overtake
   bool behind_background_work_ = false;   // the next request waits for that work (reading stops)
   bool running_ = false;
   bool dirty_ = false;

@@ -48,7 +48,7 @@ class OffLoop : public ::testing::Test {
     rmdir(dir_.c_str());
   }
 
-  void slow_driver() { std::ofstream(dir_ + "/slow").put('\n'); }
+  void slow_driver(unsigned seconds = 1) { std::ofstream(dir_ + "/slow") << seconds << '\n'; }
   // Whether a slowed call has ended in the daemon's worker.
   bool slow_call_ended() { return access((dir_ + "/ended").c_str(), F_OK) == 0; }
 
@@ -183,6 +183,40 @@ TEST_F(OffLoop, ARequestThatMayNotOvertakeWaitsWithEveryOneAfterIt) {
   slow.join();
   clReleaseMemObject(made);
   clReleaseProgram(building);
+  expect_runtime_session_works(*cluster_, 64);
+}
+
+// A buffer made from host memory copies it inside clCreateBuffer, seconds on NVIDIA for GiBs: a
+// large one is made off the loop, so that the daemon's heartbeats go on. The shim makes the create
+// take 3 s, and this client gives a daemon up after 2 s of silence (FEDCL_DAEMON_TIMEOUT): made on the
+// loop, the buffer would cost the session.
+class OffLoopHeard : public OffLoop {
+ protected:
+  void SetUp() override {
+    setenv("FEDCL_DAEMON_TIMEOUT", "2", 1);
+    OffLoop::SetUp();
+  }
+  void TearDown() override {
+    OffLoop::TearDown();
+    unsetenv("FEDCL_DAEMON_TIMEOUT");
+  }
+};
+
+TEST_F(OffLoopHeard, ABufferFromLargeHostMemoryLeavesTheDaemonHeard) {
+  std::vector<cl_int> values((32 << 20) / sizeof(cl_int));
+  for (size_t i = 0; i < values.size(); i++) values[i] = cl_int(i * 7);
+  slow_driver(3);
+  cl_mem made = create_buffer(context_, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, values.size() * sizeof(cl_int),
+                              values.data());
+  // The kernel's request waits for the buffer, and the read for the kernel.
+  EXPECT_EQ(9, store_and_read(made, 9));
+  EXPECT_TRUE(slow_call_ended());
+  cl_int last = 0;
+  ASSERT_CL_OK(clEnqueueReadBuffer(queue_, made, CL_TRUE, (values.size() - 1) * sizeof(cl_int), sizeof last, &last, 0,
+                                   nullptr, nullptr));
+  EXPECT_EQ(values.back(), last);
+  clReleaseMemObject(made);
+  std::remove((dir_ + "/slow").c_str());  // the check's small buffers are made on the loop
   expect_runtime_session_works(*cluster_, 64);
 }
 

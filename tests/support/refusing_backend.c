@@ -13,8 +13,9 @@
  * sub-buffer past the caller's last release, as a backend does while a command or a transfer still
  * uses it, the newer ones longer (50 ms more for each sub-buffer made before).
  * With FEDCL_TEST_SLOW_CALLS=DIR, a slow driver: while DIR/slow exists, clBuildProgram,
- * clCreateContext, clCreateProgramWithBinary and clGetProgramInfo(CL_PROGRAM_BINARIES) wait a second
- * before they start, then note in DIR/ended that they ended.
+ * clCreateContext, clCreateProgramWithBinary, clGetProgramInfo(CL_PROGRAM_BINARIES) and
+ * clCreateBuffer from host memory wait a second (or as many as DIR/slow says) before they start,
+ * then note in DIR/ended that they ended.
  * With FEDCL_TEST_REFUSE_MAPS_OVER=BYTES, clEnqueueMapBuffer of a buffer larger than BYTES fails
  * (CL_MAP_FAILURE): NVIDIA's first map of a buffer pins a host copy of all of it, seconds for GiBs,
  * which fedcld must not ask for (BackendPlatform::transfer_window).
@@ -92,14 +93,27 @@ static void maybe_slow(const char *function) {
   if (!dir) return;
   char path[4096];
   snprintf(path, sizeof path, "%s/slow", dir);
-  if (access(path, F_OK) != 0) return;
-  sleep(1);
+  FILE *slow = fopen(path, "r");
+  if (!slow) return;
+  unsigned seconds = 1;
+  if (fscanf(slow, "%u", &seconds) != 1) seconds = 1;
+  fclose(slow);
+  sleep(seconds);
   snprintf(path, sizeof path, "%s/ended", dir);
   FILE *file = fopen(path, "a");
   if (file) {
     fprintf(file, "%s\n", function);
     fclose(file);
   }
+}
+
+typedef cl_mem (*CreateBuffer)(cl_context, cl_mem_flags, size_t, void *, cl_int *);
+
+CL_API_ENTRY cl_mem CL_API_CALL clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size, void *host_ptr,
+                                               cl_int *errcode_ret) {
+  if (flags & CL_MEM_COPY_HOST_PTR) maybe_slow("clCreateBuffer");
+  CreateBuffer real = (CreateBuffer)dlsym(RTLD_NEXT, "clCreateBuffer");
+  return real(context, flags, size, host_ptr, errcode_ret);
 }
 
 typedef cl_int (*BuildProgram)(cl_program, cl_uint, const cl_device_id *, const char *,
