@@ -136,19 +136,39 @@ TEST(Objects, InfoQueriesAnswerWhatWasCreated) {
   EXPECT_GT(work_group, 0u);
 }
 
+// A daemon whose workers run the backend shim (tests/support/refusing_backend.c) with the variables
+// start() is given, a context and an in-order queue on its device; each test ends with the session
+// proved alive.
+class BackendDefects : public ::testing::Test {
+ protected:
+  void start(const std::vector<std::pair<std::string, std::string>> &variables) {
+    cluster = cluster_with_shim(FEDCL_REFUSING_BACKEND_PATH, variables);
+    ASSERT_TRUE(cluster);
+    device = cluster->devices.at(0);
+    cl_int err = CL_SUCCESS;
+    context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
+    ASSERT_CL_OK(err);
+    queue = create_queue(context, device);
+  }
+  void TearDown() override {
+    if (queue) clReleaseCommandQueue(queue);
+    if (context) clReleaseContext(context);
+    if (cluster) expect_runtime_session_works(*cluster, 64);
+  }
+  std::unique_ptr<Cluster> cluster;
+  cl_device_id device = nullptr;
+  cl_context context = nullptr;
+  cl_command_queue queue = nullptr;
+};
+
 // NVIDIA's release of a sub-buffer waits, holding the driver's lock, until its parent's commands are
 // done: one released while a transfer of the parent was under way stood still the session's loop,
 // which the transfer needed for its next chunks (examples/stencil3d's 6 GiB read-back on an H200, until
 // the client gave the daemon up). fedcld holds sub-buffer releases while a transfer is under way; the
 // shim in the daemon's workers aborts a sub-buffer's release while its parent is still mapped.
-TEST(BackendDefects, ASubBufferIsNotReleasedWhileItsParentMoves) {
-  auto cluster = cluster_with_shim(FEDCL_REFUSING_BACKEND_PATH, {{"FEDCL_TEST_SUB_BUFFER_RELEASE_WAITS", "1"}});
-  ASSERT_TRUE(cluster);
-  cl_device_id device = cluster->devices.at(0);
+TEST_F(BackendDefects, ASubBufferIsNotReleasedWhileItsParentMoves) {
+  ASSERT_NO_FATAL_FAILURE(start({{"FEDCL_TEST_SUB_BUFFER_RELEASE_WAITS", "1"}}));
   cl_int err = CL_SUCCESS;
-  cl_context context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
-  ASSERT_CL_OK(err);
-  cl_command_queue queue = create_queue(context, device);
   const size_t count = (32 * MiB) / sizeof(cl_int), page = 1024;
   std::vector<cl_int> values(count, 5);
   cl_mem parent = create_buffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, count * sizeof(cl_int), values.data());
@@ -174,9 +194,6 @@ TEST(BackendDefects, ASubBufferIsNotReleasedWhileItsParentMoves) {
   EXPECT_EQ(5, values[count - 1]);
   clReleaseMemObject(parent);
   clReleaseProgram(program);
-  clReleaseCommandQueue(queue);
-  clReleaseContext(context);
-  expect_runtime_session_works(*cluster, 64);
 }
 
 // NVIDIA's driver (580) crashes in clReleaseMemObject when a sub-buffer is destroyed while one made
@@ -185,15 +202,10 @@ TEST(BackendDefects, ASubBufferIsNotReleasedWhileItsParentMoves) {
 // on the backend newest first, each once the newer one is destroyed (a transfer may hold it past its
 // release). The shim in the daemon's workers aborts where NVIDIA crashes, and destroys each
 // sub-buffer 100 ms after its last release.
-TEST(BackendDefects, SubBuffersAreDestroyedOnTheBackendNewestFirst) {
-  auto cluster = cluster_with_shim(FEDCL_REFUSING_BACKEND_PATH, {{"FEDCL_TEST_SUB_BUFFER_DEFECT", "1"},
-                                                                 {"FEDCL_TEST_SUB_BUFFER_LATE_DESTRUCTION", "1"}});
-  ASSERT_TRUE(cluster);
-  cl_device_id device = cluster->devices.at(0);
+TEST_F(BackendDefects, SubBuffersAreDestroyedOnTheBackendNewestFirst) {
+  ASSERT_NO_FATAL_FAILURE(
+      start({{"FEDCL_TEST_SUB_BUFFER_DEFECT", "1"}, {"FEDCL_TEST_SUB_BUFFER_LATE_DESTRUCTION", "1"}}));
   cl_int err = CL_SUCCESS;
-  cl_context context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
-  ASSERT_CL_OK(err);
-  cl_command_queue queue = create_queue(context, device);
   const size_t page = 1024;  // ints: 4 KiB, a sub-buffer origin any device accepts
   std::vector<cl_int> values(3 * page, 0);
   cl_mem parent = create_buffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, values.size() * sizeof(cl_int), values.data());
@@ -224,7 +236,4 @@ TEST(BackendDefects, SubBuffersAreDestroyedOnTheBackendNewestFirst) {
   }
   clReleaseMemObject(parent);
   clReleaseProgram(program);
-  clReleaseCommandQueue(queue);
-  clReleaseContext(context);
-  expect_runtime_session_works(*cluster, 64);
 }
