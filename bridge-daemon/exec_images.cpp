@@ -3,6 +3,7 @@
 #include "device_commands.h"
 #include "exec.h"
 #include "image_layout.h"
+#include "off_loop.h"
 
 namespace fedcld {
 
@@ -74,8 +75,8 @@ void exec_create_image(Call &call, wire::Request::CreateImage::Reader request, F
   desc.num_samples = wire_desc.getNumSamples();
   if (wire_desc.getBuffer()) desc.buffer = mem(call, wire_desc.getBuffer());
   cl_mem_flags flags = request.getFlags() & ~cl_mem_flags(CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR);
-  void *contents = nullptr;
-  std::shared_ptr<uint8_t[]> contents_payload;
+  std::shared_ptr<uint8_t[]> contents;
+  uint64_t bytes = 0;
   if (request.getInitialContents()) {
     if (desc.buffer || desc.image_row_pitch || desc.image_slice_pitch)
       fail(CL_INVALID_VALUE, "initial contents are tightly packed and need an image of its own");
@@ -83,15 +84,14 @@ void exec_create_image(Call &call, wire::Request::CreateImage::Reader request, F
                                          desc.image_array_size);
     size_t element = fedcl::image_element_size(format, true);  // the backend judges the pair
     if (element == 0) fail(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR, "unknown image format");
-    contents_payload = take_payload(frame, packed_bytes(Triple{{full[0], full[1], full[2]}}, element, UINT64_MAX),
-                                    "the image's contents do not match its size");
+    bytes = packed_bytes(Triple{{full[0], full[1], full[2]}}, element, UINT64_MAX);
+    contents = take_payload(frame, bytes, "the image's contents do not match its size");
     flags |= CL_MEM_COPY_HOST_PTR;
-    contents = contents_payload.get();
   }
-  cl_int err = CL_SUCCESS;
-  cl_mem image = clCreateImage(context, flags, &format, &desc, contents, &err);
-  check(err, "clCreateImage");
-  objects.add(request.getId(), ObjectKind::mem, image, context);
+  make_mem_object(call, request.getId(), context, bytes, 0, std::move(contents), "clCreateImage",
+                  [context, flags, format, desc](void *host, cl_int *err) {
+                    return clCreateImage(context, flags, &format, &desc, host, err);
+                  });
 }
 
 void exec_create_sampler(Call &call, wire::Request::CreateSampler::Reader request) {

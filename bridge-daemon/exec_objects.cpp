@@ -43,42 +43,6 @@ class ContextWork final : public OffLoopWork {
   cl_context context_ = nullptr;
 };
 
-// A buffer made from host memory copies it inside clCreateBuffer: NVIDIA pins and copies, seconds for
-// GiBs (24 GiB held the loop until the client gave the daemon up, on an H200). From this size on it
-// is made off the loop, alone: any later request may name the buffer, so every one waits for it.
-constexpr uint64_t kBufferFromHostOffLoopBytes = 16 << 20;
-
-class BufferFromHostWork final : public OffLoopWork {
- public:
-  BufferFromHostWork(uint64_t id, cl_context context, cl_mem_flags flags, uint64_t size,
-                     std::shared_ptr<uint8_t[]> contents)
-      : id_(id), context_(context), flags_(flags), size_(size), contents_(std::move(contents)) {}
-  ~BufferFromHostWork() override {
-    if (mem_) clReleaseMemObject(mem_);
-  }
-  void run() override {
-    cl_int err = CL_SUCCESS;
-    mem_ = clCreateBuffer(context_, flags_, size_, contents_.get(), &err);
-    check(err, "clCreateBuffer");
-    contents_.reset();  // copied
-  }
-  bool finish(Session &session, uint64_t seq) override {
-    cl_mem mem = mem_;
-    mem_ = nullptr;  // the session's now (add releases it if it refuses the id)
-    keep_made_object(session, seq, id_, ObjectKind::mem, mem, context_);
-    session.objects().attach_bytes(id_, size_);
-    return true;
-  }
-
- private:
-  uint64_t id_;
-  cl_context context_;
-  cl_mem_flags flags_;
-  uint64_t size_;
-  std::shared_ptr<uint8_t[]> contents_;
-  cl_mem mem_ = nullptr;
-};
-
 }  // namespace
 
 void exec_create_context(Call &call, wire::Request::CreateContext::Reader request) {
@@ -114,24 +78,16 @@ void exec_create_buffer(Call &call, wire::Request::CreateBuffer::Reader request,
   ObjectTable &objects = call.session.objects();
   auto context = objects.handle<cl_context>(request.getContext(), ObjectKind::context);
   cl_mem_flags flags = request.getFlags() & ~(cl_mem_flags)(CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR);
-  void *contents = nullptr;
-  std::shared_ptr<uint8_t[]> contents_payload;
+  std::shared_ptr<uint8_t[]> contents;
+  uint64_t size = request.getSize(), contents_bytes = 0;
   if (request.getInitialContents()) {
-    contents_payload = take_payload(frame, request.getSize(), "buffer contents do not match the buffer size");
+    contents = take_payload(frame, size, "buffer contents do not match the buffer size");
+    contents_bytes = size;
     flags |= CL_MEM_COPY_HOST_PTR;
-    contents = contents_payload.get();
   }
-  objects.charge(request.getSize());
-  if (contents && request.getSize() >= kBufferFromHostOffLoopBytes)
-    return run_off_loop(call, "clCreateBuffer (from host memory)",
-                        std::make_unique<BufferFromHostWork>(request.getId(), context, flags, request.getSize(),
-                                                             std::move(contents_payload)),
-                        true);
-  cl_int err = CL_SUCCESS;
-  cl_mem mem = clCreateBuffer(context, flags, request.getSize(), contents, &err);
-  check(err, "clCreateBuffer");
-  objects.add(request.getId(), ObjectKind::mem, mem, context);
-  objects.attach_bytes(request.getId(), request.getSize());
+  objects.charge(size);
+  make_mem_object(call, request.getId(), context, contents_bytes, size, std::move(contents), "clCreateBuffer",
+                  [context, flags, size](void *host, cl_int *err) { return clCreateBuffer(context, flags, size, host, err); });
 }
 
 void exec_create_sub_buffer(Call &call, wire::Request::CreateSubBuffer::Reader request) {

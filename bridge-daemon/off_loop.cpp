@@ -50,7 +50,58 @@ void on_loop(uv_work_t *request, int) {
   session.background_work_ended(job->alone);
 }
 
+constexpr uint64_t kOffLoopContentsBytes = 16 << 20;
+
+class MemFromHostWork final : public OffLoopWork {
+ public:
+  MemFromHostWork(uint64_t id, cl_context context, uint64_t charged, std::shared_ptr<uint8_t[]> contents,
+                  const char *backend_call, std::function<cl_mem(void *, cl_int *)> make)
+      : id_(id), context_(context), charged_(charged), contents_(std::move(contents)), backend_call_(backend_call),
+        make_(std::move(make)) {}
+  ~MemFromHostWork() override {
+    if (mem_) clReleaseMemObject(mem_);
+  }
+  void run() override {
+    cl_int err = CL_SUCCESS;
+    mem_ = make_(contents_.get(), &err);
+    check(err, backend_call_);
+    contents_.reset();  // copied
+  }
+  bool finish(Session &session, uint64_t seq) override {
+    cl_mem mem = mem_;
+    mem_ = nullptr;  // the session's now (add releases it if it refuses the id)
+    keep_made_object(session, seq, id_, ObjectKind::mem, mem, context_);
+    if (charged_) session.objects().attach_bytes(id_, charged_);
+    return true;
+  }
+
+ private:
+  uint64_t id_;
+  cl_context context_;
+  uint64_t charged_;
+  std::shared_ptr<uint8_t[]> contents_;
+  const char *backend_call_;
+  std::function<cl_mem(void *, cl_int *)> make_;
+  cl_mem mem_ = nullptr;
+};
+
 }  // namespace
+
+void make_mem_object(Call &call, uint64_t id, cl_context context, uint64_t contents_bytes, uint64_t charged,
+                     std::shared_ptr<uint8_t[]> contents, const char *backend_call,
+                     std::function<cl_mem(void *host, cl_int *err)> make) {
+  if (contents_bytes >= kOffLoopContentsBytes)
+    return run_off_loop(call, backend_call,
+                        std::make_unique<MemFromHostWork>(id, context, charged, std::move(contents), backend_call,
+                                                          std::move(make)),
+                        true);
+  cl_int err = CL_SUCCESS;
+  cl_mem mem = make(contents.get(), &err);
+  check(err, backend_call);
+  ObjectTable &objects = call.session.objects();
+  objects.add(id, ObjectKind::mem, mem, context);
+  if (charged) objects.attach_bytes(id, charged);
+}
 
 Object &keep_made_object(Session &session, uint64_t seq, uint64_t id, ObjectKind kind, void *handle,
                          cl_context context) {

@@ -5,6 +5,7 @@
 // session (each has its process) nor this session's other threads' kernels.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 
@@ -27,6 +28,15 @@ class OffLoopWork {
 // if it refuses the id), and a request with a reply (seq != 0) is answered with success.
 Object &keep_made_object(Session &session, uint64_t seq, uint64_t id, ObjectKind kind, void *handle,
                          cl_context context);
+
+// Makes a memory object (make: clCreateBuffer or clCreateImage, given the host memory to copy or
+// null) and keeps it under id, charging `charged` bytes to the session. One made from 16 MiB or more
+// of host memory is made off the loop, alone: the backend copies inside the call (NVIDIA pins and
+// copies: a 24 GiB grid's create held an H200 session's loop until its client gave the daemon up),
+// and any later request may name the object.
+void make_mem_object(Call &call, uint64_t id, cl_context context, uint64_t contents_bytes, uint64_t charged,
+                     std::shared_ptr<uint8_t[]> contents, const char *backend_call,
+                     std::function<cl_mem(void *host, cl_int *err)> make);
 
 // Runs work off the loop for call (call.replied is set: the reply comes from finish). backend_call
 // names the call should the backend crash in it. alone: no later request of the session overtakes

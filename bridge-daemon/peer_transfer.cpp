@@ -115,8 +115,9 @@ struct PeerSend : std::enable_shared_from_this<PeerSend> {
     if (!peer_link || peer_link->closed()) return abort(CL_DEVICE_NOT_AVAILABLE, "the peer link closed", false);
     const DeviceChunks::Chunk &chunk = device.chunks[k];
     auto self = shared_from_this();
-    // The socket writes straight from the chunk's host memory, which stays this transfer's until then.
-    std::shared_ptr<uint8_t[]> bytes(self, chunk.host);
+    // The socket writes straight from the chunk's host memory, which stays this transfer's until then;
+    // a staged chunk's staging stays as long as a resumable session keeps the bytes to send again.
+    std::shared_ptr<uint8_t[]> bytes = chunk.staging ? chunk.staging : std::shared_ptr<uint8_t[]>(self, chunk.host);
     auto written = [self, k](int status) {
       if (status < 0) return self->abort(CL_DEVICE_NOT_AVAILABLE, std::string("sending failed: ") + uv_strerror(status), false);
       self->device.open_gate(k);

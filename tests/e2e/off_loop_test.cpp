@@ -220,4 +220,26 @@ TEST_F(OffLoopHeard, ABufferFromLargeHostMemoryLeavesTheDaemonHeard) {
   expect_runtime_session_works(*cluster_, 64);
 }
 
+TEST_F(OffLoopHeard, AnImageFromLargeHostMemoryLeavesTheDaemonHeard) {
+  const size_t side = 2048;  // RGBA floats: 64 MiB
+  std::vector<cl_float> texels(side * side * 4);
+  for (size_t i = 0; i < texels.size(); i++) texels[i] = cl_float(i % 1000);
+  cl_image_format format{CL_RGBA, CL_FLOAT};
+  cl_image_desc desc{};
+  desc.image_type = CL_MEM_OBJECT_IMAGE2D;
+  desc.image_width = desc.image_height = side;
+  slow_driver(3);
+  cl_int err = CL_SUCCESS;
+  cl_mem image = clCreateImage(context_, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, &format, &desc, texels.data(), &err);
+  ASSERT_CL_OK(err);
+  const size_t origin[3] = {side - 1, side - 1, 0}, region[3] = {1, 1, 1};
+  cl_float last[4] = {};
+  ASSERT_CL_OK(clEnqueueReadImage(queue_, image, CL_TRUE, origin, region, 0, 0, last, 0, nullptr, nullptr));
+  EXPECT_TRUE(slow_call_ended());
+  for (int c = 0; c < 4; c++) EXPECT_EQ(texels[texels.size() - 4 + c], last[c]) << "channel " << c;
+  clReleaseMemObject(image);
+  std::remove((dir_ + "/slow").c_str());
+  expect_runtime_session_works(*cluster_, 64);
+}
+
 }  // namespace

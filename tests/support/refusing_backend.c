@@ -14,7 +14,7 @@
  * uses it, the newer ones longer (50 ms more for each sub-buffer made before).
  * With FEDCL_TEST_SLOW_CALLS=DIR, a slow driver: while DIR/slow exists, clBuildProgram,
  * clCreateContext, clCreateProgramWithBinary, clGetProgramInfo(CL_PROGRAM_BINARIES) and
- * clCreateBuffer from host memory wait a second (or as many as DIR/slow says) before they start,
+ * clCreateBuffer and clCreateImage from host memory wait a second (or as many as DIR/slow says) before they start,
  * then note in DIR/ended that they ended.
  * With FEDCL_TEST_REFUSE_MAPS_OVER=BYTES, clEnqueueMapBuffer of a buffer larger than BYTES fails
  * (CL_MAP_FAILURE): NVIDIA's first map of a buffer pins a host copy of all of it, seconds for GiBs,
@@ -114,6 +114,16 @@ CL_API_ENTRY cl_mem CL_API_CALL clCreateBuffer(cl_context context, cl_mem_flags 
   if (flags & CL_MEM_COPY_HOST_PTR) maybe_slow("clCreateBuffer");
   CreateBuffer real = (CreateBuffer)dlsym(RTLD_NEXT, "clCreateBuffer");
   return real(context, flags, size, host_ptr, errcode_ret);
+}
+
+typedef cl_mem (*CreateImage)(cl_context, cl_mem_flags, const cl_image_format *, const cl_image_desc *, void *,
+                               cl_int *);
+
+CL_API_ENTRY cl_mem CL_API_CALL clCreateImage(cl_context context, cl_mem_flags flags, const cl_image_format *format,
+                                              const cl_image_desc *desc, void *host_ptr, cl_int *errcode_ret) {
+  if (flags & CL_MEM_COPY_HOST_PTR) maybe_slow("clCreateImage");
+  CreateImage real = (CreateImage)dlsym(RTLD_NEXT, "clCreateImage");
+  return real(context, flags, format, desc, host_ptr, errcode_ret);
 }
 
 typedef cl_int (*BuildProgram)(cl_program, cl_uint, const cl_device_id *, const char *,
