@@ -12,12 +12,13 @@
 // for that command, which waits for the chunk. The commands that give a chunk back wait for a gate
 // (a user event) that opens when the network is done with it.
 //
-// Except a transfer (not a combining receive) larger than the backend's window (BackendPlatform::transfer_window: NVIDIA's
-// first map pins a host copy of a whole buffer, seconds of the loop for GiBs): it is staged a window
-// at a time, each chunk read or written as the window reaches it, on a queue of the transfer's own
-// (nothing the client enqueues later can stand before them there). The client's queue holds a
-// marker that waits for the whole transfer, so that its later commands, barriers and clFinish keep
-// their order behind it. Only a backend that orders nothing across queues may have a window.
+// Except a transfer (not a combining receive) larger than the backend's window
+// (BackendPlatform::transfer_window; NVIDIA's first map pins a host copy of a whole buffer, seconds
+// of the loop for GiBs): it is staged a window at a time, each chunk read or written as the window
+// reaches it, on a queue of the transfer's own (nothing the client enqueues later can stand before
+// them there). The client's queue holds a marker that waits for the whole transfer, so that its
+// later commands, barriers and clFinish keep their order behind it. Only a backend that orders
+// nothing across queues may have a window.
 #pragma once
 
 #include <functional>
@@ -120,9 +121,9 @@ class DeviceChunks {
   size_t window_chunks_ = 0, next_ = 0, in_flight_ = 0;
   bool stopped_ = false;
   cl_command_queue own_queue_ = nullptr;  // windowed: the chunks' commands
+  cl_event all_back_ = nullptr;           // windowed: set when every chunk is back, or the transfer stops
   // Holds the session's sub-buffer releases while the transfer is under way (sub_buffer_order.h).
   std::shared_ptr<SubBufferOrder> sub_buffer_order_;
-  cl_event all_back_ = nullptr;           // windowed: set when every chunk is back, or the transfer stops
 
   void watch(Session &session, cl_event event, size_t k, Done done);
   void watch_reachable(Session &session, size_t k, cl_event event, Done ready);
