@@ -96,6 +96,7 @@ std::string backend_discover(const BackendSelection &selection, std::vector<Back
     platform.ptx_binaries = nvidia;
     platform.maps_parts_wrongly = nvidia;
     platform.transfer_window = nvidia ? kNvidiaTransferWindow : 0;
+    platform.uploads_host_copies_late = nvidia;
     for (unsigned d = 0; d < ndev; d++) {
       if (!selection.devices.empty() &&
           std::find(selection.devices.begin(), selection.devices.end(), d) == selection.devices.end())

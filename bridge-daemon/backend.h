@@ -38,6 +38,11 @@ struct BackendPlatform {
   // pins a host copy of all of it (6 GiB: 17.8 s on the loop, which lost the daemon), and it orders
   // no command behind another queue's, so the commands may come late.
   uint64_t transfer_window = 0;
+  // A buffer made from host memory (CL_MEM_COPY_HOST_PTR) keeps a pinned host copy, uploaded by the
+  // first command that uses the buffer, inside that command's enqueue (NVIDIA: a 16 GiB grid held the
+  // loop 5.9 s in clEnqueueNDRangeKernel, and the release of its sub-buffers over 10 s). fedcld
+  // makes such a buffer empty and writes the contents itself, off the loop (exec_objects.cpp).
+  bool uploads_host_copies_late = false;
 };
 
 struct BackendSelection {

@@ -257,6 +257,10 @@ std::string stage_buffer_ranges(const std::string &text, DaemonSettings &s) {
   return one_of(text, {{"auto", -1}, {"yes", 1}, {"no", 0}}, &s.stage_buffer_ranges);
 }
 
+std::string write_buffer_contents(const std::string &text, DaemonSettings &s) {
+  return one_of(text, {{"auto", -1}, {"yes", 1}, {"no", 0}}, &s.write_buffer_contents);
+}
+
 std::string trace_file(const std::string &text, DaemonSettings &s) {
   if (text.empty()) return "wants a file name";
   s.trace_file = text;
@@ -390,6 +394,11 @@ const std::vector<DaemonOption> &daemon_options() {
                                           "pins a host copy of a whole buffer it maps); only for backends that do\n"
                                           "not order commands behind other queues' (PoCL does); auto, the\n"
                                           "default: 64M on NVIDIA, no elsewhere", true, transfer_window},
+      {"write-buffer-contents", "auto|yes|no", "a buffer made from 16 MiB or more of host memory is made empty and\n"
+                                               "fedcld writes the contents, 64 MiB at a time, off the session's loop\n"
+                                               "(NVIDIA uploads its pinned host copy inside the first command that\n"
+                                               "uses the buffer); auto, the default: yes on NVIDIA", true,
+       write_buffer_contents},
       {"trace", "FILE", "record the hand-off times of every request and write them to FILE at exit\n"
                         "(bench/trace_report.py reads them beside the client's FEDCL_TRACE file)", false, trace_file},
       {"log-level", "LEVEL", "error, warn, info (default) or debug", true, log_level},

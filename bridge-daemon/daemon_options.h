@@ -23,6 +23,7 @@ struct DaemonSettings {
   int metrics_port = 0;
   long kernel_name_guard = -1;  // --kernel-name-guard: BackendPlatform::safe_kernel_name_length; -1: by vendor
   int stage_buffer_ranges = -1;  // --stage-buffer-ranges: BackendPlatform::maps_parts_wrongly; -1: by vendor
+  int write_buffer_contents = -1;  // --write-buffer-contents: BackendPlatform::uploads_host_copies_late; -1: by vendor
   int64_t transfer_window = -1;  // --transfer-window: BackendPlatform::transfer_window; -1: by vendor
   bool list_only = false;
   bool help = false;

@@ -1,4 +1,7 @@
 // Requests that create, change or release objects.
+#include <algorithm>
+#include <vector>
+
 #include "exec.h"
 #include "off_loop.h"
 #include "server.h"
@@ -73,6 +76,34 @@ void exec_create_queue(Call &call, wire::Request::CreateQueue::Reader request) {
     state.staging = std::make_unique<StagingPool>(context, queue);
 }
 
+namespace {
+
+// An empty buffer, then its contents written on a queue of its own, a piece at a time, each write
+// done before the next (BackendPlatform::uploads_host_copies_late): the backend keeps no host copy
+// of the whole, and the first command that uses the buffer finds it on the device.
+cl_mem create_buffer_then_write(cl_context context, cl_mem_flags flags, uint64_t size, const uint8_t *contents,
+                                cl_int *err) {
+  constexpr uint64_t kPieceBytes = 64 << 20;
+  size_t devices_bytes = 0;
+  *err = clGetContextInfo(context, CL_CONTEXT_DEVICES, 0, nullptr, &devices_bytes);
+  if (*err != CL_SUCCESS) return nullptr;
+  std::vector<cl_device_id> devices(devices_bytes / sizeof(cl_device_id));
+  *err = clGetContextInfo(context, CL_CONTEXT_DEVICES, devices_bytes, devices.data(), nullptr);
+  if (*err != CL_SUCCESS || devices.empty()) return nullptr;
+  cl_mem mem = clCreateBuffer(context, flags, size, nullptr, err);
+  if (*err != CL_SUCCESS) return nullptr;
+  cl_command_queue queue = clCreateCommandQueueWithProperties(context, devices[0], nullptr, err);
+  for (uint64_t at = 0; *err == CL_SUCCESS && at < size; at += kPieceBytes)
+    *err = clEnqueueWriteBuffer(queue, mem, CL_TRUE, at, std::min(kPieceBytes, size - at), contents + at, 0, nullptr,
+                                nullptr);
+  if (queue) clReleaseCommandQueue(queue);
+  if (*err == CL_SUCCESS) return mem;
+  clReleaseMemObject(mem);
+  return nullptr;
+}
+
+}  // namespace
+
 void exec_create_buffer(Call &call, wire::Request::CreateBuffer::Reader request, Frame &frame) {
   call.object = request.getId();
   ObjectTable &objects = call.session.objects();
@@ -86,8 +117,16 @@ void exec_create_buffer(Call &call, wire::Request::CreateBuffer::Reader request,
     flags |= CL_MEM_COPY_HOST_PTR;
   }
   objects.charge(size);
+  // Not where the host may not write the buffer: clEnqueueWriteBuffer is refused there.
+  bool write_after = contents_bytes >= kOffLoopContentsBytes && call.session.backend().uploads_host_copies_late &&
+                     !(flags & (CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS));
   make_mem_object(call, request.getId(), context, contents_bytes, size, std::move(contents), "clCreateBuffer",
-                  [context, flags, size](void *host, cl_int *err) { return clCreateBuffer(context, flags, size, host, err); });
+                  [context, flags, size, write_after](void *host, cl_int *err) {
+                    if (write_after)
+                      return create_buffer_then_write(context, flags & ~cl_mem_flags(CL_MEM_COPY_HOST_PTR), size,
+                                                      static_cast<const uint8_t *>(host), err);
+                    return clCreateBuffer(context, flags, size, host, err);
+                  });
 }
 
 void exec_create_sub_buffer(Call &call, wire::Request::CreateSubBuffer::Reader request) {

@@ -50,8 +50,6 @@ void on_loop(uv_work_t *request, int) {
   session.background_work_ended(job->alone);
 }
 
-constexpr uint64_t kOffLoopContentsBytes = 16 << 20;
-
 class MemFromHostWork final : public OffLoopWork {
  public:
   MemFromHostWork(uint64_t id, cl_context context, uint64_t charged, std::shared_ptr<uint8_t[]> contents,

@@ -33,7 +33,9 @@ Object &keep_made_object(Session &session, uint64_t seq, uint64_t id, ObjectKind
 // null) and keeps it under id, charging `charged` bytes to the session. One made from 16 MiB or more
 // of host memory is made off the loop, alone: the backend copies inside the call (NVIDIA pins and
 // copies: a 24 GiB grid's create held an H200 session's loop until its client gave the daemon up),
-// and any later request may name the object.
+// and any later request may name the object. (Where the backend would upload its host copy late,
+// exec_create_buffer has the contents written instead: BackendPlatform::uploads_host_copies_late.)
+constexpr uint64_t kOffLoopContentsBytes = 16 << 20;
 void make_mem_object(Call &call, uint64_t id, cl_context context, uint64_t contents_bytes, uint64_t charged,
                      std::shared_ptr<uint8_t[]> contents, const char *backend_call,
                      std::function<cl_mem(void *host, cl_int *err)> make);

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstring>
 #include <new>
 
@@ -60,6 +61,16 @@ void on_crash(int signum, siginfo_t *info, void *context) {
   backtrace_symbols_fd(frames, backtrace(frames, 64), STDERR_FILENO);
   signal(signum, SIG_DFL);
   raise(signum);  // as the signal would have done
+}
+
+void on_stall_report(int) {
+  int saved = errno;  // the loop thread goes on where it stood
+  write_text("fedcld worker: its loop stands still in ");
+  write_text(t_call ? t_call : "no backend call");
+  write_text("; backtrace:\n");
+  void *frames[64];
+  backtrace_symbols_fd(frames, backtrace(frames, 64), STDERR_FILENO);
+  errno = saved;
 }
 
 }  // namespace
@@ -130,6 +141,11 @@ void crash_report_install(WorkerBoard *board) {
   bool ours = (before.sa_flags & SA_SIGINFO) && before.sa_sigaction == on_crash;
   if (!ours && !is_handler(g_backend_fpe)) g_backend_fpe = before;
   for (int signum : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT}) sigaction(signum, &action, nullptr);
+  struct sigaction report {};
+  report.sa_handler = on_stall_report;
+  sigemptyset(&report.sa_mask);
+  report.sa_flags = SA_RESTART;
+  sigaction(kStallReportSignal, &report, nullptr);
 }
 
 }  // namespace fedcld

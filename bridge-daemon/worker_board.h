@@ -4,6 +4,8 @@
 // after the worker is gone.
 #pragma once
 
+#include <signal.h>
+
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -79,6 +81,10 @@ class BackendCall {
 // end the process as it would have. Again after anything that may have put handlers of its own
 // there (the backend's start, a build: PoCL's LLVM does).
 void crash_report_install(WorkerBoard *board);
+// The signal the main process sends a worker's loop thread once the loop stood still for a while: its
+// handler writes where that thread stands (the backend call, a backtrace) to stderr and returns.
+// Installed with the crash report.
+constexpr int kStallReportSignal = SIGUSR2;
 // The same, with the board given before (nothing where none was: the fuzz target's workers).
 void crash_report_renew();
 

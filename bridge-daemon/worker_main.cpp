@@ -95,6 +95,7 @@ struct Worker {
       if (settings.kernel_name_guard >= 0) platform.safe_kernel_name_length = size_t(settings.kernel_name_guard);
       if (settings.stage_buffer_ranges >= 0) platform.maps_parts_wrongly = settings.stage_buffer_ranges;
       if (settings.transfer_window >= 0) platform.transfer_window = uint64_t(settings.transfer_window);
+      if (settings.write_buffer_contents >= 0) platform.uploads_host_copies_late = settings.write_buffer_contents;
     }
     if (own_process && board) crash_report_install(board);  // over the backend's own handlers
     capnp::MallocMessageBuilder message;

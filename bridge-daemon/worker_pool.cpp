@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <capnp/message.h>
@@ -26,6 +27,10 @@ constexpr uint64_t kWatchMs = 1000;
 constexpr unsigned kFailedStartsForNoSpares = 3;
 // How long the reason a worker ended is kept for its client's resumption attempts, beyond the window.
 constexpr uint64_t kDeathKeptMs = 60000;
+// A worker's loop that stood still this long (it turns every second) is reported, once per stall,
+// with where its thread stands: well before its client, which hears nothing meanwhile, gives the
+// daemon up (10 s by default, FEDCL_DAEMON_TIMEOUT), and before the hang limit kills it.
+constexpr uint64_t kStallReportMs = 3000;
 
 const char *signal_name(int signum) {
   const char *name = sigabbrev_np(signum);
@@ -359,6 +364,14 @@ void WorkerPool::watch() {
     // A worker's loop turns every second (its board's timer); one that stood still for the limit is
     // stuck in a backend call on the loop, and its client has given it up long ago (no heartbeat).
     uint64_t still_ms = turned ? (now_ns - std::min(now_ns, turned)) / 1000000 : now_ms - worker->started_ms;
+    if (worker->stall_reported && turned != worker->stall_reported) {
+      FEDCLD_LOG(warn, "worker %d of session %llu: its loop turns again, after standing still for about %llu ms",
+                 worker->pid, (unsigned long long)worker->number,
+                 (unsigned long long)((turned - std::min(turned, worker->stall_reported)) / 1000000));
+      worker->stall_reported = 0;
+    }
+    if (turned && still_ms >= kStallReportMs && still_ms < limit_ms && !worker->stall_reported)
+      report_stall(*worker, still_ms);
     if (still_ms < limit_ms) continue;
     std::string last = worker->board->last_call;
     worker->hung = "it stood still for " + std::to_string(still_ms / 1000) + " s" +
@@ -369,6 +382,20 @@ void WorkerPool::watch() {
   }
   for (auto it = deaths_.begin(); it != deaths_.end();)
     it = now_ms - it->second.at_ms > listener_.options().resume_window_ms + kDeathKeptMs ? deaths_.erase(it) : std::next(it);
+}
+
+void WorkerPool::report_stall(Worker &worker, uint64_t still_ms) {
+  worker.stall_reported = worker.board->loop_turned_ns.load();
+  std::string last = worker.board->last_call;
+  std::string call = last.empty() ? "" : " (in or after " + last + ")";
+  // The backtrace interrupts the loop thread's system call: a driver's wait resumes, but a call that
+  // does not expect a signal may end early. So only where the operator asked for the details.
+  bool backtrace = log_enabled(LogLevel::debug);
+  FEDCLD_LOG(warn, "worker %d of session %llu: its loop has stood still for %llu ms%s%s", worker.pid,
+             (unsigned long long)worker.number, (unsigned long long)still_ms, call.c_str(),
+             backtrace ? "; where it stands follows" : "");
+  // To the loop's thread (the worker's first: its id is the process's), not any of its threads.
+  if (backtrace) syscall(SYS_tgkill, worker.pid, worker.pid, kStallReportSignal);
 }
 
 void WorkerPool::close() {

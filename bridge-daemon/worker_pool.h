@@ -41,6 +41,7 @@ struct Worker {
   uint64_t started_ms = 0;
   bool in_process = false;  // the fuzz target's: no process, it ends when it closes its channel
   std::string hung;  // why the pool killed it, if it did
+  uint64_t stall_reported = 0;  // the board's loop_turned_ns when a stall of its loop was reported (0: none)
   // Its session (the main process's view of it), once it has one.
   uint64_t number = 0;
   std::string client, user;
@@ -104,6 +105,8 @@ class WorkerPool {
   // Ends worker with signum (a process) or by closing its channel (in-process).
   void end(Worker &worker, int signum);
   void watch();
+  // Logs that worker's loop stood still for still_ms and has it write where its loop thread stands.
+  void report_stall(Worker &worker, uint64_t still_ms);
 
   Listener &listener_;
   std::map<uint64_t, std::unique_ptr<Worker>> workers_;

@@ -14,6 +14,7 @@ void worker_setup_fill(fedcl::wire::WorkerSetup::Builder out, const DaemonSettin
   out.setKernelNameGuard(settings.kernel_name_guard);
   out.setStageBufferRanges(int8_t(settings.stage_buffer_ranges));
   out.setTransferWindow(settings.transfer_window);
+  out.setWriteBufferContents(int8_t(settings.write_buffer_contents));
   out.setMaxSessionMemory(options.max_session_memory);
   out.setCompletion(uint8_t(options.completion));
   out.setPeerTimeoutMs(options.peer_timeout_ms);
@@ -36,6 +37,7 @@ DaemonSettings worker_setup_read(fedcl::wire::WorkerSetup::Reader setup) {
   settings.kernel_name_guard = long(setup.getKernelNameGuard());
   settings.stage_buffer_ranges = setup.getStageBufferRanges();
   settings.transfer_window = setup.getTransferWindow();
+  settings.write_buffer_contents = setup.getWriteBufferContents();
   options.max_session_memory = setup.getMaxSessionMemory();
   options.completion = CompletionMode(setup.getCompletion());
   options.peer_timeout_ms = setup.getPeerTimeoutMs();

@@ -869,6 +869,7 @@ struct WorkerSetup {
   openFiles @16 :UInt64;            # --session-open-files: the worker's RLIMIT_NOFILE; 0: as inherited
   stageBufferRanges @17 :Int8;      # --stage-buffer-ranges: 1 yes, 0 no, -1 by vendor
   transferWindow @18 :Int64;        # --transfer-window: bytes, 0 no window, -1 by vendor
+  writeBufferContents @19 :Int8;    # --write-buffer-contents: 1 yes, 0 no, -1 by vendor
 }
 
 struct WorkerReady {

@@ -21,14 +21,20 @@
  * which fedcld must not ask for (BackendPlatform::transfer_window).
  * With FEDCL_TEST_SUB_BUFFER_RELEASE_WAITS, clReleaseMemObject of a sub-buffer aborts while an unmap
  * of its parent has not completed (a transfer of the parent is under way): NVIDIA's release waits
- * there for the parent's commands, holding its lock, and a transfer's next commands never come. */
+ * there for the parent's commands, holding its lock, and a transfer's next commands never come.
+ * With FEDCL_TEST_REFUSE_HOST_COPIES_OVER=BYTES, clCreateBuffer from host memory (CL_MEM_COPY_HOST_PTR)
+ * larger than BYTES fails (CL_MEM_OBJECT_ALLOCATION_FAILURE): NVIDIA keeps a pinned host copy of such
+ * a buffer and uploads it inside the first command that uses it, seconds for GiBs on fedcld's loop
+ * (BackendPlatform::uploads_host_copies_late). */
 #define _GNU_SOURCE
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 enum { kTracked = 4096 };
@@ -98,7 +104,10 @@ static void maybe_slow(const char *function) {
   unsigned seconds = 1;
   if (fscanf(slow, "%u", &seconds) != 1) seconds = 1;
   fclose(slow);
-  sleep(seconds);
+  /* The whole time, as a driver's wait would, though a signal (fedcld's stall report) comes. */
+  struct timespec left = {(time_t)seconds, 0};
+  while (nanosleep(&left, &left) != 0 && errno == EINTR) {
+  }
   snprintf(path, sizeof path, "%s/ended", dir);
   FILE *file = fopen(path, "a");
   if (file) {
@@ -112,6 +121,11 @@ typedef cl_mem (*CreateBuffer)(cl_context, cl_mem_flags, size_t, void *, cl_int 
 CL_API_ENTRY cl_mem CL_API_CALL clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size, void *host_ptr,
                                                cl_int *errcode_ret) {
   if (flags & CL_MEM_COPY_HOST_PTR) maybe_slow("clCreateBuffer");
+  const char *limit = getenv("FEDCL_TEST_REFUSE_HOST_COPIES_OVER");
+  if (limit && (flags & CL_MEM_COPY_HOST_PTR) && size > strtoull(limit, NULL, 10)) {
+    if (errcode_ret) *errcode_ret = CL_MEM_OBJECT_ALLOCATION_FAILURE;
+    return NULL;
+  }
   CreateBuffer real = (CreateBuffer)dlsym(RTLD_NEXT, "clCreateBuffer");
   return real(context, flags, size, host_ptr, errcode_ret);
 }
