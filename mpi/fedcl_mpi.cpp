@@ -36,16 +36,16 @@ cl_int ordering_only(cl_command_queue queue, cl_uint num_events, const cl_event 
   return clEnqueueMarkerWithWaitList(queue, num_events, wait_list, done);
 }
 
-cl_int send(cl_command_queue queue, cl_mem buffer, size_t offset, size_t size, Route to, cl_uint num_events,
-            const cl_event *wait_list, cl_event *done) {
+cl_int send(cl_command_queue queue, cl_mem buffer, size_t offset, size_t size, Route to, bool blocking,
+            cl_uint num_events, const cl_event *wait_list, cl_event *done) {
   if (to.rank == MPI_PROC_NULL) return ordering_only(queue, num_events, wait_list, done);
-  return start_device_send(queue, buffer, offset, size, to, num_events, wait_list, done);
+  return start_device_send(queue, buffer, offset, size, to, blocking, num_events, wait_list, done);
 }
 
-cl_int receive(cl_command_queue queue, cl_mem buffer, size_t offset, size_t size, Route from, cl_uint num_events,
-               const cl_event *wait_list, cl_event *done) {
+cl_int receive(cl_command_queue queue, cl_mem buffer, size_t offset, size_t size, Route from, bool blocking,
+               cl_uint num_events, const cl_event *wait_list, cl_event *done) {
   if (from.rank == MPI_PROC_NULL) return ordering_only(queue, num_events, wait_list, done);
-  if (size > 0) return start_device_receive(queue, buffer, offset, size, from, num_events, wait_list, done);
+  if (size > 0) return start_device_receive(queue, buffer, offset, size, from, blocking, num_events, wait_list, done);
   // An empty message writes nothing: the command waits for it to be taken, like a host receive.
   cl_context context = context_of(queue);
   if (!context) return CL_INVALID_COMMAND_QUEUE;
@@ -69,7 +69,8 @@ extern "C" CL_API_ENTRY cl_int CL_API_CALL clEnqueueSendBuffer(cl_command_queue 
                                                                const cl_event *wait_list, cl_event *event) {
   cl_int err = mpi_ready("clEnqueueSendBuffer");
   cl_event done = nullptr;
-  if (err == CL_SUCCESS) err = send(queue, buffer, offset, size, {dest, tag, comm}, num_events, wait_list, &done);
+  if (err == CL_SUCCESS)
+    err = send(queue, buffer, offset, size, {dest, tag, comm}, blocking, num_events, wait_list, &done);
   if (err != CL_SUCCESS) return err;
   Progress::get().poll_here();
   return hand_out(done, blocking, event);
@@ -81,7 +82,8 @@ extern "C" CL_API_ENTRY cl_int CL_API_CALL clEnqueueRecvBuffer(cl_command_queue 
                                                                const cl_event *wait_list, cl_event *event) {
   cl_int err = mpi_ready("clEnqueueRecvBuffer");
   cl_event done = nullptr;
-  if (err == CL_SUCCESS) err = receive(queue, buffer, offset, size, {src, tag, comm}, num_events, wait_list, &done);
+  if (err == CL_SUCCESS)
+    err = receive(queue, buffer, offset, size, {src, tag, comm}, blocking, num_events, wait_list, &done);
   if (err != CL_SUCCESS) return err;
   Progress::get().poll_here();
   return hand_out(done, blocking, event);
@@ -95,9 +97,12 @@ extern "C" CL_API_ENTRY cl_int CL_API_CALL clEnqueueSendrecvBuffer(
   if (err != CL_SUCCESS) return err;
   // Both halves behind the same wait list; the command is a marker behind both.
   cl_event halves[2] = {nullptr, nullptr};
-  err = send(queue, send_buffer, send_offset, send_size, {dest, send_tag, comm}, num_events, wait_list, &halves[0]);
+  // Not read on this thread even when blocking: the receive must be posted before anything waits.
+  err = send(queue, send_buffer, send_offset, send_size, {dest, send_tag, comm}, false, num_events, wait_list,
+             &halves[0]);
   if (err != CL_SUCCESS) return err;
-  err = receive(queue, recv_buffer, recv_offset, recv_size, {source, recv_tag, comm}, num_events, wait_list, &halves[1]);
+  err = receive(queue, recv_buffer, recv_offset, recv_size, {source, recv_tag, comm}, false, num_events, wait_list,
+                &halves[1]);
   cl_event done = nullptr;
   if (err == CL_SUCCESS) err = clEnqueueMarkerWithWaitList(queue, 2, halves, &done);
   for (cl_event half : halves)

@@ -15,13 +15,14 @@ constexpr size_t kPieceBytes = size_t(1) << 30;
 
 // A device send: the range's bytes, read by the daemon when the command may run, go to route.
 // Returns the command's event (the daemon's send: complete once the bytes have left it), or an
-// error with nothing enqueued.
-cl_int start_device_send(cl_command_queue queue, cl_mem buffer, size_t offset, size_t size, Route to,
+// error with nothing enqueued. blocking: the caller waits for the event next.
+cl_int start_device_send(cl_command_queue queue, cl_mem buffer, size_t offset, size_t size, Route to, bool blocking,
                          cl_uint num_events, const cl_event *wait_list, cl_event *done);
 
-// A device receive: returns the command's event (the daemon's write of the range).
+// A device receive: returns the command's event (the daemon's write of the range). blocking: the
+// caller waits for the event next.
 cl_int start_device_receive(cl_command_queue queue, cl_mem buffer, size_t offset, size_t size, Route from,
-                            cl_uint num_events, const cl_event *wait_list, cl_event *done);
+                            bool blocking, cl_uint num_events, const cl_event *wait_list, cl_event *done);
 
 // The host end of a device send (clFedclIrecvFromDevice): a generalized MPI request.
 int start_host_receive(void *host, size_t size, Route from, MPI_Request *request);

@@ -96,6 +96,15 @@ void Progress::unexpect(MPI_Comm comm, int source, ControlKind kind, uint64_t id
   if (--comms_[comm] == 0) comms_.erase(comm);
 }
 
+bool Progress::matching_pending(const Route &route) {
+  std::lock_guard<std::mutex> poll_lock(poll_mutex_);
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const auto *list : {&operations_, &added_})
+    for (const auto &operation : *list)
+      if (const Route *waiting = operation->matching(); waiting && waiting->overlaps(route)) return true;
+  return false;
+}
+
 int Progress::control_tag(MPI_Comm) {
   static const int tag = [] {
     int *upper = nullptr, flag = 0;

@@ -90,6 +90,8 @@ class Progress {
   // Control messages of kind about transfer id from source on comm go to operation.
   void expect(MPI_Comm comm, int source, ControlKind kind, uint64_t id, std::weak_ptr<Operation> operation);
   void unexpect(MPI_Comm comm, int source, ControlKind kind, uint64_t id);
+  // Whether a receive started before could still take a message from route (it has not matched one).
+  bool matching_pending(const Route &route);
   int control_tag(MPI_Comm comm);
 
   uint64_t next_id() { return ++last_id_; }

@@ -4,6 +4,8 @@
 //  - a plain message (a host's MPI_Send, or a device send below the threshold) is the data;
 //  - an envelope (a device send from the threshold on) is answered with an offer: the direct path
 //    to this receive's daemon when there is one, else chunks staged through the two processes.
+// A blocking clEnqueueRecvBuffer below the threshold, with MPI_THREAD_MULTIPLE, takes a plain
+// message on the calling thread and writes it with a blocking write (start_device_receive).
 #include <cstdio>
 #include <cstring>
 
@@ -110,6 +112,40 @@ class Receive final : public Operation, public std::enable_shared_from_this<Rece
 
   const Route *matching() const override { return phase_ == Phase::match ? &from_ : nullptr; }
 
+  // Takes a message probed for this receive (MPI_Mprobe or MPI_Improbe); returns whether the
+  // operation is over.
+  bool take(Progress &progress, MPI_Message &message, const MPI_Status &status) {
+    int count = 0;
+    MPI_Get_count(&status, MPI_BYTE, &count);
+    source_ = status.MPI_SOURCE;
+    if (auto *host = dynamic_cast<HostLanding *>(landing_.get())) host->set_source(source_);
+    size_t want = std::min(kPieceBytes, size_ - at_);
+    if (count == int(sizeof(Envelope))) {
+      Envelope envelope;
+      MPI_Mrecv(&envelope, count, MPI_BYTE, &message, MPI_STATUS_IGNORE);
+      if (is_envelope(&envelope, count)) return answer(progress, envelope);
+      if (want != sizeof envelope) return mismatch(progress, count);
+      landing_->put(at_, reinterpret_cast<uint8_t *>(&envelope), sizeof envelope);
+      return next_piece(progress, want);
+    }
+    if (size_t(count) != want) {
+      // Taken anyway, so that its sender does not wait for a receive that will not come.
+      std::vector<uint8_t> discard(size_t(count) + 1);
+      MPI_Mrecv(discard.data(), count, MPI_BYTE, &message, MPI_STATUS_IGNORE);
+      return mismatch(progress, count);
+    }
+    uint8_t *memory = landing_->memory();
+    if (memory) {
+      target_ = memory + at_;
+    } else {
+      own_.resize(want);
+      target_ = own_.data();
+    }
+    MPI_Imrecv(target_, count, MPI_BYTE, &message, &request_);
+    phase_ = Phase::plain;
+    return take_plain();
+  }
+
   // Called by the loop (the only thread that runs operations), for the transfer's id.
   void control(Progress &progress, Control message) override {
     if (done_) return;
@@ -148,38 +184,11 @@ class Receive final : public Operation, public std::enable_shared_from_this<Rece
   enum class Phase { match, plain, negotiated };
 
   bool match(Progress &progress) {
-    int found = 0, count = 0;
+    int found = 0;
     MPI_Message message;
     MPI_Status status;
     if (MPI_Improbe(from_.rank, from_.tag, from_.comm, &found, &message, &status) != MPI_SUCCESS || !found) return false;
-    MPI_Get_count(&status, MPI_BYTE, &count);
-    source_ = status.MPI_SOURCE;
-    if (auto *host = dynamic_cast<HostLanding *>(landing_.get())) host->set_source(source_);
-    size_t want = std::min(kPieceBytes, size_ - at_);
-    if (count == int(sizeof(Envelope))) {
-      Envelope envelope;
-      MPI_Mrecv(&envelope, count, MPI_BYTE, &message, MPI_STATUS_IGNORE);
-      if (is_envelope(&envelope, count)) return answer(progress, envelope);
-      if (want != sizeof envelope) return mismatch(progress, count);
-      landing_->put(at_, reinterpret_cast<uint8_t *>(&envelope), sizeof envelope);
-      return next_piece(progress, want);
-    }
-    if (size_t(count) != want) {
-      // Taken anyway, so that its sender does not wait for a receive that will not come.
-      std::vector<uint8_t> discard(size_t(count) + 1);
-      MPI_Mrecv(discard.data(), count, MPI_BYTE, &message, MPI_STATUS_IGNORE);
-      return mismatch(progress, count);
-    }
-    uint8_t *memory = landing_->memory();
-    if (memory) {
-      target_ = memory + at_;
-    } else {
-      own_.resize(want);
-      target_ = own_.data();
-    }
-    MPI_Imrecv(target_, count, MPI_BYTE, &message, &request_);
-    phase_ = Phase::plain;
-    return take_plain();
+    return take(progress, message, status);
   }
 
   bool take_plain() {
@@ -274,12 +283,46 @@ class Receive final : public Operation, public std::enable_shared_from_this<Rece
 }  // namespace
 
 cl_int start_device_receive(cl_command_queue queue, cl_mem buffer, size_t offset, size_t size, Route from,
-                            cl_uint num_events, const cl_event *wait_list, cl_event *done) {
+                            bool blocking, cl_uint num_events, const cl_event *wait_list, cl_event *done) {
+  Progress &progress = Progress::get();
+  // A blocking receive's thread would only wait: where it may call MPI and no earlier receive may
+  // take the message first, it takes the message itself and writes it with a blocking write, as a
+  // program staging by hand does. The daemon holds no receive open meanwhile, and no thread hands
+  // the message on.
+  MPI_Message message = MPI_MESSAGE_NULL;
+  MPI_Status status;
+  if (blocking && progress.multiple() && size < progress.direct_threshold() && !progress.matching_pending(from)) {
+    MPI_Mprobe(from.rank, from.tag, from.comm, &message, &status);
+    int count = 0;
+    MPI_Get_count(&status, MPI_BYTE, &count);
+    // Not an envelope's size: a plain message of the receive's size is the data.
+    if (size_t(count) == size && size != sizeof(Envelope)) {
+      std::unique_ptr<uint8_t[]> bytes(new (std::nothrow) uint8_t[size]);
+      if (bytes) {
+        MPI_Mrecv(bytes.get(), count, MPI_BYTE, &message, MPI_STATUS_IGNORE);
+        cl_int err = clEnqueueWriteBuffer(queue, buffer, CL_TRUE, offset, size, bytes.get(), num_events, wait_list, done);
+        if (err != CL_SUCCESS && *done) clReleaseEvent(*done), *done = nullptr;  // the call failed: no event
+        return err;
+      }
+    }
+  }
   uint64_t transfer = 0;
-  cl_int err = Progress::get().port().enqueue_receive(queue, buffer, offset, size, num_events, wait_list, &transfer, done);
-  if (err != CL_SUCCESS) return err;
+  cl_int err = progress.port().enqueue_receive(queue, buffer, offset, size, num_events, wait_list, &transfer, done);
+  if (err != CL_SUCCESS) {
+    if (message != MPI_MESSAGE_NULL) {  // taken, so that its sender does not wait for a receive that will not come
+      std::vector<uint8_t> discard;
+      int count = 0;
+      MPI_Get_count(&status, MPI_BYTE, &count);
+      discard.resize(size_t(count) + 1);
+      MPI_Mrecv(discard.data(), count, MPI_BYTE, &message, MPI_STATUS_IGNORE);
+    }
+    return err;
+  }
   clFlush(queue);
-  Progress::get().add(std::make_shared<Receive>(std::make_shared<DeviceLanding>(queue, transfer, size), size, from));
+  auto receive = std::make_shared<Receive>(std::make_shared<DeviceLanding>(queue, transfer, size), size, from);
+  // A message probed here (an envelope, or one of another size) goes the usual way from here.
+  if (message != MPI_MESSAGE_NULL && receive->take(progress, message, status)) return CL_SUCCESS;
+  progress.add(receive);
   return CL_SUCCESS;
 }
 

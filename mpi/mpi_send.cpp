@@ -6,6 +6,8 @@
 //    destination is named later, transfer_port.h), and an envelope asks the receiver where the bytes
 //    should go (mpi_wire.h): straight to its daemon over the peer link, or staged through the two
 //    processes in chunks.
+// A blocking send below the threshold, with MPI_THREAD_MULTIPLE, reads the range on the calling
+// thread (a blocking read), and its message leaves from that thread too.
 // With MPI_THREAD_MULTIPLE the command's event is the daemon's send: it completes once the bytes have
 // left the device's daemon (for this process, or the receiving daemon). From then on they are
 // fedcl's, as a buffered MPI send's are MPI's, and fedcl's thread moves them: the messages still on
@@ -279,22 +281,32 @@ void CL_CALLBACK on_device_done(cl_event event, cl_int status, void *user_data) 
 
 }  // namespace
 
-cl_int start_device_send(cl_command_queue queue, cl_mem buffer, size_t offset, size_t size, Route to,
+cl_int start_device_send(cl_command_queue queue, cl_mem buffer, size_t offset, size_t size, Route to, bool blocking,
                          cl_uint num_events, const cl_event *wait_list, cl_event *done) {
   uint64_t transfer = 0;
   cl_event device = nullptr;
   std::unique_ptr<uint8_t[]> read_into;
+  bool read_here = false;
   cl_int err;
   if (size == 0) {
     err = clEnqueueMarkerWithWaitList(queue, num_events, wait_list, &device);  // an empty message
   } else if (size < Progress::get().direct_threshold()) {
     read_into.reset(new (std::nothrow) uint8_t[size]);
     if (!read_into) return CL_OUT_OF_HOST_MEMORY;
-    err = clEnqueueReadBuffer(queue, buffer, CL_FALSE, offset, size, read_into.get(), num_events, wait_list, &device);
+    // A blocking send's thread would only wait: where it may call MPI, it reads the bytes itself, as
+    // a program staging by hand does, and the message leaves from here (clEnqueueSendBuffer's
+    // poll_here). No completion goes through the callback thread to fedcl's MPI thread.
+    if (blocking && Progress::get().multiple()) {
+      err = clEnqueueReadBuffer(queue, buffer, CL_TRUE, offset, size, read_into.get(), num_events, wait_list, &device);
+      read_here = device != nullptr;  // else refused before it began: as a non-blocking read, below
+    }
+    if (!read_here)
+      err = clEnqueueReadBuffer(queue, buffer, CL_FALSE, offset, size, read_into.get(), num_events, wait_list, &device);
   } else {
     err = Progress::get().port().enqueue_send(queue, buffer, offset, size, num_events, wait_list, &transfer, &device);
   }
-  if (err != CL_SUCCESS) return err;
+  cl_int read_status = err == CL_SUCCESS ? CL_COMPLETE : err;  // a read made here: how it ended
+  if (err != CL_SUCCESS && !read_here) return err;
   cl_event taken = nullptr;
   if (Progress::get().multiple()) {
     *done = device;
@@ -311,8 +323,12 @@ cl_int start_device_send(cl_command_queue queue, cl_mem buffer, size_t offset, s
   }
   clFlush(queue);
   auto send = std::make_shared<DeviceSend>(queue, transfer, std::move(read_into), size, to, taken);
-  clRetainEvent(device);
-  clSetEventCallback(device, CL_COMPLETE, on_device_done, new std::weak_ptr<DeviceSend>(send));
+  if (read_here) {
+    send->device_done(read_status);
+  } else {
+    clRetainEvent(device);
+    clSetEventCallback(device, CL_COMPLETE, on_device_done, new std::weak_ptr<DeviceSend>(send));
+  }
   if (taken) clReleaseEvent(device);  // the marker stands for it
   Progress::get().add(send);
   return CL_SUCCESS;

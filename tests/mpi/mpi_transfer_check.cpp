@@ -349,6 +349,27 @@ int main(int argc, char **argv) {
   }
   MPI_Barrier(MPI_COMM_WORLD);
 
+  // A blocking small send behind a failed event: the send fails, and the receive fails rather than
+  // wait for a message that will not come (an empty one comes). Each on a queue of its own.
+  {
+    cl_mem in = f.buffer(256), out = f.buffer(256);
+    cl_int err;
+    cl_event failed = clCreateUserEvent(f.context, &err), received;
+    CL_OK(clSetUserEventStatus(failed, -1));
+    cl_command_queue receiving = f.another_queue(), sending = f.another_queue();
+    CL_OK(f.recv(receiving, in, CL_FALSE, 0, 1024, previous, 17, MPI_COMM_WORLD, 0, nullptr, &received));
+    err = f.send(sending, out, CL_TRUE, 0, 1024, next, 17, MPI_COMM_WORLD, 1, &failed, nullptr);
+    CHECK(err < 0, "a blocking send behind a failed event returned %d", err);
+    clWaitForEvents(1, &received);
+    CHECK(status_of(received) < 0, "its receive ended as %d", status_of(received));
+    clReleaseEvent(received);
+    clReleaseEvent(failed);
+    clReleaseCommandQueue(receiving);
+    clReleaseCommandQueue(sending);
+    clReleaseMemObject(in);
+    clReleaseMemObject(out);
+  }
+
   // A message longer than the receive expects: MPI's truncation is the command's failure; from a
   // host (plain), and between devices (the envelope: both commands fail).
   {
@@ -374,6 +395,17 @@ int main(int argc, char **argv) {
     const char *threshold = std::getenv("FEDCL_MPI_DIRECT_MIN");
     bool plain = threshold && std::string(threshold) == "off";
     CHECK(plain ? status_of(sent) == CL_COMPLETE : status_of(sent) < 0, "its device send ended as %d", status_of(sent));
+    // A blocking receive below the threshold probes the message on its own thread: the envelope (or
+    // the larger plain message) is answered as any receive answers it, and both commands end the same.
+    cl_command_queue sending = f.another_queue(), receiving_here = f.another_queue();
+    cl_mem few = f.buffer(256);
+    CL_OK(f.send(sending, big, CL_FALSE, 0, large * 4, next, 18, MPI_COMM_WORLD, 0, nullptr, &sent));
+    cl_int blocking_err = f.recv(receiving_here, few, CL_TRUE, 0, 1024, previous, 18, MPI_COMM_WORLD, 0, nullptr, nullptr);
+    CHECK(blocking_err == CL_INVALID_VALUE, "a truncating blocking device receive returned %d", blocking_err);
+    clWaitForEvents(1, &sent);
+    CHECK(plain ? status_of(sent) == CL_COMPLETE : status_of(sent) < 0, "its device send ended as %d", status_of(sent));
+    clReleaseCommandQueue(sending);
+    clReleaseCommandQueue(receiving_here);
     // The queue goes on serving.
     cl_mem ok = f.buffer(64);
     f.run(f.fill, ok, 7, 64);
