@@ -3,6 +3,9 @@
 //   mpi.host.<size>     raw MPI between host buffers (MPI_Send / MPI_Recv)
 //   mpi.staged.<size>   by hand: a blocking clEnqueueReadBuffer, MPI_Send / MPI_Recv, a blocking
 //                       clEnqueueWriteBuffer
+//   mpi.staged_complete.<size>  the same, the receiving rank waiting for its write to complete
+//                       (clFinish), as a blocking clEnqueueRecvBuffer does: its bytes are in the
+//                       buffer when it returns
 //   mpi.command.<size>  clEnqueueSendBuffer / clEnqueueRecvBuffer, blocking
 // Each is a ping-pong between the ranks; a message's time is half a round trip (median of the
 // repetitions), printed as microseconds and MiB/s. Every message the commands deliver is checked.
@@ -53,6 +56,11 @@ void staged_hop(Device &d, cl_mem buffer, std::vector<uint8_t> &host, size_t siz
     MPI_Recv(host.data(), int(size), MPI_BYTE, 1 - rank, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     check(clEnqueueWriteBuffer(d.queue, buffer, CL_TRUE, 0, size, host.data(), 0, nullptr, nullptr), "write");
   }
+}
+
+void staged_complete_hop(Device &d, cl_mem buffer, std::vector<uint8_t> &host, size_t size, bool sending) {
+  staged_hop(d, buffer, host, size, sending);
+  if (!sending) check(clFinish(d.queue), "finish");
 }
 
 void command_hop(Device &d, cl_mem buffer, std::vector<uint8_t> &, size_t size, bool sending) {
@@ -131,7 +139,10 @@ int main(int argc, char **argv) {
       struct Path {
         const char *name;
         Hop hop;
-      } paths[] = {{"host", host_hop}, {"staged", staged_hop}, {"command", command_hop}};
+      } paths[] = {{"host", host_hop},
+                   {"staged", staged_hop},
+                   {"staged_complete", staged_complete_hop},
+                   {"command", command_hop}};
       for (const Path &path : paths) {
         double us = one_way_us(d, path.hop, buffer, host, size, reps);
         if (rank == 0)

@@ -72,7 +72,7 @@ extern "C" CL_API_ENTRY cl_int CL_API_CALL clEnqueueSendBuffer(cl_command_queue 
   if (err == CL_SUCCESS)
     err = send(queue, buffer, offset, size, {dest, tag, comm}, blocking, num_events, wait_list, &done);
   if (err != CL_SUCCESS) return err;
-  Progress::get().poll_here();
+  if (Progress::get().poll_here()) Progress::get().wake();  // a send made here may still be under way
   return hand_out(done, blocking, event);
 }
 

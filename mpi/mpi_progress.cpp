@@ -60,13 +60,13 @@ std::string Progress::check_mpi() {
   return mpi_problem_;
 }
 
-void Progress::add(std::shared_ptr<Operation> operation) {
+void Progress::add(std::shared_ptr<Operation> operation, bool wake_thread) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     added_.push_back(std::move(operation));
   }
-  if (multiple_) wake_.notify_all();
-  else poll_here();
+  if (!multiple_) poll_here();
+  else if (wake_thread) wake_.notify_all();
 }
 
 bool Progress::poll_here() {

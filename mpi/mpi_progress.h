@@ -78,8 +78,10 @@ class Progress {
   std::string check_mpi();
   bool multiple() const { return multiple_; }
 
-  // Starts an operation: its first step is taken at once when this thread may call MPI.
-  void add(std::shared_ptr<Operation> operation);
+  // Starts an operation: with MPI_THREAD_MULTIPLE fedcl's MPI thread takes it (unless wake_thread
+  // is false: the caller polls, and wakes the thread if work is left); at lower levels its first
+  // step is taken at once when this thread may call MPI.
+  void add(std::shared_ptr<Operation> operation, bool wake_thread = true);
   // Something an operation waits for happened outside the loop (a chunk came, a command ended).
   void wake();
   // Runs the loop once if this thread may call MPI now (called from fedcl's waits and the MPI

@@ -36,14 +36,15 @@ class DeviceSend final : public Operation, public std::enable_shared_from_this<D
   }
   ~DeviceSend() override { clReleaseCommandQueue(queue_); }
 
-  // A runtime thread: the device's command ended (a small send's read: its bytes are here).
-  void device_done(cl_int status) {
+  // A runtime thread: the device's command ended (a small send's read: its bytes are here). wake:
+  // fedcl's MPI thread takes it from here (else the caller polls).
+  void device_done(cl_int status, bool wake = true) {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       device_status_ = status < 0 ? status : CL_COMPLETE;
       if (!large_ && status >= 0) collected_ = size_;
     }
-    Progress::get().wake();
+    if (wake) Progress::get().wake();
   }
 
   bool step(Progress &progress) override {
@@ -298,7 +299,7 @@ cl_int start_device_send(cl_command_queue queue, cl_mem buffer, size_t offset, s
     // poll_here). No completion goes through the callback thread to fedcl's MPI thread.
     if (blocking && Progress::get().multiple()) {
       err = clEnqueueReadBuffer(queue, buffer, CL_TRUE, offset, size, read_into.get(), num_events, wait_list, &device);
-      read_here = device != nullptr;  // else refused before it began: as a non-blocking read, below
+      read_here = device != nullptr;
     }
     if (!read_here)
       err = clEnqueueReadBuffer(queue, buffer, CL_FALSE, offset, size, read_into.get(), num_events, wait_list, &device);
@@ -321,14 +322,17 @@ cl_int start_device_send(cl_command_queue queue, cl_mem buffer, size_t offset, s
       return clReleaseEvent(device), err;  // the daemon's send goes nowhere; it ends with its session
     }
   }
-  clFlush(queue);
+  if (!read_here) clFlush(queue);  // a blocking read has left already
   auto send = std::make_shared<DeviceSend>(queue, transfer, std::move(read_into), size, to, taken);
   if (read_here) {
-    send->device_done(read_status);
-  } else {
-    clRetainEvent(device);
-    clSetEventCallback(device, CL_COMPLETE, on_device_done, new std::weak_ptr<DeviceSend>(send));
+    // Its message leaves from this thread (clEnqueueSendBuffer polls next): fedcl's MPI thread is
+    // woken only if it is still under way then.
+    send->device_done(read_status, false);
+    Progress::get().add(send, false);
+    return CL_SUCCESS;
   }
+  clRetainEvent(device);
+  clSetEventCallback(device, CL_COMPLETE, on_device_done, new std::weak_ptr<DeviceSend>(send));
   if (taken) clReleaseEvent(device);  // the marker stands for it
   Progress::get().add(send);
   return CL_SUCCESS;
