@@ -7,6 +7,8 @@
 //                       (clFinish), as a blocking clEnqueueRecvBuffer does: its bytes are in the
 //                       buffer when it returns
 //   mpi.command.<size>  clEnqueueSendBuffer / clEnqueueRecvBuffer, blocking
+//   mpi.command_nonblocking.<size>  the same commands non-blocking, each followed by clWaitForEvents
+//                       on its event (the path of a program that overlaps them with other work)
 // Each is a ping-pong between the ranks; a message's time is half a round trip (median of the
 // repetitions), printed as microseconds and MiB/s. Every message the commands deliver is checked.
 //
@@ -66,6 +68,14 @@ void staged_complete_hop(Device &d, cl_mem buffer, std::vector<uint8_t> &host, s
 void command_hop(Device &d, cl_mem buffer, std::vector<uint8_t> &, size_t size, bool sending) {
   if (sending) check(d.send(d.queue, buffer, CL_TRUE, 0, size, 1 - rank, 0, MPI_COMM_WORLD, 0, nullptr, nullptr), "send");
   else check(d.recv(d.queue, buffer, CL_TRUE, 0, size, 1 - rank, 0, MPI_COMM_WORLD, 0, nullptr, nullptr), "recv");
+}
+
+void command_nonblocking_hop(Device &d, cl_mem buffer, std::vector<uint8_t> &, size_t size, bool sending) {
+  cl_event done = nullptr;
+  if (sending) check(d.send(d.queue, buffer, CL_FALSE, 0, size, 1 - rank, 0, MPI_COMM_WORLD, 0, nullptr, &done), "send");
+  else check(d.recv(d.queue, buffer, CL_FALSE, 0, size, 1 - rank, 0, MPI_COMM_WORLD, 0, nullptr, &done), "recv");
+  check(clWaitForEvents(1, &done), "wait");
+  clReleaseEvent(done);
 }
 
 // Half the median round trip of `reps` ping-pongs, in microseconds.
@@ -142,7 +152,8 @@ int main(int argc, char **argv) {
       } paths[] = {{"host", host_hop},
                    {"staged", staged_hop},
                    {"staged_complete", staged_complete_hop},
-                   {"command", command_hop}};
+                   {"command", command_hop},
+                   {"command_nonblocking", command_nonblocking_hop}};
       for (const Path &path : paths) {
         double us = one_way_us(d, path.hop, buffer, host, size, reps);
         if (rank == 0)

@@ -34,7 +34,23 @@ class DeviceSend final : public Operation, public std::enable_shared_from_this<D
         id_(Progress::get().next_id()), whole_(std::move(read_into)) {
     clRetainCommandQueue(queue_);
   }
-  ~DeviceSend() override { clReleaseCommandQueue(queue_); }
+  ~DeviceSend() override {
+    if (device_) clReleaseEvent(device_);
+    clReleaseCommandQueue(queue_);
+  }
+
+  // The device's command, kept until the operation ends: its completion comes to device_done on the
+  // thread that learns it (TransferPort::when_complete), not through the callback thread.
+  void watch(cl_event device) {
+    clRetainEvent(device);
+    device_ = device;
+    Progress::get().port().when_complete(device, on_done, new std::weak_ptr<DeviceSend>(shared_from_this()));
+  }
+
+  static void CL_CALLBACK on_done(cl_event, cl_int status, void *user_data) {
+    std::unique_ptr<std::weak_ptr<DeviceSend>> send(static_cast<std::weak_ptr<DeviceSend> *>(user_data));
+    if (auto alive = send->lock()) alive->device_done(status);
+  }
 
   // A runtime thread: the device's command ended (a small send's read: its bytes are here). wake:
   // fedcl's MPI thread takes it from here (else the caller polls).
@@ -254,6 +270,7 @@ class DeviceSend final : public Operation, public std::enable_shared_from_this<D
   size_t size_;
   Route to_;
   cl_event taken_;  // lower thread levels: set once MPI has the message (null otherwise)
+  cl_event device_ = nullptr;
   bool large_;
   uint64_t id_;
   Phase phase_ = Phase::envelope;
@@ -273,12 +290,6 @@ class DeviceSend final : public Operation, public std::enable_shared_from_this<D
   uint64_t streamed_ = 0;
   std::chrono::steady_clock::time_point asked_at_;
 };
-
-void CL_CALLBACK on_device_done(cl_event event, cl_int status, void *user_data) {
-  std::unique_ptr<std::weak_ptr<DeviceSend>> send(static_cast<std::weak_ptr<DeviceSend> *>(user_data));
-  if (auto alive = send->lock()) alive->device_done(status);
-  clReleaseEvent(event);  // the callback's reference
-}
 
 }  // namespace
 
@@ -331,8 +342,7 @@ cl_int start_device_send(cl_command_queue queue, cl_mem buffer, size_t offset, s
     Progress::get().add(send, false);
     return CL_SUCCESS;
   }
-  clRetainEvent(device);
-  clSetEventCallback(device, CL_COMPLETE, on_device_done, new std::weak_ptr<DeviceSend>(send));
+  send->watch(device);
   if (taken) clReleaseEvent(device);  // the marker stands for it
   Progress::get().add(send);
   return CL_SUCCESS;

@@ -261,6 +261,9 @@ struct _cl_event : fedcl::Object {
     cl_int status;
     void(CL_CALLBACK *function)(cl_event, cl_int, void *);
     void *user_data;
+    // Called on the thread that completes the event (TransferPort::when_complete), not the
+    // callback thread: it must not block.
+    bool on_completing_thread = false;
   };
   std::vector<StatusCallback> callbacks;
   _cl_event() : Object(kMagic) {}

@@ -138,6 +138,11 @@ void Runtime::complete(_cl_event *event, cl_int status, const uint64_t *profilin
   }
   for (const auto &callback : due) {
     hold(event);
+    if (callback.on_completing_thread) {
+      callback.function(event, status < 0 ? status : callback.status, callback.user_data);
+      unhold(event);
+      continue;
+    }
     defer([event, callback, status] {
       callback.function(event, status < 0 ? status : callback.status, callback.user_data);
       unhold(event);

@@ -132,6 +132,19 @@ class RuntimeTransferPort final : public TransferPort {
 
   void set_wait_hook(bool (*hook)()) override { wait_hook.store(hook); }
 
+  void when_complete(cl_event event, void(CL_CALLBACK *done)(cl_event, cl_int, void *), void *user_data) override {
+    cl_int status;
+    {
+      std::lock_guard<std::mutex> lock(event->mutex);
+      status = event->status;
+      if (status > CL_COMPLETE) {
+        event->callbacks.push_back({CL_COMPLETE, done, user_data, true});
+        return;
+      }
+    }
+    done(event, status < 0 ? status : CL_COMPLETE, user_data);
+  }
+
  private:
   std::mutex mutex_;
   std::map<std::pair<Connection *, uint64_t>, bool> reachable_;

@@ -27,7 +27,7 @@ struct PeerEndpoint {
 
 class TransferPort {
  public:
-  static constexpr int kVersion = 1;
+  static constexpr int kVersion = 2;
   virtual int version() const { return kVersion; }
 
   // The daemon of queue as its peers reach it; false when it takes no part in direct transfers
@@ -63,6 +63,11 @@ class TransferPort {
   // Ends a receive (no more bytes will come) or a send still waiting for its destination: its event
   // fails with status, and why goes to the context's notify callback.
   virtual void abort(cl_command_queue queue, uint64_t transfer, cl_int status, const std::string &why) = 0;
+
+  // done(event, status, user_data) once event completes (status: CL_COMPLETE or its failure), on the
+  // thread that learns it (a connection's receiver), or on this one if it has already: done must
+  // only note it and wake whoever acts on it. The caller keeps event alive until then.
+  virtual void when_complete(cl_event event, void(CL_CALLBACK *done)(cl_event, cl_int, void *), void *user_data) = 0;
 
   // Called while the application waits in fedcl (clWaitForEvents, clFinish, blocking commands):
   // how MPI progresses when only the application's thread may call it, and how a waiting thread
