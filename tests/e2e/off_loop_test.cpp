@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <fstream>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -242,6 +243,23 @@ TEST_F(OffLoopHeard, AnImageFromLargeHostMemoryLeavesTheDaemonHeard) {
   expect_runtime_session_works(*cluster_, 64);
 }
 
+// A context and a queue on a cluster's first device.
+struct FirstDevice {
+  explicit FirstDevice(const Cluster &cluster) : device(cluster.devices.at(0)) {
+    cl_int err = CL_SUCCESS;
+    context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
+    if (err != CL_SUCCESS) throw std::runtime_error("clCreateContext failed with " + std::to_string(err));
+    queue = create_queue(context, device);
+  }
+  ~FirstDevice() {
+    clReleaseCommandQueue(queue);
+    clReleaseContext(context);
+  }
+  cl_device_id device;
+  cl_context context = nullptr;
+  cl_command_queue queue = nullptr;
+};
+
 // On a backend that uploads a buffer's host copy late, inside the first command that uses it (NVIDIA;
 // fedcld --write-buffer-contents, its default there), a buffer made from 16 MiB or more of host memory
 // is made empty and fedcld writes the contents, 64 MiB at a time. The shim refuses to make a buffer
@@ -251,22 +269,16 @@ TEST(WrittenContents, ABufferFromLargeHostMemoryIsMadeEmptyThenWritten) {
                                    {{"FEDCL_TEST_REFUSE_HOST_COPIES_OVER", std::to_string(16 * MiB)}},
                                    {"--write-buffer-contents", "yes"});
   ASSERT_TRUE(cluster);
-  cl_device_id device = cluster->devices.at(0);
-  cl_int err = CL_SUCCESS;
-  cl_context context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
-  ASSERT_CL_OK(err);
-  cl_command_queue queue = create_queue(context, device);
+  FirstDevice d(*cluster);
   std::vector<cl_uint> words((130 * MiB + 8) / sizeof(cl_uint));  // three pieces, the last a short one
   for (size_t i = 0; i < words.size(); i++) words[i] = cl_uint(i) * 2654435761u + 5;
-  cl_mem made = create_buffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, words.size() * sizeof(cl_uint),
+  cl_mem made = create_buffer(d.context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, words.size() * sizeof(cl_uint),
                               words.data());
   std::vector<cl_uint> read(words.size());
-  ASSERT_CL_OK(clEnqueueReadBuffer(queue, made, CL_TRUE, 0, read.size() * sizeof(cl_uint), read.data(), 0, nullptr,
+  ASSERT_CL_OK(clEnqueueReadBuffer(d.queue, made, CL_TRUE, 0, read.size() * sizeof(cl_uint), read.data(), 0, nullptr,
                                    nullptr));
   EXPECT_TRUE(read == words) << "the contents differ";
   clReleaseMemObject(made);
-  clReleaseCommandQueue(queue);
-  clReleaseContext(context);
 }
 
 // A driver call that holds a worker's loop (a small buffer from host memory is made on the loop; the
@@ -280,22 +292,16 @@ TEST(LoopStall, AWorkerWhoseLoopStandsStillSaysWhere) {
   StderrCapture capture;  // before the daemon starts: it writes to this process's stderr
   auto cluster = cluster_with_shim(FEDCL_REFUSING_BACKEND_PATH, {{"FEDCL_TEST_SLOW_CALLS", dir}}, {"--log-level", "debug"});
   ASSERT_TRUE(cluster);
-  cl_device_id device = cluster->devices.at(0);
-  cl_int err = CL_SUCCESS;
-  cl_context context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
-  ASSERT_CL_OK(err);
-  cl_command_queue queue = create_queue(context, device);
+  FirstDevice d(*cluster);
   std::ofstream(dir + "/slow") << 4 << '\n';
   const cl_int value = 41;
-  cl_mem made = create_buffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof value, const_cast<cl_int *>(&value));
+  cl_mem made = create_buffer(d.context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof value, const_cast<cl_int *>(&value));
   cl_int read = 0;
-  EXPECT_CL(CL_SUCCESS, clEnqueueReadBuffer(queue, made, CL_TRUE, 0, sizeof read, &read, 0, nullptr, nullptr));
+  EXPECT_CL(CL_SUCCESS, clEnqueueReadBuffer(d.queue, made, CL_TRUE, 0, sizeof read, &read, 0, nullptr, nullptr));
   EXPECT_EQ(value, read);
   std::remove((dir + "/slow").c_str());
   EXPECT_EQ("clCreateBuffer\n", read_file(dir + "/ended"));
   clReleaseMemObject(made);
-  clReleaseCommandQueue(queue);
-  clReleaseContext(context);
   std::string text = capture.text();
   EXPECT_NE(std::string::npos, text.find("its loop has stood still for")) << text;
   EXPECT_NE(std::string::npos, text.find("its loop stands still in clCreateBuffer; backtrace:")) << text;
