@@ -307,7 +307,7 @@ cl_int start_device_send(cl_command_queue queue, cl_mem buffer, size_t offset, s
     if (!read_into) return CL_OUT_OF_HOST_MEMORY;
     // A blocking send's thread would only wait: where it may call MPI, it reads the bytes itself, as
     // a program staging by hand does, and the message leaves from here (clEnqueueSendBuffer's
-    // poll_here). No completion goes through the callback thread to fedcl's MPI thread.
+    // poll_here). No completion is handed from one thread to another.
     if (blocking && Progress::get().multiple()) {
       err = clEnqueueReadBuffer(queue, buffer, CL_TRUE, offset, size, read_into.get(), num_events, wait_list, &device);
       read_here = device != nullptr;
