@@ -4,13 +4,12 @@
 //   mpi.staged.<size>   by hand: a blocking clEnqueueReadBuffer, MPI_Send / MPI_Recv, a blocking
 //                       clEnqueueWriteBuffer
 //   mpi.staged_complete.<size>  the same, the receiving rank waiting for its write to complete
-//                       (clFinish), as a blocking clEnqueueRecvBuffer does: its bytes are in the
-//                       buffer when it returns
+//                       (clFinish): its bytes are in the buffer when it returns
 //   mpi.command.<size>  clEnqueueSendBuffer / clEnqueueRecvBuffer, blocking
 //   mpi.command_nonblocking.<size>  the same commands non-blocking, each followed by clWaitForEvents
 //                       on its event (the path of a program that overlaps them with other work)
 // Each is a ping-pong between the ranks; a message's time is half a round trip (median of the
-// repetitions), printed as microseconds and MiB/s. Every message the commands deliver is checked.
+// repetitions, the paths taking turns), printed as microseconds and MiB/s. Every message the commands deliver is checked.
 //
 //   mpirun -np 2 fedcl_mpi_bench [--quick] [--max-mib N]
 #include <CL/cl_fedcl_mpi.h>
@@ -78,17 +77,16 @@ void command_nonblocking_hop(Device &d, cl_mem buffer, std::vector<uint8_t> &, s
   clReleaseEvent(done);
 }
 
-// Half the median round trip of `reps` ping-pongs, in microseconds.
-double one_way_us(Device &d, Hop hop, cl_mem buffer, std::vector<uint8_t> &host, size_t size, int reps) {
-  std::vector<double> samples;
+// Adds `reps` one-way times (half a ping-pong's round trip), in microseconds, to samples.
+void sample_one_way(Device &d, Hop hop, cl_mem buffer, std::vector<uint8_t> &host, size_t size, int reps,
+                    std::vector<double> *samples) {
   for (int r = 0; r < reps + 1; r++) {
     MPI_Barrier(MPI_COMM_WORLD);
     double start = now_us();
     hop(d, buffer, host, size, rank == 0);
     hop(d, buffer, host, size, rank != 0);
-    if (r > 0) samples.push_back((now_us() - start) / 2);  // the first one warms up
+    if (r > 0) samples->push_back((now_us() - start) / 2);  // the first one warms up
   }
-  return median(samples);
 }
 
 // The bytes rank 0 fills in and the pong brings back: checks that the commands moved them.
@@ -154,10 +152,18 @@ int main(int argc, char **argv) {
                    {"staged_complete", staged_complete_hop},
                    {"command", command_hop},
                    {"command_nonblocking", command_nonblocking_hop}};
-      for (const Path &path : paths) {
-        double us = one_way_us(d, path.hop, buffer, host, size, reps);
+      // The paths take turns, a few ping-pongs each, so that a noisy moment of a shared machine falls
+      // on all of them rather than on whichever ran then.
+      constexpr int kTurns = 5;
+      constexpr size_t kPaths = sizeof paths / sizeof paths[0];
+      std::vector<double> samples[kPaths];
+      for (int turn = 0; turn < kTurns; turn++)
+        for (size_t p = 0; p < kPaths; p++)
+          sample_one_way(d, paths[p].hop, buffer, host, size, (reps + kTurns - 1) / kTurns, &samples[p]);
+      for (size_t p = 0; p < kPaths; p++) {
+        double us = median(samples[p]);
         if (rank == 0)
-          std::printf("mpi.%s.%s %.1f us %.1f MiB/s\n", path.name, size_name(size).c_str(), us,
+          std::printf("mpi.%s.%s %.1f us %.1f MiB/s\n", paths[p].name, size_name(size).c_str(), us,
                       double(size) / (1 << 20) / (us * 1e-6));
       }
       std::fflush(stdout);

@@ -42,22 +42,26 @@ cl_int send(cl_command_queue queue, cl_mem buffer, size_t offset, size_t size, R
   return start_device_send(queue, buffer, offset, size, to, blocking, num_events, wait_list, done);
 }
 
+// *taken: the message is taken and its bytes are on their way (start_device_receive).
 cl_int receive(cl_command_queue queue, cl_mem buffer, size_t offset, size_t size, Route from, bool blocking,
-               cl_uint num_events, const cl_event *wait_list, cl_event *done) {
+               bool wants_event, cl_uint num_events, const cl_event *wait_list, cl_event *done, bool *taken) {
+  *taken = false;
   if (from.rank == MPI_PROC_NULL) return ordering_only(queue, num_events, wait_list, done);
-  if (size > 0) return start_device_receive(queue, buffer, offset, size, from, blocking, num_events, wait_list, done);
+  if (size > 0)
+    return start_device_receive(queue, buffer, offset, size, from, blocking, wants_event, num_events, wait_list, done,
+                                taken);
   // An empty message writes nothing: the command waits for it to be taken, like a host receive.
   cl_context context = context_of(queue);
   if (!context) return CL_INVALID_COMMAND_QUEUE;
   MPI_Request request;
   if (start_host_receive(nullptr, 0, from, &request) != MPI_SUCCESS) return CL_OUT_OF_RESOURCES;
   cl_int err = CL_SUCCESS;
-  cl_event taken = start_request_event(context, request, &err);
+  cl_event arrived = start_request_event(context, request, &err);
   if (err != CL_SUCCESS) return err;
   std::vector<cl_event> waits(wait_list, wait_list + num_events);
-  waits.push_back(taken);
+  waits.push_back(arrived);
   err = clEnqueueMarkerWithWaitList(queue, cl_uint(waits.size()), waits.data(), done);
-  clReleaseEvent(taken);
+  clReleaseEvent(arrived);
   return err;
 }
 
@@ -82,11 +86,13 @@ extern "C" CL_API_ENTRY cl_int CL_API_CALL clEnqueueRecvBuffer(cl_command_queue 
                                                                const cl_event *wait_list, cl_event *event) {
   cl_int err = mpi_ready("clEnqueueRecvBuffer");
   cl_event done = nullptr;
+  bool taken = false;
   if (err == CL_SUCCESS)
-    err = receive(queue, buffer, offset, size, {src, tag, comm}, blocking, num_events, wait_list, &done);
+    err = receive(queue, buffer, offset, size, {src, tag, comm}, blocking, event != nullptr, num_events, wait_list,
+                  &done, &taken);
   if (err != CL_SUCCESS) return err;
   Progress::get().poll_here();
-  return hand_out(done, blocking, event);
+  return hand_out(done, blocking && !taken, event);
 }
 
 extern "C" CL_API_ENTRY cl_int CL_API_CALL clEnqueueSendrecvBuffer(
@@ -101,8 +107,9 @@ extern "C" CL_API_ENTRY cl_int CL_API_CALL clEnqueueSendrecvBuffer(
   err = send(queue, send_buffer, send_offset, send_size, {dest, send_tag, comm}, false, num_events, wait_list,
              &halves[0]);
   if (err != CL_SUCCESS) return err;
-  err = receive(queue, recv_buffer, recv_offset, recv_size, {source, recv_tag, comm}, false, num_events, wait_list,
-                &halves[1]);
+  bool taken = false;  // never, for a receive that does not block
+  err = receive(queue, recv_buffer, recv_offset, recv_size, {source, recv_tag, comm}, false, true, num_events,
+                wait_list, &halves[1], &taken);
   cl_event done = nullptr;
   if (err == CL_SUCCESS) err = clEnqueueMarkerWithWaitList(queue, 2, halves, &done);
   for (cl_event half : halves)

@@ -20,9 +20,12 @@ cl_int start_device_send(cl_command_queue queue, cl_mem buffer, size_t offset, s
                          cl_uint num_events, const cl_event *wait_list, cl_event *done);
 
 // A device receive: returns the command's event (the daemon's write of the range). blocking: the
-// caller waits for the event next.
+// caller waits next, for the event unless *taken says this thread took the message and handed its
+// bytes to a blocking write (they are fedcl's, on their way into the buffer in the queue's order);
+// then *done is null unless wants_event (a write's event costs the daemon a completion notice).
 cl_int start_device_receive(cl_command_queue queue, cl_mem buffer, size_t offset, size_t size, Route from,
-                            bool blocking, cl_uint num_events, const cl_event *wait_list, cl_event *done);
+                            bool blocking, bool wants_event, cl_uint num_events, const cl_event *wait_list,
+                            cl_event *done, bool *taken);
 
 // The host end of a device send (clFedclIrecvFromDevice): a generalized MPI request.
 int start_host_receive(void *host, size_t size, Route from, MPI_Request *request);

@@ -274,7 +274,7 @@ cl_int hand_out(cl_event done, bool blocking, cl_event *event) {
     err = status < 0 ? status : CL_SUCCESS;
   }
   if (event) *event = done;
-  else clReleaseEvent(done);
+  else if (done) clReleaseEvent(done);
   return err;
 }
 

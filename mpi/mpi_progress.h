@@ -133,8 +133,8 @@ class Progress {
   std::thread thread_;
 };
 
-// Where a command leaves its event: the application's, or released when it asked for none; a
-// blocking command waits for it first and returns what it ended with.
+// Where a command leaves its event: the application's, or released when it asked for none (done may
+// be null: none was made). blocking: waits for it first and returns what it ended with.
 cl_int hand_out(cl_event done, bool blocking, cl_event *event);
 
 }  // namespace fedcl_mpi

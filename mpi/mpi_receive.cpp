@@ -5,7 +5,8 @@
 //  - an envelope (a device send from the threshold on) is answered with an offer: the direct path
 //    to this receive's daemon when there is one, else chunks staged through the two processes.
 // A blocking clEnqueueRecvBuffer below the threshold, with MPI_THREAD_MULTIPLE, takes a plain
-// message on the calling thread and writes it with a blocking write (start_device_receive).
+// message on the calling thread and writes it with a blocking write (start_device_receive); it
+// returns then, as that write does.
 #include <cstdio>
 #include <cstring>
 
@@ -283,8 +284,10 @@ class Receive final : public Operation, public std::enable_shared_from_this<Rece
 }  // namespace
 
 cl_int start_device_receive(cl_command_queue queue, cl_mem buffer, size_t offset, size_t size, Route from,
-                            bool blocking, cl_uint num_events, const cl_event *wait_list, cl_event *done) {
+                            bool blocking, bool wants_event, cl_uint num_events, const cl_event *wait_list,
+                            cl_event *done, bool *taken) {
   Progress &progress = Progress::get();
+  *taken = false;
   // A blocking receive's thread would only wait: where it may call MPI and no earlier receive may
   // take the message first, it takes the message itself and writes it with a blocking write, as a
   // program staging by hand does. The daemon holds no receive open meanwhile, and no thread hands
@@ -300,8 +303,10 @@ cl_int start_device_receive(cl_command_queue queue, cl_mem buffer, size_t offset
       std::unique_ptr<uint8_t[]> bytes(new (std::nothrow) uint8_t[size]);
       if (bytes) {
         MPI_Mrecv(bytes.get(), count, MPI_BYTE, &message, MPI_STATUS_IGNORE);
-        cl_int err = clEnqueueWriteBuffer(queue, buffer, CL_TRUE, offset, size, bytes.get(), num_events, wait_list, done);
+        cl_int err = clEnqueueWriteBuffer(queue, buffer, CL_TRUE, offset, size, bytes.get(), num_events, wait_list,
+                                          wants_event ? done : nullptr);
         if (err != CL_SUCCESS && *done) clReleaseEvent(*done), *done = nullptr;  // the call failed: no event
+        *taken = err == CL_SUCCESS;
         return err;
       }
     }

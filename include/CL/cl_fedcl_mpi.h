@@ -36,7 +36,10 @@ typedef cl_int(CL_API_CALL *clEnqueueSendBuffer_fn)(cl_command_queue queue, cl_m
  * wait list let the command run; its event (CL_COMMAND_WRITE_BUFFER) completes when the bytes are in
  * the buffer. A message of another size fails the command (CL_INVALID_VALUE; a longer one is MPI's
  * truncation error, a shorter one would leave the range partly unwritten). Accepts what a host
- * MPI_Send sends as well as what clEnqueueSendBuffer sends. */
+ * MPI_Send sends as well as what clEnqueueSendBuffer sends. blocking_recv: returns once the message is
+ * taken. Below the threshold, with MPI_THREAD_MULTIPLE, that is when its bytes are on their way into
+ * the buffer in the queue's order, as a blocking clEnqueueWriteBuffer returns (the event still says
+ * when they are in the buffer); otherwise when the event completes. */
 typedef cl_int(CL_API_CALL *clEnqueueRecvBuffer_fn)(cl_command_queue queue, cl_mem buffer, cl_bool blocking_recv,
                                                     size_t offset, size_t size, int src, int tag, MPI_Comm comm,
                                                     cl_uint num_events_in_wait_list, const cl_event *event_wait_list,

@@ -292,6 +292,32 @@ int main(int argc, char **argv) {
     expect_pattern(f.read(in, 1024), 400 + previous, 0, "a receive behind a user event");
   }
 
+  // A blocking small receive that asks for its event: it returns once the message is taken (with
+  // MPI_THREAD_MULTIPLE, as a blocking write returns), and the event says when the bytes are in the
+  // buffer: a read on another queue that waits for it finds them.
+  {
+    cl_mem in = f.buffer(1024), out = f.buffer(1024);
+    f.run(f.fill, out, 450 + rank, 1024);
+    CL_OK(clFinish(f.queue));
+    cl_command_queue sending = f.another_queue(), reading = f.another_queue();
+    CL_OK(f.send(sending, out, CL_FALSE, 0, 4096, next, 19, MPI_COMM_WORLD, 0, nullptr, nullptr));
+    cl_event received = nullptr;
+    CL_OK(f.recv(f.queue, in, CL_TRUE, 0, 4096, previous, 19, MPI_COMM_WORLD, 0, nullptr, &received));
+    CHECK(received != nullptr, "a blocking receive asked for its event gave none");
+    std::vector<uint32_t> got(1024);
+    if (received) {
+      CL_OK(clEnqueueReadBuffer(reading, in, CL_TRUE, 0, 4096, got.data(), 1, &received, nullptr));
+      CHECK(status_of(received) == CL_COMPLETE, "the receive's event ended as %d", status_of(received));
+      clReleaseEvent(received);
+    }
+    expect_pattern(got, 450 + previous, 0, "a blocking receive's event, waited for on another queue");
+    CL_OK(clFinish(sending));
+    clReleaseCommandQueue(sending);
+    clReleaseCommandQueue(reading);
+    clReleaseMemObject(in);
+    clReleaseMemObject(out);
+  }
+
   // The paper's Listing 5: a host's MPI_Irecv becomes an event that a write to the device waits for,
   // and a kernel behind it.
   {
