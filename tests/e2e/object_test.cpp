@@ -139,26 +139,14 @@ TEST(Objects, InfoQueriesAnswerWhatWasCreated) {
 // A daemon whose workers run the backend shim (tests/support/refusing_backend.c) with the variables
 // start() is given, a context and an in-order queue on its device; each test ends with the session
 // proved alive.
-class BackendDefects : public ::testing::Test {
- protected:
+struct BackendDefects : ShimmedDeviceFixture {
   void start(const std::vector<std::pair<std::string, std::string>> &variables) {
-    cluster = cluster_with_shim(FEDCL_REFUSING_BACKEND_PATH, variables);
-    ASSERT_TRUE(cluster);
-    device = cluster->devices.at(0);
-    cl_int err = CL_SUCCESS;
-    context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
-    ASSERT_CL_OK(err);
-    queue = create_queue(context, device);
+    ShimmedDeviceFixture::start(FEDCL_REFUSING_BACKEND_PATH, variables);
   }
   void TearDown() override {
-    if (queue) clReleaseCommandQueue(queue);
-    if (context) clReleaseContext(context);
+    ShimmedDeviceFixture::TearDown();
     if (cluster) expect_runtime_session_works(*cluster, 64);
   }
-  std::unique_ptr<Cluster> cluster;
-  cl_device_id device = nullptr;
-  cl_context context = nullptr;
-  cl_command_queue queue = nullptr;
 };
 
 // NVIDIA's release of a sub-buffer waits, holding the driver's lock, until its parent's commands are

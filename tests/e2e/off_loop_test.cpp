@@ -20,22 +20,16 @@ namespace {
 
 const char kStoreSource[] = "__kernel void store(__global int *x, int v) { x[get_global_id(0)] = v; }";
 
-class OffLoop : public ::testing::Test {
+class OffLoop : public ShimmedDeviceFixture {
  protected:
   void SetUp() override {
     std::string pattern = ::testing::TempDir() + "fedcl-slow-driver-XXXXXX";
     ASSERT_NE(nullptr, mkdtemp(pattern.data()));
     dir_ = pattern;
-    cluster_ = cluster_with_shim(FEDCL_REFUSING_BACKEND_PATH, {{"FEDCL_TEST_SLOW_CALLS", dir_}});
-    ASSERT_TRUE(cluster_);
-    device_ = cluster_->devices.at(0);
-    cl_int err = CL_SUCCESS;
-    context_ = clCreateContext(nullptr, 1, &device_, nullptr, nullptr, &err);
-    ASSERT_CL_OK(err);
-    queue_ = create_queue(context_, device_);
-    program_ = build_program(context_, kStoreSource);
+    ASSERT_NO_FATAL_FAILURE(start(FEDCL_REFUSING_BACKEND_PATH, {{"FEDCL_TEST_SLOW_CALLS", dir_}}));
+    program_ = build_program(context, kStoreSource);
     kernel_ = create_kernel(program_, "store");
-    mem_ = create_buffer(context_, CL_MEM_READ_WRITE, sizeof(cl_int));
+    mem_ = create_buffer(context, CL_MEM_READ_WRITE, sizeof(cl_int));
   }
 
   void TearDown() override {
@@ -43,8 +37,7 @@ class OffLoop : public ::testing::Test {
     if (mem_) clReleaseMemObject(mem_);
     if (kernel_) clReleaseKernel(kernel_);
     if (program_) clReleaseProgram(program_);
-    if (queue_) clReleaseCommandQueue(queue_);
-    if (context_) clReleaseContext(context_);
+    ShimmedDeviceFixture::TearDown();
     std::remove((dir_ + "/ended").c_str());
     rmdir(dir_.c_str());
   }
@@ -58,10 +51,10 @@ class OffLoop : public ::testing::Test {
     set_arg(kernel_, 0, target);
     set_arg(kernel_, 1, value);
     const size_t one = 1;
-    EXPECT_CL(CL_SUCCESS, clEnqueueNDRangeKernel(queue_, kernel_, 1, nullptr, &one, nullptr, 0, nullptr, nullptr));
-    EXPECT_CL(CL_SUCCESS, clFinish(queue_));
+    EXPECT_CL(CL_SUCCESS, clEnqueueNDRangeKernel(queue, kernel_, 1, nullptr, &one, nullptr, 0, nullptr, nullptr));
+    EXPECT_CL(CL_SUCCESS, clFinish(queue));
     cl_int read = 0;
-    EXPECT_CL(CL_SUCCESS, clEnqueueReadBuffer(queue_, target, CL_TRUE, 0, sizeof read, &read, 0, nullptr, nullptr));
+    EXPECT_CL(CL_SUCCESS, clEnqueueReadBuffer(queue, target, CL_TRUE, 0, sizeof read, &read, 0, nullptr, nullptr));
     return read;
   }
 
@@ -85,10 +78,6 @@ class OffLoop : public ::testing::Test {
   }
 
   std::string dir_;
-  std::unique_ptr<Cluster> cluster_;
-  cl_device_id device_ = nullptr;
-  cl_context context_ = nullptr;
-  cl_command_queue queue_ = nullptr;
   cl_program program_ = nullptr;
   cl_kernel kernel_ = nullptr;
   cl_mem mem_ = nullptr;
@@ -97,9 +86,9 @@ class OffLoop : public ::testing::Test {
 TEST_F(OffLoop, AnotherThreadsKernelsRunWhileAProgramBuilds) {
   cl_int err = CL_SUCCESS;
   const char *source = kScaleSource;
-  cl_program building = clCreateProgramWithSource(context_, 1, &source, nullptr, &err);
+  cl_program building = clCreateProgramWithSource(context, 1, &source, nullptr, &err);
   ASSERT_CL_OK(err);
-  expect_commands_go_on_during([&] { EXPECT_CL(CL_SUCCESS, clBuildProgram(building, 1, &device_, "", nullptr, nullptr)); });
+  expect_commands_go_on_during([&] { EXPECT_CL(CL_SUCCESS, clBuildProgram(building, 1, &device, "", nullptr, nullptr)); });
   // The build itself came through whole.
   cl_kernel scale = create_kernel(building, "scale");
   clReleaseKernel(scale);
@@ -110,12 +99,12 @@ TEST_F(OffLoop, AnotherThreadsKernelsRunWhileAContextIsMade) {
   cl_context made = nullptr;
   expect_commands_go_on_during([&] {
     cl_int err = CL_SUCCESS;
-    made = clCreateContext(nullptr, 1, &device_, nullptr, nullptr, &err);
+    made = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
     EXPECT_CL(CL_SUCCESS, err);
   });
   ASSERT_NE(nullptr, made);
   // The context came through whole: a queue and a buffer of its own work.
-  cl_command_queue queue = create_queue(made, device_);
+  cl_command_queue queue = create_queue(made, device);
   cl_mem mem = create_buffer(made, CL_MEM_READ_WRITE, sizeof(cl_int));
   const cl_int pattern = 7;
   cl_int read = 0;
@@ -134,13 +123,13 @@ TEST_F(OffLoop, AnotherThreadsKernelsRunWhileAProgramIsMadeFromItsBinary) {
   expect_commands_go_on_during([&] {
     const unsigned char *bytes = binary.data();
     cl_int status = CL_SUCCESS, err = CL_SUCCESS;
-    made = clCreateProgramWithBinary(context_, 1, &device_, &size, &bytes, &status, &err);
+    made = clCreateProgramWithBinary(context, 1, &device, &size, &bytes, &status, &err);
     EXPECT_CL(CL_SUCCESS, err);
     EXPECT_CL(CL_SUCCESS, status);
   });
   ASSERT_NE(nullptr, made);
   // The program came through whole: built, its kernel is there.
-  ASSERT_CL_OK(clBuildProgram(made, 1, &device_, "", nullptr, nullptr));
+  ASSERT_CL_OK(clBuildProgram(made, 1, &device, "", nullptr, nullptr));
   cl_kernel store = create_kernel(made, "store");
   clReleaseKernel(store);
   clReleaseProgram(made);
@@ -158,9 +147,9 @@ TEST_F(OffLoop, AnotherThreadsKernelsRunWhileAProgramsBinariesAreRead) {
   // The binaries came through whole: a program made from them builds and has the kernel.
   const unsigned char *bytes = binary.data();
   cl_int status = CL_SUCCESS, err = CL_SUCCESS;
-  cl_program made = clCreateProgramWithBinary(context_, 1, &device_, &size, &bytes, &status, &err);
+  cl_program made = clCreateProgramWithBinary(context, 1, &device, &size, &bytes, &status, &err);
   ASSERT_CL_OK(err);
-  ASSERT_CL_OK(clBuildProgram(made, 1, &device_, "", nullptr, nullptr));
+  ASSERT_CL_OK(clBuildProgram(made, 1, &device, "", nullptr, nullptr));
   cl_kernel store = create_kernel(made, "store");
   clReleaseKernel(store);
   clReleaseProgram(made);
@@ -171,20 +160,20 @@ TEST_F(OffLoop, AnotherThreadsKernelsRunWhileAProgramsBinariesAreRead) {
 TEST_F(OffLoop, ARequestThatMayNotOvertakeWaitsWithEveryOneAfterIt) {
   cl_int err = CL_SUCCESS;
   const char *source = kScaleSource;
-  cl_program building = clCreateProgramWithSource(context_, 1, &source, nullptr, &err);
+  cl_program building = clCreateProgramWithSource(context, 1, &source, nullptr, &err);
   ASSERT_CL_OK(err);
   slow_driver();
-  std::thread slow([&] { EXPECT_CL(CL_SUCCESS, clBuildProgram(building, 1, &device_, "", nullptr, nullptr)); });
+  std::thread slow([&] { EXPECT_CL(CL_SUCCESS, clBuildProgram(building, 1, &device, "", nullptr, nullptr)); });
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  cl_mem made = create_buffer(context_, CL_MEM_READ_WRITE, sizeof(cl_int));
+  cl_mem made = create_buffer(context, CL_MEM_READ_WRITE, sizeof(cl_int));
   const cl_int written = 5;
-  ASSERT_CL_OK(clEnqueueWriteBuffer(queue_, made, CL_FALSE, 0, sizeof written, &written, 0, nullptr, nullptr));
+  ASSERT_CL_OK(clEnqueueWriteBuffer(queue, made, CL_FALSE, 0, sizeof written, &written, 0, nullptr, nullptr));
   EXPECT_EQ(9, store_and_read(made, 9));
   EXPECT_TRUE(slow_call_ended()) << "the buffer was made before the build ended";
   slow.join();
   clReleaseMemObject(made);
   clReleaseProgram(building);
-  expect_runtime_session_works(*cluster_, 64);
+  expect_runtime_session_works(*cluster, 64);
 }
 
 // A buffer made from host memory copies it inside clCreateBuffer, seconds on NVIDIA for GiBs: a
@@ -207,18 +196,18 @@ TEST_F(OffLoopHeard, ABufferFromLargeHostMemoryLeavesTheDaemonHeard) {
   std::vector<cl_int> values((32 << 20) / sizeof(cl_int));
   for (size_t i = 0; i < values.size(); i++) values[i] = cl_int(i * 7);
   slow_driver(3);
-  cl_mem made = create_buffer(context_, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, values.size() * sizeof(cl_int),
+  cl_mem made = create_buffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, values.size() * sizeof(cl_int),
                               values.data());
   // The kernel's request waits for the buffer, and the read for the kernel.
   EXPECT_EQ(9, store_and_read(made, 9));
   EXPECT_TRUE(slow_call_ended());
   cl_int last = 0;
-  ASSERT_CL_OK(clEnqueueReadBuffer(queue_, made, CL_TRUE, (values.size() - 1) * sizeof(cl_int), sizeof last, &last, 0,
+  ASSERT_CL_OK(clEnqueueReadBuffer(queue, made, CL_TRUE, (values.size() - 1) * sizeof(cl_int), sizeof last, &last, 0,
                                    nullptr, nullptr));
   EXPECT_EQ(values.back(), last);
   clReleaseMemObject(made);
   std::remove((dir_ + "/slow").c_str());  // the check's small buffers are made on the loop
-  expect_runtime_session_works(*cluster_, 64);
+  expect_runtime_session_works(*cluster, 64);
 }
 
 TEST_F(OffLoopHeard, AnImageFromLargeHostMemoryLeavesTheDaemonHeard) {
@@ -231,51 +220,35 @@ TEST_F(OffLoopHeard, AnImageFromLargeHostMemoryLeavesTheDaemonHeard) {
   desc.image_width = desc.image_height = side;
   slow_driver(3);
   cl_int err = CL_SUCCESS;
-  cl_mem image = clCreateImage(context_, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, &format, &desc, texels.data(), &err);
+  cl_mem image = clCreateImage(context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, &format, &desc, texels.data(), &err);
   ASSERT_CL_OK(err);
   const size_t origin[3] = {side - 1, side - 1, 0}, region[3] = {1, 1, 1};
   cl_float last[4] = {};
-  ASSERT_CL_OK(clEnqueueReadImage(queue_, image, CL_TRUE, origin, region, 0, 0, last, 0, nullptr, nullptr));
+  ASSERT_CL_OK(clEnqueueReadImage(queue, image, CL_TRUE, origin, region, 0, 0, last, 0, nullptr, nullptr));
   EXPECT_TRUE(slow_call_ended());
   for (int c = 0; c < 4; c++) EXPECT_EQ(texels[texels.size() - 4 + c], last[c]) << "channel " << c;
   clReleaseMemObject(image);
   std::remove((dir_ + "/slow").c_str());
-  expect_runtime_session_works(*cluster_, 64);
+  expect_runtime_session_works(*cluster, 64);
 }
 
-// A context and a queue on a cluster's first device.
-struct FirstDevice {
-  explicit FirstDevice(const Cluster &cluster) : device(cluster.devices.at(0)) {
-    cl_int err = CL_SUCCESS;
-    context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
-    if (err != CL_SUCCESS) throw std::runtime_error("clCreateContext failed with " + std::to_string(err));
-    queue = create_queue(context, device);
-  }
-  ~FirstDevice() {
-    clReleaseCommandQueue(queue);
-    clReleaseContext(context);
-  }
-  cl_device_id device;
-  cl_context context = nullptr;
-  cl_command_queue queue = nullptr;
-};
+using WrittenContents = ShimmedDeviceFixture;
+using LoopStall = ShimmedDeviceFixture;
 
 // On a backend that uploads a buffer's host copy late, inside the first command that uses it (NVIDIA;
 // fedcld --write-buffer-contents, its default there), a buffer made from 16 MiB or more of host memory
 // is made empty and fedcld writes the contents, 64 MiB at a time. The shim refuses to make a buffer
 // over 16 MiB from host memory: without the option, the buffer could not be made.
-TEST(WrittenContents, ABufferFromLargeHostMemoryIsMadeEmptyThenWritten) {
-  auto cluster = cluster_with_shim(FEDCL_REFUSING_BACKEND_PATH,
-                                   {{"FEDCL_TEST_REFUSE_HOST_COPIES_OVER", std::to_string(16 * MiB)}},
-                                   {"--write-buffer-contents", "yes"});
-  ASSERT_TRUE(cluster);
-  FirstDevice d(*cluster);
+TEST_F(WrittenContents, ABufferFromLargeHostMemoryIsMadeEmptyThenWritten) {
+  ASSERT_NO_FATAL_FAILURE(start(FEDCL_REFUSING_BACKEND_PATH,
+                                {{"FEDCL_TEST_REFUSE_HOST_COPIES_OVER", std::to_string(16 * MiB)}},
+                                {"--write-buffer-contents", "yes"}));
   std::vector<cl_uint> words((130 * MiB + 8) / sizeof(cl_uint));  // three pieces, the last a short one
   for (size_t i = 0; i < words.size(); i++) words[i] = cl_uint(i) * 2654435761u + 5;
-  cl_mem made = create_buffer(d.context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, words.size() * sizeof(cl_uint),
+  cl_mem made = create_buffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, words.size() * sizeof(cl_uint),
                               words.data());
   std::vector<cl_uint> read(words.size());
-  ASSERT_CL_OK(clEnqueueReadBuffer(d.queue, made, CL_TRUE, 0, read.size() * sizeof(cl_uint), read.data(), 0, nullptr,
+  ASSERT_CL_OK(clEnqueueReadBuffer(queue, made, CL_TRUE, 0, read.size() * sizeof(cl_uint), read.data(), 0, nullptr,
                                    nullptr));
   EXPECT_TRUE(read == words) << "the contents differ";
   clReleaseMemObject(made);
@@ -285,19 +258,17 @@ TEST(WrittenContents, ABufferFromLargeHostMemoryIsMadeEmptyThenWritten) {
 // shim makes it take 4 s) is reported by the main process once the loop stood still for 3 s, and,
 // at --log-level debug, the worker writes where its loop stands: the call, and a backtrace. The call
 // goes on after the report's signal, and the session with it.
-TEST(LoopStall, AWorkerWhoseLoopStandsStillSaysWhere) {
+TEST_F(LoopStall, AWorkerWhoseLoopStandsStillSaysWhere) {
   std::string pattern = ::testing::TempDir() + "fedcl-stall-XXXXXX";
   ASSERT_NE(nullptr, mkdtemp(pattern.data()));
   const std::string dir = pattern;
   StderrCapture capture;  // before the daemon starts: it writes to this process's stderr
-  auto cluster = cluster_with_shim(FEDCL_REFUSING_BACKEND_PATH, {{"FEDCL_TEST_SLOW_CALLS", dir}}, {"--log-level", "debug"});
-  ASSERT_TRUE(cluster);
-  FirstDevice d(*cluster);
+  ASSERT_NO_FATAL_FAILURE(start(FEDCL_REFUSING_BACKEND_PATH, {{"FEDCL_TEST_SLOW_CALLS", dir}}, {"--log-level", "debug"}));
   std::ofstream(dir + "/slow") << 4 << '\n';
   const cl_int value = 41;
-  cl_mem made = create_buffer(d.context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof value, const_cast<cl_int *>(&value));
+  cl_mem made = create_buffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof value, const_cast<cl_int *>(&value));
   cl_int read = 0;
-  EXPECT_CL(CL_SUCCESS, clEnqueueReadBuffer(d.queue, made, CL_TRUE, 0, sizeof read, &read, 0, nullptr, nullptr));
+  EXPECT_CL(CL_SUCCESS, clEnqueueReadBuffer(queue, made, CL_TRUE, 0, sizeof read, &read, 0, nullptr, nullptr));
   EXPECT_EQ(value, read);
   std::remove((dir + "/slow").c_str());
   EXPECT_EQ("clCreateBuffer\n", read_file(dir + "/ended"));

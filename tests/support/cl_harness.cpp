@@ -320,16 +320,35 @@ int run_command(const std::string &command, std::string *output) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-void OneDeviceFixture::SetUp() {
+namespace {
+
+void open_context_and_queue(cl_device_id device, cl_context *context, cl_command_queue *queue) {
   cl_int err;
-  context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
+  *context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
   ASSERT_CL_OK(err);
-  queue = create_queue(context, device);
+  *queue = create_queue(*context, device);
 }
 
-void OneDeviceFixture::TearDown() {
+void release_context_and_queue(cl_context context, cl_command_queue queue) {
   if (queue) clReleaseCommandQueue(queue);
   if (context) clReleaseContext(context);
 }
+
+}  // namespace
+
+void OneDeviceFixture::SetUp() { open_context_and_queue(device, &context, &queue); }
+
+void OneDeviceFixture::TearDown() { release_context_and_queue(context, queue); }
+
+void ShimmedDeviceFixture::start(const std::string &library,
+                                 const std::vector<std::pair<std::string, std::string>> &variables,
+                                 const std::vector<std::string> &daemon_args) {
+  cluster = cluster_with_shim(library, variables, daemon_args);
+  ASSERT_TRUE(cluster);
+  device = cluster->devices.at(0);
+  open_context_and_queue(device, &context, &queue);
+}
+
+void ShimmedDeviceFixture::TearDown() { release_context_and_queue(context, queue); }
 
 }  // namespace fedcl_test

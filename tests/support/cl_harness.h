@@ -88,6 +88,19 @@ struct OneDeviceFixture : ::testing::Test {
   void TearDown() override;
 };
 
+// The same over a daemon whose workers run a backend shim (cluster_with_shim): the fixture of tests
+// that make the backend misbehave. The test (or its fixture's SetUp) calls start() with the shim's
+// variables; a failed start is a fatal failure.
+struct ShimmedDeviceFixture : ::testing::Test {
+  void start(const std::string &library, const std::vector<std::pair<std::string, std::string>> &variables,
+             const std::vector<std::string> &daemon_args = {});
+  void TearDown() override;
+  std::unique_ptr<Cluster> cluster;
+  cl_device_id device = nullptr;
+  cl_context context = nullptr;
+  cl_command_queue queue = nullptr;
+};
+
 template <typename T>
 void set_arg(cl_kernel kernel, cl_uint index, const T &value) {
   ASSERT_CL_OK(clSetKernelArg(kernel, index, sizeof value, &value));
