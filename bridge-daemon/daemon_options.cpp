@@ -10,6 +10,7 @@
 #include <initializer_list>
 #include <utility>
 
+#include "fedcl.capnp.h"
 #include "keys.h"
 #include "transfer_chunks.h"
 
@@ -204,6 +205,14 @@ std::string transfer_window(const std::string &text, DaemonSettings &s) {
   return {};
 }
 
+std::string peer_ahead(const std::string &text, DaemonSettings &s) {
+  uint64_t bytes = 0;
+  if (!parse_bytes(text, &bytes).empty() || bytes < fedcl::wire::PEER_INITIAL_ALLOWANCE || bytes > (uint64_t(1) << 40))
+    return "wants a size of 16M to 1T like 256M, not '" + text + "'";
+  s.server.peer_ahead_bytes = bytes;
+  return {};
+}
+
 // An option that takes one of a few words: sets *value to the word's, or says which words it wants.
 template <typename Value>
 std::string one_of(const std::string &text, std::initializer_list<std::pair<const char *, Value>> words, Value *value) {
@@ -356,6 +365,9 @@ const std::vector<DaemonOption> &daemon_options() {
                                     "--listen. Default: the address each client reached it by", true, peer_address},
       {"peer-timeout", "SECONDS", "a peer link silent this long is dead; what waits on it fails (default 10)",
        true, peer_timeout},
+      {"peer-ahead", "SIZE", "a transfer from another daemon may bring this many bytes more than the\n"
+                             "device has taken so far; they wait in fedcld's memory (default 256M)",
+       true, peer_ahead},
       {"resume-window", "SECONDS", "a client session whose connection dropped is kept this long for the\n"
                                    "client to reconnect and resume it with nothing lost; 0: closed at once\n"
                                    "(default 10)", true, resume_window},

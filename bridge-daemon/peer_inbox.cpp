@@ -63,6 +63,11 @@ std::shared_ptr<PeerSend> PeerInbox::take_undirected_send(uint64_t transfer) {
   return send;
 }
 
+std::shared_ptr<PeerSend> PeerInbox::send_to(uint64_t receiver, uint64_t transfer) const {
+  auto it = sends_.find({receiver, transfer});
+  return it == sends_.end() ? nullptr : it->second.lock();
+}
+
 bool PeerInbox::take_signal(uint64_t event, cl_int *status) {
   auto it = signals_.find(event);
   if (it == signals_.end()) return false;
@@ -108,6 +113,7 @@ void PeerInbox::clear() {
   held_bytes_ = 0;
   receives_.clear();
   undirected_sends_.clear();
+  sends_.clear();
   signals_.clear();
   for (auto &entry : stand_ins_) {
     fail_unset_user_event(entry.second.event);  // its session is gone: no signal will be waited for

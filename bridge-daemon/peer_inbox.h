@@ -7,6 +7,7 @@
 #include <CL/cl.h>
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -18,6 +19,9 @@ struct PeerChunk {
   uint64_t offset;                      // from the transfer's start
   uint64_t size;
   std::shared_ptr<uint8_t[]> bytes;
+  // Where it came from, for flow control (PeerCredit): the sending daemon and session; 0 for bytes
+  // of this daemon or of the client, which no credit paces.
+  uint64_t from_instance = 0, from_session = 0;
 };
 
 struct PeerReceive;  // peer_transfer.h
@@ -58,6 +62,14 @@ class PeerInbox {
   void add_undirected_send(uint64_t transfer, std::shared_ptr<PeerSend> send) { undirected_sends_[transfer] = std::move(send); }
   std::shared_ptr<PeerSend> take_undirected_send(uint64_t transfer);
 
+  // Sends to peer sessions under way, by the receiving session's token and the transfer as their
+  // data frames name it: where that session's credits go.
+  void add_send(uint64_t receiver, uint64_t transfer, std::weak_ptr<PeerSend> send) {
+    sends_[{receiver, transfer}] = std::move(send);
+  }
+  std::shared_ptr<PeerSend> send_to(uint64_t receiver, uint64_t transfer) const;
+  void remove_send(uint64_t receiver, uint64_t transfer) { sends_.erase({receiver, transfer}); }
+
   // Signals for stand-in events: an early one waits for the stand-in's creation.
   void hold_signal(uint64_t event, cl_int status) { signals_[event] = status; }
   bool take_signal(uint64_t event, cl_int *status);
@@ -88,6 +100,7 @@ class PeerInbox {
   };
   std::unordered_map<uint64_t, Expected> receives_;
   std::unordered_map<uint64_t, std::shared_ptr<PeerSend>> undirected_sends_;
+  std::map<std::pair<uint64_t, uint64_t>, std::weak_ptr<PeerSend>> sends_;
   std::unordered_map<uint64_t, cl_int> signals_;
   struct StandIn {
     uint64_t instance;

@@ -110,6 +110,7 @@ void PeerRegistry::receive(Session &link, Frame &frame) {
     case W::DATA: peer_deliver_data(host_, link, message.getData(), frame); break;
     case W::ABORT: peer_deliver_abort(host_, link, message.getAbort()); break;
     case W::SIGNAL: peer_deliver_signal(host_, link, message.getSignal()); break;
+    case W::CREDIT: peer_deliver_credit(host_, link, message.getCredit()); break;
     default: link.close("peer message " + std::to_string(unsigned(which)) + " on a link whose handshake is done");
   }
 }

@@ -8,6 +8,7 @@
 #include "log.h"
 #include "peer_chunks.h"
 #include "session_host.h"
+#include "transfer_chunks.h"
 
 namespace fedcld {
 
@@ -21,6 +22,17 @@ void write_abort(Session &link, uint64_t token, uint64_t transfer, cl_int status
   abort.setTransfer(transfer);
   abort.setStatus(status);
   abort.setMessage(message);
+  link.send_peer(builder);
+}
+
+// The receiving session's credit: the sending session may put chunks starting below limit on the link.
+void write_credit(Session &link, uint64_t sender, uint64_t transfer, uint64_t receiver, uint64_t limit) {
+  capnp::MallocMessageBuilder builder;
+  auto credit = builder.initRoot<wire::PeerMessage>().initCredit();
+  credit.setSession(sender);
+  credit.setTransfer(transfer);
+  credit.setReceiver(receiver);
+  credit.setLimit(limit);
   link.send_peer(builder);
 }
 
@@ -40,8 +52,11 @@ void send_abort(SessionHost &host, const wire::PeerRef::Reader &peer, uint64_t t
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
-// Sending: each chunk goes on the link as soon as it is reachable in host memory, and is given back
-// to the device once written to the socket. The send's event completes when every chunk is back.
+// Sending: each chunk goes on the link once it is reachable in host memory and the chunks before it
+// have gone, and is given back to the device once written to the socket. To a peer session, a chunk
+// goes only while it starts below the limit the receiver granted (PeerCredit): chunks in order are
+// what keeps that from ever waiting on a chunk held back. The send's event completes when every chunk
+// is back.
 
 struct PeerSend : std::enable_shared_from_this<PeerSend> {
   std::weak_ptr<Session> session;
@@ -54,13 +69,16 @@ struct PeerSend : std::enable_shared_from_this<PeerSend> {
   std::weak_ptr<Session> link;
   bool link_up = false;
   bool to_self = false;  // the destination is this very session: chunks are handed over in-process
-  std::vector<size_t> ready_early;  // chunks ready before the link was up
+  std::vector<bool> readable;  // chunks in host memory, to go when their turn comes
+  size_t next_to_send = 0;
+  uint64_t limit = UINT64_MAX;  // to a peer session: where its credit ends (bytes from the start)
   size_t released = 0;
 
   PeerSend(Call &call, Resolved &resolved, wire::Request::SendToPeer::Reader request)
       : session(call.session.weak_from_this()), mem_id(request.getMemObject()), transfer(request.getTransfer()),
         peer_transfer(request.getTransfer()),
-        device(call, resolved, request.getMemObject(), request.getOffset(), request.getSize()), event(call) {
+        device(call, resolved, request.getMemObject(), request.getOffset(), request.getSize()), event(call),
+        readable(device.chunks.size()) {
     if (!request.getDestinationLater()) name_destination(request.getPeer());
   }
 
@@ -98,16 +116,30 @@ struct PeerSend : std::enable_shared_from_this<PeerSend> {
     link = up->weak_from_this();
     link_up = true;
     if (device.chunks.empty()) return finish();
-    std::vector<size_t> ready;
-    ready.swap(ready_early);
-    for (size_t k : ready) send_chunk(k);
+    if (instance != 0 && !to_self) {
+      limit = wire::PEER_INITIAL_ALLOWANCE;
+      if (auto s = session.lock()) s->inbox().add_send(token, peer_transfer, shared_from_this());
+    }
+    send_readable();
   }
 
   void chunk_ready(size_t k, cl_int status) {
     if (event.done()) return;
     if (status < 0) return abort(status, "reading the data to send failed on the device (" + std::to_string(status) + ")", true);
-    if (!link_up) return ready_early.push_back(k);
-    send_chunk(k);
+    readable[k] = true;
+    send_readable();
+  }
+
+  // The receiving session took more of the transfer into place (PeerCredit).
+  void credit(uint64_t granted) {
+    limit = std::max(limit, granted);
+    send_readable();
+  }
+
+  void send_readable() {
+    while (link_up && !event.done() && next_to_send < readable.size() && readable[next_to_send] &&
+           device.chunks[next_to_send].at < limit)
+      send_chunk(next_to_send++);
   }
 
   void send_chunk(size_t k) {
@@ -129,6 +161,7 @@ struct PeerSend : std::enable_shared_from_this<PeerSend> {
     data.setSession(token);
     data.setTransfer(peer_transfer);
     data.setOffset(chunk.at);
+    if (auto s = session.lock()) data.setFrom(s->token);
     peer_link->send_peer(builder, bytes, chunk.bytes, written);
   }
 
@@ -144,7 +177,13 @@ struct PeerSend : std::enable_shared_from_this<PeerSend> {
 
   void finish() {
     FEDCLD_LOG(debug, "transfer %llu: %llu bytes sent", (unsigned long long)transfer, (unsigned long long)device.size());
+    forget();
     event.finish(session.lock().get(), CL_COMPLETE, "", mem_id, device.profiling());
+  }
+
+  // No more credits are wanted.
+  void forget() {
+    if (auto s = session.lock(); s && instance != 0 && !to_self) s->inbox().remove_send(token, peer_transfer);
   }
 
   // The transfer fails after it started: the client learns it from the send's event, the receiving
@@ -160,6 +199,7 @@ struct PeerSend : std::enable_shared_from_this<PeerSend> {
     if (tell_peer && to_self && peer_link) fail_own_receive(peer_link->host(), token, peer_transfer, status, message);
     else if (tell_peer && instance != 0 && peer_link && !peer_link->closed())
       write_abort(*peer_link, token, peer_transfer, status, message);
+    forget();
     event.finish(session.lock().get(), status < 0 ? status : CL_OUT_OF_RESOURCES, message, mem_id);
     device.open_all();
   }
@@ -205,7 +245,8 @@ void exec_transfer_to(Call &call, wire::Request::TransferTo::Reader request) {
 // ---------------------------------------------------------------------------------------------
 // Receiving: each chunk's bytes land in its host memory (straight from the socket when the chunk is
 // reachable by the time they come), its gate opens, and the device takes it back. The receive's
-// event completes when every chunk is on the device.
+// event completes when every chunk is on the device. Bytes that come before their chunk is reachable
+// (a transfer window not there yet) wait in memory; credits keep that bounded (--peer-ahead).
 
 struct PeerReceive : std::enable_shared_from_this<PeerReceive> {
   std::weak_ptr<Session> session;
@@ -216,7 +257,11 @@ struct PeerReceive : std::enable_shared_from_this<PeerReceive> {
   OwnEvent event;
   std::vector<bool> claimed;                        // bytes are arriving for the chunk (or have)
   std::vector<std::shared_ptr<uint8_t[]>> waiting;  // bytes that came before their chunk was ready
+  uint64_t waiting_bytes = 0;
   size_t landed = 0;
+  // Flow control: the sending session, the bytes taken into place, and the limit granted it so far.
+  uint64_t from_instance = 0, from_session = 0;
+  uint64_t placed_bytes = 0, granted = wire::PEER_INITIAL_ALLOWANCE;
 
   PeerReceive(Call &call, Resolved &resolved, wire::Request::ReceiveFromPeer::Reader request)
       : session(call.session.weak_from_this()), mem_id(request.getMemObject()), transfer(request.getTransfer()),
@@ -239,7 +284,28 @@ struct PeerReceive : std::enable_shared_from_this<PeerReceive> {
   void land(size_t k, const uint8_t *bytes) {
     DeviceChunks::Chunk &chunk = device.chunks[k];
     combine_elements(combine, element_type, chunk.host, bytes, chunk.bytes);
+    placed(k);
+  }
+
+  // Chunk k's bytes are in its host memory: the device may take them, and the sender send more.
+  void placed(size_t k) {
+    placed_bytes += device.chunks[k].bytes;
     device.open_gate(k);
+    grant();
+  }
+
+  // Lets the sender go up to --peer-ahead bytes past what is in place. Transfers within the initial
+  // allowance never wait for a credit, and get none.
+  void grant() {
+    auto s = session.lock();
+    if (!s || from_session == 0 || event.done() || device.size() <= wire::PEER_INITIAL_ALLOWANCE) return;
+    uint64_t limit = placed_bytes + s->host().options().peer_ahead_bytes;
+    if (limit <= granted) return;
+    granted = limit;
+    uint64_t sender = from_session, receiver = s->token, id = transfer;
+    s->host().peers().with_link({from_instance, "", sender}, [sender, id, receiver, limit](Session *link, const std::string &) {
+      if (link) write_credit(*link, sender, id, receiver, limit);  // else the receive fails with the lost link
+    });
   }
 
   void start(Session &s) {
@@ -265,20 +331,34 @@ struct PeerReceive : std::enable_shared_from_this<PeerReceive> {
     if (event.settled()) return fail(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST, "the sending side failed");
     long k = device.chunk_at(chunk.offset, chunk.size);
     if (k < 0) return fail(CL_INVALID_VALUE, "the peer sent bytes that fit no chunk of the transfer");
-    if (chunk.bytes.get() == device.chunks[k].host) return device.open_gate(k);
+    if (chunk.from_session) from_instance = chunk.from_instance, from_session = chunk.from_session;
+    if (chunk.bytes.get() == device.chunks[k].host) return placed(size_t(k));
     if (claimed[k]) return fail(CL_INVALID_VALUE, "the peer sent a chunk twice");
     claimed[k] = true;
     if (!device.usable(k)) {
+      waiting_bytes += chunk.size;
       waiting[k] = std::move(chunk.bytes);
+      if (from_session && waiting_bytes > ahead_bound())
+        fail(CL_OUT_OF_HOST_MEMORY, "the sending daemon ran " + std::to_string(waiting_bytes) +
+                                        " bytes ahead of the device, past its credit (--peer-ahead)");
       return;
     }
     land(k, chunk.bytes.get());
+  }
+
+  // What a sender that keeps to its credits can have waiting here: what was granted past the bytes
+  // in place, and the chunk that started just below the limit.
+  uint64_t ahead_bound() const {
+    auto s = session.lock();
+    uint64_t ahead = s ? s->host().options().peer_ahead_bytes : 0;
+    return std::max(ahead, wire::PEER_INITIAL_ALLOWANCE) + fedcl::kMaxTransferChunkBytes;
   }
 
   void chunk_ready(size_t k, cl_int status) {
     if (event.done()) return;
     if (status < 0) return fail(status, "making room for the data failed on the device (" + std::to_string(status) + ")");
     if (!waiting[k]) return;  // not come yet, or already in place
+    waiting_bytes -= device.chunks[k].bytes;
     land(k, waiting[k].get());
     waiting[k].reset();
   }
@@ -368,10 +448,18 @@ std::shared_ptr<uint8_t[]> peer_data_destination(SessionHost &host, Session &lin
 void peer_deliver_data(SessionHost &host, Session &link, wire::PeerData::Reader data, Frame &frame) {
   auto session = host.session_by_token(data.getSession());
   if (!session || session->closed()) return;  // its client has gone: nothing waits for the bytes
-  PeerChunk chunk{data.getOffset(), frame.header.payload_bytes, std::move(frame.payload)};
+  PeerChunk chunk{data.getOffset(), frame.header.payload_bytes, std::move(frame.payload), link.peer_instance,
+                  data.getFrom()};
   if (auto receive = session->inbox().receive(data.getTransfer(), link.peer_instance)) return receive->accept(std::move(chunk));
   if (!session->inbox().hold(data.getTransfer(), link.peer_instance, std::move(chunk)))
     link.close("the peer sent more data that no receive expects than fedcld holds");
+}
+
+void peer_deliver_credit(SessionHost &host, Session &link, wire::PeerCredit::Reader credit) {
+  auto session = host.session_by_token(credit.getSession());
+  if (!session || session->closed()) return;
+  auto send = session->inbox().send_to(credit.getReceiver(), credit.getTransfer());
+  if (send && send->instance == link.peer_instance) send->credit(credit.getLimit());  // else over already
 }
 
 void peer_deliver_abort(SessionHost &host, Session &link, wire::PeerAbort::Reader abort) {

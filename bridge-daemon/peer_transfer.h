@@ -1,9 +1,10 @@
 // Moving a memory object's bytes between daemons over peer links (peer_link.h).
 //
 // The sending daemon makes each chunk reachable in host memory (peer_chunks.h) and puts it on the
-// link as soon as it is; the receiving daemon has each chunk's bytes land straight in the memory set
-// aside for them and gives them to the device. Device, network and the other device work on
-// successive chunks at once, and no byte passes through the client.
+// link as soon as it is, in order and within what the receiving session has granted it; the receiving
+// daemon has each chunk's bytes land straight in the memory set aside for them and gives them to the
+// device. Device, network and the other device work on successive chunks at once, and no byte passes
+// through the client.
 #pragma once
 
 #include "exec.h"
@@ -23,6 +24,8 @@ std::shared_ptr<uint8_t[]> peer_data_destination(SessionHost &host, Session &lin
                                                  uint64_t bytes);
 void peer_deliver_data(SessionHost &host, Session &link, wire::PeerData::Reader data, Frame &frame);
 void peer_deliver_abort(SessionHost &host, Session &link, wire::PeerAbort::Reader abort);
+// The receiving session's word on how far one of this daemon's sends may go (PeerCredit).
+void peer_deliver_credit(SessionHost &host, Session &link, wire::PeerCredit::Reader credit);
 // The transfer engine's client side: bytes the client streams into a receive of sender 0 itself.
 void exec_transfer_data(Call &call, wire::Request::TransferData::Reader request, Frame &frame);
 void exec_transfer_abort(Call &call, wire::Request::TransferAbort::Reader request);

@@ -50,6 +50,7 @@ struct ServerOptions {
   CompletionMode completion = CompletionMode::automatic;
   std::string peer_address;  // host:port advertised to peers (and listened on); empty: the client's
   uint64_t peer_timeout_ms = 10000;  // a peer link silent this long is dead
+  uint64_t peer_ahead_bytes = uint64_t(256) << 20;  // how far a peer's send may run ahead of a receive
   uint32_t resume_window_ms = 10000;  // a client session whose connection dropped waits this long
   std::string file_root;     // canonical directory whose files clients may load and save; "": none
   bool status_sessions = true;  // DaemonStatus lists the client sessions and their memory

@@ -18,6 +18,7 @@ void worker_setup_fill(fedcl::wire::WorkerSetup::Builder out, const DaemonSettin
   out.setMaxSessionMemory(options.max_session_memory);
   out.setCompletion(uint8_t(options.completion));
   out.setPeerTimeoutMs(options.peer_timeout_ms);
+  out.setPeerAhead(options.peer_ahead_bytes);
   out.setResumeWindowMs(options.resume_window_ms);
   out.setFileRoot(options.file_root);
   out.setBusyPollUs(options.busy_poll_us);
@@ -41,6 +42,7 @@ DaemonSettings worker_setup_read(fedcl::wire::WorkerSetup::Reader setup) {
   options.max_session_memory = setup.getMaxSessionMemory();
   options.completion = CompletionMode(setup.getCompletion());
   options.peer_timeout_ms = setup.getPeerTimeoutMs();
+  options.peer_ahead_bytes = setup.getPeerAhead();
   options.resume_window_ms = setup.getResumeWindowMs();
   options.file_root = setup.getFileRoot();
   options.busy_poll_us = long(setup.getBusyPollUs());

@@ -29,10 +29,14 @@
 using Cxx = import "/capnp/c++.capnp";
 $Cxx.namespace("fedcl::wire");
 
-const protocolVersion :UInt32 = 4;     # 2: peer links per pair of sessions (PeerHello.session)
+const protocolVersion :UInt32 = 5;     # 2: peer links per pair of sessions (PeerHello.session)
                                        # 3: proofs bound to the channel and the daemon dialled
                                        # 4: combining receives (ReceiveFromPeer.combine), transfers
                                        #    within one session
+                                       # 5: flow control on peer transfers (PeerData.from, PeerCredit)
+const peerInitialAllowance :UInt64 = 16777216;
+                                       # bytes of a transfer a sending daemon puts on a peer link before
+                                       # the receiving session's first PeerCredit
 const firstClientId :UInt64 = 0x100000000;
 
 enum FrameKind {
@@ -724,6 +728,7 @@ struct PeerMessage {
     heartbeat @5 :Void;           # sent on a link idle for a second: silence means a dead peer
     challenge @6 :AuthChallenge;  # to hello, from a daemon that has a key
     proof @7 :AuthProof;          # the dialling daemon's answer to challenge; welcome follows
+    credit @8 :PeerCredit;        # from the receiving session: how far the sender may go
   }
 }
 
@@ -748,6 +753,19 @@ struct PeerData {
   session @0 :UInt64;             # the receiving session's token
   transfer @1 :UInt64;
   offset @2 :UInt64;              # where the payload goes, from the transfer's offset
+  from @3 :UInt64;                # the sending session's token (where PeerCredits go)
+}
+
+struct PeerCredit {
+  # Flow control of one transfer: the sender puts a chunk on the link only while the chunk starts
+  # below `limit` (peerInitialAllowance until the first credit). The receiving session grants up to
+  # fedcld --peer-ahead bytes past what it has taken into place, so that a device that takes the
+  # bytes slower than the link brings them leaves a bounded amount waiting in the receiver's memory;
+  # a sender that goes further fails the transfer. Sent for transfers larger than the allowance.
+  session @0 :UInt64;             # the sending session's token (PeerData.from)
+  transfer @1 :UInt64;            # as the data frames name it
+  receiver @2 :UInt64;            # the receiving session's token (PeerData.session)
+  limit @3 :UInt64;               # bytes from the transfer's start
 }
 
 struct PeerAbort {
@@ -870,6 +888,7 @@ struct WorkerSetup {
   stageBufferRanges @17 :Int8;      # --stage-buffer-ranges: 1 yes, 0 no, -1 by vendor
   transferWindow @18 :Int64;        # --transfer-window: bytes, 0 no window, -1 by vendor
   writeBufferContents @19 :Int8;    # --write-buffer-contents: 1 yes, 0 no, -1 by vendor
+  peerAhead @20 :UInt64;            # --peer-ahead: bytes a peer's send may run ahead of a receive
 }
 
 struct WorkerReady {

@@ -19,9 +19,11 @@ namespace {
 
 constexpr size_t kWindow = 4 * MiB;
 
-std::unique_ptr<Cluster> windowed_cluster(size_t daemons, std::vector<std::string> args) {
+std::unique_ptr<Cluster> windowed_cluster(size_t daemons, std::vector<std::string> args,
+                                          std::vector<std::pair<std::string, std::string>> variables = {}) {
   args.insert(args.end(), {"--transfer-window", "4M"});
-  DaemonEnvironment shim(FEDCL_REFUSING_BACKEND_PATH, {{"FEDCL_TEST_REFUSE_MAPS_OVER", std::to_string(kWindow)}});
+  variables.emplace_back("FEDCL_TEST_REFUSE_MAPS_OVER", std::to_string(kWindow));
+  DaemonEnvironment shim(FEDCL_REFUSING_BACKEND_PATH, variables);
   return std::make_unique<Cluster>(daemons, args);
 }
 
@@ -66,6 +68,37 @@ TEST(TransferWindow, ABufferLargerThanTheWindowMovesBetweenDaemonsWithoutAMap) {
     EXPECT_TRUE(got == data) << "round " << round << ": " << first_difference(got, data);
   }
   clReleaseKernel(add);
+  clReleaseMemObject(buffer);
+  for (cl_command_queue queue : queues) clReleaseCommandQueue(queue);
+  clReleaseContext(context);
+}
+
+// The receiving device takes the bytes slower than the link brings them (the shim makes every
+// write take 40 ms, two windowed chunks of 4 MiB at a time): the sender goes only as far as the
+// receiving session's credits let it, 16 MiB past what is in place (--peer-ahead 16M). A sender that
+// went further would fail the transfer (the receiver refuses to hold more), so the bytes arriving
+// whole show that it kept to them.
+TEST(TransferWindow, ASlowReceiverHoldsNoMoreThanItsCreditAllows) {
+  auto cluster = windowed_cluster(2, {"--peer-ahead", "16M"}, {{"FEDCL_TEST_SLOW_WRITES_MS", "40"}});
+  const size_t words = 64 * MiB / 4;
+  cl_int err;
+  cl_context context = clCreateContext(nullptr, 2, cluster->devices.data(), nullptr, nullptr, &err);
+  ASSERT_CL_OK(err);
+  cl_command_queue queues[2] = {create_queue(context, cluster->devices[0]), create_queue(context, cluster->devices[1])};
+  std::vector<uint32_t> data = pattern(words, 13);
+  cl_mem buffer = create_buffer(context, CL_MEM_READ_WRITE, words * 4);
+  ASSERT_CL_OK(clEnqueueWriteBuffer(queues[0], buffer, CL_TRUE, 0, words * 4, data.data(), 0, nullptr, nullptr));
+  ASSERT_CL_OK(clFinish(queues[0]));
+  cl_event moved = nullptr;
+  ASSERT_CL_OK(clEnqueueMigrateMemObjects(queues[1], 1, &buffer, 0, 0, nullptr, &moved));
+  ASSERT_CL_OK(clWaitForEvents(1, &moved));
+  cl_int status = 1;
+  ASSERT_CL_OK(clGetEventInfo(moved, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr));
+  EXPECT_EQ(CL_COMPLETE, status);
+  clReleaseEvent(moved);
+  std::vector<uint32_t> got(words);
+  ASSERT_CL_OK(clEnqueueReadBuffer(queues[1], buffer, CL_TRUE, 0, words * 4, got.data(), 0, nullptr, nullptr));
+  EXPECT_TRUE(got == data) << first_difference(got, data);
   clReleaseMemObject(buffer);
   for (cl_command_queue queue : queues) clReleaseCommandQueue(queue);
   clReleaseContext(context);

@@ -25,7 +25,9 @@
  * With FEDCL_TEST_REFUSE_HOST_COPIES_OVER=BYTES, clCreateBuffer from host memory (CL_MEM_COPY_HOST_PTR)
  * larger than BYTES fails (CL_MEM_OBJECT_ALLOCATION_FAILURE): NVIDIA keeps a pinned host copy of such
  * a buffer and uploads it inside the first command that uses it, seconds for GiBs on fedcld's loop
- * (BackendPlatform::uploads_host_copies_late). */
+ * (BackendPlatform::uploads_host_copies_late).
+ * With FEDCL_TEST_SLOW_WRITES_MS=N, every non-blocking clEnqueueWriteBuffer completes no sooner than N
+ * ms after it was enqueued: a device that takes bytes slower than a peer link brings them. */
 #define _GNU_SOURCE
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
@@ -359,4 +361,56 @@ CL_API_ENTRY void *CL_API_CALL clEnqueueMapBuffer(cl_command_queue queue, cl_mem
   }
   EnqueueMapBuffer real = (EnqueueMapBuffer)dlsym(RTLD_NEXT, "clEnqueueMapBuffer");
   return real(queue, buffer, blocking, flags, offset, size, num_events, events, event, errcode_ret);
+}
+
+typedef cl_int (*EnqueueWriteBuffer)(cl_command_queue, cl_mem, cl_bool, size_t, size_t, const void *, cl_uint,
+                                     const cl_event *, cl_event *);
+
+struct LateGate {
+  cl_event gate;
+  unsigned ms;
+};
+
+static void *open_gate_later(void *arg) {
+  struct LateGate *late = arg;
+  struct timespec pause = {late->ms / 1000, (long)(late->ms % 1000) * 1000000L};
+  nanosleep(&pause, NULL);
+  clSetUserEventStatus(late->gate, CL_COMPLETE);
+  clReleaseEvent(late->gate);
+  free(late);
+  return NULL;
+}
+
+CL_API_ENTRY cl_int CL_API_CALL clEnqueueWriteBuffer(cl_command_queue queue, cl_mem buffer, cl_bool blocking,
+                                                     size_t offset, size_t size, const void *ptr, cl_uint num_events,
+                                                     const cl_event *events, cl_event *event) {
+  EnqueueWriteBuffer real = (EnqueueWriteBuffer)dlsym(RTLD_NEXT, "clEnqueueWriteBuffer");
+  const char *slow = getenv("FEDCL_TEST_SLOW_WRITES_MS");
+  enum { kMaxWaits = 63 };
+  cl_context context = NULL;
+  if (!slow || blocking || num_events > kMaxWaits ||
+      clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof context, &context, NULL) != CL_SUCCESS)
+    return real(queue, buffer, blocking, offset, size, ptr, num_events, events, event);
+  cl_int err = CL_SUCCESS;
+  struct LateGate *late = malloc(sizeof *late);
+  cl_event gate = late ? clCreateUserEvent(context, &err) : NULL;
+  if (!gate) {
+    free(late);
+    return real(queue, buffer, blocking, offset, size, ptr, num_events, events, event);
+  }
+  cl_event waits[kMaxWaits + 1];
+  for (cl_uint i = 0; i < num_events; i++) waits[i] = events[i];
+  waits[num_events] = gate;
+  err = real(queue, buffer, blocking, offset, size, ptr, num_events + 1, waits, event);
+  late->gate = gate;
+  late->ms = (unsigned)strtoul(slow, NULL, 10);
+  pthread_t thread;
+  if (pthread_create(&thread, NULL, open_gate_later, late) == 0) {
+    pthread_detach(thread);
+  } else {
+    clSetUserEventStatus(gate, CL_COMPLETE);
+    clReleaseEvent(gate);
+    free(late);
+  }
+  return err;
 }
