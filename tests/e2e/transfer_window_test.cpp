@@ -41,6 +41,29 @@ std::string first_difference(const std::vector<uint32_t> &got, const std::vector
   return "none";
 }
 
+// A context over a cluster's two devices, a queue on each, and a buffer of pattern(words, seed)
+// written through the first.
+struct WrittenOnFirst {
+  WrittenOnFirst(const Cluster &cluster, size_t words, uint32_t seed) : data(pattern(words, seed)) {
+    cl_int err = CL_SUCCESS;
+    context = clCreateContext(nullptr, 2, cluster.devices.data(), nullptr, nullptr, &err);
+    check(err, "clCreateContext");
+    for (int d = 0; d < 2; d++) queues[d] = create_queue(context, cluster.devices[d]);
+    buffer = create_buffer(context, CL_MEM_READ_WRITE, words * 4);
+    check(clEnqueueWriteBuffer(queues[0], buffer, CL_TRUE, 0, words * 4, data.data(), 0, nullptr, nullptr),
+          "clEnqueueWriteBuffer");
+  }
+  ~WrittenOnFirst() {
+    clReleaseMemObject(buffer);
+    for (cl_command_queue queue : queues) clReleaseCommandQueue(queue);
+    clReleaseContext(context);
+  }
+  std::vector<uint32_t> data;
+  cl_context context = nullptr;
+  cl_command_queue queues[2] = {};
+  cl_mem buffer = nullptr;
+};
+
 }  // namespace
 
 // A buffer ten windows large goes to the other daemon and back (its send and its receive windowed
@@ -48,29 +71,20 @@ std::string first_difference(const std::vector<uint32_t> &got, const std::vector
 TEST(TransferWindow, ABufferLargerThanTheWindowMovesBetweenDaemonsWithoutAMap) {
   auto cluster = windowed_cluster(2, {});
   const size_t words = (40 * MiB + 12) / 4;
-  cl_int err;
-  cl_context context = clCreateContext(nullptr, 2, cluster->devices.data(), nullptr, nullptr, &err);
-  ASSERT_CL_OK(err);
-  cl_command_queue queues[2] = {create_queue(context, cluster->devices[0]), create_queue(context, cluster->devices[1])};
-  std::vector<uint32_t> data = pattern(words, 7);
-  cl_mem buffer = create_buffer(context, CL_MEM_READ_WRITE, words * 4);
-  ASSERT_CL_OK(clEnqueueWriteBuffer(queues[0], buffer, CL_TRUE, 0, words * 4, data.data(), 0, nullptr, nullptr));
-  cl_kernel add = create_kernel(build_program(context, "kernel void add(global uint *x) { x[get_global_id(0)] += 3; }"), "add");
-  set_arg(add, 0, buffer);
+  WrittenOnFirst w(*cluster, words, 7);
+  cl_kernel add = create_kernel(build_program(w.context, "kernel void add(global uint *x) { x[get_global_id(0)] += 3; }"), "add");
+  set_arg(add, 0, w.buffer);
   for (int round = 0; round < 2; round++) {
-    cl_command_queue to = queues[1 - round];
-    ASSERT_CL_OK(clEnqueueMigrateMemObjects(to, 1, &buffer, 0, 0, nullptr, nullptr));
+    cl_command_queue to = w.queues[1 - round];
+    ASSERT_CL_OK(clEnqueueMigrateMemObjects(to, 1, &w.buffer, 0, 0, nullptr, nullptr));
     ASSERT_CL_OK(clFinish(to));
     ASSERT_CL_OK(clEnqueueNDRangeKernel(to, add, 1, nullptr, &words, nullptr, 0, nullptr, nullptr));
-    for (uint32_t &word : data) word += 3;
+    for (uint32_t &word : w.data) word += 3;
     std::vector<uint32_t> got(words);
-    ASSERT_CL_OK(clEnqueueReadBuffer(to, buffer, CL_TRUE, 0, words * 4, got.data(), 0, nullptr, nullptr));
-    EXPECT_TRUE(got == data) << "round " << round << ": " << first_difference(got, data);
+    ASSERT_CL_OK(clEnqueueReadBuffer(to, w.buffer, CL_TRUE, 0, words * 4, got.data(), 0, nullptr, nullptr));
+    EXPECT_TRUE(got == w.data) << "round " << round << ": " << first_difference(got, w.data);
   }
   clReleaseKernel(add);
-  clReleaseMemObject(buffer);
-  for (cl_command_queue queue : queues) clReleaseCommandQueue(queue);
-  clReleaseContext(context);
 }
 
 // The receiving device takes the bytes slower than the link brings them (the shim makes every
@@ -81,27 +95,18 @@ TEST(TransferWindow, ABufferLargerThanTheWindowMovesBetweenDaemonsWithoutAMap) {
 TEST(TransferWindow, ASlowReceiverHoldsNoMoreThanItsCreditAllows) {
   auto cluster = windowed_cluster(2, {"--peer-ahead", "16M"}, {{"FEDCL_TEST_SLOW_WRITES_MS", "40"}});
   const size_t words = 64 * MiB / 4;
-  cl_int err;
-  cl_context context = clCreateContext(nullptr, 2, cluster->devices.data(), nullptr, nullptr, &err);
-  ASSERT_CL_OK(err);
-  cl_command_queue queues[2] = {create_queue(context, cluster->devices[0]), create_queue(context, cluster->devices[1])};
-  std::vector<uint32_t> data = pattern(words, 13);
-  cl_mem buffer = create_buffer(context, CL_MEM_READ_WRITE, words * 4);
-  ASSERT_CL_OK(clEnqueueWriteBuffer(queues[0], buffer, CL_TRUE, 0, words * 4, data.data(), 0, nullptr, nullptr));
-  ASSERT_CL_OK(clFinish(queues[0]));
+  WrittenOnFirst w(*cluster, words, 13);
+  ASSERT_CL_OK(clFinish(w.queues[0]));
   cl_event moved = nullptr;
-  ASSERT_CL_OK(clEnqueueMigrateMemObjects(queues[1], 1, &buffer, 0, 0, nullptr, &moved));
+  ASSERT_CL_OK(clEnqueueMigrateMemObjects(w.queues[1], 1, &w.buffer, 0, 0, nullptr, &moved));
   ASSERT_CL_OK(clWaitForEvents(1, &moved));
   cl_int status = 1;
   ASSERT_CL_OK(clGetEventInfo(moved, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr));
   EXPECT_EQ(CL_COMPLETE, status);
   clReleaseEvent(moved);
   std::vector<uint32_t> got(words);
-  ASSERT_CL_OK(clEnqueueReadBuffer(queues[1], buffer, CL_TRUE, 0, words * 4, got.data(), 0, nullptr, nullptr));
-  EXPECT_TRUE(got == data) << first_difference(got, data);
-  clReleaseMemObject(buffer);
-  for (cl_command_queue queue : queues) clReleaseCommandQueue(queue);
-  clReleaseContext(context);
+  ASSERT_CL_OK(clEnqueueReadBuffer(w.queues[1], w.buffer, CL_TRUE, 0, words * 4, got.data(), 0, nullptr, nullptr));
+  EXPECT_TRUE(got == w.data) << first_difference(got, w.data);
 }
 
 // A node file's save and load of a buffer ten windows large, and of a range of it: the chunks go to

@@ -37,12 +37,12 @@ const char *status_name(cl_int code) {
 
 void PrintTo(const Status &status, std::ostream *out) { *out << status_name(status.code) << " (" << status.code << ")"; }
 
-namespace {
-
 void check(cl_int status, const std::string &what) {
   if (status != CL_SUCCESS)
     throw std::runtime_error(what + " failed with " + status_name(status) + " (" + std::to_string(status) + ")");
 }
+
+namespace {
 
 std::string platform_name(cl_platform_id platform) {
   size_t size = 0;

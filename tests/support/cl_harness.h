@@ -62,6 +62,8 @@ cl_kernel create_kernel(cl_program program, const char *name);
 std::vector<unsigned char> program_binary(cl_program program);
 cl_mem create_buffer(cl_context context, cl_mem_flags flags, size_t size, void *host_ptr = nullptr);
 cl_command_queue create_queue(cl_context context, cl_device_id device, cl_command_queue_properties properties = 0);
+// Throws std::runtime_error naming what and the status, unless status is CL_SUCCESS.
+void check(cl_int status, const std::string &what);
 
 // Traffic between two daemons: a context over a cluster's first two devices, and a buffer of
 // `bytes` written through the first daemon and then migrated to the second (over their sessions'
