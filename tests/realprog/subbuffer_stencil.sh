@@ -12,6 +12,9 @@
 #                        (default: $FEDCL_BACKEND_LIBRARY, else the library of /etc/OpenCL/vendors/*pocl*.icd)
 #   --daemons K          daemons to start (default 2); each serves the backend's devices
 #   --daemon-args ARGS   more fedcld options, e.g. "--platform NVIDIA --devices 0"
+#   --cores-per-daemon C daemon k runs on cores [kC, kC+C) (taskset), and a CPU backend (PoCL) with
+#                        C threads (POCL_MAX_PTHREAD_COUNT for PoCL 3, POCL_CPU_MAX_CU_COUNT from 4):
+#                        nodes of their own cores, against the backend used directly on all of them
 #   --slabs D            the split, the same for both runs (default 2): D slabs over the fedcl
 #                        platform's devices, and D slabs over the backend's (one GPU: D queues on it)
 #   --direct-platform S  the direct run uses the first platform whose name contains S
@@ -41,7 +44,7 @@ die_usage() {
   exit 2
 }
 
-build="" fedcld="" fedcl_lib="" program="" backend="${FEDCL_BACKEND_LIBRARY:-}" daemons=2 daemon_args=""
+build="" fedcld="" fedcl_lib="" program="" backend="${FEDCL_BACKEND_LIBRARY:-}" daemons=2 daemon_args="" cores_per_daemon=""
 loader=both slabs=2 direct_platform="" runs=1 settle=2 stop_wait=30 log_level=warn run_timeout=120 work="" direct=1
 while (($#)); do
   case "$1" in
@@ -58,6 +61,7 @@ while (($#)); do
     --backend) backend=$2 ;;
     --daemons) daemons=$2 ;;
     --daemon-args) daemon_args=$2 ;;
+    --cores-per-daemon) cores_per_daemon=$2 ;;
     --slabs) slabs=$2 ;;
     --direct-platform) direct_platform=$2 ;;
     --runs) runs=$2 ;;
@@ -96,6 +100,10 @@ for number in "$daemons" "$slabs" "$runs" "$run_timeout" "$stop_wait"; do
 done
 case "$loader" in both|vendors|filenames) ;; *) die_usage "--loader is both, vendors or filenames" ;; esac
 ((daemons >= 1 && runs >= 1)) || die_usage "--daemons and --runs must be at least 1"
+if [ -n "$cores_per_daemon" ]; then
+  [[ $cores_per_daemon =~ ^[1-9][0-9]*$ ]] || die_usage "--cores-per-daemon wants a number of cores"
+  ((daemons * cores_per_daemon <= $(nproc))) || die_usage "$daemons daemons of $cores_per_daemon cores need more than the $(nproc) here"
+fi
 
 if [ -n "$work" ]; then
   mkdir -p "$work" || die_usage "cannot make $work"
@@ -150,8 +158,15 @@ echo "stencil.setup program $program ${program_args[*]}"
 echo "stencil.setup work $work"
 for ((k = 0; k < daemons; k++)); do
   mkdir -p "$work/pocl-cache$k"  # PoCL's kernel cache races between processes building the same source
+  pin=()
+  if [ -n "$cores_per_daemon" ]; then
+    first=$((k * cores_per_daemon))
+    pin=(taskset -c "$first-$((first + cores_per_daemon - 1))" env POCL_MAX_PTHREAD_COUNT="$cores_per_daemon"
+         POCL_CPU_MAX_CU_COUNT="$cores_per_daemon")
+    echo "stencil.setup daemon$k cores $first-$((first + cores_per_daemon - 1))"
+  fi
   # shellcheck disable=SC2086  # daemon_args are words on purpose
-  "${with_parent[@]}" $(loader_env backend) POCL_CACHE_DIR="$work/pocl-cache$k" \
+  "${with_parent[@]}" "${pin[@]}" $(loader_env backend) POCL_CACHE_DIR="$work/pocl-cache$k" \
     "$fedcld" --config /dev/null --listen 127.0.0.1:0 --port-file "$work/port$k" --name "node$k" \
     --log-level "$log_level" $daemon_args </dev/null >"$work/fedcld$k.log" 2>&1 &
   pids[k]=$!
