@@ -9,7 +9,8 @@
 //   mpi.command_nonblocking.<size>  the same commands non-blocking, each followed by clWaitForEvents
 //                       on its event (the path of a program that overlaps them with other work)
 // Each is a ping-pong between the ranks; a message's time is half a round trip (median of the
-// repetitions, the paths taking turns), printed as microseconds and MiB/s. Every message the commands deliver is checked.
+// repetitions, the paths taking turns), printed as microseconds and MiB/s. Every message the
+// commands deliver is checked.
 //
 //   mpirun -np 2 fedcl_mpi_bench [--quick] [--max-mib N]
 #include <CL/cl_fedcl_mpi.h>

@@ -116,7 +116,7 @@ struct PeerSend : std::enable_shared_from_this<PeerSend> {
     link = up->weak_from_this();
     link_up = true;
     if (device.chunks.empty()) return finish();
-    if (instance != 0 && !to_self) {
+    if (paced()) {
       limit = wire::PEER_INITIAL_ALLOWANCE;
       if (auto s = session.lock()) s->inbox().add_send(token, peer_transfer, shared_from_this());
     }
@@ -129,6 +129,10 @@ struct PeerSend : std::enable_shared_from_this<PeerSend> {
     readable[k] = true;
     send_readable();
   }
+
+  // To a peer session: its credits pace the send. The client and this session itself take the
+  // bytes as they come.
+  bool paced() const { return instance != 0 && !to_self; }
 
   // The receiving session took more of the transfer into place (PeerCredit).
   void credit(uint64_t granted) {
@@ -183,7 +187,7 @@ struct PeerSend : std::enable_shared_from_this<PeerSend> {
 
   // No more credits are wanted.
   void forget() {
-    if (auto s = session.lock(); s && instance != 0 && !to_self) s->inbox().remove_send(token, peer_transfer);
+    if (auto s = session.lock(); s && paced()) s->inbox().remove_send(token, peer_transfer);
   }
 
   // The transfer fails after it started: the client learns it from the send's event, the receiving
