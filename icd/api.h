@@ -142,6 +142,10 @@ cl_int CL_API_CALL clCommandNDRangeKernelKHR(cl_command_buffer_khr buffer, cl_co
                                              cl_mutable_command_khr *handle);
 cl_int CL_API_CALL clGetCommandBufferInfoKHR(cl_command_buffer_khr buffer, cl_command_buffer_info_khr param,
                                              size_t size, void *value, size_t *size_ret);
+cl_command_buffer_khr CL_API_CALL clRemapCommandBufferKHR(cl_command_buffer_khr buffer, cl_bool automatic,
+                                                          cl_uint num_queues, const cl_command_queue *queues,
+                                                          cl_uint num_handles, const cl_mutable_command_khr *handles,
+                                                          cl_mutable_command_khr *handles_ret, cl_int *errcode_ret);
 cl_int CL_API_CALL clUpdateMutableCommandsKHR(cl_command_buffer_khr buffer, cl_uint num_configs,
                                               const fedcl_command_buffer_update_type_khr *config_types,
                                               const void **configs);

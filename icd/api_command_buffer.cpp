@@ -1,7 +1,7 @@
-// cl_khr_command_buffer 0.9.8 (include/CL/cl_fedcl_command_buffer.h), reached through
-// clGetExtensionFunctionAddressForPlatform: checked here, recorded and replayed by
+// cl_khr_command_buffer 0.9.8, with mutable dispatch and multi-device (include/CL/cl_fedcl_command_buffer.h),
+// reached through clGetExtensionFunctionAddressForPlatform: checked here, recorded and replayed by
 // runtime/command_buffer. A recorded command is checked as its clEnqueue* twin is, against the
-// command buffer's queue.
+// queue it is recorded to.
 #include <algorithm>
 
 #include "api.h"
@@ -21,32 +21,35 @@ constexpr fedcl_mutable_dispatch_fields_khr kUpdatableFields = CL_MUTABLE_DISPAT
                                                                CL_MUTABLE_DISPATCH_LOCAL_SIZE_KHR |
                                                                CL_MUTABLE_DISPATCH_ARGUMENTS_KHR;
 
-// What every clCommand*KHR refuses before looking at its command: fedcl does not offer the
-// multi-device extension (command_queue must be NULL: CL_INVALID_COMMAND_QUEUE); only launches have
-// mutable handles and properties (check_launch_properties).
+// What every clCommand*KHR refuses before looking at its command. *on: the queue it is recorded to,
+// one of the buffer's (NULL names the only one); only launches have mutable handles and properties
+// (check_launch_properties).
 cl_int check_recording(cl_command_buffer_khr buffer, cl_command_queue queue, const cl_command_properties_khr *properties,
                        cl_uint num_sync_points, const cl_sync_point_khr *sync_points, cl_mutable_command_khr *handle,
-                       bool launch = false) {
+                       cl_command_queue *on, bool launch = false) {
   if (!as<_cl_command_buffer_khr>(buffer)) return CL_INVALID_COMMAND_BUFFER_KHR;
-  if (queue) return CL_INVALID_COMMAND_QUEUE;
+  if (!queue && buffer->queues.size() > 1) return CL_INVALID_COMMAND_QUEUE;
+  if (queue && std::find(buffer->queues.begin(), buffer->queues.end(), queue) == buffer->queues.end())
+    return CL_INVALID_COMMAND_QUEUE;
+  *on = queue ? queue : buffer->queues[0];
   if (!launch && (handle || (properties && properties[0] != 0))) return CL_INVALID_VALUE;
   if ((num_sync_points == 0) != (sync_points == nullptr)) return CL_INVALID_SYNC_POINT_WAIT_LIST_KHR;
   std::lock_guard<std::mutex> lock(buffer->mutex);
   return buffer->finalized ? CL_INVALID_OPERATION : CL_SUCCESS;
 }
 
-cl_int record(cl_command_buffer_khr buffer, cl_int checked, const DeviceOp &op, cl_uint num_sync_points,
-              const cl_sync_point_khr *sync_points, cl_sync_point_khr *sync_point) {
+cl_int record(cl_command_buffer_khr buffer, cl_command_queue on, cl_int checked, const DeviceOp &op,
+              cl_uint num_sync_points, const cl_sync_point_khr *sync_points, cl_sync_point_khr *sync_point) {
   if (checked != CL_SUCCESS) return checked;
   std::vector<UsedMem> mems;
   if (op.source) mems.push_back({op.source, false});
   mems.push_back({op.dest, true});
-  return command_buffer_record(buffer, num_sync_points, sync_points, op.build, mems, sync_point);
+  return command_buffer_record(buffer, on, num_sync_points, sync_points, op.build, mems, sync_point);
 }
 
-// The properties of clCreateCommandBufferKHR: CL_COMMAND_BUFFER_FLAGS_KHR (mutable, simultaneous use:
-// replays may always overlap) and the mutable-dispatch asserts (promises fedcl need not act on), each
-// once. *flags: the flags given.
+// The properties of clCreateCommandBufferKHR: CL_COMMAND_BUFFER_FLAGS_KHR (mutable; simultaneous use:
+// replays may always overlap; device-side sync, checked against the queues by the caller) and the
+// mutable-dispatch asserts (promises fedcl need not act on), each once. *flags: the flags given.
 cl_int check_properties(const cl_command_buffer_properties_khr *properties,
                         std::vector<cl_command_buffer_properties_khr> *kept, cl_command_buffer_flags_khr *flags) {
   if (!properties) return CL_SUCCESS;
@@ -57,7 +60,8 @@ cl_int check_properties(const cl_command_buffer_properties_khr *properties,
     if (std::find(seen.begin(), seen.end(), name) != seen.end()) return CL_INVALID_VALUE;
     seen.push_back(name);
     if (name == CL_COMMAND_BUFFER_FLAGS_KHR) {
-      if (value & ~cl_command_buffer_properties_khr(CL_COMMAND_BUFFER_MUTABLE_KHR | CL_COMMAND_BUFFER_SIMULTANEOUS_USE_KHR))
+      if (value & ~cl_command_buffer_properties_khr(CL_COMMAND_BUFFER_MUTABLE_KHR | CL_COMMAND_BUFFER_SIMULTANEOUS_USE_KHR |
+                                                    CL_COMMAND_BUFFER_DEVICE_SIDE_SYNC_KHR))
         return CL_INVALID_VALUE;
       *flags = value;
     } else if (name != CL_COMMAND_BUFFER_MUTABLE_DISPATCH_ASSERTS_KHR) {
@@ -89,19 +93,37 @@ cl_int check_launch_properties(const cl_command_properties_khr *properties,
   return CL_SUCCESS;
 }
 
+// The queues a command buffer is created for, or remapped to: valid, of one context (that of
+// context, where given). *checked: them.
+cl_int check_queues(cl_uint num_queues, const cl_command_queue *queues, cl_context context,
+                    std::vector<cl_command_queue> *checked) {
+  if (num_queues == 0 || !queues) return CL_INVALID_VALUE;
+  for (cl_uint i = 0; i < num_queues; i++) {
+    if (!as<_cl_command_queue>(queues[i])) return CL_INVALID_COMMAND_QUEUE;
+    if (!context) context = queues[i]->context;
+    if (queues[i]->context != context) return CL_INVALID_CONTEXT;
+  }
+  checked->assign(queues, queues + num_queues);
+  return CL_SUCCESS;
+}
+
 }  // namespace
 
 cl_command_buffer_khr fedcl::api::clCreateCommandBufferKHR(cl_uint num_queues, const cl_command_queue *queues,
                                                            const cl_command_buffer_properties_khr *properties,
                                                            cl_int *errcode_ret) {
-  if (num_queues != 1 || !queues) return set_error(errcode_ret, CL_INVALID_VALUE), nullptr;
-  cl_command_queue queue = queues[0];
-  if (!as<_cl_command_queue>(queue)) return set_error(errcode_ret, CL_INVALID_COMMAND_QUEUE), nullptr;
+  std::vector<cl_command_queue> checked;
+  cl_int err = check_queues(num_queues, queues, nullptr, &checked);
+  if (err != CL_SUCCESS) return set_error(errcode_ret, err), nullptr;
   std::vector<cl_command_buffer_properties_khr> kept;
   cl_command_buffer_flags_khr flags = 0;
-  cl_int err = check_properties(properties, &kept, &flags);
+  err = check_properties(properties, &kept, &flags);
   if (err != CL_SUCCESS) return set_error(errcode_ret, err), nullptr;
-  cl_command_buffer_khr buffer = command_buffer_create(queue, std::move(kept), &err);
+  // A device syncs only with itself without the host (CL_DEVICE_COMMAND_BUFFER_SYNC_DEVICES_KHR).
+  if (flags & CL_COMMAND_BUFFER_DEVICE_SIDE_SYNC_KHR)
+    for (cl_command_queue queue : checked)
+      if (queue->device != checked[0]->device) return set_error(errcode_ret, CL_INCOMPATIBLE_COMMAND_QUEUE_KHR), nullptr;
+  cl_command_buffer_khr buffer = command_buffer_create(std::move(checked), std::move(kept), &err);
   if (buffer) buffer->mutable_dispatch = flags & CL_COMMAND_BUFFER_MUTABLE_KHR;
   set_error(errcode_ret, err);
   return buffer;
@@ -116,27 +138,29 @@ cl_int fedcl::api::clEnqueueCommandBufferKHR(cl_uint num_queues, cl_command_queu
                                              cl_uint num_events, const cl_event *wait_list, cl_event *event) {
   if (!as<_cl_command_buffer_khr>(buffer)) return CL_INVALID_COMMAND_BUFFER_KHR;
   if (!buffer->finalized) return CL_INVALID_OPERATION;
-  if ((num_queues == 0) != (queues == nullptr) || num_queues > 1) return CL_INVALID_VALUE;
-  cl_command_queue queue = buffer->queue;
-  if (num_queues == 1) {
+  if ((num_queues == 0) != (queues == nullptr) || (num_queues && num_queues != buffer->queues.size()))
+    return CL_INVALID_VALUE;
+  std::vector<cl_command_queue> on = buffer->queues;
+  for (cl_uint i = 0; i < num_queues; i++) {
     // A substitute: a queue of the same device, with properties the buffer's commands can run under.
-    queue = queues[0];
-    if (!as<_cl_command_queue>(queue)) return CL_INVALID_COMMAND_QUEUE;
-    if (queue->context != buffer->queue->context) return CL_INVALID_CONTEXT;
-    if (queue->device != buffer->queue->device) return CL_INCOMPATIBLE_COMMAND_QUEUE_KHR;
+    if (!as<_cl_command_queue>(queues[i])) return CL_INVALID_COMMAND_QUEUE;
+    if (queues[i]->context != buffer->context()) return CL_INVALID_CONTEXT;
+    if (queues[i]->device != buffer->queues[i]->device) return CL_INCOMPATIBLE_COMMAND_QUEUE_KHR;
+    on[i] = queues[i];
   }
-  cl_int err = check_wait_list(queue->context, num_events, wait_list);
+  cl_int err = check_wait_list(buffer->context(), num_events, wait_list);
   if (err != CL_SUCCESS) return err;
-  return command_buffer_enqueue(buffer, queue, num_events, wait_list, event);
+  return command_buffer_enqueue(buffer, on, num_events, wait_list, event);
 }
 
 cl_int fedcl::api::clCommandBarrierWithWaitListKHR(cl_command_buffer_khr buffer, cl_command_queue queue,
                                                    const cl_command_properties_khr *properties,
                                                    cl_uint num_sync_points, const cl_sync_point_khr *sync_points,
                                                    cl_sync_point_khr *sync_point, cl_mutable_command_khr *handle) {
-  cl_int err = check_recording(buffer, queue, properties, num_sync_points, sync_points, handle);
+  cl_command_queue on = nullptr;
+  cl_int err = check_recording(buffer, queue, properties, num_sync_points, sync_points, handle, &on);
   if (err != CL_SUCCESS) return err;
-  return command_buffer_record_barrier(buffer, num_sync_points, sync_points, sync_point);
+  return command_buffer_record_barrier(buffer, on, num_sync_points, sync_points, sync_point);
 }
 
 cl_int fedcl::api::clCommandCopyBufferKHR(cl_command_buffer_khr buffer, cl_command_queue queue,
@@ -144,13 +168,14 @@ cl_int fedcl::api::clCommandCopyBufferKHR(cl_command_buffer_khr buffer, cl_comma
                                           size_t src_offset, size_t dst_offset, size_t size, cl_uint num_sync_points,
                                           const cl_sync_point_khr *sync_points, cl_sync_point_khr *sync_point,
                                           cl_mutable_command_khr *handle) {
-  cl_int err = check_recording(buffer, queue, properties, num_sync_points, sync_points, handle);
+  cl_command_queue on = nullptr;
+  cl_int err = check_recording(buffer, queue, properties, num_sync_points, sync_points, handle, &on);
   if (err != CL_SUCCESS) return err;
   DeviceOp op;
-  err = copy_buffer_op(buffer->queue, src, dst, src_offset, dst_offset, size, &op);
+  err = copy_buffer_op(on, src, dst, src_offset, dst_offset, size, &op);
   // A copy of no bytes, which clEnqueueCopyBuffer leaves to the backend, cannot wait for its verdict here.
   if (err == CL_SUCCESS && size == 0) err = CL_INVALID_VALUE;
-  return record(buffer, err, op, num_sync_points, sync_points, sync_point);
+  return record(buffer, on, err, op, num_sync_points, sync_points, sync_point);
 }
 
 cl_int fedcl::api::clCommandCopyBufferRectKHR(cl_command_buffer_khr buffer, cl_command_queue queue,
@@ -160,12 +185,13 @@ cl_int fedcl::api::clCommandCopyBufferRectKHR(cl_command_buffer_khr buffer, cl_c
                                               size_t dst_slice_pitch, cl_uint num_sync_points,
                                               const cl_sync_point_khr *sync_points, cl_sync_point_khr *sync_point,
                                               cl_mutable_command_khr *handle) {
-  cl_int err = check_recording(buffer, queue, properties, num_sync_points, sync_points, handle);
+  cl_command_queue on = nullptr;
+  cl_int err = check_recording(buffer, queue, properties, num_sync_points, sync_points, handle, &on);
   if (err != CL_SUCCESS) return err;
   DeviceOp op;
-  err = copy_buffer_rect_op(buffer->queue, src, dst, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch,
+  err = copy_buffer_rect_op(on, src, dst, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch,
                             dst_row_pitch, dst_slice_pitch, &op);
-  return record(buffer, err, op, num_sync_points, sync_points, sync_point);
+  return record(buffer, on, err, op, num_sync_points, sync_points, sync_point);
 }
 
 cl_int fedcl::api::clCommandCopyBufferToImageKHR(cl_command_buffer_khr buffer, cl_command_queue queue,
@@ -173,11 +199,12 @@ cl_int fedcl::api::clCommandCopyBufferToImageKHR(cl_command_buffer_khr buffer, c
                                                  size_t src_offset, const size_t *dst_origin, const size_t *region,
                                                  cl_uint num_sync_points, const cl_sync_point_khr *sync_points,
                                                  cl_sync_point_khr *sync_point, cl_mutable_command_khr *handle) {
-  cl_int err = check_recording(buffer, queue, properties, num_sync_points, sync_points, handle);
+  cl_command_queue on = nullptr;
+  cl_int err = check_recording(buffer, queue, properties, num_sync_points, sync_points, handle, &on);
   if (err != CL_SUCCESS) return err;
   DeviceOp op;
-  err = copy_buffer_to_image_op(buffer->queue, src, dst, src_offset, dst_origin, region, &op);
-  return record(buffer, err, op, num_sync_points, sync_points, sync_point);
+  err = copy_buffer_to_image_op(on, src, dst, src_offset, dst_origin, region, &op);
+  return record(buffer, on, err, op, num_sync_points, sync_points, sync_point);
 }
 
 cl_int fedcl::api::clCommandCopyImageKHR(cl_command_buffer_khr buffer, cl_command_queue queue,
@@ -185,11 +212,12 @@ cl_int fedcl::api::clCommandCopyImageKHR(cl_command_buffer_khr buffer, cl_comman
                                          const size_t *src_origin, const size_t *dst_origin, const size_t *region,
                                          cl_uint num_sync_points, const cl_sync_point_khr *sync_points,
                                          cl_sync_point_khr *sync_point, cl_mutable_command_khr *handle) {
-  cl_int err = check_recording(buffer, queue, properties, num_sync_points, sync_points, handle);
+  cl_command_queue on = nullptr;
+  cl_int err = check_recording(buffer, queue, properties, num_sync_points, sync_points, handle, &on);
   if (err != CL_SUCCESS) return err;
   DeviceOp op;
-  err = copy_image_op(buffer->queue, src, dst, src_origin, dst_origin, region, &op);
-  return record(buffer, err, op, num_sync_points, sync_points, sync_point);
+  err = copy_image_op(on, src, dst, src_origin, dst_origin, region, &op);
+  return record(buffer, on, err, op, num_sync_points, sync_points, sync_point);
 }
 
 cl_int fedcl::api::clCommandCopyImageToBufferKHR(cl_command_buffer_khr buffer, cl_command_queue queue,
@@ -197,11 +225,12 @@ cl_int fedcl::api::clCommandCopyImageToBufferKHR(cl_command_buffer_khr buffer, c
                                                  const size_t *src_origin, const size_t *region, size_t dst_offset,
                                                  cl_uint num_sync_points, const cl_sync_point_khr *sync_points,
                                                  cl_sync_point_khr *sync_point, cl_mutable_command_khr *handle) {
-  cl_int err = check_recording(buffer, queue, properties, num_sync_points, sync_points, handle);
+  cl_command_queue on = nullptr;
+  cl_int err = check_recording(buffer, queue, properties, num_sync_points, sync_points, handle, &on);
   if (err != CL_SUCCESS) return err;
   DeviceOp op;
-  err = copy_image_to_buffer_op(buffer->queue, src, dst, src_origin, region, dst_offset, &op);
-  return record(buffer, err, op, num_sync_points, sync_points, sync_point);
+  err = copy_image_to_buffer_op(on, src, dst, src_origin, region, dst_offset, &op);
+  return record(buffer, on, err, op, num_sync_points, sync_points, sync_point);
 }
 
 cl_int fedcl::api::clCommandFillBufferKHR(cl_command_buffer_khr buffer, cl_command_queue queue,
@@ -209,11 +238,12 @@ cl_int fedcl::api::clCommandFillBufferKHR(cl_command_buffer_khr buffer, cl_comma
                                           size_t pattern_size, size_t offset, size_t size, cl_uint num_sync_points,
                                           const cl_sync_point_khr *sync_points, cl_sync_point_khr *sync_point,
                                           cl_mutable_command_khr *handle) {
-  cl_int err = check_recording(buffer, queue, properties, num_sync_points, sync_points, handle);
+  cl_command_queue on = nullptr;
+  cl_int err = check_recording(buffer, queue, properties, num_sync_points, sync_points, handle, &on);
   if (err != CL_SUCCESS) return err;
   DeviceOp op;
-  err = fill_buffer_op(buffer->queue, mem, pattern, pattern_size, offset, size, &op);
-  return record(buffer, err, op, num_sync_points, sync_points, sync_point);
+  err = fill_buffer_op(on, mem, pattern, pattern_size, offset, size, &op);
+  return record(buffer, on, err, op, num_sync_points, sync_points, sync_point);
 }
 
 cl_int fedcl::api::clCommandFillImageKHR(cl_command_buffer_khr buffer, cl_command_queue queue,
@@ -221,11 +251,12 @@ cl_int fedcl::api::clCommandFillImageKHR(cl_command_buffer_khr buffer, cl_comman
                                          const void *fill_color, const size_t *origin, const size_t *region,
                                          cl_uint num_sync_points, const cl_sync_point_khr *sync_points,
                                          cl_sync_point_khr *sync_point, cl_mutable_command_khr *handle) {
-  cl_int err = check_recording(buffer, queue, properties, num_sync_points, sync_points, handle);
+  cl_command_queue on = nullptr;
+  cl_int err = check_recording(buffer, queue, properties, num_sync_points, sync_points, handle, &on);
   if (err != CL_SUCCESS) return err;
   DeviceOp op;
-  err = fill_image_op(buffer->queue, image, fill_color, origin, region, &op);
-  return record(buffer, err, op, num_sync_points, sync_points, sync_point);
+  err = fill_image_op(on, image, fill_color, origin, region, &op);
+  return record(buffer, on, err, op, num_sync_points, sync_points, sync_point);
 }
 
 cl_int fedcl::api::clCommandNDRangeKernelKHR(cl_command_buffer_khr buffer, cl_command_queue queue,
@@ -234,7 +265,8 @@ cl_int fedcl::api::clCommandNDRangeKernelKHR(cl_command_buffer_khr buffer, cl_co
                                              const size_t *local_size, cl_uint num_sync_points,
                                              const cl_sync_point_khr *sync_points, cl_sync_point_khr *sync_point,
                                              cl_mutable_command_khr *handle) {
-  cl_int err = check_recording(buffer, queue, properties, num_sync_points, sync_points, handle, true);
+  cl_command_queue on = nullptr;
+  cl_int err = check_recording(buffer, queue, properties, num_sync_points, sync_points, handle, &on, true);
   if (err != CL_SUCCESS) return err;
   std::vector<cl_command_properties_khr> kept;
   fedcl_mutable_dispatch_fields_khr fields = kUpdatableFields;  // without the property: all fedcl can update
@@ -250,16 +282,16 @@ cl_int fedcl::api::clCommandNDRangeKernelKHR(cl_command_buffer_khr buffer, cl_co
   // A mutable launch whose arguments an update may set can leave some unset until then.
   bool args_may_wait = handle && buffer->mutable_dispatch && (fields & CL_MUTABLE_DISPATCH_ARGUMENTS_KHR);
   bool empty = false;
-  err = check_launch(buffer->queue, kernel, work_dim, global_offset, global_size, local_size, &empty, args_may_wait);
+  err = check_launch(on, kernel, work_dim, global_offset, global_size, local_size, &empty, args_may_wait);
   if (err != CL_SUCCESS) return err;
   // fedcl does not capture printf output during a replay (no CL_COMMAND_BUFFER_CAPABILITY_KERNEL_PRINTF_KHR):
   // a kernel whose source calls printf is refused, as the extension says.
   if (program_calls_printf(kernel->program)) return CL_INVALID_OPERATION;
   // Nothing to run: the recorded command only orders, as a barrier on its sync points does.
-  if (empty) return api::clCommandBarrierWithWaitListKHR(buffer, nullptr, nullptr, num_sync_points, sync_points,
-                                                         sync_point, nullptr);
+  if (empty) return api::clCommandBarrierWithWaitListKHR(buffer, on, nullptr, num_sync_points, sync_points, sync_point,
+                                                         nullptr);
   _cl_mutable_command_khr *launch = nullptr;
-  err = kernel_record(buffer, kernel, work_dim, global_offset, global_size, local_size, num_sync_points, sync_points,
+  err = kernel_record(buffer, on, kernel, work_dim, global_offset, global_size, local_size, num_sync_points, sync_points,
                       sync_point, handle ? &launch : nullptr);
   if (err != CL_SUCCESS || !handle) return err;
   launch->properties = std::move(kept);
@@ -272,8 +304,8 @@ cl_int fedcl::api::clGetCommandBufferInfoKHR(cl_command_buffer_khr buffer, cl_co
                                              size_t size, void *value, size_t *size_ret) {
   if (!as<_cl_command_buffer_khr>(buffer)) return CL_INVALID_COMMAND_BUFFER_KHR;
   switch (param) {
-    case CL_COMMAND_BUFFER_QUEUES_KHR: return info_value(size, value, size_ret, buffer->queue);
-    case CL_COMMAND_BUFFER_NUM_QUEUES_KHR: return info_value(size, value, size_ret, cl_uint(1));
+    case CL_COMMAND_BUFFER_QUEUES_KHR: return info_vector(size, value, size_ret, buffer->queues);
+    case CL_COMMAND_BUFFER_NUM_QUEUES_KHR: return info_value(size, value, size_ret, cl_uint(buffer->queues.size()));
     case CL_COMMAND_BUFFER_REFERENCE_COUNT_KHR: return info_value(size, value, size_ret, buffer->refcount.load());
     case CL_COMMAND_BUFFER_STATE_KHR: {
       std::lock_guard<std::mutex> lock(buffer->mutex);
@@ -283,7 +315,7 @@ cl_int fedcl::api::clGetCommandBufferInfoKHR(cl_command_buffer_khr buffer, cl_co
       return info_value(size, value, size_ret, state);
     }
     case CL_COMMAND_BUFFER_PROPERTIES_ARRAY_KHR: return info_vector(size, value, size_ret, buffer->properties);
-    case CL_COMMAND_BUFFER_CONTEXT_KHR: return info_value(size, value, size_ret, buffer->queue->context);
+    case CL_COMMAND_BUFFER_CONTEXT_KHR: return info_value(size, value, size_ret, buffer->context());
     default: return CL_INVALID_VALUE;
   }
 }
@@ -321,7 +353,7 @@ cl_int check_update(cl_command_buffer_khr buffer, const fedcl_mutable_dispatch_c
   const size_t *local = update->local ? update->local : (launch->local[0] ? launch->local : nullptr);
   const size_t *offset = update->offset ? update->offset : launch->offset;
   bool empty = false;
-  return check_launch_geometry(launch->kernel, buffer->queue->device, launch->work_dim, offset, global, local, &empty);
+  return check_launch_geometry(launch->kernel, launch->queue->device, launch->work_dim, offset, global, local, &empty);
 }
 
 }  // namespace
@@ -350,7 +382,7 @@ cl_int fedcl::api::clGetMutableCommandInfoKHR(cl_mutable_command_khr command, fe
   std::lock_guard<std::mutex> lock(launch->buffer->mutex);
   auto sizes = [&](const size_t *values) { return info_bytes(size, value, size_ret, values, launch->work_dim * sizeof(size_t)); };
   switch (param) {
-    case CL_MUTABLE_COMMAND_COMMAND_QUEUE_KHR: return info_value(size, value, size_ret, launch->buffer->queue);
+    case CL_MUTABLE_COMMAND_COMMAND_QUEUE_KHR: return info_value(size, value, size_ret, launch->queue);
     case CL_MUTABLE_COMMAND_COMMAND_BUFFER_KHR: return info_value(size, value, size_ret, launch->buffer);
     case CL_MUTABLE_COMMAND_COMMAND_TYPE_KHR: return info_value(size, value, size_ret, cl_command_type(CL_COMMAND_NDRANGE_KERNEL));
     case CL_MUTABLE_COMMAND_PROPERTIES_ARRAY_KHR: return info_vector(size, value, size_ret, launch->properties);
@@ -361,4 +393,28 @@ cl_int fedcl::api::clGetMutableCommandInfoKHR(cl_mutable_command_khr command, fe
     case CL_MUTABLE_DISPATCH_LOCAL_WORK_SIZE_KHR: return sizes(launch->local);
     default: return CL_INVALID_VALUE;
   }
+}
+
+cl_command_buffer_khr fedcl::api::clRemapCommandBufferKHR(cl_command_buffer_khr buffer, cl_bool automatic,
+                                                          cl_uint num_queues, const cl_command_queue *queues,
+                                                          cl_uint num_handles, const cl_mutable_command_khr *handles,
+                                                          cl_mutable_command_khr *handles_ret, cl_int *errcode_ret) {
+  if (!as<_cl_command_buffer_khr>(buffer)) return set_error(errcode_ret, CL_INVALID_COMMAND_BUFFER_KHR), nullptr;
+  std::vector<cl_command_queue> checked;
+  cl_int err = check_queues(num_queues, queues, buffer->context(), &checked);
+  if (err != CL_SUCCESS) return set_error(errcode_ret, err), nullptr;
+  if (!automatic && num_queues != buffer->queues.size()) return set_error(errcode_ret, CL_INVALID_VALUE), nullptr;
+  if (num_handles && (!handles || !handles_ret)) return set_error(errcode_ret, CL_INVALID_VALUE), nullptr;
+  std::vector<cl_mutable_command_khr> originals(handles, handles + num_handles);
+  for (cl_mutable_command_khr handle : originals) {
+    auto *launch = as<_cl_mutable_command_khr>(handle);
+    if (!launch || launch->buffer != buffer) return set_error(errcode_ret, CL_INVALID_MUTABLE_COMMAND_KHR), nullptr;
+  }
+  // Queue i of the buffer becomes queues[i]; automatically, the queues are dealt out in turn
+  // (fedcl knows nothing better: every device of a context is equally far from the application).
+  std::vector<cl_uint> map(buffer->queues.size());
+  for (cl_uint i = 0; i < map.size(); i++) map[i] = i % num_queues;
+  cl_command_buffer_khr remapped = command_buffer_remap(buffer, checked, map, originals, handles_ret, &err);
+  set_error(errcode_ret, err);
+  return remapped;
 }

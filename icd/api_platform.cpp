@@ -38,7 +38,7 @@ cl_int fedcl::api::clGetPlatformInfo(cl_platform_id platform, cl_platform_info p
     case CL_PLATFORM_VERSION: return info_string(size, value, size_ret, kPlatformVersion);
     case CL_PLATFORM_NAME: return info_string(size, value, size_ret, "fedcl");
     case CL_PLATFORM_VENDOR: return info_string(size, value, size_ret, "fedcl project");
-    case CL_PLATFORM_EXTENSIONS: return info_string(size, value, size_ret, "cl_khr_icd cl_khr_command_buffer cl_khr_command_buffer_mutable_dispatch " CL_FEDCL_TRANSFER_EXTENSION_NAME);
+    case CL_PLATFORM_EXTENSIONS: return info_string(size, value, size_ret, "cl_khr_icd cl_khr_command_buffer cl_khr_command_buffer_mutable_dispatch cl_khr_command_buffer_multi_device " CL_FEDCL_TRANSFER_EXTENSION_NAME);
     case CL_PLATFORM_ICD_SUFFIX_KHR: return info_string(size, value, size_ret, "fedcl");
     case CL_PLATFORM_HOST_TIMER_RESOLUTION: return info_value(size, value, size_ret, cl_ulong(0));
     case CL_PLATFORM_NUMERIC_VERSION: return info_value(size, value, size_ret, cl_version(CL_MAKE_VERSION(3, 0, 0)));
@@ -47,11 +47,19 @@ cl_int fedcl::api::clGetPlatformInfo(cl_platform_id platform, cl_platform_info p
         cl_name_version icd{CL_MAKE_VERSION(1, 0, 0), "cl_khr_icd"};
         cl_name_version command_buffer{CL_FEDCL_COMMAND_BUFFER_VERSION, "cl_khr_command_buffer"};
         cl_name_version mutable_dispatch{CL_FEDCL_MUTABLE_DISPATCH_VERSION, "cl_khr_command_buffer_mutable_dispatch"};
+        cl_name_version multi_device{CL_FEDCL_COMMAND_BUFFER_MULTI_DEVICE_VERSION, "cl_khr_command_buffer_multi_device"};
         cl_name_version transfer{CL_MAKE_VERSION(0, 1, 0), CL_FEDCL_TRANSFER_EXTENSION_NAME};
       } extensions;
-      static_assert(sizeof extensions == 4 * sizeof(cl_name_version), "an array of cl_name_version");
+      static_assert(sizeof extensions == 5 * sizeof(cl_name_version), "an array of cl_name_version");
       return info_value(size, value, size_ret, extensions);
     }
+    // A command buffer's commands may be remapped to other queues, by the application or by fedcl;
+    // devices sync with each other through the daemons' peer links or the application's host, not
+    // on the device (no universal sync).
+    case CL_PLATFORM_COMMAND_BUFFER_CAPABILITIES_KHR:
+      return info_value(size, value, size_ret,
+                        cl_platform_command_buffer_capabilities_khr(CL_COMMAND_BUFFER_PLATFORM_REMAP_QUEUES_KHR |
+                                                                    CL_COMMAND_BUFFER_PLATFORM_AUTOMATIC_REMAP_KHR));
     default: return CL_INVALID_VALUE;
   }
 }
@@ -172,6 +180,7 @@ const ExtensionFunction kExtensionFunctions[] = {
     {"clCommandFillImageKHR", reinterpret_cast<void *>(&api::clCommandFillImageKHR)},
     {"clCommandNDRangeKernelKHR", reinterpret_cast<void *>(&api::clCommandNDRangeKernelKHR)},
     {"clGetCommandBufferInfoKHR", reinterpret_cast<void *>(&api::clGetCommandBufferInfoKHR)},
+    {"clRemapCommandBufferKHR", reinterpret_cast<void *>(&api::clRemapCommandBufferKHR)},
     {"clUpdateMutableCommandsKHR", reinterpret_cast<void *>(&api::clUpdateMutableCommandsKHR)},
     {"clGetMutableCommandInfoKHR", reinterpret_cast<void *>(&api::clGetMutableCommandInfoKHR)},
 };

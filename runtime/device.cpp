@@ -37,6 +37,7 @@ const char *const kForwardedExtensions[] = {
 const cl_name_version kOwnExtensions[] = {
     {CL_FEDCL_COMMAND_BUFFER_VERSION, "cl_khr_command_buffer"},
     {CL_FEDCL_MUTABLE_DISPATCH_VERSION, "cl_khr_command_buffer_mutable_dispatch"},
+    {CL_FEDCL_COMMAND_BUFFER_MULTI_DEVICE_VERSION, "cl_khr_command_buffer_multi_device"},
 };
 
 std::string filter_extensions(const std::vector<uint8_t> &raw) {
@@ -168,10 +169,15 @@ cl_int device_info(cl_device_id device, cl_device_info param, size_t size, void 
     case CL_DEVICE_EXECUTION_CAPABILITIES: return info_value(size, value, size_ret, cl_device_exec_capabilities(CL_EXEC_KERNEL));
     // Command buffers as the daemon replays them: on in-order and out-of-order queues, with or
     // without profiling, several replays of one at once; a kernel's printf output is not captured
-    // during a replay; a launch's arguments and sizes can be updated (no SVM exec info).
+    // during a replay; a launch's arguments and sizes can be updated (no SVM exec info); a command
+    // buffer may hold several queues of the device (multi-device), which syncs on the device only
+    // with itself.
     case CL_DEVICE_COMMAND_BUFFER_CAPABILITIES_KHR:
       return info_value(size, value, size_ret,
-                        cl_device_command_buffer_capabilities_khr(CL_COMMAND_BUFFER_CAPABILITY_SIMULTANEOUS_USE_KHR));
+                        cl_device_command_buffer_capabilities_khr(CL_COMMAND_BUFFER_CAPABILITY_SIMULTANEOUS_USE_KHR |
+                                                                  CL_COMMAND_BUFFER_CAPABILITY_MULTIPLE_QUEUE_KHR));
+    case CL_DEVICE_COMMAND_BUFFER_NUM_SYNC_DEVICES_KHR: return info_value(size, value, size_ret, cl_uint(1));
+    case CL_DEVICE_COMMAND_BUFFER_SYNC_DEVICES_KHR: return info_value(size, value, size_ret, device);
     case CL_DEVICE_MUTABLE_DISPATCH_CAPABILITIES_KHR:
       return info_value(size, value, size_ret,
                         fedcl_mutable_dispatch_fields_khr(CL_MUTABLE_DISPATCH_GLOBAL_OFFSET_KHR | CL_MUTABLE_DISPATCH_GLOBAL_SIZE_KHR |

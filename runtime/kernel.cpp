@@ -114,9 +114,9 @@ cl_int kernel_launch(cl_command_queue queue, cl_kernel kernel, cl_uint work_dim,
   return CL_SUCCESS;
 }
 
-cl_int kernel_record(cl_command_buffer_khr buffer, cl_kernel kernel, cl_uint work_dim, const size_t *global_offset,
-                     const size_t *global_size, const size_t *local_size, cl_uint num_sync_points,
-                     const cl_sync_point_khr *wait_for, cl_sync_point_khr *sync_point,
+cl_int kernel_record(cl_command_buffer_khr buffer, cl_command_queue queue, cl_kernel kernel, cl_uint work_dim,
+                     const size_t *global_offset, const size_t *global_size, const size_t *local_size,
+                     cl_uint num_sync_points, const cl_sync_point_khr *wait_for, cl_sync_point_khr *sync_point,
                      _cl_mutable_command_khr **handle) {
   std::vector<_cl_kernel::Arg> args;
   std::vector<UsedMem> buffers;
@@ -137,11 +137,11 @@ cl_int kernel_record(cl_command_buffer_khr buffer, cl_kernel kernel, cl_uint wor
     return launch.initCommand();
   };
   cl_sync_point_khr recorded = 0;
-  cl_int err = command_buffer_record(buffer, num_sync_points, wait_for, build, buffers, &recorded);
+  cl_int err = command_buffer_record(buffer, queue, num_sync_points, wait_for, build, buffers, &recorded);
   if (err != CL_SUCCESS) return err;
   if (sync_point) *sync_point = recorded;
   if (handle) {
-    *handle = command_buffer_add_launch(buffer, recorded, kernel, work_dim, global_offset, global_size, local_size);
+    *handle = command_buffer_add_launch(buffer, queue, recorded, kernel, work_dim, global_offset, global_size, local_size);
     std::lock_guard<std::mutex> lock(buffer->mutex);
     for (size_t i = 0; i < args.size(); i++)
       if (args[i].kind == _cl_kernel::Arg::unset) (*handle)->unset_args.push_back(i);

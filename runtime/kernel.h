@@ -20,12 +20,12 @@ cl_int kernel_launch(cl_command_queue queue, cl_kernel kernel, cl_uint work_dim,
                      const size_t *global_size, const size_t *local_size, cl_uint num_events,
                      const cl_event *wait_list, cl_event *event);
 
-// Records a launch of kernel into buffer (command_buffer.h) with every argument as it is now: later
-// clSetKernelArg calls leave the recorded launch alone. handle (if not null): the launch's mutable
-// command, for clUpdateMutableCommandsKHR.
-cl_int kernel_record(cl_command_buffer_khr buffer, cl_kernel kernel, cl_uint work_dim, const size_t *global_offset,
-                     const size_t *global_size, const size_t *local_size, cl_uint num_sync_points,
-                     const cl_sync_point_khr *wait_for, cl_sync_point_khr *sync_point,
+// Records a launch of kernel into buffer (command_buffer.h), on queue (one of the buffer's), with
+// every argument as it is now: later clSetKernelArg calls leave the recorded launch alone. handle
+// (if not null): the launch's mutable command, for clUpdateMutableCommandsKHR.
+cl_int kernel_record(cl_command_buffer_khr buffer, cl_command_queue queue, cl_kernel kernel, cl_uint work_dim,
+                     const size_t *global_offset, const size_t *global_size, const size_t *local_size,
+                     cl_uint num_sync_points, const cl_sync_point_khr *wait_for, cl_sync_point_khr *sync_point,
                      _cl_mutable_command_khr **handle);
 
 // An argument as a launch or an update sends it.

@@ -1,5 +1,5 @@
 /* cl_khr_command_buffer as fedcl implements it: version 0.9.8 of the (provisional) extension, with
- * cl_khr_command_buffer_mutable_dispatch 0.9.5.
+ * cl_khr_command_buffer_mutable_dispatch 0.9.5 and cl_khr_command_buffer_multi_device 0.9.2.
  *
  * Reach the functions with clGetExtensionFunctionAddressForPlatform(platform, "<name>"). Headers
  * older than OpenCL-Headers 2024 (Debian 12's say 0.9.0) declare the same functions without the
@@ -124,6 +124,25 @@ typedef struct fedcl_mutable_dispatch_config_khr {
 #define CL_MUTABLE_DISPATCH_ASSERT_NO_ADDITIONAL_WORK_GROUPS_KHR (1 << 0)
 #endif
 #define CL_FEDCL_MUTABLE_DISPATCH_VERSION CL_MAKE_VERSION(0, 9, 5)
+
+/* cl_khr_command_buffer_multi_device 0.9.2: a command buffer over several queues, of devices on several
+ * daemons (headers of 2024 on declare it only with CL_ENABLE_BETA_EXTENSIONS; Debian 12's not at all). */
+#define CL_FEDCL_COMMAND_BUFFER_MULTI_DEVICE_VERSION CL_MAKE_VERSION(0, 9, 2)
+#ifndef CL_PLATFORM_COMMAND_BUFFER_CAPABILITIES_KHR
+typedef cl_bitfield cl_platform_command_buffer_capabilities_khr;
+#define CL_PLATFORM_COMMAND_BUFFER_CAPABILITIES_KHR 0x0908
+#define CL_COMMAND_BUFFER_PLATFORM_UNIVERSAL_SYNC_KHR (1 << 0)
+#define CL_COMMAND_BUFFER_PLATFORM_REMAP_QUEUES_KHR (1 << 1)
+#define CL_COMMAND_BUFFER_PLATFORM_AUTOMATIC_REMAP_KHR (1 << 2)
+#define CL_DEVICE_COMMAND_BUFFER_NUM_SYNC_DEVICES_KHR 0x12AB
+#define CL_DEVICE_COMMAND_BUFFER_SYNC_DEVICES_KHR 0x12AC
+#define CL_COMMAND_BUFFER_CAPABILITY_MULTIPLE_QUEUE_KHR (1 << 4)
+#define CL_COMMAND_BUFFER_DEVICE_SIDE_SYNC_KHR (1 << 2)
+#endif
+typedef cl_command_buffer_khr(CL_API_CALL *fedcl_clRemapCommandBufferKHR_fn)(
+    cl_command_buffer_khr command_buffer, cl_bool automatic, cl_uint num_queues, const cl_command_queue *queues,
+    cl_uint num_handles, const cl_mutable_command_khr *handles, cl_mutable_command_khr *handles_ret,
+    cl_int *errcode_ret);
 
 typedef cl_int(CL_API_CALL *fedcl_clUpdateMutableCommandsKHR_fn)(
     cl_command_buffer_khr command_buffer, cl_uint num_configs, const fedcl_command_buffer_update_type_khr *config_types,

@@ -5,47 +5,11 @@
 #include <vector>
 
 #include "cl_harness.h"
+#include "command_buffer_api.h"
 
 using namespace fedcl_test;
 
 namespace {
-
-// The extension's entry points, as the application finds them.
-struct CommandBufferApi {
-  fedcl_clCreateCommandBufferKHR_fn create = nullptr;
-  fedcl_clFinalizeCommandBufferKHR_fn finalize = nullptr;
-  fedcl_clRetainCommandBufferKHR_fn retain = nullptr;
-  fedcl_clReleaseCommandBufferKHR_fn release = nullptr;
-  fedcl_clEnqueueCommandBufferKHR_fn enqueue = nullptr;
-  fedcl_clCommandBarrierWithWaitListKHR_fn barrier = nullptr;
-  fedcl_clCommandCopyBufferKHR_fn copy = nullptr;
-  fedcl_clCommandFillBufferKHR_fn fill = nullptr;
-  fedcl_clCommandNDRangeKernelKHR_fn launch = nullptr;
-  fedcl_clGetCommandBufferInfoKHR_fn info = nullptr;
-  fedcl_clUpdateMutableCommandsKHR_fn update = nullptr;
-  fedcl_clGetMutableCommandInfoKHR_fn command_info = nullptr;
-
-  CommandBufferApi() {
-    cl_platform_id platform = fedcl_platform();
-    auto find = [&](auto &function, const char *name) {
-      function = reinterpret_cast<std::remove_reference_t<decltype(function)>>(
-          clGetExtensionFunctionAddressForPlatform(platform, name));
-      EXPECT_NE(nullptr, reinterpret_cast<void *>(function)) << name;
-    };
-    find(create, "clCreateCommandBufferKHR");
-    find(finalize, "clFinalizeCommandBufferKHR");
-    find(retain, "clRetainCommandBufferKHR");
-    find(release, "clReleaseCommandBufferKHR");
-    find(enqueue, "clEnqueueCommandBufferKHR");
-    find(barrier, "clCommandBarrierWithWaitListKHR");
-    find(copy, "clCommandCopyBufferKHR");
-    find(fill, "clCommandFillBufferKHR");
-    find(launch, "clCommandNDRangeKernelKHR");
-    find(info, "clGetCommandBufferInfoKHR");
-    find(update, "clUpdateMutableCommandsKHR");
-    find(command_info, "clGetMutableCommandInfoKHR");
-  }
-};
 
 struct CommandBuffer : OneDeviceFixture {
   static constexpr size_t n = 4096;
@@ -172,13 +136,7 @@ TEST_F(CommandBuffer, SyncPointsAndBarriersOrderAnOutOfOrderQueue) {
   ASSERT_CL_OK(api.launch(buffer, nullptr, nullptr, scale, 1, nullptr, &n, nullptr, 0, nullptr, nullptr, nullptr));
   ASSERT_CL_OK(api.finalize(buffer));
   for (int round = 0; round < 2; round++) {
-    cl_event done = nullptr;
-    ASSERT_CL_OK(api.enqueue(0, nullptr, buffer, 0, nullptr, &done));
-    ASSERT_CL_OK(clWaitForEvents(1, &done));
-    cl_command_type type = 0;
-    ASSERT_CL_OK(clGetEventInfo(done, CL_EVENT_COMMAND_TYPE, sizeof type, &type, nullptr));
-    EXPECT_EQ(cl_command_type(CL_COMMAND_COMMAND_BUFFER_KHR), type);
-    clReleaseEvent(done);
+    api.run_and_wait(buffer);
     expect_all(read(b), (4 + 10) * 3, "b");
   }
   ASSERT_CL_OK(api.release(buffer));
@@ -212,14 +170,20 @@ TEST_F(CommandBuffer, RefusesWhatTheExtensionRefuses) {
   cl_kernel offset = bound("offset", a, 1);
   cl_command_buffer_khr buffer = create(queue);
   cl_int err = CL_SUCCESS;
-  EXPECT_EQ(nullptr, api.create(2, &queue, nullptr, &err));
+  EXPECT_EQ(nullptr, api.create(0, &queue, nullptr, &err));
   EXPECT_CL(CL_INVALID_VALUE, err);
+  cl_command_queue one_invalid[] = {queue, nullptr};
+  EXPECT_EQ(nullptr, api.create(2, one_invalid, nullptr, &err));
+  EXPECT_CL(CL_INVALID_COMMAND_QUEUE, err);
   cl_command_buffer_properties_khr twice[] = {CL_COMMAND_BUFFER_FLAGS_KHR, 0, CL_COMMAND_BUFFER_FLAGS_KHR, 0, 0};
   EXPECT_EQ(nullptr, api.create(1, &queue, twice, &err));
   EXPECT_CL(CL_INVALID_VALUE, err);
   EXPECT_CL(CL_INVALID_OPERATION, api.enqueue(0, nullptr, buffer, 0, nullptr, nullptr));
+  // A command names no queue, or the buffer's (multi-device): not another one of the device.
+  cl_command_queue stranger = create_queue(context, device);
   EXPECT_CL(CL_INVALID_COMMAND_QUEUE,
-            api.launch(buffer, queue, nullptr, offset, 1, nullptr, &n, nullptr, 0, nullptr, nullptr, nullptr));
+            api.launch(buffer, stranger, nullptr, offset, 1, nullptr, &n, nullptr, 0, nullptr, nullptr, nullptr));
+  clReleaseCommandQueue(stranger);
   // fedcl does not capture printf output in replays, and says so.
   cl_program printing = build_program(context, "__kernel void hello(void) { printf(\"hello\\n\"); }");
   cl_kernel hello = create_kernel(printing, "hello");
