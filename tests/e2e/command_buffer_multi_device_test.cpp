@@ -305,3 +305,41 @@ TEST_F(MultiDeviceCommandBuffer, RefusesWhatTheExtensionRefusesAndSaysWhatItOffe
   clReleaseCommandQueue(foreign);
   clReleaseContext(other);
 }
+
+TEST_F(MultiDeviceCommandBuffer, ADaemonLostMidReplayFailsTheReplayAndSparesTheOther) {
+  cl_command_buffer_khr buffer = create({first, second});
+  record_chain(buffer, first, second);
+  ASSERT_CL_OK(api.finalize(buffer));
+  cl_command_buffer_khr alone = create({first});
+  ASSERT_CL_OK(api.launch(alone, nullptr, nullptr, bound("offset", b, 3), 1, nullptr, &n, nullptr, 0, nullptr, nullptr,
+                          nullptr));
+  ASSERT_CL_OK(api.finalize(alone));
+  cl_int err;
+  cl_event gate = clCreateUserEvent(context, &err);
+  ASSERT_CL_OK(err);
+  cl_event done = nullptr;
+  ASSERT_CL_OK(api.enqueue(0, nullptr, buffer, 1, &gate, &done));
+  ASSERT_CL_OK(clFlush(first));
+  ASSERT_CL_OK(clFlush(second));
+  cluster.daemons[1]->kill();
+  ASSERT_CL_OK(clSetUserEventStatus(gate, CL_COMPLETE));
+  // The replay's event fails (the segments on the lost daemon never run); nothing hangs.
+  EXPECT_CL(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST, clWaitForEvents(1, &done));
+  cl_int status = 0;
+  ASSERT_CL_OK(clGetEventInfo(done, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr));
+  EXPECT_LT(status, 0);
+  clReleaseEvent(done);
+  cl_event again = nullptr;
+  cl_int replayed = api.enqueue(0, nullptr, buffer, 0, nullptr, &again);
+  if (replayed == CL_SUCCESS) {
+    EXPECT_CL(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST, clWaitForEvents(1, &again));
+    clReleaseEvent(again);
+  }
+  // The first daemon's own command buffers still run there.
+  clear(b);
+  api.run_and_wait(alone);
+  expect_all(read(first, b), 3, "b after a replay on the surviving daemon");
+  clReleaseEvent(gate);
+  ASSERT_CL_OK(api.release(alone));
+  ASSERT_CL_OK(api.release(buffer));
+}
