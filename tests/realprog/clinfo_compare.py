@@ -8,7 +8,7 @@ loader property must be equal, unless ALLOWED_DIFFERENCES.txt names the property
 
     differs           any value
     absent            fedcl may leave the property out (clinfo prints nothing for a failed query)
-    equals:VALUE      fedcl must report VALUE (one word, or nothing)
+    equals:VALUE      fedcl must report VALUE (one word, or nothing; a bitfield's flags joined by '|')
     extends           fedcl's value starts with the reference value (device names gain " @ node")
     drops:A,B,...     a list property: fedcl's items are the reference items less A, B, ...
     swaps:A,B/C,D     a list property: the reference items less A, B, then C, D (by name: fedcl's own
@@ -75,7 +75,7 @@ def allowed(rule, reference, actual):
     if actual is None:
         return False
     if kind == "equals":
-        return actual == argument
+        return list_items(actual) == list_items(argument)
     if kind == "extends":
         return actual.startswith(reference)
     if kind == "drops":
