@@ -26,9 +26,9 @@ PeerTransferEvents queue_peer_transfer(cl_context context, cl_command_type type,
                                        wire::Request::ElementType element) {
   PeerTransferEvents events{own_event(context, from.connection, type), own_event(context, to.connection, type)};
   if (from.connection != to.connection) {
+    retain(events.arrived);
     std::lock_guard<std::mutex> lock(events.sent->mutex);
-    events.sent->fails_too_on = to.connection;
-    events.sent->fails_too = events.arrived->id;
+    events.sent->fails_too = events.arrived;
   }
   uint64_t transfer = new_object_id();
   // What both requests say of their end: its command, the buffer range and the transfer.

@@ -254,9 +254,10 @@ struct _cl_event : fedcl::Object {
   fedcl::ConnectionMask proxies = 0;                      // daemons holding a user-event stand-in
   fedcl::ConnectionMask signalled = 0;                    // of those, the ones this event's daemon signals
                                                           // over a peer link (this process relays failures only)
-  // A transfer's sending side: its failure fails the receiving side's event (daemon, event id) too.
-  fedcl::Connection *fails_too_on = nullptr;
-  uint64_t fails_too = 0;
+  // A transfer's sending side: its failure fails the receiving side's event too. Held (an
+  // application reference) until this event completes: the receiving daemon forgets an event id
+  // on its last release, and must still know it when the failure is relayed.
+  _cl_event *fails_too = nullptr;
   struct StatusCallback {
     cl_int status;
     void(CL_CALLBACK *function)(cl_event, cl_int, void *);

@@ -208,6 +208,7 @@ _cl_sampler::~_cl_sampler() {
 }
 
 _cl_event::~_cl_event() {
+  if (fails_too) release(fails_too);  // never completed: nothing will be relayed
   if (queue) unhold(queue);
   unhold(context);
 }

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <utility>
 
 #include "coherence.h"
 #include "device.h"
@@ -98,8 +99,7 @@ void Runtime::track(_cl_event *event) {
 
 void Runtime::complete(_cl_event *event, cl_int status, const uint64_t *profiling) {
   std::vector<_cl_event::StatusCallback> due;
-  Connection *fails_too_on;
-  uint64_t fails_too;
+  _cl_event *fails_too;
   std::vector<Connection *> told;  // flushed once the lock is released
   {
     std::lock_guard<std::mutex> lock(event->mutex);
@@ -124,18 +124,19 @@ void Runtime::complete(_cl_event *event, cl_int status, const uint64_t *profilin
     }
     // The application let go of the event before it completed: its stand-ins go now.
     if (event->refcount.load() == 0) event->release_proxies();
-    fails_too_on = status < 0 ? event->fails_too_on : nullptr;
-    fails_too = event->fails_too;
+    fails_too = std::exchange(event->fails_too, nullptr);
     event->cv.notify_all();
   }
   for (Connection *connection : told) connection->flush();
   // A transfer whose sending side failed: its receiving side will get no bytes. A lost peer link
   // (the daemons lost each other, not this process) sends later data through this process.
-  if (fails_too_on) {
-    set_remote_status(fails_too_on, fails_too, status);
-    complete_by_id(fails_too, status, nullptr);
-    if (status == CL_DEVICE_NOT_AVAILABLE && event->connection->alive() && fails_too_on->alive()) unlink_peers(event->connection, fails_too_on);
+  if (fails_too && status < 0) {
+    Connection *receiver = fails_too->connection;
+    set_remote_status(receiver, fails_too->id, status);
+    complete_by_id(fails_too->id, status, nullptr);
+    if (status == CL_DEVICE_NOT_AVAILABLE && event->connection->alive() && receiver->alive()) unlink_peers(event->connection, receiver);
   }
+  if (fails_too) release(fails_too);
   for (const auto &callback : due) {
     hold(event);
     if (callback.on_completing_thread) {
@@ -243,7 +244,10 @@ void Runtime::on_notice(Connection &connection, wire::Notice::Reader notice) {
   }
   for (auto error : notice.getErrors()) {
     cl_int status = error.getStatus() < 0 ? error.getStatus() : CL_OUT_OF_RESOURCES;
-    connection.defer_error(error.getObject(), status);
+    // A command refused because an event it waits for failed has that as its outcome, on its event,
+    // as on a driver: not an error of the call that enqueued it, for a later call to report
+    // (clFinish names no such error).
+    if (status != CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST) connection.defer_error(error.getObject(), status);
     if (error.getEvent()) complete_by_id(error.getEvent(), status, nullptr);
     std::string message = "fedcl: daemon " + connection.endpoint() + ": " + error.getMessage().cStr();
     _cl_context *context = nullptr;

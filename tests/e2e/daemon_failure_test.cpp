@@ -1,6 +1,7 @@
 // Daemons that are not there, or die: the application gets errors, never a hang.
 #include <sys/wait.h>
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
@@ -196,4 +197,97 @@ TEST(DaemonFailure, ConnectionCutInTheMiddleOfAReadsBytesFailsTheRead) {
     std::_Exit(1);  // the read's thread cannot be joined
   }
   EXPECT_CL(CL_DEVICE_NOT_AVAILABLE, read.get());
+}
+
+namespace {
+
+// The status of event once it has one, or CL_QUEUED if it has none within the time: a hang is
+// reported, not suffered.
+cl_int settled_status(cl_event event, std::chrono::seconds within = std::chrono::seconds(30)) {
+  auto deadline = std::chrono::steady_clock::now() + within;
+  cl_int status = CL_QUEUED;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr) != CL_SUCCESS)
+      return CL_QUEUED;
+    if (status <= CL_COMPLETE) return status;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return CL_QUEUED;
+}
+
+}  // namespace
+
+// Bytes on their way from a daemon that is lost: the commands that wait for them fail, and their
+// queue on the surviving daemon goes on. The survivor fails the receives it has when its peer link
+// to the lost daemon closes; a receive queued after that fails only when the client relays the
+// sender's failure (once the resume window is over). The second copy to the survivor takes the
+// first one's place in the client's bookkeeping, so the client let go of the first receive's event
+// before that; the survivor must still know the event then (before the fix it had forgotten it,
+// and its in-order queue waited forever).
+TEST(DaemonFailure, CommandsWaitingForBytesFromALostDaemonFailAndTheirQueueGoesOn) {
+  Cluster cluster(2, {"--resume-window", "5"});
+  cl_int err;
+  cl_context context = clCreateContext(nullptr, 2, cluster.devices.data(), nullptr, nullptr, &err);
+  ASSERT_CL_OK(err);
+  cl_command_queue here = create_queue(context, cluster.devices[0]);
+  cl_command_queue doomed = create_queue(context, cluster.devices[1]);
+  cl_program program = build_program(context, kScaleSource);
+  constexpr size_t n = 4096;
+  cl_mem shared = create_buffer(context, CL_MEM_READ_WRITE, n * sizeof(int));
+  cl_mem probe = create_buffer(context, CL_MEM_READ_WRITE, n * sizeof(int));
+  std::vector<cl_kernel> kernels;
+  auto kernel = [&](const char *name, cl_mem mem) {
+    kernels.push_back(create_kernel(program, name));
+    set_arg(kernels.back(), 0, mem);
+    set_arg(kernels.back(), 1, 2);
+    return kernels.back();
+  };
+  const int one = 1;
+  for (cl_mem mem : {shared, probe})
+    ASSERT_CL_OK(clEnqueueFillBuffer(here, mem, &one, sizeof one, 0, n * sizeof(int), 0, nullptr, nullptr));
+  ASSERT_CL_OK(clFinish(here));
+  cl_event gate = clCreateUserEvent(context, &err);
+  ASSERT_CL_OK(err);
+  cl_event added = nullptr, probe_added = nullptr, probe_scaled = nullptr;
+  ASSERT_CL_OK(clEnqueueNDRangeKernel(doomed, kernel("offset", shared), 1, nullptr, &n, nullptr, 1, &gate, &added));
+  ASSERT_CL_OK(clEnqueueNDRangeKernel(doomed, kernel("offset", probe), 1, nullptr, &n, nullptr, 1, &gate, &probe_added));
+  ASSERT_CL_OK(clEnqueueNDRangeKernel(here, kernel("scale", probe), 1, nullptr, &n, nullptr, 1, &probe_added,
+                                      &probe_scaled));
+  ASSERT_CL_OK(clFlush(doomed));
+  ASSERT_CL_OK(clFlush(here));
+  cluster.daemons[1]->kill();
+  // The survivor has seen its link close: the receive it had failed.
+  ASSERT_LT(settled_status(probe_scaled), 0);
+  // Within the resume window the client still queues work for the lost daemon. No wait lists: the
+  // commands here wait only for the bytes (were they to wait for the lost daemon's events too, the
+  // failure of those would fail them whatever became of the bytes).
+  cl_event scaled = nullptr, added_again = nullptr, scaled_again = nullptr;
+  ASSERT_CL_OK(clEnqueueNDRangeKernel(here, kernel("scale", shared), 1, nullptr, &n, nullptr, 0, nullptr, &scaled));
+  ASSERT_CL_OK(clEnqueueNDRangeKernel(doomed, kernel("offset", shared), 1, nullptr, &n, nullptr, 0, nullptr,
+                                      &added_again));
+  ASSERT_CL_OK(clEnqueueNDRangeKernel(here, kernel("scale", shared), 1, nullptr, &n, nullptr, 0, nullptr,
+                                      &scaled_again));
+  ASSERT_CL_OK(clFlush(here));
+  ASSERT_CL_OK(clSetUserEventStatus(gate, CL_COMPLETE));
+  ASSERT_LT(settled_status(scaled), 0);
+  ASSERT_LT(settled_status(scaled_again), 0);
+  // The queue goes on: a marker behind both, then a buffer of its own filled and read back.
+  cl_event marker = nullptr;
+  ASSERT_CL_OK(clEnqueueMarkerWithWaitList(here, 0, nullptr, &marker));
+  ASSERT_CL_OK(clFlush(here));
+  ASSERT_NE(CL_QUEUED, settled_status(marker)) << "the surviving daemon's queue is blocked";
+  cl_mem fresh = create_buffer(context, CL_MEM_READ_WRITE, n * sizeof(int));
+  const int seven = 7;
+  ASSERT_CL_OK(clEnqueueFillBuffer(here, fresh, &seven, sizeof seven, 0, n * sizeof(int), 0, nullptr, nullptr));
+  std::vector<int> out(n, 0);
+  ASSERT_CL_OK(clEnqueueReadBuffer(here, fresh, CL_TRUE, 0, n * sizeof(int), out.data(), 0, nullptr, nullptr));
+  for (size_t i = 0; i < n; i++) ASSERT_EQ(7, out[i]) << "at " << i;
+  for (cl_event event : {gate, added, probe_added, probe_scaled, scaled, added_again, scaled_again, marker})
+    clReleaseEvent(event);
+  for (cl_kernel k : kernels) clReleaseKernel(k);
+  for (cl_mem mem : {fresh, shared, probe}) clReleaseMemObject(mem);
+  clReleaseProgram(program);
+  clReleaseCommandQueue(here);
+  clReleaseCommandQueue(doomed);
+  clReleaseContext(context);
 }

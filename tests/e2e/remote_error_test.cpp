@@ -163,11 +163,14 @@ TEST_F(RemoteError, RefusedLaunchWithoutAnEventStillFailsTheNextFinish) {
 TEST_F(RemoteError, CommandWaitingOnTheFailedOneFails) {
   cl_event failed = nullptr, after = nullptr;
   ASSERT_CL_OK(refused_launch(&failed));
+  EXPECT_CL(CL_INVALID_ARG_SIZE, clFinish(queue));  // the launch's own error, reported once
   ASSERT_CL_OK(clEnqueueMarkerWithWaitList(queue, 1, &failed, &after));
   EXPECT_CL(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST, clWaitForEvents(1, &after));
   cl_int status = 0;
   ASSERT_CL_OK(clGetEventInfo(after, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr));
   EXPECT_LT(status, 0);
+  // The marker's failure is its event's: clFinish, which names no such error, reports none.
+  EXPECT_CL(CL_SUCCESS, clFinish(queue));
 }
 
 TEST_F(RemoteError, ReadsBehindTheFailedCommandFail) {
