@@ -252,11 +252,16 @@ void Runtime::on_notice(Connection &connection, wire::Notice::Reader notice) {
     std::string message = "fedcl: daemon " + connection.endpoint() + ": " + error.getMessage().cStr();
     _cl_context *context = nullptr;
     {
+      // Held under the lock: the application's last release may come meanwhile (it removes the
+      // context under this lock before letting go of it).
       std::lock_guard<std::mutex> lock(contexts_mutex_);
       auto it = contexts_.find(error.getContext());
-      if (it != contexts_.end()) context = it->second;
+      if (it != contexts_.end()) hold(context = it->second);
     }
-    if (context) notify(context, message);
+    if (context) {
+      notify(context, message);
+      unhold(context);
+    }
     if (std::getenv("FEDCL_DEBUG")) std::fprintf(stderr, "%s\n", message.c_str());
   }
 }
@@ -282,9 +287,15 @@ void Runtime::on_lost(Connection &connection, const std::string &reason) {
   {
     std::lock_guard<std::mutex> lock(contexts_mutex_);
     for (const auto &entry : contexts_)
-      if (entry.second->part(&connection)) affected.push_back(entry.second);
+      if (entry.second->part(&connection)) {
+        hold(entry.second);  // as in on_notice
+        affected.push_back(entry.second);
+      }
   }
-  for (_cl_context *context : affected) notify(context, message);
+  for (_cl_context *context : affected) {
+    notify(context, message);
+    unhold(context);
+  }
 }
 
 void Runtime::on_transfer_chunk(Connection &, uint64_t transfer, uint64_t offset, std::unique_ptr<uint8_t[]> bytes,
