@@ -57,6 +57,7 @@ class Owned {
 };
 using OwnedMem = Owned<cl_mem, clReleaseMemObject>;
 using OwnedKernel = Owned<cl_kernel, clReleaseKernel>;
+using OwnedQueue = Owned<cl_command_queue, clReleaseCommandQueue>;
 
 // Opens the platform whose CL_PLATFORM_NAME contains name_part (and, for the backend, is not fedcl).
 std::unique_ptr<Side> open_side(const std::string &label, const std::string &name_part, bool is_fedcl);

@@ -153,6 +153,70 @@ Measures measure_enqueue_finish(Side &side, const Plan &plan) {
   return median_and_p99("enqueue_finish", samples);
 }
 
+namespace {
+
+void CL_CALLBACK release_gate(cl_event, cl_int status, void *gate) {
+  clSetUserEventStatus(static_cast<cl_event>(gate), status < 0 ? status : CL_COMPLETE);
+}
+
+// The first kernel on side.queue, then the second on second_queue behind it (relayed: behind a user
+// event that the first's completion callback sets), then clFinish of second_queue; in us.
+double dependency_chain(Side &side, cl_command_queue second_queue, cl_kernel first, cl_kernel second, bool relayed) {
+  const size_t one = 1;
+  double start = now_us();
+  cl_event done = nullptr, gate = nullptr;
+  check(clEnqueueNDRangeKernel(side.queue, first, 1, nullptr, &one, &one, 0, nullptr, &done), "clEnqueueNDRangeKernel");
+  check(clFlush(side.queue), "clFlush");
+  cl_event waited = done;
+  if (relayed) {
+    cl_int err = CL_SUCCESS;
+    gate = clCreateUserEvent(side.context, &err);
+    check(err, "clCreateUserEvent");
+    check(clSetEventCallback(done, CL_COMPLETE, release_gate, gate), "clSetEventCallback");
+    waited = gate;
+  }
+  check(clEnqueueNDRangeKernel(second_queue, second, 1, nullptr, &one, &one, 1, &waited, nullptr),
+        "clEnqueueNDRangeKernel");
+  check(clFinish(second_queue), "clFinish");
+  double took = now_us() - start;
+  check(clReleaseEvent(done), "clReleaseEvent");
+  if (gate) check(clReleaseEvent(gate), "clReleaseEvent");
+  return took;
+}
+
+}  // namespace
+
+Measures measure_event_relay(Side &side, const Plan &plan) {
+  TinySetup first(side), second(side);
+  cl_int err = CL_SUCCESS;
+  cl_command_queue second_queue = clCreateCommandQueueWithProperties(side.context, side.device, nullptr, &err);
+  check(err, "clCreateCommandQueueWithProperties");
+  OwnedQueue owned_queue(second_queue);
+  const int iterations = plan.count(2000), warmup = 50;
+  std::vector<double> kept, relayed;
+  // Interleaved, so that a change in the machine's load touches both alike.
+  for (int i = -warmup; i < iterations; i++) {
+    double k = dependency_chain(side, second_queue, first.kernel, second.kernel, false);
+    double r = dependency_chain(side, second_queue, first.kernel, second.kernel, true);
+    if (i < 0) continue;
+    kept.push_back(k);
+    relayed.push_back(r);
+  }
+  first.expect(side, 2 * (iterations + warmup));
+  check(clFinish(side.queue), "clFinish");
+  cl_int value = -1;
+  check(clEnqueueReadBuffer(second_queue, second.counter, CL_TRUE, 0, sizeof value, &value, 0, nullptr, nullptr),
+        "clEnqueueReadBuffer");
+  if (value != 2 * (iterations + warmup))
+    throw std::runtime_error(side.label + ": the second kernel ran " + std::to_string(value) + " times, not " +
+                             std::to_string(2 * (iterations + warmup)));
+  double kept_median = median(kept), relayed_median = median(relayed);
+  return {{"event_relay.driver.median", "us", kept_median},
+          {"event_relay.host.median", "us", relayed_median},
+          {"event_relay.host.p99", "us", p99(relayed)},
+          {"event_relay.extra.median", "us", relayed_median - kept_median}};
+}
+
 Measures measure_create_buffer(Side &side, const Plan &plan) {
   return creation_cost(
       "create_buffer", side, plan, [&] { return side.buffer(4096); },

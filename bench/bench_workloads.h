@@ -37,6 +37,11 @@ Measures measure_set_kernel_arg(Side &side, const Plan &plan);
 Measures measure_ndrange_enqueue(Side &side, const Plan &plan);
 Measures measure_tiny_throughput(Side &side, const Plan &plan);
 Measures measure_enqueue_finish(Side &side, const Plan &plan);
+// A dependency between two queues of the device, kept by the driver, and the same dependency kept
+// through the host: the first kernel's completion callback sets a user event the second waits for.
+// On the backend, their difference is what the driver alone costs to relay a dependency through the
+// host, the least a dependency between daemons costs beside the network (federation_event.cpp).
+Measures measure_event_relay(Side &side, const Plan &plan);
 Measures measure_create_buffer(Side &side, const Plan &plan);
 Measures measure_create_kernel(Side &side, const Plan &plan);
 Measures measure_create_release(Side &side, const Plan &plan);

@@ -34,6 +34,7 @@ const Workload kWorkloads[] = {
     {"ndrange_enqueue", measure_ndrange_enqueue, 3},
     {"tiny_kernel_throughput", measure_tiny_throughput, 3},
     {"enqueue_finish", measure_enqueue_finish, 3},
+    {"event_relay", measure_event_relay, 3},
     {"create_buffer", measure_create_buffer, 3},
     {"create_kernel", measure_create_kernel, 3},
     {"create_release", measure_create_release, 3},
