@@ -338,7 +338,24 @@ TEST_F(MultiDeviceCommandBuffer, ADaemonLostMidReplayFailsTheReplayAndSparesTheO
   // The first daemon's command buffers still run there.
   api.run_and_wait(alone);
   expect_all(read(fresh, c), 3, "c after a replay on the surviving daemon");
+  // Replayed again (accepted while the client still waits for the lost daemon to come back, refused
+  // once it gave up): then the queue of the first daemon that both replays used goes on. The second
+  // replay's first segment waits for bytes from the lost daemon; this hung before those bytes' receive
+  // event outlived the client's last reference to it.
+  cl_event again = nullptr;
+  if (api.enqueue(0, nullptr, buffer, 0, nullptr, &again) == CL_SUCCESS) {
+    EXPECT_CL(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST, clWaitForEvents(1, &again));
+    clReleaseEvent(again);
+  }
+  clear(b);
+  cl_command_buffer_khr on_first = create({first});
+  ASSERT_CL_OK(api.launch(on_first, nullptr, nullptr, bound("offset", b, 3), 1, nullptr, &n, nullptr, 0, nullptr,
+                          nullptr, nullptr));
+  ASSERT_CL_OK(api.finalize(on_first));
+  api.run_and_wait(on_first);
+  expect_all(read(first, b), 3, "b after a replay on the queue the lost replays used");
   clReleaseEvent(gate);
+  ASSERT_CL_OK(api.release(on_first));
   ASSERT_CL_OK(api.release(alone));
   ASSERT_CL_OK(api.release(buffer));
   clReleaseMemObject(c);
