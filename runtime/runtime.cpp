@@ -134,7 +134,10 @@ void Runtime::complete(_cl_event *event, cl_int status, const uint64_t *profilin
     Connection *receiver = fails_too->connection;
     set_remote_status(receiver, fails_too->id, status);
     complete_by_id(fails_too->id, status, nullptr);
-    if (status == CL_DEVICE_NOT_AVAILABLE && event->connection->alive() && receiver->alive()) unlink_peers(event->connection, receiver);
+    // Only where both daemons still answer this process: a daemon that dropped may be gone, and the
+    // link with it is not what failed.
+    bool both_answer = event->connection->alive() && receiver->alive() && !event->connection->dropped() && !receiver->dropped();
+    if (status == CL_DEVICE_NOT_AVAILABLE && both_answer) unlink_peers(event->connection, receiver);
   }
   if (fails_too) release(fails_too);
   for (const auto &callback : due) {

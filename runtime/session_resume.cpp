@@ -136,6 +136,11 @@ void Connection::say_goodbye() {
   written_cv_.wait_for(lock, kGoodbyeWait, [&] { return written_end_ >= end; });
 }
 
+bool Connection::dropped() {
+  std::lock_guard<std::mutex> lock(queue_mutex_);
+  return link_down_;
+}
+
 bool Connection::resume_session(const std::string &why_dropped) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(resume_window_ms_);
   // Senders blocked on the dead socket return, and from now on only keep their bytes.

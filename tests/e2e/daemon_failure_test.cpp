@@ -225,6 +225,7 @@ cl_int settled_status(cl_event event, std::chrono::seconds within = std::chrono:
 // before that; the survivor must still know the event then (before the fix it had forgotten it,
 // and its in-order queue waited forever).
 TEST(DaemonFailure, CommandsWaitingForBytesFromALostDaemonFailAndTheirQueueGoesOn) {
+  OutputCapture warnings(stderr);
   Cluster cluster(2, {"--resume-window", "5"});
   cl_int err;
   cl_context context = clCreateContext(nullptr, 2, cluster.devices.data(), nullptr, nullptr, &err);
@@ -282,6 +283,8 @@ TEST(DaemonFailure, CommandsWaitingForBytesFromALostDaemonFailAndTheirQueueGoesO
   std::vector<int> out(n, 0);
   ASSERT_CL_OK(clEnqueueReadBuffer(here, fresh, CL_TRUE, 0, n * sizeof(int), out.data(), 0, nullptr, nullptr));
   for (size_t i = 0; i < n; i++) ASSERT_EQ(7, out[i]) << "at " << i;
+  // The daemon is gone, not the link between the two: no warning says that the link failed.
+  EXPECT_EQ(std::string::npos, warnings.so_far().find("the peer link between daemons")) << warnings.so_far();
   for (cl_event event : {gate, added, probe_added, probe_scaled, scaled, added_again, scaled_again, marker})
     clReleaseEvent(event);
   for (cl_kernel k : kernels) clReleaseKernel(k);
