@@ -11,7 +11,8 @@
 #   --backend LIB        the backend's OpenCL library, behind the daemons and for the direct run
 #                        (default: $FEDCL_BACKEND_LIBRARY, else the library of /etc/OpenCL/vendors/*pocl*.icd)
 #   --daemons K          daemons to start (default 2); each serves the backend's devices
-#   --daemon-args ARGS   more fedcld options, e.g. "--platform NVIDIA --devices 0"
+#   --daemon-args ARGS   more fedcld options, e.g. "--platform NVIDIA --devices {d}" ({d}: the
+#                        daemon's number, so that each serves a GPU of its own)
 #   --cores-per-daemon C daemon k runs on cores [kC, kC+C) (taskset), and a CPU backend (PoCL) with
 #                        C threads (POCL_MAX_PTHREAD_COUNT for PoCL 3, POCL_CPU_MAX_CU_COUNT from 4):
 #                        nodes of their own cores, against the backend used directly on all of them
@@ -168,7 +169,7 @@ for ((k = 0; k < daemons; k++)); do
   # shellcheck disable=SC2086  # daemon_args are words on purpose
   "${with_parent[@]}" "${pin[@]}" $(loader_env backend) POCL_CACHE_DIR="$work/pocl-cache$k" \
     "$fedcld" --config /dev/null --listen 127.0.0.1:0 --port-file "$work/port$k" --name "node$k" \
-    --log-level "$log_level" $daemon_args </dev/null >"$work/fedcld$k.log" 2>&1 &
+    --log-level "$log_level" ${daemon_args//\{d\}/$k} </dev/null >"$work/fedcld$k.log" 2>&1 &
   pids[k]=$!
   daemon_state[k]=running
 done
