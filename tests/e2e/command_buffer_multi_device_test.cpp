@@ -180,6 +180,31 @@ TEST_F(MultiDeviceCommandBuffer, TheWaitListHoldsEveryBranchAndTheEventCompletes
   ASSERT_CL_OK(api.release(buffer));
 }
 
+TEST_F(MultiDeviceCommandBuffer, TheReplaysEventWaitsForTheLastSegmentOfEveryDaemon) {
+  // Two branches, the second daemon's a slow kernel that nothing in the buffer waits for: only the
+  // replay's event orders it before what the application does next. A read on another queue of the
+  // second daemon, which has no order with the replay's queue, then sees whether it had finished.
+  cl_command_queue side = create_queue(context, cluster.devices[1]);
+  cl_command_buffer_khr buffer = create({first, second});
+  ASSERT_CL_OK(api.launch(buffer, first, nullptr, bound("offset", a, 1), 1, nullptr, &n, nullptr, 0, nullptr, nullptr,
+                          nullptr));
+  ASSERT_CL_OK(api.launch(buffer, second, nullptr, bound("slow_set", b, 7), 1, nullptr, &n, nullptr, 0, nullptr,
+                          nullptr, nullptr));
+  ASSERT_CL_OK(api.finalize(buffer));
+  for (int round = 0; round < 3; round++) {
+    const int zero = 0;
+    ASSERT_CL_OK(clEnqueueFillBuffer(side, b, &zero, sizeof zero, 0, n * sizeof(int), 0, nullptr, nullptr));
+    ASSERT_CL_OK(clFinish(side));
+    cl_event done = nullptr;
+    ASSERT_CL_OK(api.enqueue(0, nullptr, buffer, 0, nullptr, &done));
+    ASSERT_CL_OK(clWaitForEvents(1, &done));
+    expect_all(read(side, b), 7, "b, read on another queue of the second daemon after the replay's event");
+    clReleaseEvent(done);
+  }
+  ASSERT_CL_OK(api.release(buffer));
+  clReleaseCommandQueue(side);
+}
+
 TEST_F(MultiDeviceCommandBuffer, ARemappedCopyRunsOnTheOtherQueuesWithTheUpdatesItHad) {
   cl_command_buffer_khr buffer = create({first, second}, CL_COMMAND_BUFFER_MUTABLE_KHR);
   cl_mutable_command_khr launch = nullptr;
