@@ -120,6 +120,17 @@ void print_nbody_overheads(const Results &results) {
   }
 }
 
+// What relaying a dependency through the host adds on each side (a difference of medians: no
+// ratio, which would mean nothing for a difference).
+void print_event_relay_extra(const Results &results) {
+  for (const char *side : {"direct", "fedcl"}) {
+    auto host = results.find(std::string("event_relay.host.median.") + side);
+    auto driver = results.find(std::string("event_relay.driver.median.") + side);
+    if (host != results.end() && driver != results.end())
+      std::printf("event_relay.extra.median.%s %.6g us\n", side, host->second - driver->second);
+  }
+}
+
 // The solver loop's throughput across the two ways of enqueueing it: fedcl's command buffer against
 // the backend's plain loop and against the backend's own command buffer (issue targets: >= 1.0x and
 // >= 0.9x). Times per iteration, so a ratio is the other side's time over fedcl's.
@@ -245,6 +256,7 @@ int main(int argc, char **argv) {
   print(results, "host.load_1min.end", load_average(), "load");
 
   print_nbody_overheads(results);
+  print_event_relay_extra(results);
   print_solver_ratios(results);
   int missed = report_targets("targets", pocl_targets(), results);
   if (gpu || options.gpu_targets) missed += report_targets("GPU targets", gpu_targets(), results);
