@@ -92,6 +92,13 @@ struct MultiDeviceCommandBuffer : ::testing::Test {
     ASSERT_CL_OK(api.copy(buffer, add_on, nullptr, a, b, 0, 0, n * sizeof(int), 1, &scaled, nullptr, nullptr));
   }
 
+  // One launch on each daemon's queue with no sync point between them (two branches), finalized.
+  void record_branches(cl_command_buffer_khr buffer, cl_kernel on_first, cl_kernel on_second) {
+    ASSERT_CL_OK(api.launch(buffer, first, nullptr, on_first, 1, nullptr, &n, nullptr, 0, nullptr, nullptr, nullptr));
+    ASSERT_CL_OK(api.launch(buffer, second, nullptr, on_second, 1, nullptr, &n, nullptr, 0, nullptr, nullptr, nullptr));
+    ASSERT_CL_OK(api.finalize(buffer));
+  }
+
   std::vector<int> read(cl_command_queue on, cl_mem mem) {
     std::vector<int> out(n, -1);
     EXPECT_CL(CL_SUCCESS, clEnqueueReadBuffer(on, mem, CL_TRUE, 0, n * sizeof(int), out.data(), 0, nullptr, nullptr));
@@ -156,11 +163,7 @@ TEST_F(MultiDeviceCommandBuffer, TwoOutOfOrderQueuesOfOneDeviceFollowTheSyncPoin
 TEST_F(MultiDeviceCommandBuffer, TheWaitListHoldsEveryBranchAndTheEventCompletesWithTheLast) {
   // Two branches with no sync point between them, one per daemon: both wait for the wait list.
   cl_command_buffer_khr buffer = create({first, second});
-  ASSERT_CL_OK(api.launch(buffer, first, nullptr, bound("offset", a, 1), 1, nullptr, &n, nullptr, 0, nullptr, nullptr,
-                          nullptr));
-  ASSERT_CL_OK(api.launch(buffer, second, nullptr, bound("offset", b, 2), 1, nullptr, &n, nullptr, 0, nullptr,
-                          nullptr, nullptr));
-  ASSERT_CL_OK(api.finalize(buffer));
+  record_branches(buffer, bound("offset", a, 1), bound("offset", b, 2));
   clear(a);
   clear(b);
   cl_int err;
@@ -186,11 +189,7 @@ TEST_F(MultiDeviceCommandBuffer, TheReplaysEventWaitsForTheLastSegmentOfEveryDae
   // second daemon, which has no order with the replay's queue, then sees whether it had finished.
   cl_command_queue side = create_queue(context, cluster.devices[1]);
   cl_command_buffer_khr buffer = create({first, second});
-  ASSERT_CL_OK(api.launch(buffer, first, nullptr, bound("offset", a, 1), 1, nullptr, &n, nullptr, 0, nullptr, nullptr,
-                          nullptr));
-  ASSERT_CL_OK(api.launch(buffer, second, nullptr, bound("slow_set", b, 7), 1, nullptr, &n, nullptr, 0, nullptr,
-                          nullptr, nullptr));
-  ASSERT_CL_OK(api.finalize(buffer));
+  record_branches(buffer, bound("offset", a, 1), bound("slow_set", b, 7));
   for (int round = 0; round < 3; round++) {
     const int zero = 0;
     ASSERT_CL_OK(clEnqueueFillBuffer(side, b, &zero, sizeof zero, 0, n * sizeof(int), 0, nullptr, nullptr));
