@@ -140,17 +140,15 @@ cl_int fedcl::api::clEnqueueCommandBufferKHR(cl_uint num_queues, cl_command_queu
   if (!buffer->finalized) return CL_INVALID_OPERATION;
   if ((num_queues == 0) != (queues == nullptr) || (num_queues && num_queues != buffer->queues.size()))
     return CL_INVALID_VALUE;
-  std::vector<cl_command_queue> on = buffer->queues;
   for (cl_uint i = 0; i < num_queues; i++) {
     // A substitute: a queue of the same device, with properties the buffer's commands can run under.
     if (!as<_cl_command_queue>(queues[i])) return CL_INVALID_COMMAND_QUEUE;
     if (queues[i]->context != buffer->context()) return CL_INVALID_CONTEXT;
     if (queues[i]->device != buffer->queues[i]->device) return CL_INCOMPATIBLE_COMMAND_QUEUE_KHR;
-    on[i] = queues[i];
   }
   cl_int err = check_wait_list(buffer->context(), num_events, wait_list);
   if (err != CL_SUCCESS) return err;
-  return command_buffer_enqueue(buffer, on, num_events, wait_list, event);
+  return command_buffer_enqueue(buffer, num_queues ? queues : nullptr, num_events, wait_list, event);
 }
 
 cl_int fedcl::api::clCommandBarrierWithWaitListKHR(cl_command_buffer_khr buffer, cl_command_queue queue,

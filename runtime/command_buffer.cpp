@@ -300,27 +300,35 @@ cl_int command_buffer_update(cl_command_buffer_khr buffer, const std::vector<Lau
   return CL_SUCCESS;
 }
 
-cl_int command_buffer_enqueue(cl_command_buffer_khr buffer, const std::vector<cl_command_queue> &queues,
-                              cl_uint num_events, const cl_event *wait_list, cl_event *event) {
-  bool multi_daemon = queues[0]->context->parts.size() > 1;
+cl_int command_buffer_enqueue(cl_command_buffer_khr buffer, const cl_command_queue *substitutes, cl_uint num_events,
+                              const cl_event *wait_list, cl_event *event) {
+  auto queue_at = [&](cl_uint i) { return substitutes ? substitutes[i] : buffer->queues[i]; };
+  bool multi_daemon = queue_at(0)->context->parts.size() > 1;
   // Copies without the lock's protection: updates may add memory objects meanwhile. The memory
-  // objects matter only where the context has several daemons.
+  // objects matter only where the context has several daemons. A buffer of one segment (the
+  // common case) is copied without a list: a replay allocates nothing it does not need.
+  CommandBufferSegment only{};
   std::vector<CommandBufferSegment> segments;
-  size_t recorded_in = 0;  // segments with commands
   {
     std::lock_guard<std::mutex> lock(buffer->mutex);
     if (!buffer->finalized || !command_buffer_ready(buffer)) return CL_INVALID_OPERATION;
-    for (const CommandBufferSegment &segment : buffer->segments) {
-      segments.push_back({segment.id, segment.queue_index, segment.commands, segment.after, {}});
-      if (multi_daemon) segments.back().mems = segment.mems;
-      recorded_in += segment.commands != 0;
+    const auto &recorded = buffer->segments;
+    auto has_commands = [](const CommandBufferSegment &s) { return s.commands != 0; };
+    if (std::count_if(recorded.begin(), recorded.end(), has_commands) <= 1) {
+      auto first = std::find_if(recorded.begin(), recorded.end(), has_commands);
+      const CommandBufferSegment &picked = first != recorded.end() ? *first : recorded.front();
+      only.id = picked.id;
+      only.queue_index = picked.queue_index;
+      only.commands = picked.commands;
+      if (multi_daemon) only.mems = picked.mems;
+    } else {
+      for (const CommandBufferSegment &segment : recorded) {
+        segments.push_back({segment.id, segment.queue_index, segment.commands, segment.after, {}});
+        if (multi_daemon) segments.back().mems = segment.mems;
+      }
     }
   }
-  if (recorded_in <= 1) {
-    auto first = std::find_if(segments.begin(), segments.end(), [](const auto &s) { return s.commands != 0; });
-    const CommandBufferSegment &only = first != segments.end() ? *first : segments.front();
-    return enqueue_segment(only, queues[only.queue_index], num_events, wait_list, event);
-  }
+  if (segments.empty()) return enqueue_segment(only, queue_at(only.queue_index), num_events, wait_list, event);
   // Segments in recorded order, each behind those it waits for (the first ones behind the wait
   // list), then a marker on the first queue that completes with the last of them: the replay's event.
   std::vector<cl_event> done(segments.size(), nullptr);
@@ -336,14 +344,14 @@ cl_int command_buffer_enqueue(cl_command_buffer_khr buffer, const std::vector<cl
         wait.push_back(done[earlier]);
         awaited[earlier] = true;
       }
-    err = enqueue_segment(segment, queues[segment.queue_index], cl_uint(wait.size()), wait.empty() ? nullptr : wait.data(),
-                          &done[s]);
+    err = enqueue_segment(segment, queue_at(segment.queue_index), cl_uint(wait.size()),
+                          wait.empty() ? nullptr : wait.data(), &done[s]);
   }
   if (err == CL_SUCCESS) {
     std::vector<cl_event> last;
     for (size_t s = 0; s < segments.size(); s++)
       if (done[s] && !awaited[s]) last.push_back(done[s]);
-    err = enqueue_marker(queues[0], CL_COMMAND_COMMAND_BUFFER_KHR, false, cl_uint(last.size()), last.data(), event);
+    err = enqueue_marker(queue_at(0), CL_COMMAND_COMMAND_BUFFER_KHR, false, cl_uint(last.size()), last.data(), event);
   }
   for (cl_event segment_event : done)
     if (segment_event) release(segment_event);

@@ -130,9 +130,10 @@ struct LaunchUpdate {
 // Sends the updates, in order, for the replays that follow.
 cl_int command_buffer_update(cl_command_buffer_khr buffer, const std::vector<LaunchUpdate> &updates);
 
-// Replays buffer on queues (its own, or one each of the same devices, in the same order).
-cl_int command_buffer_enqueue(cl_command_buffer_khr buffer, const std::vector<cl_command_queue> &queues,
-                              cl_uint num_events, const cl_event *wait_list, cl_event *event);
+// Replays buffer on its own queues, or on substitutes (null, or one queue of the same device for
+// each of the buffer's, in the same order, checked by the caller).
+cl_int command_buffer_enqueue(cl_command_buffer_khr buffer, const cl_command_queue *substitutes, cl_uint num_events,
+                              const cl_event *wait_list, cl_event *event);
 
 // A copy of buffer whose commands run on queues: the command recorded on the buffer's queue i on
 // queues[map[i]]. It is in buffer's state, with the updates its launches have had. handles: launches
