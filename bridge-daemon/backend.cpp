@@ -97,6 +97,7 @@ std::string backend_discover(const BackendSelection &selection, std::vector<Back
     platform.maps_parts_wrongly = nvidia;
     platform.transfer_window = nvidia ? kNvidiaTransferWindow : 0;
     platform.uploads_host_copies_late = nvidia;
+    platform.frees_failed_waiters = platform_name(ids[p]) == "Portable Computing Language";
     for (unsigned d = 0; d < ndev; d++) {
       if (!selection.devices.empty() &&
           std::find(selection.devices.begin(), selection.devices.end(), d) == selection.devices.end())

@@ -59,6 +59,7 @@ struct Resolved {
   QueueState *state;
   std::vector<cl_event> wait;
   cl_event event = nullptr;
+  bool unwatched = false;  // the client's bookkeeping alone (wire::Command.unwatched): no watch, no notice
   const cl_event *wait_ptr() const { return wait.empty() ? nullptr : wait.data(); }
   cl_uint wait_count() const { return static_cast<cl_uint>(wait.size()); }
 };

@@ -15,6 +15,7 @@ Resolved resolve(Call &call, wire::Command::Reader command) {
     fail(CL_INVALID_VALUE, "event id " + std::to_string(call.event) + " is reserved or already in use");
   call.context = queue.context;
   Resolved resolved{static_cast<cl_command_queue>(queue.handle), queue.queue.get(), {}};
+  resolved.unwatched = command.getUnwatched() && call.event != 0;
   call.session.touch_queue(command.getQueue());
   for (uint64_t id : command.getWaitFor()) {
     if (!objects.contains(id)) fail(CL_INVALID_EVENT_WAIT_LIST, "wait list names unknown event " + std::to_string(id));
@@ -45,14 +46,18 @@ void track(Call &call, Resolved &resolved, CompletionHandler extra, bool notify)
     clRetainEvent(event);  // the table's reference; the one the backend gave us is dropped below
     session.objects().add(event_id, ObjectKind::event, event, call.context);
   }
+  // An unwatched event is kept under its id for later wait lists only: watching it (about 9 us a
+  // launch on NVIDIA) is what a kernel of a one-daemon context does not pay.
+  bool report = notify && event_id != 0 && !resolved.unwatched;
+  bool watch = extra || report || (resolved.unwatched && session.backend().frees_failed_waiters);
   try {
-    if (extra || (notify && event_id != 0)) {
-      watch_event(session, call.object, event, [event_id, extra, notify](Session &s, cl_int status, const uint64_t *times) {
-        if (event_id != 0) s.completed(event_id, status);
+    if (watch) {
+      watch_event(session, call.object, event, [event_id, extra, report](Session &s, cl_int status, const uint64_t *times) {
+        if (report) s.completed(event_id, status);
         if (extra) extra(s, status, times);
-        if (notify && event_id != 0) s.notify_completion(event_id, status, times);
+        if (report) s.notify_completion(event_id, status, times);
       });
-      if (event_id != 0) session.watching(event_id);
+      if (report) session.watching(event_id);
     }
   } catch (...) {
     clReleaseEvent(event);

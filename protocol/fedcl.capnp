@@ -145,6 +145,9 @@ struct Command {
   queue @0 :UInt64;
   event @1 :UInt64;               # id for the command's event; 0 when the application asked for none
   waitFor @2 :List(UInt64);       # event ids (events of other daemons arrive as user-event proxies)
+  unwatched @3 :Bool;             # the event is for the client's own bookkeeping (the buffers a kernel
+                                  # of a multi-daemon context wrote): fedcld keeps it under its id for
+                                  # later wait lists, but neither watches it nor reports its completion
 }
 
 struct KernelArg {

@@ -65,6 +65,8 @@ cl_int status_of(cl_event event) {
 
 bool pending(cl_event event) { return status_of(event) > CL_COMPLETE; }
 
+bool in_order(cl_command_queue queue) { return queue && !(queue->properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE); }
+
 // Everything below is called with root->mutex held.
 
 // Creates mem (a buffer, sub-buffer or image) on connection's daemon; see mem_create_first.
@@ -428,9 +430,17 @@ void mem_written(cl_mem mem, Connection *connection, cl_event event, const MemSp
   // Copies on their way elsewhere stay: they may bring other bytes. The one the writer built on
   // still decides whether its result is worth anything (check_arrival).
   std::vector<_cl_mem::Writer> &writers = root->writers[connection->index()];
+  // A writer goes once it completed, or once this one, after it on its in-order queue, covers its
+  // bytes: waiting for this one waits for it. Unwatched events (Command::leave_unwatched) never
+  // complete here, so this is what bounds their number.
+  auto kept = [&](const _cl_mem::Writer &w) {
+    bool covered = event && w.event->queue == event->queue && in_order(event->queue) && range.begin <= w.begin &&
+                   w.end <= range.end;
+    return !covered && pending(w.event);
+  };
   // partition, not remove_if: what remove_if leaves behind is unspecified, and each one is released
   // (nor stable_partition, which allocates: the order of writers does not matter).
-  auto done = std::partition(writers.begin(), writers.end(), [](const _cl_mem::Writer &w) { return pending(w.event); });
+  auto done = std::partition(writers.begin(), writers.end(), kept);
   for (auto it = done; it != writers.end(); ++it) release(it->event);
   writers.erase(done, writers.end());
   if (event) {

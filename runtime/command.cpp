@@ -139,9 +139,15 @@ void queue_event_status(Connection *connection, uint64_t event_id, cl_int status
   connection->queue(request);
 }
 
+bool Command::leave_unwatched() {
+  unwatched_ = event_ && !event_out_ && !sync_mode() && !(queue_->properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
+  return unwatched_;
+}
+
 void Command::fill(wire::Command::Builder command) const {
   command.setQueue(queue_->id);
   command.setEvent(event_ ? event_->id : 0);
+  command.setUnwatched(unwatched_);
   if (!wait_ids_.empty()) {
     auto list = command.initWaitFor(wait_ids_.size());
     for (size_t i = 0; i < wait_ids_.size(); i++) list.set(i, wait_ids_[i]);
@@ -150,10 +156,11 @@ void Command::fill(wire::Command::Builder command) const {
 
 cl_int Command::send(RequestMessage &request, const void *payload, uint64_t payload_bytes) {
   // Tracked before the request leaves, so that its completion cannot arrive first.
-  if (event_) Runtime::get().track(event_);
+  bool tracked = event_ && !unwatched_;
+  if (tracked) Runtime::get().track(event_);
   cl_int err = queue_->connection->post(request, payload, payload_bytes);
   // A failure the call returns (a lost daemon; any failure in FEDCL_SYNC mode) comes in no notice.
-  if (err != CL_SUCCESS && event_) Runtime::get().fail_tracked(event_, err < 0 ? err : CL_OUT_OF_RESOURCES);
+  if (err != CL_SUCCESS && tracked) Runtime::get().fail_tracked(event_, err < 0 ? err : CL_OUT_OF_RESOURCES);
   if (err != CL_SUCCESS && !sync_mode()) return err;
   if (event_out_) {
     retain(event_);  // the application's reference

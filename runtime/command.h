@@ -21,6 +21,11 @@ class Command {
   // on the queue's daemon.
   cl_int begin_streamed(bool blocking, cl_mem mem, const MemSpan &span, cl_uint num_events, const cl_event *wait_list,
                         cl_event *event_out);
+  // The internal event of a command on an in-order queue is left unwatched: the daemon keeps it for
+  // the wait lists of later copies but reports nothing, and it never completes in this process
+  // (coherence.cpp drops it once a later writer on its queue covers it). Not for an event the
+  // application holds or waits for (FEDCL_SYNC). Returns whether it is.
+  bool leave_unwatched();
   // Fills the wire Command with the queue, the event and the wait list.
   void fill(wire::Command::Builder command) const;
   // Posts request (with its payload) and hands the event to the application.
@@ -48,6 +53,7 @@ class Command {
   std::vector<_cl_event *> held_;  // wait_also's events
   _cl_event *event_ = nullptr;
   cl_event *event_out_ = nullptr;
+  bool unwatched_ = false;
 };
 
 // Validates a wait list without enqueueing anything (clWaitForEvents and friends).
