@@ -43,6 +43,40 @@ struct Counter {
   }
 };
 
+// A context of node's device alone, with its queue and the counter kernel built there: the launch
+// of a program that never spans daemons, beside the federation's.
+struct AloneContext {
+  cl_context context;
+  cl_command_queue queue;
+  cl_program program;
+
+  explicit AloneContext(const Node &node) {
+    cl_int err;
+    context = clCreateContext(nullptr, 1, &node.device, nullptr, nullptr, &err);
+    check(err, "clCreateContext (node 0 alone)");
+    queue = clCreateCommandQueueWithProperties(context, node.device, nullptr, &err);
+    check(err, "clCreateCommandQueueWithProperties");
+    const char *source = kFederationKernelSource;
+    program = clCreateProgramWithSource(context, 1, &source, nullptr, &err);
+    check(err, "clCreateProgramWithSource");
+    check(clBuildProgram(program, 1, &node.device, "", nullptr, nullptr), "clBuildProgram (node 0 alone)");
+  }
+  AloneContext(const AloneContext &) = delete;
+  ~AloneContext() {
+    clReleaseProgram(program);
+    clReleaseCommandQueue(queue);
+    clReleaseContext(context);
+  }
+};
+
+// One launch of kernel on queue without an event, then clFinish.
+double launch_finish(cl_command_queue queue, cl_kernel kernel) {
+  double start = now_us();
+  check(clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &kOne, &kOne, 0, nullptr, nullptr), "clEnqueueNDRangeKernel");
+  check(clFinish(queue), "clFinish");
+  return now_us() - start;
+}
+
 // first, then second waiting for first's event, then clFinish on second's queue. flushed: with a
 // clFlush of first's queue before second waits (the specification's condition for waiting on an
 // event of another queue; programs often leave it out, and the drivers start first anyway).
@@ -80,6 +114,25 @@ Measures measure_events(Federation &fed, const FederationPlan &plan) {
   }
   const cl_uint runs = cl_uint(2 * (warmup + reps));
   a_first.expect(2 * runs, "the first kernel (node 0)");
+
+  // A launch and clFinish on node 0 in the context over every node, against the same in a context
+  // of node 0 alone, interleaved: what spanning daemons costs a kernel that moves nothing.
+  AloneContext alone(a);
+  cl_int err;
+  OwnedMem alone_counter(clCreateBuffer(alone.context, CL_MEM_READ_WRITE, sizeof(cl_uint), nullptr, &err));
+  check(err, "clCreateBuffer");
+  OwnedKernel alone_bump(clCreateKernel(alone.program, kBumpKernel, &err));
+  check(err, "clCreateKernel");
+  check(clSetKernelArg(alone_bump, 0, sizeof(cl_mem), alone_counter.address()), "clSetKernelArg");
+  std::vector<double> federated, by_itself;
+  for (int r = -warmup; r < reps; r++) {
+    double f = launch_finish(a.queue, a_first.kernel);
+    double o = launch_finish(alone.queue, alone_bump);
+    if (r < 0) continue;
+    federated.push_back(f);
+    by_itself.push_back(o);
+  }
+  a_first.expect(2 * runs + cl_uint(warmup + reps), "the launches on node 0");
   a_second.expect(runs, "the second kernel on node 0");
   b_second.expect(runs, "the second kernel on node 1");
 
@@ -89,7 +142,10 @@ Measures measure_events(Federation &fed, const FederationPlan &plan) {
           {"event.extra.median", "us", cross_median - same_median}, {"event.extra.p99", "us", cross_p99 - same_p99},
           {"event.unflushed.cross_node.median", "us", median(cross_unflushed)},
           {"event.unflushed.same_node.median", "us", median(same_unflushed)},
-          {"event.unflushed.extra.median", "us", median(cross_unflushed) - median(same_unflushed)}};
+          {"event.unflushed.extra.median", "us", median(cross_unflushed) - median(same_unflushed)},
+          {"event.launch.federated.median", "us", median(federated)},
+          {"event.launch.alone.median", "us", median(by_itself)},
+          {"event.launch.extra.median", "us", median(federated) - median(by_itself)}};
 }
 
 }  // namespace bench
