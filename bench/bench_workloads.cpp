@@ -159,24 +159,43 @@ void CL_CALLBACK release_gate(cl_event, cl_int status, void *gate) {
   clSetUserEventStatus(static_cast<cl_event>(gate), status < 0 ? status : CL_COMPLETE);
 }
 
-// The first kernel on side.queue, then the second on second_queue behind it (relayed: behind a user
-// event that the first's completion callback sets), then clFinish of second_queue; in us.
-double dependency_chain(Side &side, cl_command_queue second_queue, cl_kernel first, cl_kernel second, bool relayed) {
+// How the second kernel learns that the first completed: the driver keeps the dependency; a user
+// event set by the first's completion callback, or by a thread that polls the first's status (as
+// fedcld learns of a command on NVIDIA, and sets a stand-in once a peer's signal came); or the
+// second is enqueued only once the poll saw the first complete (no user event at all).
+enum class Relay { driver, callback, polled, enqueued };
+
+void wait_complete_polling(cl_event event) {
+  cl_int status = CL_QUEUED;
+  do check(clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr), "clGetEventInfo");
+  while (status > CL_COMPLETE);
+  if (status < 0) throw std::runtime_error("event_relay: the first kernel failed with " + std::to_string(status));
+}
+
+// The first kernel on side.queue, then the second on second_queue behind it as relay says, then
+// clFinish of second_queue; in us.
+double dependency_chain(Side &side, cl_command_queue second_queue, cl_kernel first, cl_kernel second, Relay relay) {
   const size_t one = 1;
   double start = now_us();
   cl_event done = nullptr, gate = nullptr;
   check(clEnqueueNDRangeKernel(side.queue, first, 1, nullptr, &one, &one, 0, nullptr, &done), "clEnqueueNDRangeKernel");
   check(clFlush(side.queue), "clFlush");
-  cl_event waited = done;
-  if (relayed) {
+  if (relay == Relay::callback || relay == Relay::polled) {
     cl_int err = CL_SUCCESS;
     gate = clCreateUserEvent(side.context, &err);
     check(err, "clCreateUserEvent");
-    check(clSetEventCallback(done, CL_COMPLETE, release_gate, gate), "clSetEventCallback");
-    waited = gate;
+    if (relay == Relay::callback) check(clSetEventCallback(done, CL_COMPLETE, release_gate, gate), "clSetEventCallback");
   }
-  check(clEnqueueNDRangeKernel(second_queue, second, 1, nullptr, &one, &one, 1, &waited, nullptr),
+  if (relay == Relay::enqueued) wait_complete_polling(done);
+  cl_event waited = gate ? gate : done;
+  cl_uint waits = relay == Relay::enqueued ? 0 : 1;
+  check(clEnqueueNDRangeKernel(second_queue, second, 1, nullptr, &one, &one, waits, waits ? &waited : nullptr, nullptr),
         "clEnqueueNDRangeKernel");
+  if (relay == Relay::polled) {
+    check(clFlush(second_queue), "clFlush");
+    wait_complete_polling(done);
+    check(clSetUserEventStatus(gate, CL_COMPLETE), "clSetUserEventStatus");
+  }
   check(clFinish(second_queue), "clFinish");
   double took = now_us() - start;
   check(clReleaseEvent(done), "clReleaseEvent");
@@ -193,26 +212,28 @@ Measures measure_event_relay(Side &side, const Plan &plan) {
   check(err, "clCreateCommandQueueWithProperties");
   OwnedQueue owned_queue(second_queue);
   const int iterations = plan.count(2000), warmup = 50;
-  std::vector<double> kept, relayed;
-  // Interleaved, so that a change in the machine's load touches both alike.
-  for (int i = -warmup; i < iterations; i++) {
-    double k = dependency_chain(side, second_queue, first.kernel, second.kernel, false);
-    double r = dependency_chain(side, second_queue, first.kernel, second.kernel, true);
-    if (i < 0) continue;
-    kept.push_back(k);
-    relayed.push_back(r);
-  }
-  first.expect(side, 2 * (iterations + warmup));
+  const Relay relays[] = {Relay::driver, Relay::callback, Relay::polled, Relay::enqueued};
+  std::vector<double> samples[4];
+  // Interleaved, so that a change in the machine's load touches all alike.
+  for (int i = -warmup; i < iterations; i++)
+    for (int r = 0; r < 4; r++) {
+      double took = dependency_chain(side, second_queue, first.kernel, second.kernel, relays[r]);
+      if (i >= 0) samples[r].push_back(took);
+    }
+  const int chains = 4 * (iterations + warmup);
+  first.expect(side, chains);
   check(clFinish(side.queue), "clFinish");
   cl_int value = -1;
   check(clEnqueueReadBuffer(second_queue, second.counter, CL_TRUE, 0, sizeof value, &value, 0, nullptr, nullptr),
         "clEnqueueReadBuffer");
-  if (value != 2 * (iterations + warmup))
+  if (value != chains)
     throw std::runtime_error(side.label + ": the second kernel ran " + std::to_string(value) + " times, not " +
-                             std::to_string(2 * (iterations + warmup)));
-  return {{"event_relay.driver.median", "us", median(kept)},
-          {"event_relay.host.median", "us", median(relayed)},
-          {"event_relay.host.p99", "us", p99(relayed)}};
+                             std::to_string(chains));
+  return {{"event_relay.driver.median", "us", median(samples[0])},
+          {"event_relay.host.median", "us", median(samples[1])},
+          {"event_relay.host.p99", "us", p99(samples[1])},
+          {"event_relay.polled.median", "us", median(samples[2])},
+          {"event_relay.enqueued.median", "us", median(samples[3])}};
 }
 
 Measures measure_create_buffer(Side &side, const Plan &plan) {
