@@ -65,8 +65,6 @@ cl_int status_of(cl_event event) {
 
 bool pending(cl_event event) { return status_of(event) > CL_COMPLETE; }
 
-bool in_order(cl_command_queue queue) { return queue && !(queue->properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE); }
-
 // Everything below is called with root->mutex held.
 
 // Creates mem (a buffer, sub-buffer or image) on connection's daemon; see mem_create_first.
@@ -434,8 +432,8 @@ void mem_written(cl_mem mem, Connection *connection, cl_event event, const MemSp
   // bytes: waiting for this one waits for it. Unwatched events (Command::leave_unwatched) never
   // complete here, so this is what bounds their number.
   auto kept = [&](const _cl_mem::Writer &w) {
-    bool covered = event && w.event->queue == event->queue && in_order(event->queue) && range.begin <= w.begin &&
-                   w.end <= range.end;
+    bool covered = event && event->queue && w.event->queue == event->queue && event->queue->in_order() &&
+                   range.begin <= w.begin && w.end <= range.end;
     return !covered && pending(w.event);
   };
   // partition, not remove_if: what remove_if leaves behind is unspecified, and each one is released

@@ -78,7 +78,7 @@ cl_int Command::begin(cl_uint num_events, const cl_event *wait_list, cl_event *e
   if (!here->alive()) return CL_DEVICE_NOT_AVAILABLE;
   for (cl_uint i = 0; i < num_events; i++) wait_for(static_cast<_cl_event *>(wait_list[i]));
   // An in-order queue's commands that end in this process (file saves) come before this one too.
-  if (!(queue_->properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE)) {
+  if (queue_->in_order()) {
     for (_cl_event *local : queue_->pending_local()) {
       wait_for(local);
       unhold(local);
@@ -139,10 +139,7 @@ void queue_event_status(Connection *connection, uint64_t event_id, cl_int status
   connection->queue(request);
 }
 
-bool Command::leave_unwatched() {
-  unwatched_ = event_ && !event_out_ && !sync_mode() && !(queue_->properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
-  return unwatched_;
-}
+void Command::leave_unwatched() { unwatched_ = event_ && !event_out_ && !sync_mode() && queue_->in_order(); }
 
 void Command::fill(wire::Command::Builder command) const {
   command.setQueue(queue_->id);

@@ -24,8 +24,8 @@ class Command {
   // The internal event of a command on an in-order queue is left unwatched: the daemon keeps it for
   // the wait lists of later copies but reports nothing, and it never completes in this process
   // (coherence.cpp drops it once a later writer on its queue covers it). Not for an event the
-  // application holds or waits for (FEDCL_SYNC). Returns whether it is.
-  bool leave_unwatched();
+  // application holds or waits for (FEDCL_SYNC).
+  void leave_unwatched();
   // Fills the wire Command with the queue, the event and the wait list.
   void fill(wire::Command::Builder command) const;
   // Posts request (with its payload) and hands the event to the application.

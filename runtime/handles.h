@@ -131,6 +131,7 @@ struct _cl_command_queue : fedcl::Object {
   std::atomic<size_t> local_count{0};  // local_pending's size: every enqueue looks, without the lock
   _cl_command_queue() : Object(kMagic) {}
   ~_cl_command_queue();
+  bool in_order() const { return !(properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE); }
   void last_release();
   void add_local(_cl_event *event);
   // The ones still under way (held: the caller unholds each).

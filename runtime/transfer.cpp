@@ -112,8 +112,6 @@ BuildRequest buffer_fill(cl_mem buffer, const void *pattern, size_t pattern_size
 
 namespace {
 
-bool in_order(cl_command_queue queue) { return !(queue->properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE); }
-
 size_t transfer_unit(cl_mem mem) { return mem->is_image() ? mem->element_size : 1; }
 
 // Sends one piece of a read; its bytes land in host (through staging, if host is pitched).
@@ -139,7 +137,7 @@ cl_int host_read(cl_command_queue queue, cl_mem mem, const MemSpan &span, bool b
   if (err == CL_SUCCESS && blocking && wait_list_failed(num_events, wait_list))
     err = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
   if (err != CL_SUCCESS) return err;
-  std::vector<RegionPiece> pieces = cut_region(host, transfer_unit(mem), in_order(queue));
+  std::vector<RegionPiece> pieces = cut_region(host, transfer_unit(mem), queue->in_order());
   std::vector<std::shared_ptr<PendingReply>> pending;
   for (size_t i = 0; i < pieces.size(); i++) {
     bool first = i == 0, last = i + 1 == pieces.size();
@@ -164,7 +162,7 @@ cl_int host_read(cl_command_queue queue, cl_mem mem, const MemSpan &span, bool b
 cl_int host_write(cl_command_queue queue, cl_mem mem, const MemSpan &span, const HostRegion &host,
                   const BuildPiece &build, cl_uint num_events, const cl_event *wait_list, cl_event *event,
                   cl_command_type type) {
-  std::vector<RegionPiece> pieces = cut_region(host, transfer_unit(mem), in_order(queue));
+  std::vector<RegionPiece> pieces = cut_region(host, transfer_unit(mem), queue->in_order());
   std::unique_ptr<uint8_t[]> staging;
   for (size_t i = 0; i < pieces.size(); i++) {
     bool first = i == 0, last = i + 1 == pieces.size();
