@@ -350,15 +350,18 @@ TEST_F(RangeCoherence, ACopyWaitsForEveryWriterOfItsBytesOnTheSourceDaemon) {
   clReleaseCommandQueue(second);
 }
 
-// A kernel of a context over two daemons carries an event for the coherence layer alone (a later
-// copy of what it wrote waits for it). The daemon neither watches it nor reports its completion,
-// and the client lets each go once the next launch on its queue covers its bytes: thousands of
-// launches without a wait cost the daemon no notices and leave it holding no event per launch.
-TEST_F(RangeCoherence, LaunchesLeaveTheDaemonNoEventToReportOrKeep) {
+// A kernel, a copy or a fill of a context over two daemons carries an event for the coherence layer
+// alone (a later copy of what it wrote waits for it). The daemon neither watches it nor reports its
+// completion, and the client lets each go once the next command on its queue covers its bytes:
+// thousands of commands without a wait cost the daemon no notices and leave it holding no event per
+// command.
+TEST_F(RangeCoherence, CommandsLeaveTheDaemonNoEventToReportOrKeep) {
   const size_t count = 1024;
-  const int launches = 2000;
-  cl_mem mem = create_buffer(context, CL_MEM_READ_WRITE, count * 4);
+  const int rounds = 1000;
   std::vector<uint32_t> zeros(count, 0);
+  cl_mem mem = create_buffer(context, CL_MEM_READ_WRITE, count * 4);
+  cl_mem copy = create_buffer(context, CL_MEM_READ_WRITE, count * 4);
+  cl_mem filled = create_buffer(context, CL_MEM_READ_WRITE, count * 4);
   ASSERT_CL_OK(clEnqueueWriteBuffer(queues[0], mem, CL_TRUE, 0, count * 4, zeros.data(), 0, nullptr, nullptr));
   cl_kernel increment = create_kernel(build_program(context, kIncrement), "increment");
   set_arg(increment, 0, mem);
@@ -367,18 +370,25 @@ TEST_F(RangeCoherence, LaunchesLeaveTheDaemonNoEventToReportOrKeep) {
   OwnSessions before = own_sessions_settled();
   ASSERT_EQ(2, before.found) << status_json();
 
-  for (int i = 0; i < launches; i++)
+  for (cl_uint i = 0; i < rounds; i++) {
     ASSERT_CL_OK(clEnqueueNDRangeKernel(queues[0], increment, 1, nullptr, &count, nullptr, 0, nullptr, nullptr));
+    ASSERT_CL_OK(clEnqueueCopyBuffer(queues[0], mem, copy, 0, 0, count * 4, 0, nullptr, nullptr));
+    ASSERT_CL_OK(clEnqueueFillBuffer(queues[0], filled, &i, sizeof i, 0, count * 4, 0, nullptr, nullptr));
+  }
   ASSERT_CL_OK(clFlush(queues[0]));
-  OwnSessions during = own_sessions_settled();  // launches queued, most likely some still running
+  OwnSessions during = own_sessions_settled();  // commands queued, most likely some still running
   ASSERT_CL_OK(clFinish(queues[0]));
   OwnSessions after = own_sessions_settled();
-  EXPECT_LE(during.objects, before.objects + 4) << "the daemon keeps an event per launch";
-  // A completion notice takes about 30 bytes: 2000 of them would be some 60 KB.
-  EXPECT_LE(after.bytes_sent - before.bytes_sent, 4 * KiB) << "the daemon reported the launches' events";
+  EXPECT_LE(during.objects, before.objects + 8) << "the daemon keeps an event per command";
+  // A completion notice takes about 25 bytes: 3000 of them would be some 75 KB.
+  EXPECT_LE(after.bytes_sent - before.bytes_sent, 4 * KiB) << "the daemon reported the commands' events";
 
-  // The other daemon's copy waits for the last launch.
-  EXPECT_EQ(std::vector<uint32_t>(count, launches + 1), read_all(1, mem, count));
+  // The other daemon's copies wait for the last of each.
+  EXPECT_EQ(std::vector<uint32_t>(count, rounds + 1), read_all(1, mem, count));
+  EXPECT_EQ(std::vector<uint32_t>(count, rounds + 1), read_all(1, copy, count));
+  EXPECT_EQ(std::vector<uint32_t>(count, rounds - 1), read_all(1, filled, count));
   clReleaseKernel(increment);
+  clReleaseMemObject(filled);
+  clReleaseMemObject(copy);
   clReleaseMemObject(mem);
 }
