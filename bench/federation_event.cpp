@@ -116,7 +116,10 @@ Measures measure_events(Federation &fed, const FederationPlan &plan) {
   a_first.expect(2 * runs, "the first kernel (node 0)");
 
   // A launch and clFinish on node 0 in the context over every node, against the same in a context
-  // of node 0 alone, interleaved: what spanning daemons costs a kernel that moves nothing.
+  // of node 0 alone, interleaved: what spanning daemons costs a kernel that moves nothing. On NVIDIA
+  // each launch then also pays the GPU's switch between the two contexts (170 us a launch on an
+  // H200, where fedcl_bench's enqueue + clFinish takes 40), alike on both sides; in blocks of 50
+  // instead, the drift between blocks on the 2-core VM was larger than the difference.
   AloneContext alone(a);
   cl_int err;
   OwnedMem alone_counter(clCreateBuffer(alone.context, CL_MEM_READ_WRITE, sizeof(cl_uint), nullptr, &err));
