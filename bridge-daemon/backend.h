@@ -43,9 +43,10 @@ struct BackendPlatform {
   // loop 5.9 s in clEnqueueNDRangeKernel, and the release of its sub-buffers over 10 s). fedcld
   // makes such a buffer empty and writes the contents itself, off the loop (exec_objects.cpp).
   bool uploads_host_copies_late = false;
-  // A command one of whose dependencies failed is freed while its other dependencies still list it
-  // (PoCL 3.1): fedcld watches every command event it keeps, so that a failed one stays
-  // (ObjectTable::keep_failed_event), even an event the client asked it not to watch.
+  // A command one of whose dependencies failed is freed while its other dependencies still list it,
+  // and may run meanwhile (PoCL 3.1): fedcld keeps user events' failures from the backend
+  // (event_failures.h), and watches every command event it keeps, so that one that fails all the
+  // same stays (ObjectTable::keep_failed_event), even an event the client asked it not to watch.
   bool frees_failed_waiters = false;
 };
 

@@ -102,16 +102,17 @@ void deliver(Watch *watch, cl_int status) {
         server->watch_done();
       }
     } release_last{owned->event, owned->server};
+    cl_int outcome = failures_settle(owned->event, status);  // a command behind a failure fedcld kept from the backend
     auto session = owned->session.lock();
     if (!session || session->closed()) return;
     if (status < 0) {
       session->objects().keep_failed_event(owned->event);  // ObjectTable::keep_failed_event says why
       release_last.event = nullptr;
     }
-    count_deferred_request(*session, owned->timing, status < 0);
+    count_deferred_request(*session, owned->timing, outcome < 0);
     const uint64_t times[4] = {t0, t1, t2, t3};
     try {
-      owned->handler(*session, status, have_times ? times : nullptr);
+      owned->handler(*session, outcome, have_times ? times : nullptr);
     } catch (const RequestError &error) {
       session->notify_error(owned->queue_id, 0, error.status, error.message);
     }
@@ -194,10 +195,14 @@ void sweep_failed_watches() {
   }
 }
 
-void set_user_event_status(cl_event event, cl_int status) {
-  check(clSetUserEventStatus(event, status), "clSetUserEventStatus");
-  if (status < 0) sweep_failed_watches();
+cl_int settle_user_event(cl_event event, cl_int status) {
+  bool backend_failed = false;
+  cl_int err = failures_set_user_event(event, status, &backend_failed);
+  if (backend_failed) sweep_failed_watches();
+  return err;
 }
+
+void set_user_event_status(cl_event event, cl_int status) { check(settle_user_event(event, status), "clSetUserEventStatus"); }
 
 void fill_info(capnp::List<wire::InfoEntry>::Builder entries, const std::vector<InfoValue> &info) {
   for (size_t i = 0; i < info.size(); i++) {

@@ -7,6 +7,7 @@
 
 #include "auth.h"
 #include "backend.h"
+#include "event_failures.h"
 #include "print_gate.h"
 #include "session.h"
 
@@ -49,21 +50,24 @@ void watch_event(Session &session, uint64_t queue_id, cl_event event, Completion
 // Delivers the watches whose events failed without calling back (PoCL does that to commands that
 // wait for a failed event). On the loop.
 void sweep_failed_watches();
-// clSetUserEventStatus, then the sweep when status is a failure.
+// clSetUserEventStatus (through event_failures.h), then the sweep when the backend saw a failure.
+// set_user_event_status throws where the backend refuses; settle_user_event returns its error.
 void set_user_event_status(cl_event event, cl_int status);
+cl_int settle_user_event(cl_event event, cl_int status);
 
 // What every enqueued command shares (exec_commands.cpp): its queue and wait list, resolved
 // against the session's objects.
 struct Resolved {
-  cl_command_queue queue;
-  QueueState *state;
+  cl_command_queue queue = nullptr;
+  QueueState *state = nullptr;
   std::vector<cl_event> wait;
   cl_event event = nullptr;
   bool unwatched = false;  // the client's bookkeeping alone (wire::Command.unwatched): no watch, no notice
+  PendingEvents behind;    // the user events it runs behind (event_failures.h)
   const cl_event *wait_ptr() const { return wait.empty() ? nullptr : wait.data(); }
   cl_uint wait_count() const { return static_cast<cl_uint>(wait.size()); }
 };
-Resolved resolve(Call &call, wire::Command::Reader command);
+Resolved resolve(Call &call, wire::Command::Reader command, Ordering ordering = Ordering::command);
 // After the backend accepted a command: keep its event under the client's id, tell the client when
 // it completes, and remember it as the queue's latest command. extra runs first, on the loop, for
 // commands with work of their own to finish.

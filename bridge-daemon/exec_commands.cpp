@@ -4,7 +4,7 @@
 
 namespace fedcld {
 
-Resolved resolve(Call &call, wire::Command::Reader command) {
+Resolved resolve(Call &call, wire::Command::Reader command, Ordering ordering) {
   ObjectTable &objects = call.session.objects();
   call.object = command.getQueue();
   call.event = command.getEvent();
@@ -14,20 +14,22 @@ Resolved resolve(Call &call, wire::Command::Reader command) {
   if (call.event != 0 && !objects.can_add(call.event))
     fail(CL_INVALID_VALUE, "event id " + std::to_string(call.event) + " is reserved or already in use");
   call.context = queue.context;
-  Resolved resolved{static_cast<cl_command_queue>(queue.handle), queue.queue.get(), {}};
+  Resolved resolved;
+  resolved.queue = static_cast<cl_command_queue>(queue.handle);
+  resolved.state = queue.queue.get();
   resolved.unwatched = command.getUnwatched() && call.event != 0;
   call.session.touch_queue(command.getQueue());
   for (uint64_t id : command.getWaitFor()) {
     if (!objects.contains(id)) fail(CL_INVALID_EVENT_WAIT_LIST, "wait list names unknown event " + std::to_string(id));
     cl_event event = objects.handle<cl_event>(id, ObjectKind::event);
     // PoCL leaves a command queued forever behind an event that has already failed: fail it here.
-    cl_int status = CL_COMPLETE;
-    clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr);
+    cl_int status = failures_status(event);
     if (status < 0)
       fail(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST,
            "the wait list's event " + std::to_string(id) + " failed with " + std::to_string(status));
     resolved.wait.push_back(event);
   }
+  resolved.behind = failures_behind(resolved.wait, resolved.state->in_order, ordering, resolved.state->failures);
   return resolved;
 }
 
@@ -52,6 +54,7 @@ void track(Call &call, Resolved &resolved, CompletionHandler extra, bool notify)
   bool watch = extra || report || (resolved.unwatched && session.backend().frees_failed_waiters);
   try {
     if (watch) {
+      failures_remember(event, resolved.behind);
       watch_event(session, call.object, event, [event_id, extra, report](Session &s, cl_int status, const uint64_t *times) {
         if (report) s.completed(event_id, status);
         if (extra) extra(s, status, times);
@@ -60,6 +63,7 @@ void track(Call &call, Resolved &resolved, CompletionHandler extra, bool notify)
       if (report) session.watching(event_id);
     }
   } catch (...) {
+    failures_forget(event);
     clReleaseEvent(event);
     throw;
   }
@@ -191,8 +195,7 @@ void enqueue_printing(Call &call, Resolved &r, const std::function<cl_int(cl_eve
   std::vector<cl_event> pending;
   bool dependency_failed = false;
   auto consider = [&](cl_event event) {
-    cl_int status = CL_COMPLETE;
-    clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr);
+    cl_int status = failures_status(event);
     if (status > CL_COMPLETE && !gate.runs(session.number(), event)) pending.push_back(event);
     if (status < 0) dependency_failed = true;
   };
@@ -230,8 +233,10 @@ void enqueue_printing(Call &call, Resolved &r, const std::function<cl_int(cl_eve
   try {
     // The output goes out before the completion, so the client has written it before the
     // application can see the command complete.
-    track(call, r, [ticket](Session &s, cl_int, const uint64_t *) {
-      s.notify_printf(s.host().print_gate().command_done(ticket));
+    track(call, r, [ticket](Session &s, cl_int status, const uint64_t *) {
+      std::string printed = s.host().print_gate().command_done(ticket);
+      // A command behind a failure fedcld kept from the backend ran: what it printed is not the application's.
+      if (status == CL_COMPLETE) s.notify_printf(printed);
     });
   } catch (...) {
     gate.orphan(ticket);
@@ -264,7 +269,7 @@ void exec_nd_range(Call &call, wire::Request::NDRange::Reader request) {
 }
 
 void exec_marker(Call &call, wire::Command::Reader command, bool barrier) {
-  Resolved r = resolve(call, command);
+  Resolved r = resolve(call, command, barrier ? Ordering::barrier : Ordering::marker);
   if (barrier) {
     // Later commands of an out-of-order queue wait for its latest barrier: a printing one counts it
     // among its dependencies.

@@ -46,8 +46,10 @@ void fail_unset_user_event(cl_event event) {
   cl_int status = CL_COMPLETE;
   if (clGetEventInfo(event, CL_EVENT_COMMAND_TYPE, sizeof type, &type, nullptr) == CL_SUCCESS && type == CL_COMMAND_USER &&
       clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr) == CL_SUCCESS &&
-      status > CL_COMPLETE)
-    clSetUserEventStatus(event, CL_OUT_OF_RESOURCES);
+      status > CL_COMPLETE) {
+    bool backend_failed = false;  // the session ends: no watch is left to sweep
+    failures_set_user_event(event, CL_OUT_OF_RESOURCES, &backend_failed);
+  }
 }
 
 const char *object_kind_name(ObjectKind kind) {

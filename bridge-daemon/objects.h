@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "event_failures.h"
 #include "event_waiter.h"
 #include "staging_pool.h"
 #include "sub_buffer_order.h"
@@ -42,6 +43,7 @@ struct QueueState {
   bool untracked = false;               // commands without an event came after last (clFinish
                                         // then enqueues a marker)
   cl_event barrier = nullptr;           // an out-of-order queue's latest barrier (print_gate.h)
+  QueueFailures failures;               // what its next commands run behind (event_failures.h)
   std::unique_ptr<EventWaiter> waiter;  // for backends whose event callbacks come late
   std::unique_ptr<StagingPool> staging; // page-locked memory for its reads (GPUs; --page-locked-reads)
   QueueState() = default;

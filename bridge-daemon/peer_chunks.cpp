@@ -26,10 +26,7 @@ OwnEvent::~OwnEvent() {
   if (!event_) return;
   // Work that ended without an outcome (refused after the event existed, or its session closed)
   // must not leave commands waiting for the event forever.
-  if (!done_ && !settled()) {
-    clSetUserEventStatus(event_, CL_OUT_OF_RESOURCES);
-    sweep_failed_watches();
-  }
+  if (!done_ && !settled()) settle_user_event(event_, CL_OUT_OF_RESOURCES);
   clReleaseEvent(event_);
 }
 
@@ -43,10 +40,7 @@ void OwnEvent::finish(Session *session, cl_int status, const std::string &messag
                       const uint64_t *profiling) {
   if (done_) return;
   done_ = true;
-  if (event_ && !settled()) {
-    clSetUserEventStatus(event_, status);
-    if (status < 0) sweep_failed_watches();
-  }
+  if (event_ && !settled()) settle_user_event(event_, status);
   if (!session || session->closed()) return;
   if (status == CL_COMPLETE) {
     if (id_) session->notify_completion(id_, CL_COMPLETE, profiling);
@@ -62,7 +56,7 @@ DeviceChunks::DeviceChunks(Call &call, Resolved &resolved, uint64_t mem_id, uint
     : session_(call.session.weak_from_this()), queue_id_(call.object), queue_(resolved.queue),
       in_order_(resolved.state->in_order), context_(call.context),
       mem_(call.session.objects().handle<cl_mem>(mem_id, ObjectKind::mem)), offset_(offset), size_(size),
-      waits_(resolved.wait) {
+      waits_(resolved.wait), behind_(resolved.behind) {
   cl_mem_object_type type = CL_MEM_OBJECT_BUFFER;
   check(clGetMemObjectInfo(mem_, CL_MEM_TYPE, sizeof type, &type, nullptr), "clGetMemObjectInfo(CL_MEM_TYPE)");
   uint64_t bytes = 0;
@@ -172,7 +166,7 @@ void DeviceChunks::watch(Session &session, cl_event event, size_t k, Done done) 
                     if (k == 0 && !times_[0]) std::copy(times, times + 3, times_);
                     times_[3] = std::max(times_[3], times[3]);
                   }
-                  done(k, status);
+                  done(k, failures_outcome(behind_, status));
                 });
   } catch (...) {
     clReleaseEvent(event);

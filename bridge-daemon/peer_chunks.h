@@ -112,6 +112,7 @@ class DeviceChunks {
   bool staged_ = false;
   size_t region_[3] = {1, 1, 1};
   std::vector<cl_event> waits_;
+  PendingEvents behind_;  // a failure fedcld kept from the backend fails the transfer (event_failures.h)
   uint64_t times_[4] = {};
   Direction direction_ = Direction::to_network;
   // Until every chunk is back or the transfer stops: they hold its owner, which holds this.

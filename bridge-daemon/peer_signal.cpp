@@ -15,8 +15,7 @@ void settle_stand_in(cl_event event, cl_int status) {
   cl_int now = CL_QUEUED;
   if (clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof now, &now, nullptr) == CL_SUCCESS && now <= CL_COMPLETE)
     return;
-  clSetUserEventStatus(event, status);
-  if (status < 0) sweep_failed_watches();
+  settle_user_event(event, status);
 }
 
 void send_signal(SessionHost &host, uint64_t instance, const std::string &address, uint64_t token, uint64_t event_id,

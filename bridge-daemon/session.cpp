@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "event_failures.h"
 #include "log.h"
 #include "server.h"
 #include "session_host.h"
@@ -395,6 +396,7 @@ void Session::flush_queues() {
 
 void Session::set_platform(const BackendPlatform &backend, size_t index) {
   backend_ = &backend;
+  failures_keep_from_backend(backend.frees_failed_waiters);
   platform_index_ = index;
   switch (server_.options().completion) {
     case CompletionMode::callback: waits_for_events_ = false; break;
