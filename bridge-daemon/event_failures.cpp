@@ -110,6 +110,10 @@ PendingEvents failures_behind(const std::vector<cl_event> &wait, bool in_order, 
   if (!g_keep) return behind;
   PendingEvents &follows = in_order || ordering != Ordering::command ? queue.latest : queue.barrier;
   follows.drop_settled();
+  if (wait.empty() && follows.empty()) {  // a launch's usual case: nothing to copy
+    if (!in_order && ordering == Ordering::barrier) queue.barrier = PendingEvents();
+    return behind;
+  }
   behind = follows;
   for (cl_event event : wait) {
     if (backend_status(event) > CL_COMPLETE && is_user_event(event)) behind.add(event);
