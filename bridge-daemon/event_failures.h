@@ -19,6 +19,7 @@
 
 #include <CL/cl.h>
 
+#include <utility>
 #include <vector>
 
 namespace fedcld {
@@ -28,7 +29,12 @@ class PendingEvents {
  public:
   PendingEvents() = default;
   PendingEvents(const PendingEvents &other);
+  PendingEvents(PendingEvents &&other) noexcept : events_(std::move(other.events_)) { other.events_.clear(); }
   PendingEvents &operator=(const PendingEvents &other);
+  PendingEvents &operator=(PendingEvents &&other) noexcept {
+    events_.swap(other.events_);
+    return *this;
+  }
   ~PendingEvents();
   void add(cl_event event);
   void add(const PendingEvents &events);
