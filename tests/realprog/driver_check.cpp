@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -463,8 +464,34 @@ void check_out_of_order() {
   clGetEventInfo(doomed, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof doomed_status, &doomed_status, nullptr);
   line("doomed_status", doomed_status < 0 ? "failed" : std::to_string(doomed_status));
   clFinish(queue);
-  for (cl_event e : {written, added, multiplied, marker, barrier_event, gated, user, read, failing, doomed, independent})
+  // Another failing user event: a barrier follows every command before it, a command after the
+  // barrier follows the barrier, a command of other memory before the barrier follows nothing (each
+  // command has a buffer of its own: PoCL also orders the commands that use one buffer).
+  cl_mem y = buffer(CL_MEM_READ_WRITE, n * sizeof(int)), z = buffer(CL_MEM_READ_WRITE, n * sizeof(int)),
+         w = buffer(CL_MEM_READ_WRITE, n * sizeof(int));
+  cl_event failing_again = clCreateUserEvent(g_context, &err), doomed_again, unrelated, fence, behind_fence;
+  clSetKernelArg(add, 0, sizeof y, &y);
+  result("doomed_again", clEnqueueNDRangeKernel(queue, add, 1, nullptr, &n, nullptr, 1, &failing_again, &doomed_again));
+  clSetKernelArg(add, 0, sizeof w, &w);
+  result("unrelated", clEnqueueNDRangeKernel(queue, add, 1, nullptr, &n, nullptr, 0, nullptr, &unrelated));
+  result("fence", clEnqueueBarrierWithWaitList(queue, 0, nullptr, &fence));
+  clSetKernelArg(add, 0, sizeof z, &z);
+  result("behind_fence", clEnqueueNDRangeKernel(queue, add, 1, nullptr, &n, nullptr, 0, nullptr, &behind_fence));
+  clFlush(queue);
+  result("fail_user_again", clSetUserEventStatus(failing_again, -1234));
+  const std::pair<const char *, cl_event> outcomes[] = {
+      {"doomed_again", doomed_again}, {"unrelated", unrelated}, {"fence", fence}, {"behind_fence", behind_fence}};
+  for (const auto &[name, event] : outcomes) {
+    clWaitForEvents(1, &event);
+    cl_int status = 0;
+    clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr);
+    line((std::string(name) + "_status").c_str(), status < 0 ? "failed" : std::to_string(status));
+  }
+  clFinish(queue);
+  for (cl_event e : {written, added, multiplied, marker, barrier_event, gated, user, read, failing, doomed, independent,
+                     failing_again, doomed_again, unrelated, fence, behind_fence})
     clReleaseEvent(e);
+  for (cl_mem m : {y, z, w}) clReleaseMemObject(m);
   clReleaseMemObject(x);
   clReleaseKernel(add);
   clReleaseKernel(mul);
