@@ -4,6 +4,8 @@
 //   - a chain across two daemons (a kernel on one, a kernel on the other that waits for its event,
 //     a read on the second), checked,
 //   - a command behind a user event set to an error: it must fail, and the read behind it too,
+//   - the same on an out-of-order queue, with a barrier: the barrier and the command behind it fail,
+//     a command of other memory before the barrier completes,
 // while the test SIGKILLs some clients in the middle and SIGKILLs one daemon in the middle. Every
 // result a call reports as done must be right; a call may fail only where the killed daemon is
 // involved, and then with an OpenCL error; no client may hang; the other daemons must live.
@@ -154,6 +156,53 @@ void failure_checked(Shared &s, std::mt19937 &rng, cl_command_queue *queues, Tal
   clReleaseMemObject(mem);
 }
 
+// The same on an out-of-order queue: a barrier after the doomed command fails with it, and so does
+// the command behind the barrier; a command of other memory enqueued before the barrier completes.
+void ordered_failure_checked(Shared &s, std::mt19937 &rng, cl_command_queue *ooo_queues, Tally &t) {
+  int d = int(rng() % s.devices.size());
+  const size_t n = 256;
+  cl_int err;
+  cl_mem doomed_mem = clCreateBuffer(s.context, CL_MEM_READ_WRITE, n * sizeof(int), nullptr, &err);
+  cl_mem other_mem = clCreateBuffer(s.context, CL_MEM_READ_WRITE, n * sizeof(int), nullptr, &err);
+  cl_event gate = clCreateUserEvent(s.context, &err);
+  cl_kernel k = clCreateKernel(s.program, "offset", &err), other = clCreateKernel(s.program, "offset", &err);
+  int add = 1;
+  clSetKernelArg(k, 0, sizeof doomed_mem, &doomed_mem);
+  clSetKernelArg(k, 1, sizeof add, &add);
+  clSetKernelArg(other, 0, sizeof other_mem, &other_mem);
+  clSetKernelArg(other, 1, sizeof add, &add);
+  cl_event doomed = nullptr, unrelated = nullptr, fence = nullptr, behind = nullptr;
+  err = clEnqueueNDRangeKernel(ooo_queues[d], k, 1, nullptr, &n, nullptr, 1, &gate, &doomed);
+  if (err == CL_SUCCESS) err = clEnqueueNDRangeKernel(ooo_queues[d], other, 1, nullptr, &n, nullptr, 0, nullptr, &unrelated);
+  if (err == CL_SUCCESS) err = clEnqueueBarrierWithWaitList(ooo_queues[d], 0, nullptr, &fence);
+  if (err == CL_SUCCESS) err = clEnqueueNDRangeKernel(ooo_queues[d], k, 1, nullptr, &n, nullptr, 0, nullptr, &behind);
+  clSetUserEventStatus(gate, -1234);
+  auto status_of = [](cl_event event) {
+    cl_int status = CL_COMPLETE;
+    clWaitForEvents(1, &event);
+    clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr);
+    return status;
+  };
+  bool as_it_must;
+  if (err != CL_SUCCESS) {
+    as_it_must = involves(s.doomed, d);
+  } else {
+    cl_int unrelated_status = status_of(unrelated);
+    as_it_must = status_of(doomed) < 0 && status_of(fence) < 0 && status_of(behind) < 0 &&
+                 (unrelated_status == CL_COMPLETE || involves(s.doomed, d));
+  }
+  (as_it_must ? t.failed_ok : t.wrong)++;
+  if (!as_it_must) std::fprintf(stderr, "stress: a barrier behind a failed event on daemon %d did not fail as it must\n", d);
+  clFinish(ooo_queues[d]);
+  for (cl_event event : {doomed, unrelated, fence, behind})
+    if (event) clReleaseEvent(event);
+  clReleaseEvent(gate);
+  clReleaseKernel(k);
+  clReleaseKernel(other);
+  clReleaseMemObject(doomed_mem);
+  clReleaseMemObject(other_mem);
+}
+
 // A client process: its threads loop over the mix until the time is up. The exit status is 0 when
 // nothing was wrong and something was checked.
 int client(int threads, int seconds, int doomed, unsigned seed) {
@@ -187,16 +236,22 @@ int client(int threads, int seconds, int doomed, unsigned seed) {
   for (int w = 0; w < threads; w++) {
     workers.emplace_back([&, w] {
       std::mt19937 rng(seed * 1000 + unsigned(w));
-      std::vector<cl_command_queue> queues;
-      for (cl_device_id device : s.devices) queues.push_back(clCreateCommandQueueWithProperties(s.context, device, nullptr, &err));
+      std::vector<cl_command_queue> queues, ooo_queues;
+      const cl_queue_properties out_of_order[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, 0};
+      for (cl_device_id device : s.devices) {
+        queues.push_back(clCreateCommandQueueWithProperties(s.context, device, nullptr, &err));
+        ooo_queues.push_back(clCreateCommandQueueWithProperties(s.context, device, out_of_order, &err));
+      }
       while (std::chrono::steady_clock::now() < until) {
-        switch (rng() % 4) {
-          case 0: case 1: launch_checked(s, rng, queues.data(), tally); break;
-          case 2: chain_checked(s, rng, queues.data(), tally); break;
-          default: failure_checked(s, rng, queues.data(), tally); break;
+        switch (rng() % 8) {
+          case 0: case 1: case 2: case 3: launch_checked(s, rng, queues.data(), tally); break;
+          case 4: case 5: chain_checked(s, rng, queues.data(), tally); break;
+          case 6: failure_checked(s, rng, queues.data(), tally); break;
+          default: ordered_failure_checked(s, rng, ooo_queues.data(), tally); break;
         }
       }
       for (cl_command_queue q : queues) clReleaseCommandQueue(q);
+      for (cl_command_queue q : ooo_queues) clReleaseCommandQueue(q);
     });
   }
   for (auto &worker : workers) worker.join();
