@@ -98,7 +98,7 @@ cl_int failures_set_user_event(cl_event event, cl_int status, bool *backend_fail
 
 cl_int failures_status(cl_event event) {
   cl_int status = backend_status(event);
-  if (!g_keep || status < 0) return status;
+  if (!g_keep || status != CL_COMPLETE) return status;  // only completed events have a failure recorded
   std::lock_guard<std::mutex> lock(g_mutex);
   auto failed = g_failed.find(event);
   return failed == g_failed.end() ? status : failed->second;
