@@ -141,16 +141,26 @@ Measures measure_tiny_throughput(Side &side, const Plan &plan) {
 Measures measure_enqueue_finish(Side &side, const Plan &plan) {
   TinySetup tiny(side);
   const int iterations = plan.count(2000), warmup = 100;
-  std::vector<double> samples;
+  // Alternately without and with the launch's event (PyOpenCL asks for one at every enqueue).
+  std::vector<double> samples, with_event;
   for (int i = -warmup; i < iterations; i++) {
-    double start = now_us();
-    enqueue_tiny(side, tiny.kernel);
-    check(clFinish(side.queue), "clFinish");
-    double took = now_us() - start;
-    if (i >= 0) samples.push_back(took);
+    for (bool event_wanted : {false, true}) {
+      cl_event event = nullptr;
+      double start = now_us();
+      check(clEnqueueNDRangeKernel(side.queue, tiny.kernel, 1, nullptr, &kOne, nullptr, 0, nullptr,
+                                   event_wanted ? &event : nullptr),
+            "clEnqueueNDRangeKernel");
+      check(clFinish(side.queue), "clFinish");
+      if (event) check(clReleaseEvent(event), "clReleaseEvent");
+      double took = now_us() - start;
+      if (i >= 0) (event_wanted ? with_event : samples).push_back(took);
+    }
   }
-  tiny.expect(side, iterations + warmup);
-  return median_and_p99("enqueue_finish", samples);
+  tiny.expect(side, 2 * (iterations + warmup));
+  Measures measures = median_and_p99("enqueue_finish", samples);
+  Measures evented = median_and_p99("enqueue_finish.with_event", with_event);
+  measures.insert(measures.end(), evented.begin(), evented.end());
+  return measures;
 }
 
 namespace {

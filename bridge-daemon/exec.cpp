@@ -119,6 +119,14 @@ void deliver(Watch *watch, cl_int status) {
     auto &objects = session->objects();
     if (objects.contains(owned->queue_id)) {
       QueueState &queue = *objects.get(owned->queue_id, ObjectKind::queue).queue;
+      for (auto it = queue.finish_behind.begin(); it != queue.finish_behind.end();) {
+        if (it->first != owned->event) {
+          ++it;
+          continue;
+        }
+        queue.finish_waiters.push_back(it->second);
+        it = queue.finish_behind.erase(it);
+      }
       if (--queue.outstanding == 0 && !queue.finish_waiters.empty()) {
         for (uint64_t seq : queue.finish_waiters) session->send_status(seq, CL_SUCCESS, "");
         queue.finish_waiters.clear();

@@ -70,6 +70,7 @@ void track(Call &call, Resolved &resolved, CompletionHandler extra, bool notify)
   if (resolved.state->in_order) {
     if (resolved.state->last) clReleaseEvent(resolved.state->last);
     resolved.state->last = event;  // takes over our reference
+    resolved.state->last_watched = watch;
     resolved.state->untracked = false;
   } else {
     clReleaseEvent(event);
@@ -308,7 +309,10 @@ void exec_finish(Call &call, uint64_t queue_id) {
     cl_int status = CL_COMPLETE;
     if (state.last) clGetEventInfo(state.last, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr);
     if (status > CL_COMPLETE) {
-      watch_event(call.session, queue_id, state.last, answer_when_processed);
+      // A watched command answers the clFinish from its own watch: a second one would cost the
+      // backend a callback (or the waiter a poll) and the loop a hand-off for the same completion.
+      if (state.last_watched) state.finish_behind.emplace_back(state.last, seq);
+      else watch_event(call.session, queue_id, state.last, answer_when_processed);
       call.session.touch_queue(queue_id);
     } else if (state.outstanding > 0) {
       state.finish_waiters.push_back(seq);
@@ -325,6 +329,7 @@ void exec_finish(Call &call, uint64_t queue_id) {
     if (state.last) clReleaseEvent(state.last);
     clRetainEvent(marker);
     state.last = marker;
+    state.last_watched = false;  // its watch answers this clFinish alone
     state.untracked = false;
   }
   try {

@@ -528,8 +528,12 @@ void Session::write_bytes(std::vector<uint8_t> bytes, std::shared_ptr<uint8_t[]>
 
 void Session::send_reply(capnp::MessageBuilder &message, std::shared_ptr<uint8_t[]> payload, uint64_t payload_bytes,
                          Payload kind) {
-  flush_notices();  // a reply never overtakes the notices that precede it
+  // A reply never overtakes the notices that precede it; they leave in the same write (a clFinish's
+  // reply and its queue's completions: one send, one wake-up of the client's receiver), unless they
+  // carry printf output, which travels as their own payload.
   std::vector<uint8_t> bytes;
+  if (printf_.empty()) append_notices(bytes);
+  else flush_notices();
   fedcl::frame_append(bytes, fedcl::wire::FrameKind::REPLY, message, payload_bytes);
   write_bytes(std::move(bytes), std::move(payload), payload_bytes, nullptr, kind);
   if (fedcl::trace::on())
@@ -618,8 +622,20 @@ void Session::send_heartbeat() {
 }
 
 void Session::flush_notices() {
+  std::vector<uint8_t> bytes;
+  uint64_t payload_bytes = printf_.size();
+  std::shared_ptr<uint8_t[]> payload;
+  if (payload_bytes) {
+    auto text = std::make_shared<std::string>(std::move(printf_));
+    payload = std::shared_ptr<uint8_t[]>(text, reinterpret_cast<uint8_t *>(text->data()));
+    printf_.clear();
+  }
+  if (append_notices(bytes, payload_bytes)) write_bytes(std::move(bytes), std::move(payload), payload_bytes);
+}
+
+bool Session::append_notices(std::vector<uint8_t> &bytes, uint64_t printf_bytes) {
   dirty_ = false;
-  if (completions_.empty() && errors_.empty() && printf_.empty()) return;
+  if (completions_.empty() && errors_.empty() && printf_bytes == 0) return false;
   capnp::MallocMessageBuilder message;
   auto notice = message.initRoot<fedcl::wire::Notice>();
   auto completions = notice.initCompletions(completions_.size());
@@ -643,18 +659,10 @@ void Session::flush_notices() {
   completions_.clear();
   errors_.clear();
   if (resumable()) notice.setReceived(received_told_ = received_);
-  // Kernel printf output travels as the payload, straight from the string that collected it.
-  std::shared_ptr<uint8_t[]> payload;
-  uint64_t payload_bytes = printf_.size();
-  if (payload_bytes) {
-    notice.setPrintfBytes(payload_bytes);
-    auto text = std::make_shared<std::string>(std::move(printf_));
-    payload = std::shared_ptr<uint8_t[]>(text, reinterpret_cast<uint8_t *>(text->data()));
-    printf_.clear();
-  }
-  std::vector<uint8_t> bytes;
-  fedcl::frame_append(bytes, fedcl::wire::FrameKind::NOTICE, message, payload_bytes);
-  write_bytes(std::move(bytes), std::move(payload), payload_bytes);
+  // Kernel printf output travels as the frame's payload, straight from the string that collected it.
+  if (printf_bytes) notice.setPrintfBytes(printf_bytes);
+  fedcl::frame_append(bytes, fedcl::wire::FrameKind::NOTICE, message, printf_bytes);
+  return true;
 }
 
 }  // namespace fedcld

@@ -278,6 +278,9 @@ class Session : public std::enable_shared_from_this<Session> {
   void write_bytes(std::vector<uint8_t> bytes, std::shared_ptr<uint8_t[]> payload, uint64_t payload_bytes,
                    std::function<void(int status)> written = nullptr, Payload kind = Payload::owned);
   void mark_dirty();
+  // Appends the pending notices as one frame to bytes (false: none pending); printf_bytes of output,
+  // taken from printf_ by the caller, follow the frame as its payload.
+  bool append_notices(std::vector<uint8_t> &bytes, uint64_t printf_bytes = 0);
 
   Server &server_;
   uint64_t number_;
