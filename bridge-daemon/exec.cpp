@@ -119,6 +119,7 @@ void deliver(Watch *watch, cl_int status) {
     auto &objects = session->objects();
     if (objects.contains(owned->queue_id)) {
       QueueState &queue = *objects.get(owned->queue_id, ObjectKind::queue).queue;
+      if (queue.last == owned->event) queue.last_watched = false;
       for (auto it = queue.finish_behind.begin(); it != queue.finish_behind.end();) {
         if (it->first != owned->event) {
           ++it;

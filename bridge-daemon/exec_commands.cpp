@@ -305,14 +305,19 @@ void exec_finish(Call &call, uint64_t queue_id) {
   call.replied = true;
   if (state.in_order && !state.untracked) {
     // The latest command completing means the whole queue did: no marker, no extra trip through
-    // the backend, and an idle queue answers at once.
+    // the backend, and an idle queue answers at once. A watched command answers the clFinish from
+    // its own watch: a second one would cost the backend a callback (or the waiter a poll) and the
+    // loop a hand-off for the same completion, and asking its status costs NVIDIA microseconds
+    // while the waiter polls it.
+    if (state.last_watched) {
+      state.finish_behind.emplace_back(state.last, seq);
+      call.session.touch_queue(queue_id);
+      return;
+    }
     cl_int status = CL_COMPLETE;
     if (state.last) clGetEventInfo(state.last, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr);
     if (status > CL_COMPLETE) {
-      // A watched command answers the clFinish from its own watch: a second one would cost the
-      // backend a callback (or the waiter a poll) and the loop a hand-off for the same completion.
-      if (state.last_watched) state.finish_behind.emplace_back(state.last, seq);
-      else watch_event(call.session, queue_id, state.last, answer_when_processed);
+      watch_event(call.session, queue_id, state.last, answer_when_processed);
       call.session.touch_queue(queue_id);
     } else if (state.outstanding > 0) {
       state.finish_waiters.push_back(seq);

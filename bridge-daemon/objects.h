@@ -40,7 +40,8 @@ struct QueueState {
   uint32_t outstanding = 0;             // commands whose completion the loop has not processed yet
   std::vector<uint64_t> finish_waiters; // seqs of clFinish calls answered once outstanding is 0
   cl_event last = nullptr;              // an in-order queue's latest command with an event
-  bool last_watched = false;            // last has a watch of its own, which a clFinish can share
+  bool last_watched = false;            // last has a watch that has not delivered yet, which a
+                                        // clFinish shares
   std::vector<std::pair<cl_event, uint64_t>> finish_behind;  // clFinish seqs that wait for that
                                         // watch (the event, not retained: the watch holds it)
   bool untracked = false;               // commands without an event came after last (clFinish
