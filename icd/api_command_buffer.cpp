@@ -38,59 +38,73 @@ cl_int check_recording(cl_command_buffer_khr buffer, cl_command_queue queue, con
   return buffer->finalized ? CL_INVALID_OPERATION : CL_SUCCESS;
 }
 
-cl_int record(cl_command_buffer_khr buffer, cl_command_queue on, cl_int checked, const DeviceOp &op,
-              cl_uint num_sync_points, const cl_sync_point_khr *sync_points, cl_sync_point_khr *sync_point) {
-  if (checked != CL_SUCCESS) return checked;
+// A device command (copy or fill) of a command buffer: checked as every recording is, then by
+// make_op as its clEnqueue* twin checks it, then recorded.
+template <typename MakeOp>
+cl_int record_device_op(cl_command_buffer_khr buffer, cl_command_queue queue,
+                        const cl_command_properties_khr *properties, cl_uint num_sync_points,
+                        const cl_sync_point_khr *sync_points, cl_sync_point_khr *sync_point,
+                        cl_mutable_command_khr *handle, MakeOp make_op) {
+  cl_command_queue on = nullptr;
+  cl_int err = check_recording(buffer, queue, properties, num_sync_points, sync_points, handle, &on);
+  if (err != CL_SUCCESS) return err;
+  DeviceOp op;
+  err = make_op(on, &op);
+  if (err != CL_SUCCESS) return err;
   std::vector<UsedMem> mems;
   if (op.source) mems.push_back({op.source, false});
   mems.push_back({op.dest, true});
   return command_buffer_record(buffer, on, num_sync_points, sync_points, op.build, mems, sync_point);
 }
 
-// The properties of clCreateCommandBufferKHR: CL_COMMAND_BUFFER_FLAGS_KHR (mutable; simultaneous use:
-// replays may always overlap; device-side sync, checked against the queues by the caller) and the
-// mutable-dispatch asserts (promises fedcl need not act on), each once. *flags: the flags given.
-cl_int check_properties(const cl_command_buffer_properties_khr *properties,
-                        std::vector<cl_command_buffer_properties_khr> *kept, cl_command_buffer_flags_khr *flags) {
+// A zero-terminated list of (name, value) properties, each name at most once; accept(name, value)
+// judges each pair. *kept: the list as given, its terminating zero included.
+template <typename Property, typename Accept>
+cl_int check_property_list(const Property *properties, std::vector<Property> *kept, Accept accept) {
   if (!properties) return CL_SUCCESS;
-  std::vector<cl_command_buffer_properties_khr> seen;
+  std::vector<Property> seen;
   size_t n = 0;
   for (; properties[n] != 0; n += 2) {
-    cl_command_buffer_properties_khr name = properties[n], value = properties[n + 1];
+    Property name = properties[n], value = properties[n + 1];
     if (std::find(seen.begin(), seen.end(), name) != seen.end()) return CL_INVALID_VALUE;
     seen.push_back(name);
-    if (name == CL_COMMAND_BUFFER_FLAGS_KHR) {
-      if (value & ~cl_command_buffer_properties_khr(CL_COMMAND_BUFFER_MUTABLE_KHR | CL_COMMAND_BUFFER_SIMULTANEOUS_USE_KHR |
-                                                    CL_COMMAND_BUFFER_DEVICE_SIDE_SYNC_KHR))
-        return CL_INVALID_VALUE;
-      *flags = value;
-    } else if (name != CL_COMMAND_BUFFER_MUTABLE_DISPATCH_ASSERTS_KHR) {
-      return CL_INVALID_VALUE;
-    }
+    cl_int err = accept(name, value);
+    if (err != CL_SUCCESS) return err;
   }
   kept->assign(properties, properties + n + 1);
   return CL_SUCCESS;
 }
 
-// A launch's properties: the fields an update may change, and asserts; each once.
+// The properties of clCreateCommandBufferKHR: CL_COMMAND_BUFFER_FLAGS_KHR (mutable; simultaneous use:
+// replays may always overlap; device-side sync, checked against the queues by the caller) and the
+// mutable-dispatch asserts (promises fedcl need not act on). *flags: the flags given.
+cl_int check_properties(const cl_command_buffer_properties_khr *properties,
+                        std::vector<cl_command_buffer_properties_khr> *kept, cl_command_buffer_flags_khr *flags) {
+  constexpr cl_command_buffer_properties_khr known_flags =
+      CL_COMMAND_BUFFER_MUTABLE_KHR | CL_COMMAND_BUFFER_SIMULTANEOUS_USE_KHR | CL_COMMAND_BUFFER_DEVICE_SIDE_SYNC_KHR;
+  return check_property_list(properties, kept, [&](cl_command_buffer_properties_khr name,
+                                                   cl_command_buffer_properties_khr value) -> cl_int {
+    if (name == CL_COMMAND_BUFFER_FLAGS_KHR) {
+      if (value & ~known_flags) return CL_INVALID_VALUE;
+      *flags = value;
+      return CL_SUCCESS;
+    }
+    return name == CL_COMMAND_BUFFER_MUTABLE_DISPATCH_ASSERTS_KHR ? CL_SUCCESS : CL_INVALID_VALUE;
+  });
+}
+
+// A launch's properties: the fields an update may change, and asserts.
 cl_int check_launch_properties(const cl_command_properties_khr *properties,
                                std::vector<cl_command_properties_khr> *kept, fedcl_mutable_dispatch_fields_khr *fields) {
-  if (!properties) return CL_SUCCESS;
-  std::vector<cl_command_properties_khr> seen;
-  size_t n = 0;
-  for (; properties[n] != 0; n += 2) {
-    cl_command_properties_khr name = properties[n], value = properties[n + 1];
-    if (std::find(seen.begin(), seen.end(), name) != seen.end()) return CL_INVALID_VALUE;
-    seen.push_back(name);
+  return check_property_list(properties, kept, [&](cl_command_properties_khr name,
+                                                   cl_command_properties_khr value) -> cl_int {
     if (name == CL_MUTABLE_DISPATCH_UPDATABLE_FIELDS_KHR) {
       if (value & ~kUpdatableFields) return CL_INVALID_VALUE;
       *fields = value;
-    } else if (name != CL_MUTABLE_DISPATCH_ASSERTS_KHR) {
-      return CL_INVALID_VALUE;
+      return CL_SUCCESS;
     }
-  }
-  kept->assign(properties, properties + n + 1);
-  return CL_SUCCESS;
+    return name == CL_MUTABLE_DISPATCH_ASSERTS_KHR ? CL_SUCCESS : CL_INVALID_VALUE;
+  });
 }
 
 // The queues a command buffer is created for, or remapped to: valid, of one context (that of
@@ -166,14 +180,13 @@ cl_int fedcl::api::clCommandCopyBufferKHR(cl_command_buffer_khr buffer, cl_comma
                                           size_t src_offset, size_t dst_offset, size_t size, cl_uint num_sync_points,
                                           const cl_sync_point_khr *sync_points, cl_sync_point_khr *sync_point,
                                           cl_mutable_command_khr *handle) {
-  cl_command_queue on = nullptr;
-  cl_int err = check_recording(buffer, queue, properties, num_sync_points, sync_points, handle, &on);
-  if (err != CL_SUCCESS) return err;
-  DeviceOp op;
-  err = copy_buffer_op(on, src, dst, src_offset, dst_offset, size, &op);
-  // A copy of no bytes, which clEnqueueCopyBuffer leaves to the backend, cannot wait for its verdict here.
-  if (err == CL_SUCCESS && size == 0) err = CL_INVALID_VALUE;
-  return record(buffer, on, err, op, num_sync_points, sync_points, sync_point);
+  return record_device_op(buffer, queue, properties, num_sync_points, sync_points, sync_point, handle,
+                          [&](cl_command_queue on, DeviceOp *op) {
+                            cl_int err = copy_buffer_op(on, src, dst, src_offset, dst_offset, size, op);
+                            // A copy of no bytes, which clEnqueueCopyBuffer leaves to the backend,
+                            // cannot wait for its verdict here.
+                            return err == CL_SUCCESS && size == 0 ? CL_INVALID_VALUE : err;
+                          });
 }
 
 cl_int fedcl::api::clCommandCopyBufferRectKHR(cl_command_buffer_khr buffer, cl_command_queue queue,
@@ -183,13 +196,11 @@ cl_int fedcl::api::clCommandCopyBufferRectKHR(cl_command_buffer_khr buffer, cl_c
                                               size_t dst_slice_pitch, cl_uint num_sync_points,
                                               const cl_sync_point_khr *sync_points, cl_sync_point_khr *sync_point,
                                               cl_mutable_command_khr *handle) {
-  cl_command_queue on = nullptr;
-  cl_int err = check_recording(buffer, queue, properties, num_sync_points, sync_points, handle, &on);
-  if (err != CL_SUCCESS) return err;
-  DeviceOp op;
-  err = copy_buffer_rect_op(on, src, dst, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch,
-                            dst_row_pitch, dst_slice_pitch, &op);
-  return record(buffer, on, err, op, num_sync_points, sync_points, sync_point);
+  return record_device_op(buffer, queue, properties, num_sync_points, sync_points, sync_point, handle,
+                          [&](cl_command_queue on, DeviceOp *op) {
+                            return copy_buffer_rect_op(on, src, dst, src_origin, dst_origin, region, src_row_pitch,
+                                                       src_slice_pitch, dst_row_pitch, dst_slice_pitch, op);
+                          });
 }
 
 cl_int fedcl::api::clCommandCopyBufferToImageKHR(cl_command_buffer_khr buffer, cl_command_queue queue,
@@ -197,12 +208,10 @@ cl_int fedcl::api::clCommandCopyBufferToImageKHR(cl_command_buffer_khr buffer, c
                                                  size_t src_offset, const size_t *dst_origin, const size_t *region,
                                                  cl_uint num_sync_points, const cl_sync_point_khr *sync_points,
                                                  cl_sync_point_khr *sync_point, cl_mutable_command_khr *handle) {
-  cl_command_queue on = nullptr;
-  cl_int err = check_recording(buffer, queue, properties, num_sync_points, sync_points, handle, &on);
-  if (err != CL_SUCCESS) return err;
-  DeviceOp op;
-  err = copy_buffer_to_image_op(on, src, dst, src_offset, dst_origin, region, &op);
-  return record(buffer, on, err, op, num_sync_points, sync_points, sync_point);
+  return record_device_op(buffer, queue, properties, num_sync_points, sync_points, sync_point, handle,
+                          [&](cl_command_queue on, DeviceOp *op) {
+                            return copy_buffer_to_image_op(on, src, dst, src_offset, dst_origin, region, op);
+                          });
 }
 
 cl_int fedcl::api::clCommandCopyImageKHR(cl_command_buffer_khr buffer, cl_command_queue queue,
@@ -210,12 +219,10 @@ cl_int fedcl::api::clCommandCopyImageKHR(cl_command_buffer_khr buffer, cl_comman
                                          const size_t *src_origin, const size_t *dst_origin, const size_t *region,
                                          cl_uint num_sync_points, const cl_sync_point_khr *sync_points,
                                          cl_sync_point_khr *sync_point, cl_mutable_command_khr *handle) {
-  cl_command_queue on = nullptr;
-  cl_int err = check_recording(buffer, queue, properties, num_sync_points, sync_points, handle, &on);
-  if (err != CL_SUCCESS) return err;
-  DeviceOp op;
-  err = copy_image_op(on, src, dst, src_origin, dst_origin, region, &op);
-  return record(buffer, on, err, op, num_sync_points, sync_points, sync_point);
+  return record_device_op(buffer, queue, properties, num_sync_points, sync_points, sync_point, handle,
+                          [&](cl_command_queue on, DeviceOp *op) {
+                            return copy_image_op(on, src, dst, src_origin, dst_origin, region, op);
+                          });
 }
 
 cl_int fedcl::api::clCommandCopyImageToBufferKHR(cl_command_buffer_khr buffer, cl_command_queue queue,
@@ -223,12 +230,10 @@ cl_int fedcl::api::clCommandCopyImageToBufferKHR(cl_command_buffer_khr buffer, c
                                                  const size_t *src_origin, const size_t *region, size_t dst_offset,
                                                  cl_uint num_sync_points, const cl_sync_point_khr *sync_points,
                                                  cl_sync_point_khr *sync_point, cl_mutable_command_khr *handle) {
-  cl_command_queue on = nullptr;
-  cl_int err = check_recording(buffer, queue, properties, num_sync_points, sync_points, handle, &on);
-  if (err != CL_SUCCESS) return err;
-  DeviceOp op;
-  err = copy_image_to_buffer_op(on, src, dst, src_origin, region, dst_offset, &op);
-  return record(buffer, on, err, op, num_sync_points, sync_points, sync_point);
+  return record_device_op(buffer, queue, properties, num_sync_points, sync_points, sync_point, handle,
+                          [&](cl_command_queue on, DeviceOp *op) {
+                            return copy_image_to_buffer_op(on, src, dst, src_origin, region, dst_offset, op);
+                          });
 }
 
 cl_int fedcl::api::clCommandFillBufferKHR(cl_command_buffer_khr buffer, cl_command_queue queue,
@@ -236,12 +241,10 @@ cl_int fedcl::api::clCommandFillBufferKHR(cl_command_buffer_khr buffer, cl_comma
                                           size_t pattern_size, size_t offset, size_t size, cl_uint num_sync_points,
                                           const cl_sync_point_khr *sync_points, cl_sync_point_khr *sync_point,
                                           cl_mutable_command_khr *handle) {
-  cl_command_queue on = nullptr;
-  cl_int err = check_recording(buffer, queue, properties, num_sync_points, sync_points, handle, &on);
-  if (err != CL_SUCCESS) return err;
-  DeviceOp op;
-  err = fill_buffer_op(on, mem, pattern, pattern_size, offset, size, &op);
-  return record(buffer, on, err, op, num_sync_points, sync_points, sync_point);
+  return record_device_op(buffer, queue, properties, num_sync_points, sync_points, sync_point, handle,
+                          [&](cl_command_queue on, DeviceOp *op) {
+                            return fill_buffer_op(on, mem, pattern, pattern_size, offset, size, op);
+                          });
 }
 
 cl_int fedcl::api::clCommandFillImageKHR(cl_command_buffer_khr buffer, cl_command_queue queue,
@@ -249,12 +252,10 @@ cl_int fedcl::api::clCommandFillImageKHR(cl_command_buffer_khr buffer, cl_comman
                                          const void *fill_color, const size_t *origin, const size_t *region,
                                          cl_uint num_sync_points, const cl_sync_point_khr *sync_points,
                                          cl_sync_point_khr *sync_point, cl_mutable_command_khr *handle) {
-  cl_command_queue on = nullptr;
-  cl_int err = check_recording(buffer, queue, properties, num_sync_points, sync_points, handle, &on);
-  if (err != CL_SUCCESS) return err;
-  DeviceOp op;
-  err = fill_image_op(on, image, fill_color, origin, region, &op);
-  return record(buffer, on, err, op, num_sync_points, sync_points, sync_point);
+  return record_device_op(buffer, queue, properties, num_sync_points, sync_points, sync_point, handle,
+                          [&](cl_command_queue on, DeviceOp *op) {
+                            return fill_image_op(on, image, fill_color, origin, region, op);
+                          });
 }
 
 cl_int fedcl::api::clCommandNDRangeKernelKHR(cl_command_buffer_khr buffer, cl_command_queue queue,
