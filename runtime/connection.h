@@ -107,7 +107,8 @@ class Connection {
   void say_goodbye();
 
   bool alive() const { return alive_.load(std::memory_order_acquire); }
-  // The connection dropped and is being resumed (session_resume.cpp): the daemon may be gone.
+  // The connection dropped and is being resumed (session_resume.cpp), or its socket has seen the
+  // daemon's side close or fail: the daemon may be gone.
   bool dropped();
   const std::string &lost_reason() const { return lost_reason_; }
   size_t index() const { return index_; }

@@ -1,4 +1,5 @@
 // A client's side of resuming a session whose connection dropped (connection.h, "Resumption").
+#include <poll.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -138,7 +139,11 @@ void Connection::say_goodbye() {
 
 bool Connection::dropped() {
   std::lock_guard<std::mutex> lock(queue_mutex_);
-  return link_down_;
+  if (link_down_ || !transport_) return true;
+  // The receiver may not have read the close yet (a daemon killed a moment ago, whose peer already
+  // reported that it cannot reach it): the socket knows.
+  pollfd socket{transport_->fd(), POLLRDHUP, 0};
+  return poll(&socket, 1, 0) == 1 && (socket.revents & (POLLRDHUP | POLLHUP | POLLERR));
 }
 
 bool Connection::resume_session(const std::string &why_dropped) {
