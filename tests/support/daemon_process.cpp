@@ -83,9 +83,11 @@ DaemonProcess::DaemonProcess(const std::vector<std::string> &extra_args) {
     // A test that dies (or is killed by ctest's timeout) must not leave its daemons behind.
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) _exit(127);
+    setpgid(0, 0);  // a group of its own, with its session workers: kill() ends them together
     execve(argv[0], argv.data(), envp.data());
     _exit(127);
   }
+  if (pid_ > 0) setpgid(pid_, pid_);  // also here, so that kill() never finds it not yet done
   std::string problem = pid_ < 0 ? std::string("fork: ") + std::strerror(errno) : await_port(port_file);
   // With --metrics, fedcld wrote that port beside (before the main one).
   if (std::ifstream metrics(port_file + ".metrics"); metrics) metrics >> metrics_port_;
@@ -119,7 +121,10 @@ std::string DaemonProcess::await_port(const std::string &port_file) {
 
 void DaemonProcess::kill() {
   if (pid_ <= 0) return;
-  ::kill(pid_, SIGKILL);
+  // The node dies: the main process and its session workers at once. Killed alone, the main
+  // process's workers would follow it only a moment later (PR_SET_PDEATHSIG), still answering
+  // their clients while a peer already finds the daemon gone.
+  if (::kill(-pid_, SIGKILL) != 0) ::kill(pid_, SIGKILL);
   int status;
   while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
   }
