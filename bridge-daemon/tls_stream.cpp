@@ -312,7 +312,8 @@ TlsStream::~TlsStream() {
 }
 
 std::string TlsStream::start(Session &session, std::function<void()> ready) {
-  shared_->server = &session.server();
+  // A handed-over stream has its server from the start, and its worker may already read it.
+  if (!shared_->server) shared_->server = &session.server();
   if (established_) {
     // Handed over: the ciphertext the main process read but did not open comes first.
     if (ready) ready();
