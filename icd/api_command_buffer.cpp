@@ -57,10 +57,12 @@ cl_int record_device_op(cl_command_buffer_khr buffer, cl_command_queue queue,
   return command_buffer_record(buffer, on, num_sync_points, sync_points, op.build, mems, sync_point);
 }
 
-// A zero-terminated list of (name, value) properties, each name at most once; accept(name, value)
-// judges each pair. *kept: the list as given, its terminating zero included.
-template <typename Property, typename Accept>
-cl_int check_property_list(const Property *properties, std::vector<Property> *kept, Accept accept) {
+// A zero-terminated list of (name, value) properties, each name at most once: bits_name, whose value
+// may hold only the allowed bits (given back in *bits), and asserts_name (promises fedcl need not act
+// on). *kept: the list as given, its terminating zero included.
+template <typename Property, typename Bits>
+cl_int check_property_list(const Property *properties, Property bits_name, Property allowed, Property asserts_name,
+                           std::vector<Property> *kept, Bits *bits) {
   if (!properties) return CL_SUCCESS;
   std::vector<Property> seen;
   size_t n = 0;
@@ -68,8 +70,8 @@ cl_int check_property_list(const Property *properties, std::vector<Property> *ke
     Property name = properties[n], value = properties[n + 1];
     if (std::find(seen.begin(), seen.end(), name) != seen.end()) return CL_INVALID_VALUE;
     seen.push_back(name);
-    cl_int err = accept(name, value);
-    if (err != CL_SUCCESS) return err;
+    if (name == bits_name && !(value & ~allowed)) *bits = Bits(value);
+    else if (name != asserts_name) return CL_INVALID_VALUE;
   }
   kept->assign(properties, properties + n + 1);
   return CL_SUCCESS;
@@ -77,34 +79,20 @@ cl_int check_property_list(const Property *properties, std::vector<Property> *ke
 
 // The properties of clCreateCommandBufferKHR: CL_COMMAND_BUFFER_FLAGS_KHR (mutable; simultaneous use:
 // replays may always overlap; device-side sync, checked against the queues by the caller) and the
-// mutable-dispatch asserts (promises fedcl need not act on). *flags: the flags given.
+// mutable-dispatch asserts. *flags: the flags given.
 cl_int check_properties(const cl_command_buffer_properties_khr *properties,
                         std::vector<cl_command_buffer_properties_khr> *kept, cl_command_buffer_flags_khr *flags) {
   constexpr cl_command_buffer_properties_khr known_flags =
       CL_COMMAND_BUFFER_MUTABLE_KHR | CL_COMMAND_BUFFER_SIMULTANEOUS_USE_KHR | CL_COMMAND_BUFFER_DEVICE_SIDE_SYNC_KHR;
-  return check_property_list(properties, kept, [&](cl_command_buffer_properties_khr name,
-                                                   cl_command_buffer_properties_khr value) -> cl_int {
-    if (name == CL_COMMAND_BUFFER_FLAGS_KHR) {
-      if (value & ~known_flags) return CL_INVALID_VALUE;
-      *flags = value;
-      return CL_SUCCESS;
-    }
-    return name == CL_COMMAND_BUFFER_MUTABLE_DISPATCH_ASSERTS_KHR ? CL_SUCCESS : CL_INVALID_VALUE;
-  });
+  return check_property_list<cl_command_buffer_properties_khr>(
+      properties, CL_COMMAND_BUFFER_FLAGS_KHR, known_flags, CL_COMMAND_BUFFER_MUTABLE_DISPATCH_ASSERTS_KHR, kept, flags);
 }
 
 // A launch's properties: the fields an update may change, and asserts.
 cl_int check_launch_properties(const cl_command_properties_khr *properties,
                                std::vector<cl_command_properties_khr> *kept, fedcl_mutable_dispatch_fields_khr *fields) {
-  return check_property_list(properties, kept, [&](cl_command_properties_khr name,
-                                                   cl_command_properties_khr value) -> cl_int {
-    if (name == CL_MUTABLE_DISPATCH_UPDATABLE_FIELDS_KHR) {
-      if (value & ~kUpdatableFields) return CL_INVALID_VALUE;
-      *fields = value;
-      return CL_SUCCESS;
-    }
-    return name == CL_MUTABLE_DISPATCH_ASSERTS_KHR ? CL_SUCCESS : CL_INVALID_VALUE;
-  });
+  return check_property_list<cl_command_properties_khr>(properties, CL_MUTABLE_DISPATCH_UPDATABLE_FIELDS_KHR,
+                                                        kUpdatableFields, CL_MUTABLE_DISPATCH_ASSERTS_KHR, kept, fields);
 }
 
 // The queues a command buffer is created for, or remapped to: valid, of one context (that of
