@@ -226,8 +226,7 @@ cl_int settled_status(cl_event event, std::chrono::seconds within = std::chrono:
 // and its in-order queue waited forever).
 TEST(DaemonFailure, CommandsWaitingForBytesFromALostDaemonFailAndTheirQueueGoesOn) {
   OutputCapture warnings(stderr);
-  // The enqueues for the lost daemon must come within its window: 5 s was once too short under TSan.
-  Cluster cluster(2, {"--resume-window", "10"});
+  Cluster cluster(2, {"--resume-window", "5"});
   cl_int err;
   cl_context context = clCreateContext(nullptr, 2, cluster.devices.data(), nullptr, nullptr, &err);
   ASSERT_CL_OK(err);
