@@ -7,26 +7,22 @@ namespace fedcld {
 bool PeerInbox::hold(uint64_t transfer, uint64_t sender, PeerChunk chunk) {
   if (held_bytes_ + chunk.size > kMaxHeldBytes) return false;
   held_bytes_ += chunk.size;
-  Held &held = held_[transfer];
-  held.sender = sender;
-  held.early.chunks.push_back(std::move(chunk));
+  held_[{transfer, sender}].chunks.push_back(std::move(chunk));
   return true;
 }
 
-void PeerInbox::hold_failure(uint64_t transfer, cl_int status, std::string message) {
-  Held &held = held_[transfer];
-  held.early.status = status;
-  held.early.message = std::move(message);
+void PeerInbox::hold_failure(uint64_t transfer, uint64_t sender, cl_int status, std::string message) {
+  Early &early = held_[{transfer, sender}];
+  early.status = status;
+  early.message = std::move(message);
 }
 
 PeerInbox::Early PeerInbox::take_early(uint64_t transfer, uint64_t sender) {
-  auto it = held_.find(transfer);
+  auto it = held_.find({transfer, sender});
   if (it == held_.end()) return {};
-  Early early = std::move(it->second.early);
-  for (const PeerChunk &chunk : early.chunks) held_bytes_ -= chunk.size;
-  // Bytes from another daemon than the one the client named are not this receive's.
-  if (it->second.sender != sender) early.chunks.clear();
+  Early early = std::move(it->second);
   held_.erase(it);
+  for (const PeerChunk &chunk : early.chunks) held_bytes_ -= chunk.size;
   return early;
 }
 

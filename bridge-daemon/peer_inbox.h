@@ -29,13 +29,15 @@ struct PeerSend;     // peer_transfer.h
 
 class PeerInbox {
  public:
-  // Bytes a peer sent before the session's receive was known; false past kMaxHeldBytes (the link
-  // is then misbehaving).
+  // Bytes sender sent before the session's receive expected them from it; false past kMaxHeldBytes
+  // (the link is then misbehaving).
   bool hold(uint64_t transfer, uint64_t sender, PeerChunk chunk);
-  // A failure a peer reported for a transfer whose receive is not known yet.
-  void hold_failure(uint64_t transfer, cl_int status, std::string message);
+  // A failure sender reported for a transfer whose receive does not expect it yet.
+  void hold_failure(uint64_t transfer, uint64_t sender, cl_int status, std::string message);
 
-  // The receive's early arrivals: chunks from its sender, and a failure if one came.
+  // What sender delivered for transfer before the receive expected it: chunks, and a failure if one
+  // came. What other senders delivered stays: an MPI receive starts as the client's own and learns
+  // its sender later (TransferFrom), and that sender's bytes may come before the receive itself.
   struct Early {
     std::vector<PeerChunk> chunks;
     cl_int status = CL_SUCCESS;
@@ -88,11 +90,7 @@ class PeerInbox {
 
  private:
   static constexpr uint64_t kMaxHeldBytes = uint64_t(1) << 30;
-  struct Held {
-    uint64_t sender = 0;
-    Early early;
-  };
-  std::unordered_map<uint64_t, Held> held_;
+  std::map<std::pair<uint64_t, uint64_t>, Early> held_;  // by transfer and sender
   uint64_t held_bytes_ = 0;
   struct Expected {
     uint64_t sender, event;

@@ -416,7 +416,7 @@ void fail_own_receive(SessionHost &host, uint64_t token, uint64_t transfer, cl_i
   auto session = host.session_by_token(token);
   if (!session || session->closed()) return;
   if (auto receive = session->inbox().receive(transfer, host.instance())) return receive->fail(status, message);
-  session->inbox().hold_failure(transfer, status, message);
+  session->inbox().hold_failure(transfer, host.instance(), status, message);
 }
 
 }  // namespace
@@ -472,7 +472,7 @@ void peer_deliver_abort(SessionHost &host, Session &link, wire::PeerAbort::Reade
   std::string message = std::string("the sending daemon ") + link.peer() + " failed: " + abort.getMessage().cStr();
   cl_int status = abort.getStatus() < 0 ? abort.getStatus() : CL_OUT_OF_RESOURCES;
   if (auto receive = session->inbox().receive(abort.getTransfer(), link.peer_instance)) return receive->fail(status, message);
-  session->inbox().hold_failure(abort.getTransfer(), status, message);
+  session->inbox().hold_failure(abort.getTransfer(), link.peer_instance, status, message);
 }
 
 // The client's own bytes for a receive whose sender is 0 (a file the client reads).

@@ -125,6 +125,14 @@ cl_int status_of(cl_event event) {
   return status;
 }
 
+// The event's status once it has one, or what it still is after 30 s: a hang is reported, not suffered.
+cl_int settled_status(cl_event event) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (status_of(event) > CL_COMPLETE && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  return status_of(event);
+}
+
 }  // namespace
 
 // A rank dies while a message is on its way: the job ends (mpirun's part); this returns only if the
@@ -199,6 +207,39 @@ int main(int argc, char **argv) {
     for (cl_event e : received) clReleaseEvent(e);
     for (cl_mem m : {a, b, in1, in2}) clReleaseMemObject(m);
     clReleaseCommandQueue(receiving);
+  }
+
+  // A receive that reaches its daemon after the sender's bytes: rank 1's daemon is still making a
+  // buffer from 128 MiB of host memory (off its loop, and no later request of the session overtakes
+  // that) when rank 0's bytes come over the peer link. They must wait there until the receive names
+  // their sender; dropped, the receive would wait for ever.
+  if (rank < 2) {
+    cl_mem mem = f.buffer(large);
+    cl_event done = nullptr;
+    if (rank == 0) {
+      f.run(f.fill, mem, 150, large);
+      CL_OK(f.send(f.queue, mem, CL_FALSE, 0, large * 4, 1, 21, MPI_COMM_WORLD, 0, nullptr, &done));
+    } else {
+      std::vector<uint8_t> contents(128 << 20, 1);
+      cl_int err;
+      cl_mem slow = clCreateBuffer(f.context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, contents.size(), contents.data(), &err);
+      CL_OK(err);
+      CL_OK(f.recv(f.queue, mem, CL_FALSE, 0, large * 4, 0, 21, MPI_COMM_WORLD, 0, nullptr, &done));
+      clReleaseMemObject(slow);
+    }
+    // Where fedcl has its own MPI thread, bounded; below MPI_THREAD_MULTIPLE only fedcl's waits
+    // progress MPI (a hang then meets the job's time limit).
+    if (!multiple) clWaitForEvents(1, &done);
+    cl_int status = settled_status(done);
+    if (status > CL_COMPLETE) {
+      std::fprintf(stderr, "rank %d: FAILED: a %s behind a slow buffer creation never completed\n", rank,
+                   rank ? "receive" : "send");
+      MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    CHECK(status == CL_COMPLETE, "the %s behind a slow buffer creation ended as %d", rank ? "receive" : "send", status);
+    if (rank == 1) expect_pattern(f.read(mem, large), 150, 0, "a receive whose daemon was busy when the bytes came");
+    clReleaseEvent(done);
+    clReleaseMemObject(mem);
   }
 
   // A large message from the middle of a buffer into the middle of another: the daemons move part

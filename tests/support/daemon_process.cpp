@@ -49,6 +49,29 @@ int wait_exit(pid_t pid, std::chrono::milliseconds timeout) {
   }
 }
 
+// Whether a process of group pgid is still running (not a zombie: a zombie has closed its sockets).
+bool group_running(pid_t pgid) {
+  DIR *proc = opendir("/proc");
+  if (!proc) return false;
+  bool running = false;
+  while (dirent *entry = readdir(proc)) {
+    if (running || entry->d_name[0] < '0' || entry->d_name[0] > '9') continue;
+    std::ifstream stat(std::string("/proc/") + entry->d_name + "/stat");
+    std::string line;
+    if (!std::getline(stat, line)) continue;
+    // pid (comm) state ppid pgrp ...: the name may hold spaces and parentheses, the last ')' ends it.
+    size_t end = line.rfind(')');
+    if (end == std::string::npos) continue;
+    std::istringstream fields(line.substr(end + 1));
+    char state = 0;
+    pid_t ppid = 0, group = 0;
+    fields >> state >> ppid >> group;
+    running = group == pgid && state != 'Z' && state != 'X';
+  }
+  closedir(proc);
+  return running;
+}
+
 }  // namespace
 
 DaemonProcess::DaemonProcess(const std::vector<std::string> &extra_args) {
@@ -128,6 +151,12 @@ void DaemonProcess::kill() {
   int status;
   while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
   }
+  // Until the workers are gone too, as when a node's power goes: a worker tears down its memory
+  // before it closes its sockets, and a peer that finds the main process's listener closed could
+  // otherwise report the daemon unreachable while its session's connection is still open (seen
+  // under ASan, whose shadow memory makes that teardown slow).
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (group_running(pid_) && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(kPollInterval);
   pid_ = -1;
 }
 

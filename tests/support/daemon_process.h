@@ -35,7 +35,8 @@ class DaemonProcess {
   // The resident memory of the daemon and its workers together (VmRSS), in MiB; -1 if gone.
   long rss_mib() const;
 
-  // SIGKILL to the daemon and its session workers (its process group), then reaps the daemon.
+  // SIGKILL to the daemon and its session workers (its process group); returns once the daemon is
+  // reaped and no worker runs on (bounded).
   void kill();
   // SIGTERM, waits up to timeout_ms for a clean exit, then SIGKILL. Returns the exit status as
   // waitpid reports it, or -1 if it had to be killed.

@@ -25,12 +25,21 @@ TEST(PeerInbox, EarlyChunksGoToTheReceiveOfTheirSender) {
   EXPECT_TRUE(inbox.take_early(7, 100).chunks.empty());
 }
 
-TEST(PeerInbox, ChunksFromAnotherDaemonAreNotTheReceives) {
+TEST(PeerInbox, ChunksFromAnotherDaemonWaitForTheReceiveToNameIt) {
   PeerInbox inbox;
   ASSERT_TRUE(inbox.hold(7, 100, chunk(0, 16)));
-  EXPECT_TRUE(inbox.take_early(7, 200).chunks.empty());
-  // ...and their bytes no longer count against the bound.
-  EXPECT_TRUE(inbox.hold(8, 100, chunk(0, (uint64_t(1) << 30) - 16)));
+  inbox.hold_failure(7, 300, CL_OUT_OF_RESOURCES, "another sender failed");
+  // An MPI receive starts as the client's own (sender 0), then learns its sender (TransferFrom):
+  // neither the client's receive nor one from a third daemon takes daemon 100's bytes.
+  EXPECT_TRUE(inbox.take_early(7, 0).chunks.empty());
+  PeerInbox::Early third = inbox.take_early(7, 200);
+  EXPECT_TRUE(third.chunks.empty());
+  EXPECT_EQ(CL_SUCCESS, third.status) << "a failure of daemon 300 is not the receive's from 200";
+  PeerInbox::Early named = inbox.take_early(7, 100);
+  ASSERT_EQ(1u, named.chunks.size());
+  EXPECT_EQ(CL_SUCCESS, named.status);
+  // ...and, taken, their bytes no longer count against the bound.
+  EXPECT_TRUE(inbox.hold(8, 100, chunk(0, (uint64_t(1) << 30) - 15)));
 }
 
 TEST(PeerInbox, HeldBytesAreBounded) {
@@ -44,7 +53,7 @@ TEST(PeerInbox, HeldBytesAreBounded) {
 
 TEST(PeerInbox, AnEarlyFailureReachesTheReceive) {
   PeerInbox inbox;
-  inbox.hold_failure(9, CL_OUT_OF_RESOURCES, "the sender ran out");
+  inbox.hold_failure(9, 100, CL_OUT_OF_RESOURCES, "the sender ran out");
   PeerInbox::Early early = inbox.take_early(9, 100);
   EXPECT_EQ(CL_OUT_OF_RESOURCES, early.status);
   EXPECT_EQ("the sender ran out", early.message);
