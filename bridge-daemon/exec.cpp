@@ -129,7 +129,7 @@ void deliver(Watch *watch, cl_int status) {
         it = queue.finish_behind.erase(it);
       }
       if (--queue.outstanding == 0 && !queue.finish_waiters.empty()) {
-        for (uint64_t seq : queue.finish_waiters) session->send_status(seq, CL_SUCCESS, "");
+        for (const FinishWaiter &waiter : queue.finish_waiters) answer_finish(*session, queue, waiter);
         queue.finish_waiters.clear();
       }
     }
@@ -444,6 +444,7 @@ const RequestHandler kHandlers[] = {
     HANDLE(RECORD_COMMAND, false, "clCreateKernel (a command buffer's launch)", exec_record_command(c, r.getRecordCommand())),
     HANDLE(UPDATE_COMMAND, false, "clSetKernelArg (a command buffer's launch)", exec_update_command(c, r.getUpdateCommand())),
     HANDLE(ENQUEUE_COMMAND_BUFFER, false, "clEnqueue* (a command buffer's replay)", exec_enqueue_command_buffer(c, r.getEnqueueCommandBuffer())),
+    HANDLE(WATCH_EVENT, false, "clSetEventCallback (an event the client asks about)", exec_watch_event(c, r.getWatchEvent())),
 };
 
 #undef HANDLE
@@ -472,6 +473,7 @@ constexpr wire::Request::Which kOvertakeBackgroundWork[] = {
     wire::Request::WRITE_BUFFER_RECT, wire::Request::COPY_BUFFER_RECT, wire::Request::SEND_TO_PEER,
     wire::Request::RECEIVE_FROM_PEER, wire::Request::SIGNAL_PEER, wire::Request::TRANSFER_DATA,
     wire::Request::TRANSFER_ABORT, wire::Request::TRANSFER_TO, wire::Request::TRANSFER_FROM,
+    wire::Request::WATCH_EVENT,
 };
 
 }  // namespace

@@ -117,6 +117,10 @@ void set_kernel_args(ObjectTable &objects, cl_kernel kernel, capnp::List<wire::K
 void exec_marker(Call &call, wire::Command::Reader command, bool barrier);
 void exec_flush(Call &call, uint64_t queue);
 void exec_finish(Call &call, uint64_t queue);
+// The reply to a clFinish, once the commands before it have completed: with those of its unreported
+// commands that failed (Reply.finished).
+void answer_finish(Session &session, QueueState &queue, const FinishWaiter &waiter);
+void exec_watch_event(Call &call, wire::Request::WatchEvent::Reader request);
 
 // exec_images.cpp: images, samplers, rectangular buffer transfers.
 void exec_create_image(Call &call, wire::Request::CreateImage::Reader request, Frame &frame);

@@ -48,11 +48,13 @@ void track(Call &call, Resolved &resolved, CompletionHandler extra, bool notify)
     clRetainEvent(event);  // the table's reference; the one the backend gave us is dropped below
     session.objects().add(event_id, ObjectKind::event, event, call.context);
   }
-  // An unwatched event is kept under its id for later wait lists only: watching it (about 9 us a
-  // launch on NVIDIA) is what a kernel of a one-daemon context does not pay.
+  // An unwatched event is kept under its id for later wait lists, and reported only when the client
+  // asks (unreported_events.h): watching it costs the loop a callback and a hand-off, and the client
+  // a notice (about 9 us a launch on NVIDIA).
   bool report = notify && event_id != 0 && !resolved.unwatched;
-  bool watch = extra || report || (resolved.unwatched && session.backend().frees_failed_waiters);
+  bool watch = extra || report;
   try {
+    if (resolved.unwatched) resolved.state->unreported.add(event_id, event, resolved.behind, session.objects());
     if (watch) {
       failures_remember(event, resolved.behind);
       watch_event(session, call.object, event, [event_id, extra, report](Session &s, cl_int status, const uint64_t *times) {
@@ -189,6 +191,9 @@ namespace {
 // (print_gate.h), and its completion carries what it printed.
 void enqueue_printing(Call &call, Resolved &r, const std::function<cl_int(cl_event *)> &enqueue) {
   Session &session = call.session;
+  // Reported as it completes, so that its output reaches the client first: an unwatched event's
+  // report, asked for later, could overtake the output.
+  r.unwatched = false;
   PrintGate &gate = session.host().print_gate();
   // Its dependencies: the wait list, on an in-order queue the command before it, on an out-of-order
   // one its latest barrier. A printing command of the session that runs under the gate counts as
@@ -298,9 +303,9 @@ void exec_finish(Call &call, uint64_t queue_id) {
   call.object = queue_id;
   Object &queue = call.session.objects().get(queue_id, ObjectKind::queue);
   QueueState &state = *queue.queue;
-  uint64_t seq = call.seq;
-  auto answer_when_processed = [seq, queue_id](Session &s, cl_int, const uint64_t *) {
-    if (s.objects().contains(queue_id)) s.objects().get(queue_id, ObjectKind::queue).queue->finish_waiters.push_back(seq);
+  FinishWaiter waiter{call.seq, state.unreported.mark()};
+  auto answer_when_processed = [waiter, queue_id](Session &s, cl_int, const uint64_t *) {
+    if (s.objects().contains(queue_id)) s.objects().get(queue_id, ObjectKind::queue).queue->finish_waiters.push_back(waiter);
   };
   call.replied = true;
   if (state.in_order && !state.untracked) {
@@ -310,7 +315,7 @@ void exec_finish(Call &call, uint64_t queue_id) {
     // loop a hand-off for the same completion, and asking its status costs NVIDIA microseconds
     // while the waiter polls it.
     if (state.last_watched) {
-      state.finish_behind.emplace_back(state.last, seq);
+      state.finish_behind.emplace_back(state.last, waiter);
       call.session.touch_queue(queue_id);
       return;
     }
@@ -320,9 +325,9 @@ void exec_finish(Call &call, uint64_t queue_id) {
       watch_event(call.session, queue_id, state.last, answer_when_processed);
       call.session.touch_queue(queue_id);
     } else if (state.outstanding > 0) {
-      state.finish_waiters.push_back(seq);
+      state.finish_waiters.push_back(waiter);
     } else {
-      call.replied = false;  // answered now by the dispatcher
+      answer_finish(call.session, state, waiter);
     }
     return;
   }
@@ -345,6 +350,59 @@ void exec_finish(Call &call, uint64_t queue_id) {
   }
   clReleaseEvent(marker);
   call.session.touch_queue(queue_id);
+}
+
+void answer_finish(Session &session, QueueState &queue, const FinishWaiter &waiter) {
+  auto failed = queue.unreported.take_ended(waiter.mark, session.objects());
+  if (failed.empty()) return session.send_status(waiter.seq, CL_SUCCESS, "");
+  capnp::MallocMessageBuilder message;
+  auto reply = message.initRoot<wire::Reply>();
+  reply.setSeq(waiter.seq);
+  auto list = reply.initFinished(failed.size());
+  for (size_t i = 0; i < failed.size(); i++) {
+    list[i].setEvent(failed[i].first);
+    list[i].setStatus(failed[i].second);
+  }
+  session.send_reply(message);
+}
+
+void exec_watch_event(Call &call, wire::Request::WatchEvent::Reader request) {
+  Session &session = call.session;
+  ObjectTable &objects = session.objects();
+  uint64_t event_id = request.getEvent(), queue_id = request.getQueue();
+  call.object = queue_id;
+  // Its reference is ours now. The queue may be gone (the client released it): its commands' events
+  // stay while the client holds them.
+  bool queue_kept = objects.contains(queue_id);
+  cl_event listed = queue_kept ? objects.get(queue_id, ObjectKind::queue).queue->unreported.take(event_id) : nullptr;
+  if (!queue_kept) queue_id = 0;
+  // Not listed: it ended and was dropped from the list, or it is reported anyway (a command that
+  // may print), or the client released it.
+  if (!listed && (session.reporting(event_id) || !objects.contains(event_id))) return;
+  cl_event event = listed ? listed : objects.handle<cl_event>(event_id, ObjectKind::event);
+  cl_int status = CL_QUEUED;
+  clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr);
+  if (status <= CL_COMPLETE) {
+    // Ended already: reported before this request's reply, so that a client waiting for that reply
+    // finds the event's status current.
+    session.notify_completion(event_id, listed ? failures_settle(event, status) : failures_status(event), nullptr);
+    if (!listed) return;
+    if (status < 0) objects.keep_failed_event(listed);  // ObjectTable::keep_failed_event says why
+    else clReleaseEvent(listed);
+    return;
+  }
+  // The watch settles what the command ran behind (failures_settle).
+  try {
+    watch_event(session, queue_id, event, [event_id](Session &s, cl_int outcome, const uint64_t *times) {
+      s.completed(event_id, outcome);
+      s.notify_completion(event_id, outcome, times);
+    });
+    session.watching(event_id);
+  } catch (...) {
+    if (listed) clReleaseEvent(listed);
+    throw;
+  }
+  if (listed) clReleaseEvent(listed);  // the watch holds its own
 }
 
 }  // namespace fedcld

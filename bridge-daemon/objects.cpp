@@ -120,6 +120,7 @@ void ObjectTable::release(uint64_t id) {
   // the root devices Hello announced stay for the whole session.
   auto it = objects_.find(id);
   if (it == objects_.end() || id < fedcl::wire::FIRST_CLIENT_ID) return;
+  if (it->second.queue) it->second.queue->unreported.keep_unsettled(*this);
   release_object(it->second);
   memory_used_ -= it->second.bytes;
   objects_.erase(it);

@@ -14,6 +14,7 @@
 #include "event_waiter.h"
 #include "staging_pool.h"
 #include "sub_buffer_order.h"
+#include "unreported_events.h"
 
 namespace fedcld {
 
@@ -33,17 +34,25 @@ struct RequestError {
 // it, and the memory they hold (payloads, buffers), leave the backend instead of waiting for ever.
 void fail_unset_user_event(cl_event event);
 
+// A clFinish waiting for its answer: its request, and where the queue's unreported commands stood
+// when it came (the answer reports those before it).
+struct FinishWaiter {
+  uint64_t seq;
+  uint64_t mark;
+};
+
 // What fedcld tracks about a queue beyond its handle.
 struct QueueState {
   bool profiling = false;
   bool in_order = true;
   uint32_t outstanding = 0;             // commands whose completion the loop has not processed yet
-  std::vector<uint64_t> finish_waiters; // seqs of clFinish calls answered once outstanding is 0
+  std::vector<FinishWaiter> finish_waiters;  // clFinish calls answered once outstanding is 0
   cl_event last = nullptr;              // an in-order queue's latest command with an event
   bool last_watched = false;            // last has a watch that has not delivered yet, which a
                                         // clFinish shares
-  std::vector<std::pair<cl_event, uint64_t>> finish_behind;  // clFinish seqs that wait for that
-                                        // watch (the event, not retained: the watch holds it)
+  std::vector<std::pair<cl_event, FinishWaiter>> finish_behind;  // clFinish calls that wait for
+                                        // that watch (the event, not retained: the watch holds it)
+  UnreportedEvents unreported;          // its commands reported only when asked
   bool untracked = false;               // commands without an event came after last (clFinish
                                         // then enqueues a marker)
   cl_event barrier = nullptr;           // an out-of-order queue's latest barrier (print_gate.h)

@@ -129,6 +129,8 @@ class Session : public std::enable_shared_from_this<Session> {
   // would (callbacks of one event run one after the other; NVIDIA's come late, its waiter does not).
   // watching(): the event's watch is set; on_completion() returns false once it has fired.
   void watching(uint64_t event_id) { on_completion_[event_id]; }
+  // Whether a watch set with watching() has yet to report the event.
+  bool reporting(uint64_t event_id) const { return on_completion_.count(event_id) != 0; }
   bool on_completion(uint64_t event_id, std::function<void(cl_int status)> work);
   void completed(uint64_t event_id, cl_int status);
   // Notices are batched and sent at the end of the current loop pass, or before the next reply.

@@ -1,6 +1,7 @@
 // Events: answered from the mirror that the daemons' completion notices keep current.
 #include "api.h"
 #include "command.h"
+#include "event_reports.h"
 #include "info.h"
 #include "runtime.h"
 
@@ -35,8 +36,16 @@ cl_int fedcl::api::clGetEventInfo(cl_event event, cl_event_info param, size_t si
         std::lock_guard<std::mutex> lock(event->mutex);
         status = event->status;
       }
-      // A program that polls must see progress: make sure the command has left this process.
-      if (status > CL_COMPLETE && event->connection) event->connection->flush();
+      // A program that polls must see progress: make sure the command has left this process, and
+      // that its daemon reports it (at the first question, the daemon's answer is waited for).
+      if (status > CL_COMPLETE && event->connection) {
+        if (event->unreported.load(std::memory_order_acquire)) {
+          ask_status(event);
+          status = event->status.load(std::memory_order_acquire);
+        } else {
+          event->connection->flush();
+        }
+      }
       return info_value(size, value, size_ret, status);
     }
     default: return CL_INVALID_VALUE;
@@ -69,10 +78,11 @@ cl_int fedcl::api::clSetEventCallback(cl_event event, cl_int type, void(CL_CALLB
     status = event->status;
     // fedcl learns only of completion: callbacks for earlier states run when the command completes,
     // which is past the state they asked for, as the specification allows.
-    if (status > CL_COMPLETE && status > type) {
-      event->callbacks.push_back({type, function, user_data});
-      return CL_SUCCESS;
-    }
+    if (status > CL_COMPLETE && status > type) event->callbacks.push_back({type, function, user_data});
+  }
+  if (status > CL_COMPLETE && status > type) {
+    ask_completion(event);
+    return CL_SUCCESS;
   }
   hold(event);
   Runtime::get().defer([event, function, user_data, status, type] {

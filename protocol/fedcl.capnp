@@ -29,11 +29,13 @@
 using Cxx = import "/capnp/c++.capnp";
 $Cxx.namespace("fedcl::wire");
 
-const protocolVersion :UInt32 = 5;     # 2: peer links per pair of sessions (PeerHello.session)
+const protocolVersion :UInt32 = 6;     # 2: peer links per pair of sessions (PeerHello.session)
                                        # 3: proofs bound to the channel and the daemon dialled
                                        # 4: combining receives (ReceiveFromPeer.combine), transfers
                                        #    within one session
                                        # 5: flow control on peer transfers (PeerData.from, PeerCredit)
+                                       # 6: events reported when asked (Command.unwatched, watchEvent,
+                                       #    Reply.finished)
 const peerInitialAllowance :UInt64 = 16777216;
                                        # bytes of a transfer a sending daemon puts on a peer link before
                                        # the receiving session's first PeerCredit
@@ -145,9 +147,11 @@ struct Command {
   queue @0 :UInt64;
   event @1 :UInt64;               # id for the command's event; 0 when the application asked for none
   waitFor @2 :List(UInt64);       # event ids (events of other daemons arrive as user-event proxies)
-  unwatched @3 :Bool;             # the event is for the client's own bookkeeping (the buffers a kernel
-                                  # of a multi-daemon context wrote): fedcld keeps it under its id for
-                                  # later wait lists, but neither watches it nor reports its completion
+  unwatched @3 :Bool;             # fedcld keeps the event under its id for later wait lists but reports
+                                  # its completion only when asked (watchEvent), and a failure at the
+                                  # queue's next finish (Reply.finished): the client's own bookkeeping
+                                  # (the buffers a kernel of a multi-daemon context wrote), or an
+                                  # application's event that nothing has waited for or asked about yet
 }
 
 struct KernelArg {
@@ -258,6 +262,11 @@ struct Request {
     # cl_khr_command_buffer_mutable_dispatch: a recorded launch's arguments or sizes change for the
     # replays that follow.
     updateCommand @58 :UpdateCommand;
+
+    # Report an unwatched command's completion (Command.unwatched) in a Completion, like any other:
+    # queued before this request's reply (if it has one) when the command has completed, else when
+    # it does. The client asks once the application waits for the event or asks about it.
+    watchEvent @59 :WatchEvent;
   }
 
   struct CreateContext {
@@ -574,6 +583,10 @@ struct Request {
     status @1 :Int32;
     message @2 :Text;
   }
+  struct WatchEvent {
+    queue @0 :UInt64;             # the command's queue
+    event @1 :UInt64;
+  }
   struct SignalPeer {
     # When the event completes (or fails), set the stand-in user event of the same id in the peer
     # session (CreateUserEvent.signalledBy).
@@ -683,6 +696,10 @@ struct Reply {
     challenge @10 :AuthChallenge; # to Hello or StatusRequest, from a daemon that has a key: answer
                                   # with authenticate
     resumed @11 :Resumed;         # to resume (or its authenticate): the session goes on
+    finished @12 :List(Completion);
+                                  # to finish: the queue's unwatched commands before it that failed
+                                  # (Command.unwatched; not those reported already); the others
+                                  # completed
   }
 }
 

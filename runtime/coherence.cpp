@@ -230,7 +230,7 @@ cl_int migrate_through_client(cl_mem root, std::unique_lock<std::mutex> &lock, C
       cl_int status = wait_complete(landed);
       if (status < 0) err = status;
     } else {
-      Runtime::get().fail_tracked(landed, err);
+      Runtime::get().complete_tracked(landed, err);
     }
     release(landed);
   }

@@ -1,6 +1,7 @@
 #include "command.h"
 
 #include "coherence.h"
+#include "event_reports.h"
 #include "runtime.h"
 
 namespace fedcl {
@@ -97,9 +98,10 @@ void Command::wait_for(_cl_event *event) {
   }
   // An event of another daemon, or a user event: this daemon waits on a stand-in user event.
   // The other daemon sets it over their peer link the moment its event completes; where there is
-  // no link (and for user events, which live here) the runtime sets it when the real one completes.
-  // Recorded and queued under the event's lock (so that its completion cannot slip between); sent
-  // after it is released.
+  // no link (and for user events, which live here) the runtime sets it when the real one completes,
+  // and it relays a failure in any case: its daemon reports it. Recorded and queued under the
+  // event's lock (so that its completion cannot slip between); sent after it is released.
+  ask_completion(event);
   Connection *signaller = nullptr;
   {
     std::lock_guard<std::mutex> lock(event->mutex);
@@ -139,7 +141,10 @@ void queue_event_status(Connection *connection, uint64_t event_id, cl_int status
   connection->queue(request);
 }
 
-void Command::leave_unwatched() { unwatched_ = event_ && !event_out_ && !sync_mode() && queue_->in_order(); }
+void Command::leave_unwatched() {
+  if (!event_ || sync_mode()) return;
+  unwatched_ = event_out_ ? !(queue_->properties & CL_QUEUE_PROFILING_ENABLE) : queue_->in_order();
+}
 
 void Command::fill(wire::Command::Builder command) const {
   command.setQueue(queue_->id);
@@ -152,15 +157,18 @@ void Command::fill(wire::Command::Builder command) const {
 }
 
 cl_int Command::send(RequestMessage &request, const void *payload, uint64_t payload_bytes) {
-  // Tracked before the request leaves, so that its completion cannot arrive first.
-  bool tracked = event_ && !unwatched_;
+  // Tracked before the request leaves, so that its completion cannot arrive first. The
+  // application's unwatched event too: the daemon reports it when asked, or when the command fails
+  // to enqueue there.
+  bool tracked = event_ && (!unwatched_ || event_out_);
   if (tracked) Runtime::get().track(event_);
   cl_int err = queue_->connection->post(request, payload, payload_bytes);
   // A failure the call returns (a lost daemon; any failure in FEDCL_SYNC mode) comes in no notice.
-  if (err != CL_SUCCESS && tracked) Runtime::get().fail_tracked(event_, err < 0 ? err : CL_OUT_OF_RESOURCES);
+  if (err != CL_SUCCESS && tracked) Runtime::get().complete_tracked(event_, err < 0 ? err : CL_OUT_OF_RESOURCES);
   if (err != CL_SUCCESS && !sync_mode()) return err;
   if (event_out_) {
     retain(event_);  // the application's reference
+    if (unwatched_) note_unreported(event_);
     *event_out_ = event_;
   }
   return err;

@@ -21,10 +21,12 @@ class Command {
   // on the queue's daemon.
   cl_int begin_streamed(bool blocking, cl_mem mem, const MemSpan &span, cl_uint num_events, const cl_event *wait_list,
                         cl_event *event_out);
-  // The internal event of a command on an in-order queue is left unwatched: the daemon keeps it for
-  // the wait lists of later copies but reports nothing, and it never completes in this process
-  // (coherence.cpp drops it once a later writer on its queue covers it). Not for an event the
-  // application holds or waits for (FEDCL_SYNC).
+  // The command's event is left unwatched: the daemon keeps it for later wait lists and reports it
+  // only when asked. The application's event then completes at its queue's clFinish, unless it is
+  // waited for or asked about first (event_reports.h); not on a profiling queue (the times come
+  // with a report). An internal event on an in-order queue (the buffers a kernel of a multi-daemon
+  // context wrote) never completes in this process: coherence.cpp drops it once a later writer on
+  // its queue covers it. For commands that do not block; not under FEDCL_SYNC.
   void leave_unwatched();
   // Fills the wire Command with the queue, the event and the wait list.
   void fill(wire::Command::Builder command) const;

@@ -168,8 +168,8 @@ cl_int enqueue_segment(const CommandBufferSegment &segment, cl_command_queue que
   bool multi_daemon = queue->context->parts.size() > 1;
   Command command(queue, CL_COMMAND_COMMAND_BUFFER_KHR);
   cl_int err = command.begin(num_events, wait_list, event, multi_daemon);
+  command.leave_unwatched();
   if (multi_daemon) {
-    command.leave_unwatched();  // the event only orders later copies (mem_written)
     for (size_t i = 0; i < segment.mems.size() && err == CL_SUCCESS; i++)
       err = mem_prepare(segment.mems[i].first, command, MemSpan::whole());
   }

@@ -1,5 +1,7 @@
 #include "context.h"
 
+#include "event_reports.h"
+
 namespace fedcl {
 
 cl_int context_create(cl_context context) {
@@ -40,9 +42,12 @@ cl_int queue_flush(cl_command_queue queue) {
 }
 
 cl_int queue_finish(cl_command_queue queue) {
+  std::vector<_cl_event *> unreported = take_unreported(queue);  // before the request: what it covers
   RequestMessage request;
   request.root.setFinish(queue->id);
-  return queue->connection->call(request)->status;
+  auto reply = queue->connection->call(request);
+  complete_unreported(queue, unreported, *reply);
+  return reply->status;
 }
 
 }  // namespace fedcl

@@ -129,6 +129,12 @@ struct _cl_command_queue : fedcl::Object {
   std::mutex local_mutex;
   std::vector<_cl_event *> local_pending;
   std::atomic<size_t> local_count{0};  // local_pending's size: every enqueue looks, without the lock
+  // The application's events of this queue that its daemon reports only when asked, held, in the
+  // order their commands left; clFinish completes them (event_reports.h).
+  std::mutex unreported_mutex;
+  std::vector<_cl_event *> unreported;
+  std::vector<std::pair<uint64_t, cl_int>> unreported_failures;  // a clFinish's, for events not listed yet
+  size_t unreported_trim_at = 256;
   _cl_command_queue() : Object(kMagic) {}
   ~_cl_command_queue();
   bool in_order() const { return !(properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE); }
@@ -252,6 +258,9 @@ struct _cl_event : fedcl::Object {
   std::atomic<cl_int> status;                             // changed under mutex; waits poll it without
   bool has_profiling = false;
   cl_ulong profiling[4] = {};
+  // Its daemon reports its completion only when asked (event_reports.h): until then it completes at
+  // its queue's clFinish.
+  std::atomic<bool> unreported{false};
   fedcl::ConnectionMask proxies = 0;                      // daemons holding a user-event stand-in
   fedcl::ConnectionMask signalled = 0;                    // of those, the ones this event's daemon signals
                                                           // over a peer link (this process relays failures only)

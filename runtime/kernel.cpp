@@ -76,7 +76,7 @@ cl_int kernel_launch(cl_command_queue queue, cl_kernel kernel, cl_uint work_dim,
   Command command(queue, CL_COMMAND_NDRANGE_KERNEL);
   cl_int err = command.begin(num_events, wait_list, event, multi_daemon);
   if (err != CL_SUCCESS) return err;
-  if (multi_daemon) command.leave_unwatched();  // the event only orders later copies (mem_written)
+  command.leave_unwatched();
   RequestMessage request;
   auto launch = request.root.initNdRange();
   launch.setKernel(kernel->id);

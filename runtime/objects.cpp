@@ -6,6 +6,7 @@
 
 #include "context.h"
 #include "device.h"
+#include "event_reports.h"
 #include "runtime.h"
 
 namespace fedcl {
@@ -103,7 +104,10 @@ uint64_t _cl_context::transfer_queue(ContextPart &p) {
   return p.transfer_queue;
 }
 
-void _cl_command_queue::last_release() { post_release(connection, id); }
+void _cl_command_queue::last_release() {
+  drop_unreported(this);
+  post_release(connection, id);
+}
 _cl_command_queue::~_cl_command_queue() {
   for (_cl_event *event : local_pending) unhold(event);
   unhold(context);
@@ -185,6 +189,7 @@ void _cl_kernel::last_release() {
 _cl_kernel::~_cl_kernel() { unhold(program); }
 
 void _cl_event::last_release() {
+  forget_unreported(this);
   if (connection) post_release(connection, id);
   // A stand-in still waiting for its status is released once it has it (Runtime::complete).
   std::lock_guard<std::mutex> lock(mutex);

@@ -7,6 +7,7 @@
 
 #include "coherence.h"
 #include "device.h"
+#include "event_reports.h"
 #include "hosts.h"
 #include "spin_wait.h"
 
@@ -97,6 +98,16 @@ void Runtime::track(_cl_event *event) {
   events_.emplace(event->id, event);
 }
 
+void Runtime::untrack(_cl_event *event) {
+  {
+    std::lock_guard<std::mutex> lock(events_mutex_);
+    auto it = events_.find(event->id);
+    if (it == events_.end() || it->second != event) return;
+    events_.erase(it);
+  }
+  unhold(event);
+}
+
 void Runtime::complete(_cl_event *event, cl_int status, const uint64_t *profiling) {
   std::vector<_cl_event::StatusCallback> due;
   _cl_event *fails_too;
@@ -185,6 +196,7 @@ bool Runtime::peer_links_allowed() const {
 }
 
 cl_int wait_complete(_cl_event *event) {
+  ask_completion(event);
   spin_then_wait(event->mutex, event->cv, [&] { return event->status.load(std::memory_order_acquire) <= CL_COMPLETE; });
   return event->status;
 }

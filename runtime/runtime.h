@@ -26,9 +26,12 @@ class Runtime final : public ConnectionListener {
 
   // Event mirror: a tracked event is completed by the daemon's notice (or its read reply).
   void track(_cl_event *event);
+  // Stops tracking an event that nothing waits for any more (event_reports.h).
+  void untrack(_cl_event *event);
   void complete(_cl_event *event, cl_int status, const uint64_t *profiling);
-  // Completes a tracked event now, with a failure found before the daemon could report one.
-  void fail_tracked(_cl_event *event, cl_int status) { complete_by_id(event->id, status, nullptr); }
+  // Completes a tracked event now (unless its report came first): with a failure found before the
+  // daemon could report one, or with the outcome its queue's clFinish gave it.
+  void complete_tracked(_cl_event *event, cl_int status) { complete_by_id(event->id, status, nullptr); }
 
   // Whether daemons may link to each other at all (FEDCL_PEER_LINKS=0 says no).
   bool peer_links_allowed() const;

@@ -192,7 +192,7 @@ cl_int device_command(cl_command_queue queue, const DeviceOp &op, cl_uint num_ev
                       cl_event *event) {
   Command command(queue, op.type);
   cl_int err = command.begin(num_events, wait_list, event, multi_daemon(queue));
-  if (multi_daemon(queue)) command.leave_unwatched();  // the event only orders later copies (mem_written)
+  command.leave_unwatched();
   if (err == CL_SUCCESS && op.source) err = mem_prepare(op.source, command, op.source_span);
   if (err == CL_SUCCESS) err = mem_prepare(op.dest, command, op.dest_span);
   if (err != CL_SUCCESS) return err;

@@ -10,6 +10,7 @@
 #include "coherence.h"
 #include "command.h"
 #include "connection.h"
+#include "event_reports.h"
 #include "host_stream.h"
 #include "runtime.h"
 #include "transfer.h"
@@ -137,11 +138,9 @@ class RuntimeTransferPort final : public TransferPort {
     {
       std::lock_guard<std::mutex> lock(event->mutex);
       status = event->status;
-      if (status > CL_COMPLETE) {
-        event->callbacks.push_back({CL_COMPLETE, done, user_data, true});
-        return;
-      }
+      if (status > CL_COMPLETE) event->callbacks.push_back({CL_COMPLETE, done, user_data, true});
     }
+    if (status > CL_COMPLETE) return ask_completion(event);
     done(event, status < 0 ? status : CL_COMPLETE, user_data);
   }
 

@@ -2,8 +2,10 @@
 #include <condition_variable>
 #include <mutex>
 #include <numeric>
+#include <thread>
 
 #include "cl_harness.h"
+#include "daemon_status.h"
 
 using namespace fedcl_test;
 
@@ -222,4 +224,171 @@ TEST_F(EventTest, NoProfilingInfoWithoutAProfilingQueue) {
   cl_ulong time = 0;
   EXPECT_CL(CL_PROFILING_INFO_NOT_AVAILABLE,
             clGetEventProfilingInfo(run, CL_PROFILING_COMMAND_START, sizeof time, &time, nullptr));
+}
+
+// Events the application asks for but never looks at (PyOpenCL returns one from every enqueue) cost
+// the daemon no report (runtime/event_reports.h): they complete at their queue's clFinish. A
+// completion notice takes about 25 bytes: 1000 launches reported would send some 25 KB.
+TEST_F(EventTest, EventsNothingAsksAboutCompleteAtClFinishWithoutReports) {
+  cl_command_queue queue = create_queue(context, device);
+  std::vector<int> ones(n, 1);
+  cl_mem mem = create_buffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, n * sizeof(int), ones.data());
+  cl_kernel k = kernel("offset", mem, 1);
+  const size_t global = n;
+  ASSERT_CL_OK(clEnqueueNDRangeKernel(queue, k, 1, nullptr, &global, nullptr, 0, nullptr, nullptr));
+  ASSERT_CL_OK(clFinish(queue));
+  OwnSessions before = own_sessions_settled();
+  ASSERT_EQ(1, before.found) << status_json();
+  const int launches = 1000;
+  std::vector<cl_event> kept;
+  for (int i = 0; i < launches; i++) {
+    cl_event event = nullptr;
+    ASSERT_CL_OK(clEnqueueNDRangeKernel(queue, k, 1, nullptr, &global, nullptr, 0, nullptr, &event));
+    if (i % 2) clReleaseEvent(event);  // dropped at once, as a Python loop drops it
+    else kept.push_back(event);
+  }
+  ASSERT_CL_OK(clFinish(queue));
+  for (cl_event event : kept) {
+    cl_int value = 1234;
+    // Read without a question to the daemon: the status came with clFinish.
+    ASSERT_CL_OK(clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof value, &value, nullptr));
+    EXPECT_EQ(CL_COMPLETE, value);
+  }
+  OwnSessions after = own_sessions_settled();
+  EXPECT_LE(after.bytes_sent - before.bytes_sent, 4 * KiB) << "the daemon reported the launches' events";
+  for (cl_event event : kept) clReleaseEvent(event);
+  EXPECT_EQ(std::vector<int>(n, launches + 2), read_all(queue, mem));
+  clReleaseKernel(k);
+  clReleaseMemObject(mem);
+  clReleaseCommandQueue(queue);
+}
+
+// Once asked about, such an event is reported as any other: a wait, a status, a callback.
+TEST_F(EventTest, AnEventIsReportedOnceWaitedForAskedAboutOrGivenACallback) {
+  cl_command_queue queue = create_queue(context, device);
+  cl_mem mem = create_buffer(context, CL_MEM_READ_WRITE, n * sizeof(int));
+  cl_int err;
+  cl_event gate = clCreateUserEvent(context, &err);
+  ASSERT_CL_OK(err);
+  const size_t global = n;
+  cl_kernel k = kernel("scale", mem, 2);
+  cl_event waited, polled, called;
+  ASSERT_CL_OK(clEnqueueNDRangeKernel(queue, k, 1, nullptr, &global, nullptr, 1, &gate, &waited));
+  ASSERT_CL_OK(clEnqueueNDRangeKernel(queue, k, 1, nullptr, &global, nullptr, 0, nullptr, &polled));
+  ASSERT_CL_OK(clEnqueueNDRangeKernel(queue, k, 1, nullptr, &global, nullptr, 0, nullptr, &called));
+  ASSERT_CL_OK(clFlush(queue));
+  EXPECT_GT(status(polled), CL_COMPLETE);  // behind the closed gate
+  struct Seen {
+    std::mutex mutex;
+    std::condition_variable cv;
+    cl_int status = 1;
+  } seen;
+  ASSERT_CL_OK(clSetEventCallback(called, CL_COMPLETE, [](cl_event, cl_int status, void *data) {
+    auto *s = static_cast<Seen *>(data);
+    std::lock_guard<std::mutex> lock(s->mutex);
+    s->status = status;
+    s->cv.notify_all();
+  }, &seen));
+  ASSERT_CL_OK(clSetUserEventStatus(gate, CL_COMPLETE));
+  ASSERT_CL_OK(clWaitForEvents(1, &waited));
+  // No clFinish: the reports alone complete them.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (status(polled) > CL_COMPLETE && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_EQ(CL_COMPLETE, status(polled));
+  std::unique_lock<std::mutex> lock(seen.mutex);
+  EXPECT_TRUE(seen.cv.wait_until(lock, deadline, [&] { return seen.status <= CL_COMPLETE; }));
+  EXPECT_EQ(CL_COMPLETE, seen.status);
+  lock.unlock();
+  for (cl_event event : {gate, waited, polled, called}) clReleaseEvent(event);
+  clReleaseKernel(k);
+  clReleaseMemObject(mem);
+  clReleaseCommandQueue(queue);
+}
+
+// A status asked after a blocking read behind the command is the daemon's, not an old mirror's.
+TEST_F(EventTest, AnEventsStatusIsCurrentAfterABlockingReadBehindIt) {
+  cl_command_queue queue = create_queue(context, device);
+  cl_mem mem = create_buffer(context, CL_MEM_READ_WRITE, n * sizeof(int));
+  const size_t global = n;
+  cl_kernel k = kernel("scale", mem, 2);
+  for (int round = 0; round < 20; round++) {
+    cl_event run;
+    ASSERT_CL_OK(clEnqueueNDRangeKernel(queue, k, 1, nullptr, &global, nullptr, 0, nullptr, &run));
+    read_all(queue, mem);
+    ASSERT_EQ(CL_COMPLETE, status(run)) << "round " << round;
+    clReleaseEvent(run);
+  }
+  clReleaseKernel(k);
+  clReleaseMemObject(mem);
+  clReleaseCommandQueue(queue);
+}
+
+// A failure among events nobody asked about reaches them at clFinish: behind a failed user event
+// (which fedcld keeps from PoCL, as above), the command and the one after it on its in-order queue.
+TEST_F(EventTest, AFailureAmongUnaskedEventsReachesThemAtClFinish) {
+  cl_command_queue queue = create_queue(context, device);
+  cl_mem mem = create_buffer(context, CL_MEM_READ_WRITE, n * sizeof(int));
+  cl_int err;
+  cl_event gate = clCreateUserEvent(context, &err);
+  ASSERT_CL_OK(err);
+  const size_t global = n;
+  cl_kernel k = kernel("scale", mem, 2);
+  cl_event before, behind, after;
+  ASSERT_CL_OK(clEnqueueNDRangeKernel(queue, k, 1, nullptr, &global, nullptr, 0, nullptr, &before));
+  ASSERT_CL_OK(clEnqueueNDRangeKernel(queue, k, 1, nullptr, &global, nullptr, 1, &gate, &behind));
+  ASSERT_CL_OK(clEnqueueNDRangeKernel(queue, k, 1, nullptr, &global, nullptr, 0, nullptr, &after));
+  ASSERT_CL_OK(clSetUserEventStatus(gate, -1234));
+  clFinish(queue);  // its own result is the driver's to choose: the events tell
+  EXPECT_EQ(CL_COMPLETE, status(before));
+  EXPECT_LT(status(behind), 0);
+  EXPECT_LT(status(after), 0) << "the command after it on its in-order queue";
+  cl_event next;
+  ASSERT_CL_OK(clEnqueueNDRangeKernel(queue, k, 1, nullptr, &global, nullptr, 0, nullptr, &next));
+  ASSERT_CL_OK(clFinish(queue));
+  EXPECT_EQ(CL_COMPLETE, status(next)) << "the queue goes on";
+  for (cl_event event : {gate, before, behind, after, next}) clReleaseEvent(event);
+  clReleaseKernel(k);
+  clReleaseMemObject(mem);
+  clReleaseCommandQueue(queue);
+}
+
+// More events than a daemon's list keeps before it drops the completed ones (256), held and never
+// finished: each is still reported when waited for.
+TEST_F(EventTest, ManyHeldEventsAreEachReportedWhenWaitedFor) {
+  cl_command_queue queue = create_queue(context, device);
+  cl_mem mem = create_buffer(context, CL_MEM_READ_WRITE, n * sizeof(int));
+  const size_t global = 1;
+  cl_kernel k = kernel("offset", mem, 1);
+  std::vector<cl_event> events(700);
+  for (cl_event &event : events)
+    ASSERT_CL_OK(clEnqueueNDRangeKernel(queue, k, 1, nullptr, &global, nullptr, 0, nullptr, &event));
+  for (auto it = events.rbegin(); it != events.rend(); ++it) ASSERT_CL_OK(clWaitForEvents(1, &*it));
+  for (cl_event event : events) {
+    EXPECT_EQ(CL_COMPLETE, status(event));
+    clReleaseEvent(event);
+  }
+  clReleaseKernel(k);
+  clReleaseMemObject(mem);
+  clReleaseCommandQueue(queue);
+}
+
+// The application lets go of the queue before an event of it that nothing asked about: the event is
+// still reported when asked about (no clFinish of that queue can come any more).
+TEST_F(EventTest, AnEventIsReportedAfterItsQueueWasReleased) {
+  cl_command_queue queue = create_queue(context, device);
+  cl_mem mem = create_buffer(context, CL_MEM_READ_WRITE, n * sizeof(int));
+  const size_t global = n;
+  cl_kernel k = kernel("scale", mem, 2);
+  cl_event run;
+  ASSERT_CL_OK(clEnqueueNDRangeKernel(queue, k, 1, nullptr, &global, nullptr, 0, nullptr, &run));
+  ASSERT_CL_OK(clReleaseCommandQueue(queue));
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (status(run) > CL_COMPLETE && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_EQ(CL_COMPLETE, status(run));
+  EXPECT_CL(CL_SUCCESS, clWaitForEvents(1, &run));
+  clReleaseEvent(run);
+  clReleaseKernel(k);
+  clReleaseMemObject(mem);
 }

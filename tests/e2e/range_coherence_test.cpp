@@ -8,47 +8,11 @@
 #include <thread>
 
 #include "cl_harness.h"
+#include "daemon_status.h"
 
 using namespace fedcl_test;
 
 namespace {
-
-// What the daemons publish (`fedcl status --json`, every second) as a whole.
-std::string status_json() {
-  FILE *pipe = popen(FEDCL_COMMAND_PATH " status --json 2>&1", "r");
-  if (!pipe) return "";
-  std::string out;
-  char buffer[4096];
-  size_t n;
-  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) out.append(buffer, n);
-  pclose(pipe);
-  return out;
-}
-
-// This process's sessions on all the daemons: the objects they hold and the bytes sent to it.
-struct OwnSessions {
-  uint64_t objects = 0, bytes_sent = 0;
-  int found = 0;
-};
-OwnSessions own_sessions() {
-  std::string out = status_json();
-  OwnSessions own;
-  // A session's client is named host:pid.
-  std::regex session("\"client\": \"[^\"]*:([0-9]+)\",[^}]*?\"objects\": ([0-9]+),[^}]*?\"bytes_sent\": ([0-9]+)");
-  for (std::sregex_iterator it(out.begin(), out.end(), session), end; it != end; ++it) {
-    if (std::stol((*it)[1]) != long(getpid())) continue;
-    own.objects += std::stoull((*it)[2]);
-    own.bytes_sent += std::stoull((*it)[3]);
-    own.found++;
-  }
-  return own;
-}
-
-// own_sessions() once what happened until now is published.
-OwnSessions own_sessions_settled() {
-  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
-  return own_sessions();
-}
 
 // Bytes sent over all peer links of all the cluster's daemons (FEDCL_HOSTS), as published.
 uint64_t link_bytes_now() {
