@@ -169,6 +169,7 @@ cl_int host_write(cl_command_queue queue, cl_mem mem, const MemSpan &span, const
     Command command(queue, type);
     cl_int err = command.begin(first ? num_events : 0, first ? wait_list : nullptr, last ? event : nullptr,
                                last && multi_daemon(queue));
+    command.leave_unwatched();  // even a blocking write returns once its bytes have left
     if (err == CL_SUCCESS && first) err = mem_prepare(mem, command, span);
     if (err != CL_SUCCESS) return err;
     HostRegion part = host.piece(pieces[i]);

@@ -228,11 +228,14 @@ TEST_F(EventTest, NoProfilingInfoWithoutAProfilingQueue) {
 
 // Events the application asks for but never looks at (PyOpenCL returns one from every enqueue) cost
 // the daemon no report (runtime/event_reports.h): they complete at their queue's clFinish. A
-// completion notice takes about 25 bytes: 1000 launches reported would send some 25 KB.
+// completion notice takes about 25 bytes: 1000 launches, writes and copies reported would send some
+// 75 KB.
 TEST_F(EventTest, EventsNothingAsksAboutCompleteAtClFinishWithoutReports) {
   cl_command_queue queue = create_queue(context, device);
   std::vector<int> ones(n, 1);
   cl_mem mem = create_buffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, n * sizeof(int), ones.data());
+  cl_mem written = create_buffer(context, CL_MEM_READ_WRITE, n * sizeof(int));
+  cl_mem copied = create_buffer(context, CL_MEM_READ_WRITE, n * sizeof(int));
   cl_kernel k = kernel("offset", mem, 1);
   const size_t global = n;
   ASSERT_CL_OK(clEnqueueNDRangeKernel(queue, k, 1, nullptr, &global, nullptr, 0, nullptr, nullptr));
@@ -242,10 +245,14 @@ TEST_F(EventTest, EventsNothingAsksAboutCompleteAtClFinishWithoutReports) {
   const int launches = 1000;
   std::vector<cl_event> kept;
   for (int i = 0; i < launches; i++) {
-    cl_event event = nullptr;
-    ASSERT_CL_OK(clEnqueueNDRangeKernel(queue, k, 1, nullptr, &global, nullptr, 0, nullptr, &event));
-    if (i % 2) clReleaseEvent(event);  // dropped at once, as a Python loop drops it
-    else kept.push_back(event);
+    cl_event events[3] = {};
+    ASSERT_CL_OK(clEnqueueNDRangeKernel(queue, k, 1, nullptr, &global, nullptr, 0, nullptr, &events[0]));
+    ASSERT_CL_OK(clEnqueueWriteBuffer(queue, written, CL_FALSE, 0, sizeof i, &i, 0, nullptr, &events[1]));
+    ASSERT_CL_OK(clEnqueueCopyBuffer(queue, written, copied, 0, 0, sizeof i, 0, nullptr, &events[2]));
+    for (cl_event event : events) {
+      if (i % 2) clReleaseEvent(event);  // dropped at once, as a Python loop drops it
+      else kept.push_back(event);
+    }
   }
   ASSERT_CL_OK(clFinish(queue));
   for (cl_event event : kept) {
@@ -255,10 +262,14 @@ TEST_F(EventTest, EventsNothingAsksAboutCompleteAtClFinishWithoutReports) {
     EXPECT_EQ(CL_COMPLETE, value);
   }
   OwnSessions after = own_sessions_settled();
-  EXPECT_LE(after.bytes_sent - before.bytes_sent, 4 * KiB) << "the daemon reported the launches' events";
+  EXPECT_LE(after.bytes_sent - before.bytes_sent, 4 * KiB) << "the daemon reported the commands' events";
   for (cl_event event : kept) clReleaseEvent(event);
   EXPECT_EQ(std::vector<int>(n, launches + 2), read_all(queue, mem));
+  int last = 0;
+  ASSERT_CL_OK(clEnqueueReadBuffer(queue, copied, CL_TRUE, 0, sizeof last, &last, 0, nullptr, nullptr));
+  EXPECT_EQ(launches - 1, last);
   clReleaseKernel(k);
+  for (cl_mem m : {copied, written}) clReleaseMemObject(m);
   clReleaseMemObject(mem);
   clReleaseCommandQueue(queue);
 }
