@@ -3,6 +3,7 @@
 #include <mutex>
 #include <numeric>
 #include <thread>
+#include <utility>
 
 #include "cl_harness.h"
 #include "daemon_status.h"
@@ -42,6 +43,32 @@ struct EventTest : ::testing::Test {
     std::vector<int> out(n, -1);
     EXPECT_CL(CL_SUCCESS, clEnqueueReadBuffer(queue, mem, CL_TRUE, 0, n * sizeof(int), out.data(), 0, nullptr, nullptr));
     return out;
+  }
+
+  // A queue, a buffer and a kernel that doubles it, for the tests of events reported when asked;
+  // released by the fixture.
+  struct Doubling {
+    cl_command_queue queue = nullptr;
+    cl_mem mem = nullptr;
+    cl_kernel kernel = nullptr;
+    size_t global = n;
+  } doubling;
+  void make_doubling() {
+    doubling.queue = create_queue(context, device);
+    doubling.mem = create_buffer(context, CL_MEM_READ_WRITE, n * sizeof(int));
+    doubling.kernel = kernel("scale", doubling.mem, 2);
+  }
+  // Launches it behind the wait list; returns its event.
+  cl_event double_it(cl_uint num_events = 0, const cl_event *wait_list = nullptr) {
+    cl_event event = nullptr;
+    EXPECT_CL(CL_SUCCESS, clEnqueueNDRangeKernel(doubling.queue, doubling.kernel, 1, nullptr, &doubling.global, nullptr,
+                                                 num_events, wait_list, &event));
+    return event;
+  }
+  void TearDown() override {
+    if (doubling.kernel) clReleaseKernel(doubling.kernel);
+    if (doubling.mem) clReleaseMemObject(doubling.mem);
+    if (doubling.queue) clReleaseCommandQueue(doubling.queue);
   }
 };
 
@@ -276,18 +303,12 @@ TEST_F(EventTest, EventsNothingAsksAboutCompleteAtClFinishWithoutReports) {
 
 // Once asked about, such an event is reported as any other: a wait, a status, a callback.
 TEST_F(EventTest, AnEventIsReportedOnceWaitedForAskedAboutOrGivenACallback) {
-  cl_command_queue queue = create_queue(context, device);
-  cl_mem mem = create_buffer(context, CL_MEM_READ_WRITE, n * sizeof(int));
+  make_doubling();
   cl_int err;
   cl_event gate = clCreateUserEvent(context, &err);
   ASSERT_CL_OK(err);
-  const size_t global = n;
-  cl_kernel k = kernel("scale", mem, 2);
-  cl_event waited, polled, called;
-  ASSERT_CL_OK(clEnqueueNDRangeKernel(queue, k, 1, nullptr, &global, nullptr, 1, &gate, &waited));
-  ASSERT_CL_OK(clEnqueueNDRangeKernel(queue, k, 1, nullptr, &global, nullptr, 0, nullptr, &polled));
-  ASSERT_CL_OK(clEnqueueNDRangeKernel(queue, k, 1, nullptr, &global, nullptr, 0, nullptr, &called));
-  ASSERT_CL_OK(clFlush(queue));
+  cl_event waited = double_it(1, &gate), polled = double_it(), called = double_it();
+  ASSERT_CL_OK(clFlush(doubling.queue));
   EXPECT_GT(status(polled), CL_COMPLETE);  // behind the closed gate
   struct Seen {
     std::mutex mutex;
@@ -312,56 +333,36 @@ TEST_F(EventTest, AnEventIsReportedOnceWaitedForAskedAboutOrGivenACallback) {
   EXPECT_EQ(CL_COMPLETE, seen.status);
   lock.unlock();
   for (cl_event event : {gate, waited, polled, called}) clReleaseEvent(event);
-  clReleaseKernel(k);
-  clReleaseMemObject(mem);
-  clReleaseCommandQueue(queue);
 }
 
 // A status asked after a blocking read behind the command is the daemon's, not an old mirror's.
 TEST_F(EventTest, AnEventsStatusIsCurrentAfterABlockingReadBehindIt) {
-  cl_command_queue queue = create_queue(context, device);
-  cl_mem mem = create_buffer(context, CL_MEM_READ_WRITE, n * sizeof(int));
-  const size_t global = n;
-  cl_kernel k = kernel("scale", mem, 2);
+  make_doubling();
   for (int round = 0; round < 20; round++) {
-    cl_event run;
-    ASSERT_CL_OK(clEnqueueNDRangeKernel(queue, k, 1, nullptr, &global, nullptr, 0, nullptr, &run));
-    read_all(queue, mem);
+    cl_event run = double_it();
+    read_all(doubling.queue, doubling.mem);
     ASSERT_EQ(CL_COMPLETE, status(run)) << "round " << round;
     clReleaseEvent(run);
   }
-  clReleaseKernel(k);
-  clReleaseMemObject(mem);
-  clReleaseCommandQueue(queue);
 }
 
 // A failure among events nobody asked about reaches them at clFinish: behind a failed user event
 // (which fedcld keeps from PoCL, as above), the command and the one after it on its in-order queue.
 TEST_F(EventTest, AFailureAmongUnaskedEventsReachesThemAtClFinish) {
-  cl_command_queue queue = create_queue(context, device);
-  cl_mem mem = create_buffer(context, CL_MEM_READ_WRITE, n * sizeof(int));
+  make_doubling();
   cl_int err;
   cl_event gate = clCreateUserEvent(context, &err);
   ASSERT_CL_OK(err);
-  const size_t global = n;
-  cl_kernel k = kernel("scale", mem, 2);
-  cl_event before, behind, after;
-  ASSERT_CL_OK(clEnqueueNDRangeKernel(queue, k, 1, nullptr, &global, nullptr, 0, nullptr, &before));
-  ASSERT_CL_OK(clEnqueueNDRangeKernel(queue, k, 1, nullptr, &global, nullptr, 1, &gate, &behind));
-  ASSERT_CL_OK(clEnqueueNDRangeKernel(queue, k, 1, nullptr, &global, nullptr, 0, nullptr, &after));
+  cl_event before = double_it(), behind = double_it(1, &gate), after = double_it();
   ASSERT_CL_OK(clSetUserEventStatus(gate, -1234));
-  clFinish(queue);  // its own result is the driver's to choose: the events tell
+  clFinish(doubling.queue);  // its own result is the driver's to choose: the events tell
   EXPECT_EQ(CL_COMPLETE, status(before));
   EXPECT_LT(status(behind), 0);
   EXPECT_LT(status(after), 0) << "the command after it on its in-order queue";
-  cl_event next;
-  ASSERT_CL_OK(clEnqueueNDRangeKernel(queue, k, 1, nullptr, &global, nullptr, 0, nullptr, &next));
-  ASSERT_CL_OK(clFinish(queue));
+  cl_event next = double_it();
+  ASSERT_CL_OK(clFinish(doubling.queue));
   EXPECT_EQ(CL_COMPLETE, status(next)) << "the queue goes on";
   for (cl_event event : {gate, before, behind, after, next}) clReleaseEvent(event);
-  clReleaseKernel(k);
-  clReleaseMemObject(mem);
-  clReleaseCommandQueue(queue);
 }
 
 // More events than a daemon's list keeps before it drops the completed ones (256), held and never
@@ -387,19 +388,13 @@ TEST_F(EventTest, ManyHeldEventsAreEachReportedWhenWaitedFor) {
 // The application lets go of the queue before an event of it that nothing asked about: the event is
 // still reported when asked about (no clFinish of that queue can come any more).
 TEST_F(EventTest, AnEventIsReportedAfterItsQueueWasReleased) {
-  cl_command_queue queue = create_queue(context, device);
-  cl_mem mem = create_buffer(context, CL_MEM_READ_WRITE, n * sizeof(int));
-  const size_t global = n;
-  cl_kernel k = kernel("scale", mem, 2);
-  cl_event run;
-  ASSERT_CL_OK(clEnqueueNDRangeKernel(queue, k, 1, nullptr, &global, nullptr, 0, nullptr, &run));
-  ASSERT_CL_OK(clReleaseCommandQueue(queue));
+  make_doubling();
+  cl_event run = double_it();
+  ASSERT_CL_OK(clReleaseCommandQueue(std::exchange(doubling.queue, nullptr)));
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (status(run) > CL_COMPLETE && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   EXPECT_EQ(CL_COMPLETE, status(run));
   EXPECT_CL(CL_SUCCESS, clWaitForEvents(1, &run));
   clReleaseEvent(run);
-  clReleaseKernel(k);
-  clReleaseMemObject(mem);
 }
