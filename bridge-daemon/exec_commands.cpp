@@ -386,9 +386,7 @@ void exec_watch_event(Call &call, wire::Request::WatchEvent::Reader request) {
     // Ended already: reported before this request's reply, so that a client waiting for that reply
     // finds the event's status current.
     session.notify_completion(event_id, listed ? failures_settle(event, status) : failures_status(event), nullptr);
-    if (!listed) return;
-    if (status < 0) objects.keep_failed_event(listed);  // ObjectTable::keep_failed_event says why
-    else clReleaseEvent(listed);
+    if (listed) objects.release_ended_event(listed, status);
     return;
   }
   // The watch settles what the command ran behind (failures_settle).

@@ -114,6 +114,12 @@ class ObjectTable {
   // clSetUserEventStatus, seen under tests/stress with a daemon killed). The failed command's
   // event must outlive its wait list, which fedcld does not know: it stays until the session ends.
   void keep_failed_event(cl_event event) { failed_events_.push_back(event); }
+  // Drops a reference to the event of a command that ended with status; one that failed in the
+  // backend is kept instead (keep_failed_event).
+  void release_ended_event(cl_event event, cl_int status) {
+    if (status < 0) keep_failed_event(event);
+    else clReleaseEvent(event);
+  }
   void release_all();
   // Forgets every handle without releasing it: the process ends next, and with it what the backend
   // holds for them (a GPU driver frees a process's contexts at its exit at once, where releasing

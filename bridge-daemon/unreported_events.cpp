@@ -52,8 +52,7 @@ void UnreportedEvents::drop_ended(uint64_t mark, bool report, ObjectTable &objec
       continue;
     }
     if (outcome < 0) failed->emplace_back(entry.id, outcome);
-    if (status < 0) objects.keep_failed_event(entry.event);  // ObjectTable::keep_failed_event says why
-    else clReleaseEvent(entry.event);
+    objects.release_ended_event(entry.event, status);
   }
   entries_.erase(kept, entries_.end());
 }
