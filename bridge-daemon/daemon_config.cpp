@@ -1,4 +1,6 @@
 // Where fedcld's settings come from: the configuration file first, then the command line on top.
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -133,7 +135,42 @@ std::vector<std::string> load_daemon_settings(int argc, char **argv, DaemonSetti
     std::string refused = given.option->apply(given.value, settings);
     if (!refused.empty()) problems.push_back(std::string("--") + given.option->name + " " + refused);
   }
+  daemon_settings_check(settings, problems);
   return problems;
+}
+
+bool loopback_host(const std::string &host) {
+  in_addr v4{};
+  in6_addr v6{};
+  if (inet_pton(AF_INET, host.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
+  if (inet_pton(AF_INET6, host.c_str(), &v6) == 1) {
+    if (IN6_IS_ADDR_LOOPBACK(&v6)) return true;
+    // ::ffff:127.x.y.z
+    return IN6_IS_ADDR_V4MAPPED(&v6) && v6.s6_addr[12] == 127;
+  }
+  return host == "localhost";
+}
+
+void daemon_settings_check(DaemonSettings &settings, std::vector<std::string> &problems) {
+  ServerOptions &options = settings.server;
+  if (!options.requires_key()) {
+    std::string open_address;
+    if (!loopback_host(options.host)) open_address = "listen = " + options.host + ":" + std::to_string(options.port);
+    else if (!options.peer_address.empty() && !loopback_host(options.peer_address.substr(0, options.peer_address.rfind(':'))))
+      open_address = "peer-address = " + options.peer_address;
+    if (!open_address.empty() && !options.allow_unauthenticated)
+      problems.push_back(open_address + " serves other machines, but neither key-list nor key-file is set: anyone who "
+                         "reaches the port could run code on this node. Set key-list (per-user keys) or key-file, or "
+                         "allow-unauthenticated = yes to serve without keys all the same");
+    else if (!open_address.empty())
+      settings.warnings.push_back("serving without keys on " + open_address.substr(open_address.find("= ") + 2) +
+                                  " (allow-unauthenticated = yes): anyone who reaches the port can run code on this node");
+  }
+  if (options.peer_key.empty() && !options.key.empty()) {
+    options.peer_key = options.key;
+    settings.warnings.push_back("key-file's key is also the daemons' key on peer links: a user who holds it can pose as "
+                                "a daemon to other daemons. Give the daemons a key of their own with peer-key-file");
+  }
 }
 
 }  // namespace fedcld

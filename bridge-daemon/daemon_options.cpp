@@ -90,12 +90,17 @@ std::string aliases(const std::string &text, DaemonSettings &s) {
   return {};
 }
 
-std::string key_file(const std::string &path, DaemonSettings &s) {
-  std::string why;
-  s.server.key = fedcl::secret_read_file(path, &why);
-  if (s.server.key.empty()) return "wants a file with the key on its first line; " + why;
+// A key from the first line of path into *key; a warning about the file goes with the settings'.
+std::string read_key(const std::string &path, fedcl::Secret *key, DaemonSettings &s) {
+  std::string why, warning;
+  *key = fedcl::secret_read_file(path, &why, &warning);
+  if (key->empty()) return "wants a file with a key on its first line; " + why;
+  if (!warning.empty()) s.warnings.push_back(warning);
   return {};
 }
+
+std::string key_file(const std::string &path, DaemonSettings &s) { return read_key(path, &s.server.key, s); }
+std::string peer_key_file(const std::string &path, DaemonSettings &s) { return read_key(path, &s.server.peer_key, s); }
 
 // The list is loaded again when it changes (KeyStore); here it is checked once, so that a list with a
 // bad line stops the start instead of locking its users out later without a word.
@@ -303,6 +308,10 @@ std::string tls(const std::string &text, DaemonSettings &s) {
   return one_of(text, {{"yes", true}, {"no", false}}, &s.server.tls);
 }
 
+std::string allow_unauthenticated(const std::string &text, DaemonSettings &s) {
+  return one_of(text, {{"yes", true}, {"no", false}}, &s.server.allow_unauthenticated);
+}
+
 // A file --tls reads at start: checked here, so that a wrong path names the option that gave it.
 std::string readable_file(const std::string &path, std::string *into) {
   if (!std::ifstream(path)) return "wants a readable file; " + path + ": " + std::strerror(errno);
@@ -341,11 +350,17 @@ const std::vector<DaemonOption> &daemon_options() {
       {"platform", "P", "export only platform P: an index or a substring of its name", true, platform},
       {"devices", "LIST", "export only these device indices of each platform, e.g. 0,2", true, devices},
       {"name", "NAME", "node name shown in client device names (default: hostname:port)", true, name},
-      {"key-file", "FILE", "the cluster key (the first line of FILE): clients and peer daemons must\n"
-                           "prove they hold it (challenge-response; the key never crosses the wire)", true, key_file},
+      {"key-file", "FILE", "a key every client may prove (the first line of FILE; challenge-response,\n"
+                           "the key never crosses the wire); users not in --key-list prove it", true, key_file},
       {"key-list", "FILE", "per-user keys, one 'USER KEY' or 'USER /path/to/keyfile' per line, loaded\n"
                            "again within a second of a change: remove a line to revoke that user's\n"
                            "next sessions", true, key_list},
+      {"peer-key-file", "FILE", "the daemons' key: other fedcld daemons prove it on peer links, and this one\n"
+                                "proves it to them. Give it to no user (a user who holds it can pose as a\n"
+                                "daemon). Default: --key-file's key, with a warning at every start", true, peer_key_file},
+      {"allow-unauthenticated", "yes|no", "serve clients without a key on an address other machines reach (default\n"
+                                          "no: fedcld refuses to start there without --key-file or --key-list);\n"
+                                          "warned about at every start", true, allow_unauthenticated},
       {"aliases", "NAMES", "other host names or addresses clients dial this daemon by (a DNS alias\n"
                            "that does not resolve here, a NAT's address), comma-separated. A client's\n"
                            "proof names the host it dialled, and a daemon with a key answers only to\n"
@@ -358,7 +373,7 @@ const std::vector<DaemonOption> &daemon_options() {
                            "FEDCL_TLS=cert; it must name the address clients and peers dial", true, tls_cert},
       {"tls-key", "FILE", "the private key (PEM) of --tls-cert", true, tls_key},
       {"tls-ca", "FILE", "the CA certificates (PEM) that check other daemons' certificates on the\n"
-                         "peer links this one dials when it has no --key-file (default: the\n"
+                         "peer links this one dials when it has no --peer-key-file (default: the\n"
                          "system's)", true, tls_ca},
       {"peer-address", "HOST:PORT", "where other fedcld daemons reach this one for daemon-to-daemon data and\n"
                                     "event signals (e.g. a faster data network); listened on as well as\n"

@@ -27,6 +27,7 @@ struct DaemonSettings {
   int64_t transfer_window = -1;  // --transfer-window: BackendPlatform::transfer_window; -1: by vendor
   bool list_only = false;
   bool help = false;
+  std::vector<std::string> warnings;  // what the administrator should fix, logged at every start
 };
 
 struct DaemonOption {
@@ -45,9 +46,16 @@ std::string daemon_usage();
 // The configuration file read when --config names none (read only if it exists).
 extern const char kDefaultDaemonConfig[];
 
-// Reads argv (and the configuration file it names, or the default one) into settings. Returns every
-// problem found, each naming where ("FILE:LINE: " or "--option: ") and why; empty when all is well.
+// Reads argv (and the configuration file it names, or the default one) into settings, then checks
+// what no single option can (daemon_settings_check). Returns every problem found, each naming where
+// ("FILE:LINE: " or "--option: ") and why; empty when all is well.
 std::vector<std::string> load_daemon_settings(int argc, char **argv, DaemonSettings &settings);
+// The rules between options, once all are read: a daemon that other machines reach needs a key
+// (unless allow-unauthenticated says otherwise), and the daemons' key defaults to --key-file's, with a
+// warning. Problems are appended; warnings go to settings.warnings.
+void daemon_settings_check(DaemonSettings &settings, std::vector<std::string> &problems);
+// Whether host (numeric, as --listen takes it) is a loopback address, which only this machine reaches.
+bool loopback_host(const std::string &host);
 // The same for a configuration file's text alone (what load_daemon_settings does with the file).
 std::vector<std::string> apply_daemon_config(const std::string &text, const std::string &source,
                                              DaemonSettings &settings);

@@ -1,11 +1,12 @@
 #include "keys.h"
 
+#include <fcntl.h>
 #include <sodium.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <string_view>
 #include <utility>
 
@@ -43,12 +44,16 @@ KeyList key_list_parse(const std::string &text, const std::string &source) {
     }
     fedcl::Secret secret;
     if (key.front() == '/') {
-      std::string why;
-      secret = fedcl::secret_read_file(std::string(key), &why);
+      std::string why, warning;
+      secret = fedcl::secret_read_file(std::string(key), &why, &warning);
       if (secret.empty()) {
-        list.problems.push_back(where + ": cannot read a key for user " + log_quote(user) + ": " + why);
+        list.problems.push_back(where + ": cannot use a key for user " + log_quote(user) + ": " + why);
         continue;
       }
+      if (!warning.empty()) list.warnings.push_back(where + ": " + warning);
+    } else if (std::string why = fedcl::key_too_short(key); !why.empty()) {
+      list.problems.push_back(where + ": user " + log_quote(user) + ": " + why);
+      continue;
     } else {
       secret = fedcl::Secret(key);
     }
@@ -59,17 +64,39 @@ KeyList key_list_parse(const std::string &text, const std::string &source) {
 }
 
 KeyList key_list_load(const std::string &path) {
-  std::ifstream file(path);
-  if (!file) {
-    KeyList list;
-    list.unreadable = path + ": " + std::strerror(errno);
-    return list;
+  KeyList unusable;
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  struct stat status {};
+  if (fd < 0 || fstat(fd, &status) != 0) {
+    unusable.unreadable = path + ": " + std::strerror(errno);
+    if (fd >= 0) close(fd);
+    return unusable;
   }
-  std::stringstream contents;
-  contents << file.rdbuf();
-  std::string text = contents.str();
+  fedcl::KeyFileCheck check = fedcl::key_file_check(path, status.st_uid, status.st_mode, geteuid());
+  if (!check.refused.empty()) {
+    close(fd);
+    unusable.unreadable = check.refused;
+    return unusable;
+  }
+  std::string text;
+  char chunk[4096];
+  ssize_t got;
+  while ((got = read(fd, chunk, sizeof chunk)) != 0) {
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) break;
+    text.append(chunk, size_t(got));
+  }
+  int read_errno = errno;
+  close(fd);
+  sodium_memzero(chunk, sizeof chunk);
+  if (got < 0) {
+    fedcl::secret_wipe(text);
+    unusable.unreadable = path + ": " + std::strerror(read_errno);
+    return unusable;
+  }
   KeyList list = key_list_parse(text, path);
   fedcl::secret_wipe(text);
+  if (!check.warning.empty()) list.warnings.insert(list.warnings.begin(), check.warning);
   return list;
 }
 
@@ -135,6 +162,7 @@ void KeyStore::take(KeyList list) {
     if (!list.unreadable.empty())
       FEDCLD_LOG(warn, "the key list cannot be read (%s): its users are refused until it can", list.unreadable.c_str());
     for (const std::string &problem : list.problems) FEDCLD_LOG(warn, "key list: %s (line ignored)", problem.c_str());
+    for (const std::string &warning : list.warnings) FEDCLD_LOG(warn, "key list: %s", warning.c_str());
   }
   std::lock_guard<std::mutex> lock(mutex_);
   if (loads_ > 0) FEDCLD_LOG(info, "key list %s loaded again: %zu users", list_path_.c_str(), list.keys.size());

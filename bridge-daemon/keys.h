@@ -19,15 +19,18 @@ namespace fedcld {
 struct KeyList {
   std::map<std::string, fedcl::Secret> keys;  // user -> key
   std::vector<std::string> problems;          // lines that were ignored, and why
-  std::string unreadable;                     // why the list itself could not be read; "" when it was
+  std::vector<std::string> warnings;          // what the administrator should fix (a key file everyone reads)
+  std::string unreadable;                     // why the list itself could not be used; "" when it was
 };
 
 // Parses a key list: one "USER KEY" per line, where KEY is the key itself or, starting with '/', a
-// file whose first line is the key; '#' starts a comment. source names the list in problems. The
-// keys are copied straight from text into Secrets; the caller wipes text.
+// file whose first line is the key; '#' starts a comment. Keys shorter than fedcl::kMinKeyBytes and
+// key files that others may write are problems. source names the list in problems. The keys are
+// copied straight from text into Secrets; the caller wipes text.
 KeyList key_list_parse(const std::string &text, const std::string &source);
 
-// Reads and parses the key list at path (its text wiped afterwards).
+// Reads and parses the key list at path (its text wiped afterwards); unreadable when it cannot be
+// read or fedcl::key_file_check refuses it (a list others may write grants them any user).
 KeyList key_list_load(const std::string &path);
 
 class KeyStore {

@@ -62,6 +62,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   fedcld::log_set_level(settings.log_level);
+  for (const std::string &warning : settings.warnings) FEDCLD_LOG(warn, "%s", warning.c_str());
   if (settings.list_only) return list_devices(settings);
 
   std::signal(SIGPIPE, SIG_IGN);

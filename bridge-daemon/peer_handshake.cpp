@@ -174,7 +174,7 @@ void PeerHandshakes::on_hello(Session &link, wire::PeerHello::Reader hello) {
     return refuse("protocol version mismatch: the peer speaks " + std::to_string(hello.getProtocolVersion()) +
                   ", this fedcld " + std::to_string(wire::PROTOCOL_VERSION));
   const ServerOptions &options = listener_.options();
-  bool keyed = options.requires_key();
+  bool keyed = options.requires_key() || !options.peer_key.empty();
   if (keyed && hello.hasKey() && hello.getKey().size() > 0)
     return refuse("the peer sent its key in the clear (an older fedcld?); this fedcld takes only a proof of it");
   if (hello.getExpect() != listener_.instance()) return refuse("this is not the daemon the peer meant to reach (it restarted?)");
@@ -186,8 +186,8 @@ void PeerHandshakes::on_hello(Session &link, wire::PeerHello::Reader hello) {
   if (!listener_.workers().by_token(handshake.session))
     return refuse("the session the peer names is not (or no longer) served here");
   if (!keyed) return accept(link, nullptr);
-  // Per-user keys are for clients: daemons prove the cluster key, which this one lacks.
-  if (options.key.empty()) return refuse("wrong or missing key: this fedcld takes peer links only with the cluster key (--key-file)");
+  // Users' keys are for clients: daemons prove the daemons' key, which this one lacks.
+  if (options.peer_key.empty()) return refuse("wrong or missing key: this fedcld takes peer links only with the daemons' key (--peer-key-file)");
   if (hello.getNonce().size() != fedcl::kNonceBytes) return refuse("the peer's hello carries no valid nonce");
   handshake.hello_nonce.assign(hello.getNonce().begin(), hello.getNonce().end());
   handshake.identity = peer_identity(hello.getInstance(), listener_.instance(), handshake.from_session, handshake.session);
@@ -207,10 +207,10 @@ void PeerHandshakes::on_proof(Session &link, wire::AuthProof::Reader answer) {
     send_welcome(link, listener_.instance(), CL_INVALID_PLATFORM, why);
     link.close_after_writes("peer refused: " + why);
   };
-  std::string_view key = listener_.options().key.view();
+  std::string_view key = listener_.options().peer_key.view();
   if (answer.getProof().size() == 0) return refuse("wrong or missing key: the peer has none");
   if (!fedcl::auth_proof_matches(handshake_proof(key, fedcl::AuthRole::dialling_peer, link), answer.getProof()))
-    return refuse("wrong or missing key: the peer's proof does not match the cluster key");
+    return refuse("wrong or missing key: the peer's proof does not match the daemons' key");
   fedcl::Proof mine = handshake_proof(key, fedcl::AuthRole::answering_peer, link);
   accept(link, &mine);
 }
@@ -241,8 +241,8 @@ void PeerHandshakes::on_challenge(Session &link, Dial &dial, wire::AuthChallenge
   if (challenge.getNonce().size() != fedcl::kNonceBytes) return failed(dial, "a challenge without a valid nonce");
   handshake.challenge_nonce.assign(challenge.getNonce().begin(), challenge.getNonce().end());
   handshake.challenged = true;
-  // Without the cluster key, an empty proof: the other daemon refuses with a welcome that says why.
-  std::string_view key = listener_.options().key.view();
+  // Without the daemons' key, an empty proof: the other daemon refuses with a welcome that says why.
+  std::string_view key = listener_.options().peer_key.view();
   capnp::MallocMessageBuilder builder;
   auto answer = builder.initRoot<wire::PeerMessage>().initProof();
   if (!key.empty()) answer.setProof(fedcl::as_data(handshake_proof(key, fedcl::AuthRole::dialling_peer, link)));
@@ -253,12 +253,12 @@ void PeerHandshakes::on_welcome(Session &link, Dial &dial, wire::PeerWelcome::Re
   if (welcome.getInstance() != dial.instance)
     return failed(dial, "the daemon answering there is another one (instance " + std::to_string(welcome.getInstance()) + ")");
   if (welcome.getStatus() != CL_SUCCESS) return failed(dial, welcome.getMessage().cStr());
-  // A daemon with the cluster key links only to daemons that proved they hold it too.
-  std::string_view key = listener_.options().key.view();
+  // A daemon with the daemons' key links only to daemons that proved they hold it too.
+  std::string_view key = listener_.options().peer_key.view();
   if (!key.empty() && (!link.handshake.challenged ||
                        !fedcl::auth_proof_matches(handshake_proof(key, fedcl::AuthRole::answering_peer, link),
                                                   welcome.getProof())))
-    return failed(dial, "the daemon there did not prove that it holds the cluster key");
+    return failed(dial, "the daemon there did not prove that it holds the daemons' key");
   Worker *worker = listener_.workers().by_id(dial.worker);
   if (!worker) {
     std::shared_ptr<Session> gone = std::move(dial.link);

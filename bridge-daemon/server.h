@@ -39,9 +39,11 @@ struct ServerOptions {
   std::string host = "127.0.0.1";
   int port = 7070;
   std::string node;          // shown in client device names; default host name:port
-  fedcl::Secret key;         // the cluster key, for clients and peer daemons (keys.h)
+  fedcl::Secret key;         // a key every client may prove (keys.h)
   std::string key_list;      // file of per-user keys (KeyStore loads it again when it changes)
                              // (neither key nor key_list: every client is accepted)
+  fedcl::Secret peer_key;    // the daemons' key, proved on peer links (default: key)
+  bool allow_unauthenticated = false;  // serve without a key beyond loopback
   size_t max_sessions = 256;
   size_t spare_workers = 2;  // workers started ahead, their backend loaded, for the next sessions
   uint64_t worker_hang_ms = 30000;  // a worker whose loop stands still this long is killed

@@ -613,17 +613,21 @@ std::string DaemonTls::setup(const ServerOptions &options, const KeyStore &keys)
   if (!options.tls) return {};
   std::string error;
   fedcl::TlsKeyLookup lookup;
-  // An unknown user gets the store's decoy: the handshake then fails as with a wrong key.
-  if (keys.requires_key()) lookup = [&keys](const std::string &user) { return keys.key_for(user); };
+  // An unknown user gets the store's decoy: the handshake then fails as with a wrong key. Peer links
+  // name an identity no user of the key list can have, and prove the daemons' key.
+  if (keys.requires_key() || !options.peer_key.empty())
+    lookup = [&keys, peer_key = options.peer_key](const std::string &user) {
+      return user == kPeerTlsUser ? peer_key : keys.key_for(user);
+    };
   if (options.tls_cert.empty() != options.tls_key.empty())
     return "--tls-cert and --tls-key go together: a certificate and its private key";
   if (options.tls_cert.empty() && !lookup)
     return "--tls yes needs a trust root: a certificate (--tls-cert and --tls-key) or a key (--key-file or --key-list)";
   accept_ = fedcl::tls_server_context(options.tls_cert, options.tls_key, std::move(lookup), &error);
   if (!accept_) return error;
-  // Peer links prove the cluster key; without one, the peer's certificate is checked.
-  cluster_key_ = options.key;
-  dial_mode_ = cluster_key_.empty() ? fedcl::TlsMode::cert : fedcl::TlsMode::psk;
+  // Peer links prove the daemons' key; without one, the peer's certificate is checked.
+  peer_key_ = options.peer_key;
+  dial_mode_ = peer_key_.empty() ? fedcl::TlsMode::cert : fedcl::TlsMode::psk;
   dial_ = fedcl::tls_client_context(dial_mode_, options.tls_ca, &error);
   if (!dial_) return error;
   return {};
@@ -644,7 +648,7 @@ std::unique_ptr<StreamTransport> DaemonTls::accepting(uv_stream_t *stream) const
 std::unique_ptr<StreamTransport> DaemonTls::dialling(uv_stream_t *stream, const std::string &address,
                                                      std::string *error) const {
   if (!dial_) return std::make_unique<PlainStream>(stream);
-  fedcl::TlsSession ssl = fedcl::tls_client_session(dial_.get(), dial_mode_, fedcl::tls_host_of(address), cluster_key_.view(), "", error);
+  fedcl::TlsSession ssl = fedcl::tls_client_session(dial_.get(), dial_mode_, fedcl::tls_host_of(address), peer_key_.view(), kPeerTlsUser, error);
   if (!ssl) return nullptr;
   return std::make_unique<TlsStream>(stream, std::move(ssl), false);
 }

@@ -107,9 +107,12 @@ class TlsStream final : public StreamTransport {
   std::thread worker_;
 };
 
+// The PSK identity's user on peer links: with a space, which no user of a key list can have.
+constexpr char kPeerTlsUser[] = "fedcld peer";
+
 // The daemon's TLS contexts, from its options: with --tls yes, every connection accepted speaks TLS
 // (certificates when --tls-cert is set, the pre-shared key when it has a key), and peer links it
-// dials do (the cluster key when it has one, else the peer's certificate checked against --tls-ca).
+// dials do (the daemons' key when it has one, else the peer's certificate checked against --tls-ca).
 class DaemonTls {
  public:
   // "" or why the options cannot serve TLS (a certificate that does not load, no trust root).
@@ -124,7 +127,7 @@ class DaemonTls {
  private:
   fedcl::TlsContext accept_, dial_;
   fedcl::TlsMode dial_mode_ = fedcl::TlsMode::off;
-  fedcl::Secret cluster_key_;
+  fedcl::Secret peer_key_;
 };
 
 }  // namespace fedcld

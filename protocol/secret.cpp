@@ -1,6 +1,7 @@
 #include "secret.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sodium.h>
 #include <unistd.h>
 
@@ -64,12 +65,43 @@ void secret_wipe(std::string &text) {
   text.clear();
 }
 
-Secret secret_read_file(const std::string &path, std::string *why) {
+std::string key_too_short(std::string_view key) {
+  if (key.size() >= kMinKeyBytes) return {};
+  return "a key of " + std::to_string(key.size()) + " bytes is too short: keys have at least " + std::to_string(kMinKeyBytes) +
+         " (make one with: head -c 24 /dev/urandom | base64)";
+}
+
+KeyFileCheck key_file_check(const std::string &path, uid_t owner, mode_t mode, uid_t reader_uid) {
+  KeyFileCheck check;
+  if (mode & (S_IWGRP | S_IWOTH))
+    check.refused = path + " may be written by users other than its owner, who could put their own key in it (chmod go-w)";
+  else if (owner != 0 && owner != reader_uid)
+    check.refused = path + " belongs to user " + std::to_string(owner) + ", who could put their own key in it (its owner must be root or this user)";
+  else if (mode & S_IROTH)
+    check.warning = path + " may be read by every user of this machine (chmod o-r)";
+  return check;
+}
+
+Secret secret_read_file(const std::string &path, std::string *why, std::string *warning) {
+  why->clear();
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     *why = path + ": " + std::strerror(errno);
     return {};
   }
+  struct stat status {};
+  if (fstat(fd, &status) != 0) {
+    *why = path + ": " + std::strerror(errno);
+    close(fd);
+    return {};
+  }
+  KeyFileCheck check = key_file_check(path, status.st_uid, status.st_mode, geteuid());
+  if (!check.refused.empty()) {
+    *why = check.refused;
+    close(fd);
+    return {};
+  }
+  if (warning) *warning = check.warning;
   // A key is a line: what past 4 KiB a file holds is not read.
   char buffer[4096];
   size_t size = 0;
@@ -88,6 +120,8 @@ Secret secret_read_file(const std::string &path, std::string *why) {
   sodium_memzero(buffer, sizeof buffer);
   if (got < 0) *why = path + ": " + std::strerror(read_errno);
   else if (key.empty()) *why = path + ": its first line is empty";
+  else if (std::string short_key = key_too_short(key.view()); !short_key.empty()) *why = path + ": " + short_key;
+  if (!why->empty()) return {};
   return key;
 }
 

@@ -1,5 +1,8 @@
 #include "hosts.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -108,6 +111,7 @@ HostList hosts_parse(const std::string &text, const std::string &source) {
     std::string value;
     if (is_setting(line, "key", &value)) {
       if (value.empty()) setting_problem(list, where + ": a 'key' line without a key");
+      else if (std::string why = key_too_short(value); !why.empty()) setting_problem(list, where + ": " + why);
       else list.key = Secret(value);
       continue;
     }
@@ -148,7 +152,8 @@ HostList hosts_from_environment() {
     const char *file = std::getenv("FEDCL_HOSTS_FILE");
     std::string path = file ? file : kDefaultHostsFile;
     std::ifstream in(path);
-    if (!in) {
+    struct stat status {};
+    if (!in || stat(path.c_str(), &status) != 0) {
       list.source = path;
       if (file) list.problems.push_back("cannot read " + path);
       return list;
@@ -158,6 +163,12 @@ HostList hosts_from_environment() {
     std::string contents = text.str();
     list = hosts_parse(contents, path);
     secret_wipe(contents);  // it may hold a 'key' line
+    // A key there is trusted only if no one but its owner could have put it there. (Everyone may
+    // read the file: it is the cluster's list, and a shared key is known to its users by design.)
+    if (!list.key.empty() && !std::getenv("FEDCL_KEY") && !std::getenv("FEDCL_KEY_FILE")) {
+      KeyFileCheck check = key_file_check(path, status.st_uid, status.st_mode, geteuid());
+      if (!check.refused.empty()) setting_problem(list, "the key line of " + check.refused);
+    }
   }
   // Set but empty is a mistake (FEDCL_KEY=$UNSET_VARIABLE), not a wish for no key.
   auto variable = [&list](const char *name) -> const char * {
@@ -166,12 +177,14 @@ HostList hosts_from_environment() {
     return value && *value ? value : nullptr;
   };
   if (const char *key = variable("FEDCL_KEY")) {
-    list.key = Secret(key);
+    if (std::string why = key_too_short(key); !why.empty()) setting_problem(list, "FEDCL_KEY: " + why);
+    else list.key = Secret(key);
   } else if (const char *path = variable("FEDCL_KEY_FILE")) {
     // A key of one's own, in a file only its user reads (the hosts file is everyone's).
-    std::string why;
-    list.key = secret_read_file(path, &why);
+    std::string why, warning;
+    list.key = secret_read_file(path, &why, &warning);
     if (list.key.empty()) setting_problem(list, "FEDCL_KEY_FILE: cannot read a key from " + why);
+    else if (!warning.empty()) list.warnings.push_back("FEDCL_KEY_FILE: " + warning + ": others who read it can use fedcl as you");
   }
   if (const char *user = variable("FEDCL_USER")) list.user = user;
   if (const char *tls = variable("FEDCL_TLS")) {

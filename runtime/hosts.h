@@ -21,6 +21,7 @@ struct HostList {
   // read): then no daemon is dialled at all. fedcl fails closed: it never goes on over plain TCP, or
   // without a key, or with another key, because the one asked for was unusable.
   bool credentials_broken = false;
+  std::vector<std::string> warnings;   // settings that work but put the user at risk (a key file others read)
   std::vector<std::string> notes;      // what a person may want to know (slurm-job outside a job)
   std::string source;                  // where the list came from, for messages
 

@@ -44,6 +44,7 @@ void Runtime::connect_all() {
   HostList hosts = hosts_from_environment();
   const char *severity = hosts.credentials_broken ? "error" : "warning";
   for (const std::string &problem : hosts.problems) std::fprintf(stderr, "fedcl: %s: %s\n", severity, problem.c_str());
+  for (const std::string &warning : hosts.warnings) std::fprintf(stderr, "fedcl: warning: %s\n", warning.c_str());
   if (hosts.credentials_broken) {
     std::fprintf(stderr, "fedcl: error: no daemon dialled (%zu listed): a key or TLS setting above cannot be used, and "
                          "fedcl never falls back to plain TCP or to another key\n", hosts.endpoints.size());

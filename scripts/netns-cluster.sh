@@ -405,13 +405,17 @@ start_daemon() {
     peer=$host
     ((peer_net)) && peer=$(peer_address $((k + 1)))
     in_ns=(ip netns exec "${PREFIX}n$k")
+    # The namespaces' network is the test's own: no one else reaches it.
+    args=(--allow-unauthenticated yes)
   else
     host=127.0.0.1
     listen=127.0.0.1:0
     peer=127.0.0.1
   fi
   args_text=${daemon_args//@PEER_ADDR@/$peer}
-  read -r -a args <<<"$args_text"
+  local -a extra
+  read -r -a extra <<<"$args_text"
+  args+=("${extra[@]}")
   # The daemon must see the node's real OpenCL platforms, not the fedcl-only vendors directory that
   # the tests point the loader at.
   "${in_ns[@]}" env -u OCL_ICD_VENDORS "${with_parent[@]}" "$fedcld" --config /dev/null --listen "$listen" --port-file "$port_file" \

@@ -146,6 +146,7 @@ std::string daemon_json(const DaemonReport &r) {
 
 void print_status_text(std::FILE *out, const HostList &hosts, const std::vector<DaemonReport> &reports) {
   for (const std::string &problem : hosts.problems) std::fprintf(out, "problem: %s\n", problem.c_str());
+  for (const std::string &warning : hosts.warnings) std::fprintf(out, "warning: %s\n", warning.c_str());
   for (const std::string &note : hosts.notes) std::fprintf(out, "note: %s\n", note.c_str());
   size_t answered = 0;
   for (const DaemonReport &report : reports) {
@@ -158,7 +159,7 @@ void print_status_text(std::FILE *out, const HostList &hosts, const std::vector<
 
 void print_status_json(std::FILE *out, const HostList &hosts, const std::vector<DaemonReport> &reports) {
   std::string text = "{\"schema\": " + std::to_string(kStatusJsonSchema) + ", \"source\": " + quoted(hosts.source) + ", \"problems\": " + string_array(hosts.problems) +
-                     ", \"notes\": " + string_array(hosts.notes) + ", \"daemons\": [";
+                     ", \"warnings\": " + string_array(hosts.warnings) + ", \"notes\": " + string_array(hosts.notes) + ", \"daemons\": [";
   for (size_t i = 0; i < reports.size(); i++) text += (i ? ",\n  " : "\n  ") + daemon_json(reports[i]);
   text += reports.empty() ? "]}\n" : "\n]}\n";
   std::fputs(text.c_str(), out);

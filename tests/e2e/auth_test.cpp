@@ -9,6 +9,7 @@
 #include <cstring>
 #include <fstream>
 #include <thread>
+#include <tuple>
 
 #include "auth.h"
 #include "cl_harness.h"
@@ -70,6 +71,36 @@ void expect_devices_work(const Cluster &cluster) {
 
 }  // namespace
 
+// fedcld's exit status and what it printed, for a start that must fail.
+std::pair<int, std::string> run_fedcld(const std::string &args) {
+  std::string out;
+  FILE *pipe = popen(("env -u OCL_ICD_VENDORS " FEDCLD_PATH " " + args + " 2>&1").c_str(), "r");
+  char buffer[4096];
+  for (size_t n; pipe && (n = fread(buffer, 1, sizeof buffer, pipe)) > 0;) out.append(buffer, n);
+  int status = pipe ? pclose(pipe) : -1;
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+TEST(Auth, ADaemonOtherMachinesReachDoesNotStartWithoutAKeyUnlessToldTo) {
+  auto [status, out] = run_fedcld("--config /dev/null --listen 0.0.0.0:0");
+  EXPECT_EQ(2, status) << out;
+  EXPECT_NE(std::string::npos, out.find("listen = 0.0.0.0:0 serves other machines")) << out;
+  EXPECT_NE(std::string::npos, out.find("allow-unauthenticated = yes")) << out;
+  // As shipped: the configuration names the key list and the daemons' key, and without them
+  // fedcld does not serve.
+  std::tie(status, out) = run_fedcld("--config " FEDCL_SOURCE_DIR "/fedcld.conf.example --listen 127.0.0.1:0");
+  EXPECT_EQ(2, status) << out;
+  EXPECT_NE(std::string::npos, out.find("key-list wants a readable key list")) << out;
+  EXPECT_NE(std::string::npos, out.find("peer-key-file wants a file with a key")) << out;
+  StderrCapture capture;
+  {
+    DaemonProcess daemon({"--listen", "0.0.0.0:0", "--allow-unauthenticated", "yes"});
+    EXPECT_TRUE(daemon.alive());
+  }
+  std::string log = capture.text();
+  EXPECT_NE(std::string::npos, log.find("serving without keys on 0.0.0.0:0")) << log;
+}
+
 TEST(Auth, TheRightKeyOpensTheDaemon) {
   std::string key_file = write_file("fedcl_auth_key1", std::string(kClusterKey) + "\n");
   setenv("FEDCL_KEY", kClusterKey, 1);
@@ -79,7 +110,7 @@ TEST(Auth, TheRightKeyOpensTheDaemon) {
 
 TEST(Auth, AWrongKeyIsRefusedWithAMessageOnBothSides) {
   std::string key_file = write_file("fedcl_auth_key2", std::string(kClusterKey) + "\n");
-  setenv("FEDCL_KEY", "a-guess", 1);
+  setenv("FEDCL_KEY", "a-guess-0123456789", 1);
   StderrCapture capture;  // before the daemon starts: its log lands here too
   DaemonProcess daemon({"--key-file", key_file});
   set_hosts(daemon.endpoint());
@@ -216,32 +247,32 @@ TEST(Auth, NothingButTheHandshakeBeforeTheProof) {
 }
 
 TEST(Auth, PerUserKeysAreGrantedAndRevokedOneUserAtATime) {
-  std::string bob_key_file = write_file("fedcl_auth_bob", "bobs-own-key\n");
-  std::string list = write_file("fedcl_auth_users", "# user key\nalice alices-key\nbob " + bob_key_file + "\n");
+  std::string bob_key_file = write_file("fedcl_auth_bob", "bobs-own-key-0123456\n");
+  std::string list = write_file("fedcl_auth_users", "# user key\nalice alices-key-0123456\nbob " + bob_key_file + "\n");
   DaemonProcess daemon({"--key-list", list});
   std::string why;
-  EXPECT_CL(CL_SUCCESS, raw_handshake(daemon.port(), "alice", "alices-key"));
-  EXPECT_CL(CL_SUCCESS, raw_handshake(daemon.port(), "bob", "bobs-own-key"));
-  EXPECT_CL(CL_INVALID_PLATFORM, raw_handshake(daemon.port(), "alice", "bobs-own-key", &why));
+  EXPECT_CL(CL_SUCCESS, raw_handshake(daemon.port(), "alice", "alices-key-0123456"));
+  EXPECT_CL(CL_SUCCESS, raw_handshake(daemon.port(), "bob", "bobs-own-key-0123456"));
+  EXPECT_CL(CL_INVALID_PLATFORM, raw_handshake(daemon.port(), "alice", "bobs-own-key-0123456", &why));
   EXPECT_NE(std::string::npos, why.find("wrong key for user 'alice'")) << why;
-  EXPECT_CL(CL_INVALID_PLATFORM, raw_handshake(daemon.port(), "", "alices-key", &why));
+  EXPECT_CL(CL_INVALID_PLATFORM, raw_handshake(daemon.port(), "", "alices-key-0123456", &why));
   // Removing bob's line revokes him (the list is loaded again within a second); alice goes on.
-  write_file("fedcl_auth_users", "alice alices-key\n");
-  auto revoked = [&] { return raw_handshake(daemon.port(), "bob", "bobs-own-key", &why) == CL_INVALID_PLATFORM; };
+  write_file("fedcl_auth_users", "alice alices-key-0123456\n");
+  auto revoked = [&] { return raw_handshake(daemon.port(), "bob", "bobs-own-key-0123456", &why) == CL_INVALID_PLATFORM; };
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   while (!revoked() && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   EXPECT_NE(std::string::npos, why.find("wrong key for user 'bob'")) << why;
-  EXPECT_CL(CL_SUCCESS, raw_handshake(daemon.port(), "alice", "alices-key"));
+  EXPECT_CL(CL_SUCCESS, raw_handshake(daemon.port(), "alice", "alices-key-0123456"));
 }
 
 TEST(Auth, AnUnknownUserIsRefusedExactlyAsAWrongKeyIs) {
-  std::string list = write_file("fedcl_auth_users3", "alice alices-key\n");
+  std::string list = write_file("fedcl_auth_users3", "alice alices-key-0123456\n");
   StderrCapture capture;
   DaemonProcess daemon({"--key-list", list});
   std::string wrong_key, unknown_user;
-  EXPECT_CL(CL_INVALID_PLATFORM, raw_handshake(daemon.port(), "alice", "a-guess", &wrong_key));
-  EXPECT_CL(CL_INVALID_PLATFORM, raw_handshake(daemon.port(), "mallory", "a-guess", &unknown_user));
+  EXPECT_CL(CL_INVALID_PLATFORM, raw_handshake(daemon.port(), "alice", "a-guess-0123456789", &wrong_key));
+  EXPECT_CL(CL_INVALID_PLATFORM, raw_handshake(daemon.port(), "mallory", "a-guess-0123456789", &unknown_user));
   // The answers, and the daemon's lines, differ in the name alone: nobody learns who has a key.
   EXPECT_EQ("fedcld refused the session: wrong key for user 'alice' (or no key here for it)", wrong_key);
   EXPECT_EQ("fedcld refused the session: wrong key for user 'mallory' (or no key here for it)", unknown_user);
@@ -252,10 +283,10 @@ TEST(Auth, AnUnknownUserIsRefusedExactlyAsAWrongKeyIs) {
 }
 
 TEST(Auth, ANameFromTheClientIsLoggedEscaped) {
-  std::string list = write_file("fedcl_auth_users4", "alice alices-key\n");
+  std::string list = write_file("fedcl_auth_users4", "alice alices-key-0123456\n");
   StderrCapture capture;
   DaemonProcess daemon({"--key-list", list});
-  EXPECT_CL(CL_INVALID_PLATFORM, raw_handshake(daemon.port(), "eve\nfedcld info: forged line\x1b[2J", "a-guess"));
+  EXPECT_CL(CL_INVALID_PLATFORM, raw_handshake(daemon.port(), "eve\nfedcld info: forged line\x1b[2J", "a-guess-0123456789"));
   daemon.stop();
   std::string log = capture.text();
   EXPECT_NE(std::string::npos, log.find("user 'eve\\x0afedcld info: forged line\\x1b[2J'")) << log;
@@ -280,7 +311,7 @@ TEST(Auth, AConnectionGetsOneProof) {
   ASSERT_TRUE(raw.read_frame(&frame));
   auto challenge = frame.reader->getRoot<wire::Reply>();
   ASSERT_EQ(wire::Reply::CHALLENGE, challenge.which());
-  for (const char *key : {"a-guess", kClusterKey}) {
+  for (const char *key : {"a-guess-0123456789", kClusterKey}) {
     capnp::MallocMessageBuilder message;
     auto request = message.initRoot<wire::Request>();
     request.setSeq(2);
@@ -302,7 +333,7 @@ TEST(Auth, RepeatedFailuresFromOneAddressAreSlowedAndLoggedOnce) {
   StderrCapture capture;
   DaemonProcess daemon({"--key-file", key_file});
   auto start = std::chrono::steady_clock::now();
-  for (int i = 0; i < 6; i++) EXPECT_CL(CL_INVALID_PLATFORM, raw_handshake(daemon.port(), "", "a-guess"));
+  for (int i = 0; i < 6; i++) EXPECT_CL(CL_INVALID_PLATFORM, raw_handshake(daemon.port(), "", "a-guess-0123456789"));
   // The first two verdicts come at once, then 100, 200, 400 and 800 ms later (a lower bound only).
   EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(1500));
   EXPECT_CL(CL_SUCCESS, raw_handshake(daemon.port(), "", kClusterKey));
@@ -331,7 +362,7 @@ TEST(Auth, AProofForAnotherHostIsRefusedUnlessItIsAnAlias) {
 }
 
 TEST(Auth, TheRuntimeProvesAUsersKeyFromAFile) {
-  std::string key_file = write_file("fedcl_auth_carol", "carols-key\n");
+  std::string key_file = write_file("fedcl_auth_carol", "carols-key-0123456\n");
   std::string list = write_file("fedcl_auth_users2", "carol " + key_file + "\n");
   unsetenv("FEDCL_KEY");
   setenv("FEDCL_USER", "carol", 1);

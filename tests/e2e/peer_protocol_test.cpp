@@ -108,14 +108,14 @@ bool read_welcome(RawSession &raw, cl_int *status, std::string *message, uint64_
 
 TEST(PeerProtocol, AHandshakeWithTheRightKeyIsWelcomedAndKeptAlive) {
   std::string key_file = ::testing::TempDir() + "fedcl_peer_key";
-  std::ofstream(key_file) << "cluster-secret\n";
+  std::ofstream(key_file) << "cluster-secret-0123\n";
   DaemonProcess daemon({"--key-file", key_file, "--peer-timeout", "2"});
-  ServedSession served = open_session(daemon.port(), "cluster-secret");
+  ServedSession served = open_session(daemon.port(), "cluster-secret-0123");
   uint64_t instance = served.instance;
   ASSERT_NE(0u, instance);
   RawSession raw(daemon.port(), 5000);
   fedcl::Proof daemon_proof;
-  ASSERT_TRUE(peer_handshake(raw, "cluster-secret", 0x1234, instance, served.token, &daemon_proof));
+  ASSERT_TRUE(peer_handshake(raw, "cluster-secret-0123", 0x1234, instance, served.token, &daemon_proof));
   cl_int status = -1;
   std::string message;
   uint64_t answered = 0;
@@ -133,14 +133,43 @@ TEST(PeerProtocol, AHandshakeWithTheRightKeyIsWelcomedAndKeptAlive) {
   EXPECT_TRUE(daemon.alive());
 }
 
+// A user's key is not the daemons' key: a user who holds it (any user, with a shared --key-file)
+// cannot pose as a daemon on a peer link and inject data into another user's session.
+TEST(PeerProtocol, AUsersKeyDoesNotOpenAPeerLink) {
+  std::string users_key = ::testing::TempDir() + "fedcl_peer_users_key";
+  std::string daemons_key = ::testing::TempDir() + "fedcl_peer_daemons_key";
+  std::ofstream(users_key) << "the-users-shared-key\n";
+  std::ofstream(daemons_key) << "the-daemons-own-key-9\n";
+  DaemonProcess daemon({"--key-file", users_key, "--peer-key-file", daemons_key});
+  ServedSession served = open_session(daemon.port(), "the-users-shared-key");
+  ASSERT_NE(0u, served.instance) << "a client with the users' key gets a session";
+  {
+    RawSession raw(daemon.port());
+    ASSERT_TRUE(peer_handshake(raw, "the-users-shared-key", 0x1234, served.instance, served.token));
+    cl_int status = CL_SUCCESS;
+    std::string message;
+    ASSERT_TRUE(read_welcome(raw, &status, &message));
+    EXPECT_NE(CL_SUCCESS, status);
+    EXPECT_NE(std::string::npos, message.find("daemons' key")) << message;
+    EXPECT_TRUE(raw.wait_closed());
+  }
+  RawSession raw(daemon.port());
+  fedcl::Proof daemon_proof;
+  ASSERT_TRUE(peer_handshake(raw, "the-daemons-own-key-9", 0x1234, served.instance, served.token, &daemon_proof));
+  cl_int status = -1;
+  std::string message;
+  ASSERT_TRUE(read_welcome(raw, &status, &message, nullptr, &daemon_proof));
+  EXPECT_EQ(CL_SUCCESS, status) << message;
+}
+
 TEST(PeerProtocol, AWrongKeyOrTheWrongDaemonIsRefused) {
   std::string key_file = ::testing::TempDir() + "fedcl_peer_key2";
-  std::ofstream(key_file) << "cluster-secret\n";
+  std::ofstream(key_file) << "cluster-secret-0123\n";
   DaemonProcess daemon({"--key-file", key_file});
-  ServedSession served = open_session(daemon.port(), "cluster-secret");
+  ServedSession served = open_session(daemon.port(), "cluster-secret-0123");
   uint64_t instance = served.instance;
   ASSERT_NE(0u, instance);
-  for (std::string key : {"guess", ""}) {  // a wrong key, and none
+  for (std::string key : {"a-guess-0123456789", ""}) {  // a wrong key, and none
     RawSession raw(daemon.port());
     ASSERT_TRUE(peer_handshake(raw, key, 0x1234, instance, served.token));
     cl_int status = CL_SUCCESS;
@@ -155,7 +184,7 @@ TEST(PeerProtocol, AWrongKeyOrTheWrongDaemonIsRefused) {
     capnp::MallocMessageBuilder hello;
     auto fields = hello.initRoot<wire::PeerMessage>().initHello();
     fields.setProtocolVersion(wire::PROTOCOL_VERSION);
-    fields.setKey("cluster-secret");
+    fields.setKey("cluster-secret-0123");
     fields.setInstance(0x1234);
     fields.setExpect(instance);
     fields.setSession(served.token);

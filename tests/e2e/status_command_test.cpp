@@ -113,20 +113,20 @@ TEST(StatusCommand, ADaemonMayKeepItsSessionsToItself) {
 
 TEST(StatusCommand, AKeyedDaemonAnswersOnlyAProofOfItsKey) {
   std::string key_file = "/tmp/fedcl-status-key-" + std::to_string(getpid());
-  std::ofstream(key_file) << "right-key-4f1c\n";
+  std::ofstream(key_file) << "right-key-4f1c-0123\n";
   DaemonProcess daemon({"--key-file", key_file});
   std::remove(key_file.c_str());
   RecordingProxy proxy(daemon.port());
-  setenv("FEDCL_KEY", "wrong-key", 1);
+  setenv("FEDCL_KEY", "wrong-key-0123456789", 1);
   StatusRun wrong = fedcl_status(proxy.endpoint(), "");
   EXPECT_EQ(1, wrong.status) << wrong.out;
   EXPECT_TRUE(has(wrong.out, "fedcld refused the session: wrong key")) << wrong.out;
-  setenv("FEDCL_KEY", "right-key-4f1c", 1);
+  setenv("FEDCL_KEY", "right-key-4f1c-0123", 1);
   StatusRun right = fedcl_status(proxy.endpoint(), "");
   EXPECT_EQ(0, right.status) << right.out;
   EXPECT_TRUE(has(right.out, proxy.endpoint() + ": reachable")) << right.out;
   std::vector<uint8_t> sent = proxy.client_bytes();
-  std::string key = "right-key-4f1c";
+  std::string key = "right-key-4f1c-0123";
   EXPECT_TRUE(std::search(sent.begin(), sent.end(), key.begin(), key.end()) == sent.end()) << "the key crossed the wire";
   // A status with a key trusts only daemons that prove it, as the driver does.
   DaemonProcess open;
@@ -138,8 +138,8 @@ TEST(StatusCommand, AKeyedDaemonAnswersOnlyAProofOfItsKey) {
 
 TEST(StatusCommand, AUserProvesTheirKeyFromTheKeyList) {
   std::string dir = ::testing::TempDir();
-  std::ofstream(dir + "fedcl-status-users") << "alice alices-key\n";
-  std::ofstream(dir + "fedcl-status-alice") << "alices-key\n";
+  std::ofstream(dir + "fedcl-status-users") << "alice alices-key-0123456\n";
+  std::ofstream(dir + "fedcl-status-alice") << "alices-key-0123456\n";
   DaemonProcess daemon({"--key-list", dir + "fedcl-status-users"});
   setenv("FEDCL_USER", "alice", 1);
   setenv("FEDCL_KEY_FILE", (dir + "fedcl-status-alice").c_str(), 1);
@@ -191,11 +191,11 @@ TEST(StatusCommand, ASessionShowsItsTrafficAndItsPeerLinks) {
 TEST(StatusCommand, UsersSeeTheirOwnSessionsAndTheAdministratorSeesAll) {
   std::string dir = ::testing::TempDir() + "fedcl-status-users-" + std::to_string(getpid()) + "/";
   ASSERT_EQ(0, mkdir(dir.c_str(), 0700));
-  std::ofstream(dir + "users") << "alice alices-key\nbob bobs-key\nops ops-key\n";
-  std::ofstream(dir + "alice") << "alices-key\n";
-  std::ofstream(dir + "bob") << "bobs-key\n";
-  std::ofstream(dir + "ops") << "ops-key\n";
-  std::ofstream(dir + "cluster") << "cluster-key-77\n";
+  std::ofstream(dir + "users") << "alice alices-key-0123456\nbob bobs-key-0123456789\nops ops-key-0123456789ab\n";
+  std::ofstream(dir + "alice") << "alices-key-0123456\n";
+  std::ofstream(dir + "bob") << "bobs-key-0123456789\n";
+  std::ofstream(dir + "ops") << "ops-key-0123456789ab\n";
+  std::ofstream(dir + "cluster") << "cluster-key-77-0123456\n";
   // alice's session: this process, with alice's key.
   setenv("FEDCL_USER", "alice", 1);
   setenv("FEDCL_KEY_FILE", (dir + "alice").c_str(), 1);

@@ -17,9 +17,12 @@ if ((EUID != 0)); then
 fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-printf 'alice alices-key\n' >"$work/users"
-printf 'alices-key\n' >"$work/alice"
-printf 'not-her-key\n' >"$work/wrong"
+(
+  umask 077
+  printf 'alice alices-key-0123456\n' >"$work/users"
+  printf 'alices-key-0123456\n' >"$work/alice"
+  printf 'not-her-key-0123456\n' >"$work/wrong"
+)
 
 unshare --mount --propagation private bash -s "$build" "$here" "$work" <<'INNER'
 set -euo pipefail

@@ -2,6 +2,7 @@
 // (keys.h), the throttle of failing addresses (auth_throttle.h), the daemon's own names
 // (daemon_names.h), and Secret (protocol/secret.h).
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -55,18 +56,54 @@ TEST(KeyList, ReadsKeysAndKeyFilesAndReportsBadLines) {
   int fd = mkstemp(path);
   ASSERT_GE(fd, 0);
   close(fd);
-  std::ofstream(path) << "from-a-file\nsecond line ignored\n";
-  auto list = fedcld::key_list_parse(std::string("# users\nalice  key with spaces \nbob ") + path +
-                                         "\ncarol\ndave /nonexistent/key\nalice again\n",
+  std::ofstream(path) << "from-a-file-of-bob\nsecond line ignored\n";
+  auto list = fedcld::key_list_parse(std::string("# users\nalice  a key with spaces in it \nbob ") + path +
+                                         "\ncarol\ndave /nonexistent/key\nalice again-and-long-enough\nerin short\n",
                                      "keys.list");
   unlink(path);
-  EXPECT_EQ("key with spaces", list.keys.at("alice").view());
-  EXPECT_EQ("from-a-file", list.keys.at("bob").view());
+  EXPECT_EQ("a key with spaces in it", list.keys.at("alice").view());
+  EXPECT_EQ("from-a-file-of-bob", list.keys.at("bob").view());
   EXPECT_EQ(2u, list.keys.size());
-  ASSERT_EQ(3u, list.problems.size());
+  ASSERT_EQ(4u, list.problems.size());
   EXPECT_NE(std::string::npos, list.problems[0].find("keys.list:4: user 'carol' has no key")) << list.problems[0];
   EXPECT_NE(std::string::npos, list.problems[1].find("/nonexistent/key")) << list.problems[1];
   EXPECT_NE(std::string::npos, list.problems[2].find("listed twice")) << list.problems[2];
+  EXPECT_NE(std::string::npos, list.problems[3].find("keys.list:7: user 'erin': a key of 5 bytes is too short")) << list.problems[3];
+}
+
+TEST(KeyFiles, OnlyTheirOwnerMayWriteThemAndEveryonesReadIsWarnedAbout) {
+  uid_t me = geteuid();
+  EXPECT_TRUE(fedcl::key_file_check("k", me, 0100600, me).refused.empty());
+  EXPECT_TRUE(fedcl::key_file_check("k", me, 0100600, me).warning.empty());
+  EXPECT_TRUE(fedcl::key_file_check("k", 0, 0100440, me).refused.empty()) << "root's, read by its group";
+  EXPECT_NE("", fedcl::key_file_check("k", me, 0100666, me).refused);
+  EXPECT_NE("", fedcl::key_file_check("k", me, 0100620, me).refused);
+  EXPECT_NE("", fedcl::key_file_check("k", 4242, 0100600, 4343).refused) << "another user's file";
+  fedcl::KeyFileCheck everyones = fedcl::key_file_check("k", me, 0100644, me);
+  EXPECT_EQ("", everyones.refused);
+  EXPECT_NE(std::string::npos, everyones.warning.find("every user")) << everyones.warning;
+}
+
+TEST(KeyFiles, AKeyFileOthersMayWriteOrAShortKeyIsRefused) {
+  char path[] = "/tmp/fedcl-key-XXXXXX";
+  int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(2, write(fd, "k\n", 2));
+  close(fd);
+  std::string why, warning;
+  EXPECT_TRUE(fedcl::secret_read_file(path, &why, &warning).empty());
+  EXPECT_NE(std::string::npos, why.find("a key of 1 bytes is too short")) << why;
+  std::ofstream(path) << "sixteen-bytes-ok\n";
+  ASSERT_EQ(0, chmod(path, 0666));
+  EXPECT_TRUE(fedcl::secret_read_file(path, &why, &warning).empty());
+  EXPECT_NE(std::string::npos, why.find("may be written by users other than its owner")) << why;
+  ASSERT_EQ(0, chmod(path, 0644));
+  EXPECT_EQ("sixteen-bytes-ok", fedcl::secret_read_file(path, &why, &warning).view());
+  EXPECT_NE("", warning);
+  ASSERT_EQ(0, chmod(path, 0600));
+  EXPECT_EQ("sixteen-bytes-ok", fedcl::secret_read_file(path, &why, &warning).view());
+  EXPECT_EQ("", warning);
+  unlink(path);
 }
 
 std::string temporary_list(const std::string &text) {
@@ -78,17 +115,17 @@ std::string temporary_list(const std::string &text) {
 }
 
 TEST(KeyStore, AUserOutsideTheListFallsBackToTheClusterKey) {
-  std::string path = temporary_list("alice alices-key\n");
-  fedcld::KeyStore store(fedcl::Secret("cluster"), path);
+  std::string path = temporary_list("alice alices-key-0123456\n");
+  fedcld::KeyStore store(fedcl::Secret("the-cluster-key-00"), path);
   unlink(path.c_str());
   EXPECT_TRUE(store.requires_key());
-  EXPECT_EQ("alices-key", store.key_for("alice").view());
-  EXPECT_EQ("cluster", store.key_for("anyone").view());
-  EXPECT_EQ("cluster", store.key_for("").view());
+  EXPECT_EQ("alices-key-0123456", store.key_for("alice").view());
+  EXPECT_EQ("the-cluster-key-00", store.key_for("anyone").view());
+  EXPECT_EQ("the-cluster-key-00", store.key_for("").view());
 }
 
 TEST(KeyStore, AnUnknownUserGetsADecoyThatIsTheSameEachTimeAndNobodysKey) {
-  std::string path = temporary_list("alice alices-key\n");
+  std::string path = temporary_list("alice alices-key-0123456\n");
   fedcld::KeyStore store(fedcl::Secret(), path);
   unlink(path.c_str());
   fedcl::Secret decoy = store.key_for("mallory");
@@ -96,24 +133,39 @@ TEST(KeyStore, AnUnknownUserGetsADecoyThatIsTheSameEachTimeAndNobodysKey) {
   EXPECT_EQ(32u, decoy.view().size());
   EXPECT_EQ(decoy, store.key_for("erin"));
   EXPECT_EQ(decoy, store.key_for(""));  // no cluster key: the user-less client is refused alike
-  EXPECT_NE("alices-key", decoy.view());
+  EXPECT_NE("alices-key-0123456", decoy.view());
   fedcld::KeyStore other(fedcl::Secret(), "/nonexistent/list");
   EXPECT_NE(decoy, other.key_for("mallory")) << "a decoy is random per run";
 }
 
 TEST(KeyStore, AListThatCannotBeReadRefusesItsUsersRatherThanFallingBack) {
-  fedcld::KeyStore store(fedcl::Secret("cluster"), "/nonexistent/list");
-  EXPECT_NE("cluster", store.key_for("alice").view());
-  EXPECT_EQ("cluster", store.key_for("").view());  // the cluster key's own clients name no user
+  fedcld::KeyStore store(fedcl::Secret("the-cluster-key-00"), "/nonexistent/list");
+  EXPECT_NE("the-cluster-key-00", store.key_for("alice").view());
+  EXPECT_EQ("the-cluster-key-00", store.key_for("").view());  // the cluster key's own clients name no user
+}
+
+TEST(KeyStore, AListOthersMayWriteGrantsNoOne) {
+  std::string path = temporary_list("alice alices-key-0123456\n");
+  ASSERT_EQ(0, chmod(path.c_str(), 0622));
+  fedcld::KeyList list = fedcld::key_list_load(path);
+  EXPECT_NE(std::string::npos, list.unreadable.find("may be written by users other than its owner")) << list.unreadable;
+  fedcld::KeyStore store(fedcl::Secret(), path);
+  EXPECT_NE("alices-key-0123456", store.key_for("alice").view());
+  ASSERT_EQ(0, chmod(path.c_str(), 0604));
+  list = fedcld::key_list_load(path);
+  EXPECT_EQ("", list.unreadable);
+  ASSERT_EQ(1u, list.warnings.size());
+  EXPECT_NE(std::string::npos, list.warnings[0].find("every user")) << list.warnings[0];
+  unlink(path.c_str());
 }
 
 TEST(KeyStore, AChangedListIsLoadedAgainOffTheLoop) {
-  std::string path = temporary_list("alice first-key\n");
+  std::string path = temporary_list("alice first-key-0123456\n");
   uv_loop_t loop;
   uv_loop_init(&loop);
   fedcld::KeyStore store(fedcl::Secret(), path);
   store.watch(&loop);
-  EXPECT_EQ("first-key", store.key_for("alice").view());
+  EXPECT_EQ("first-key-0123456", store.key_for("alice").view());
   uv_timer_t timeout;
   uv_timer_init(&loop, &timeout);
   uv_timer_start(&timeout, [](uv_timer_t *) {}, 20000, 0);
@@ -122,12 +174,12 @@ TEST(KeyStore, AChangedListIsLoadedAgainOffTheLoop) {
   while (store.loads() < 2 && uv_loop_alive(&loop)) uv_run(&loop, UV_RUN_ONCE);
   ASSERT_EQ(2u, store.loads());
   // uv_fs_poll compares whole-second times too: let the change show in the size as well.
-  std::ofstream(path) << "alice second-key-longer\nbob bobs-key\n";
+  std::ofstream(path) << "alice second-key-longer-012345\nbob bobs-key-0123456789\n";
   uint64_t loads = store.loads();
   while (store.loads() == loads && uv_loop_alive(&loop)) uv_run(&loop, UV_RUN_ONCE);
   EXPECT_EQ(loads + 1, store.loads());
-  EXPECT_EQ("second-key-longer", store.key_for("alice").view());
-  EXPECT_EQ("bobs-key", store.key_for("bob").view());
+  EXPECT_EQ("second-key-longer-012345", store.key_for("alice").view());
+  EXPECT_EQ("bobs-key-0123456789", store.key_for("bob").view());
   store.close();
   uv_close(reinterpret_cast<uv_handle_t *>(&timeout), nullptr);
   uv_run(&loop, UV_RUN_DEFAULT);

@@ -1,6 +1,7 @@
 // fedcld.conf: every kind of bad value is refused with the file, the line and why; good files and
 // the command line fill the same settings, the command line winning.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -56,8 +57,8 @@ TEST(ConfigSyntax, ReadsNameValueLinesCommentsAndBlanks) {
 }
 
 TEST(DaemonConfig, GoodFileFillsTheSettings) {
-  std::string key = temporary_file("s3cret\n");
-  std::string key_list = temporary_file("alice alices-key\n");
+  std::string key = temporary_file("s3cret-0123456789\n");
+  std::string key_list = temporary_file("alice alices-key-0123456\n");
   DaemonSettings s;
   auto problems = apply_daemon_config(
       "listen = 0.0.0.0:7171\nname = gpu01\nplatform = NVIDIA\ndevices = 0,2\nkey-file = " + key +
@@ -73,7 +74,7 @@ TEST(DaemonConfig, GoodFileFillsTheSettings) {
   EXPECT_EQ("gpu01", s.server.node);
   EXPECT_EQ("NVIDIA", s.selection.platform);
   EXPECT_EQ((std::vector<unsigned>{0, 2}), s.selection.devices);
-  EXPECT_EQ("s3cret", s.server.key.view());
+  EXPECT_EQ("s3cret-0123456789", s.server.key.view());
   EXPECT_EQ(key_list, s.server.key_list);  // read again at each handshake
   EXPECT_EQ("10.0.0.1:7072", s.server.peer_address);
   EXPECT_EQ(2500u, s.server.peer_timeout_ms);
@@ -131,7 +132,9 @@ TEST(DaemonConfig, EveryKindOfBadValueIsRefused) {
       {"file-root = /nonexistent/fedcl", "No such file or directory"},
       {"file-root = /etc/hostname", "wants a directory"},
       {"key-file = /nonexistent/key", "No such file or directory"},
-      {"key-file = /dev/null", "its first line is empty"},
+      {"key-file = /dev/null", "may be written by users other than its owner"},
+      {"peer-key-file = /nonexistent/key", "No such file or directory"},
+      {"allow-unauthenticated = maybe", "yes or no"},
       {"key-list = /nonexistent/keys", "No such file or directory"},
   };
   for (const auto &c : cases) {
@@ -143,10 +146,70 @@ TEST(DaemonConfig, EveryKindOfBadValueIsRefused) {
 }
 
 TEST(DaemonConfig, AKeyListWithABadLineIsRefusedAtStart) {
-  std::string key_list = temporary_file("alice alices-key\nbob\n");
+  std::string key_list = temporary_file("alice alices-key-0123456\nbob\n");
   std::string problem = only_problem("\nkey-list = " + key_list + "\n", 2);
   unlink(key_list.c_str());
   EXPECT_TRUE(mentions(problem, key_list + ":2: user 'bob' has no key")) << problem;
+}
+
+TEST(DaemonConfig, KeysThatAreShortOrInFilesOthersMayWriteAreRefused) {
+  std::string key = temporary_file("k\n");
+  EXPECT_TRUE(mentions(only_problem("key-file = " + key + "\n", 1), "a key of 1 bytes is too short")) << key;
+  std::ofstream(key) << "long-enough-0123456789\n";
+  ASSERT_EQ(0, chmod(key.c_str(), 0666));
+  EXPECT_TRUE(mentions(only_problem("key-file = " + key + "\n", 1), "may be written by users other than its owner"));
+  EXPECT_TRUE(mentions(only_problem("peer-key-file = " + key + "\n", 1), "may be written by users other than its owner"));
+  std::string key_list = temporary_file("alice " + key + "\n");
+  EXPECT_TRUE(mentions(only_problem("key-list = " + key_list + "\n", 1), "may be written by users other than its owner"));
+  ASSERT_EQ(0, chmod(key_list.c_str(), 0646));
+  EXPECT_TRUE(mentions(only_problem("key-list = " + key_list + "\n", 1), "may be written by users other than its owner"));
+  // Everyone may read it: taken, with a warning.
+  ASSERT_EQ(0, chmod(key.c_str(), 0644));
+  DaemonSettings s;
+  EXPECT_TRUE(apply_daemon_config("key-file = " + key + "\n", "f", s).empty());
+  ASSERT_EQ(1u, s.warnings.size());
+  EXPECT_TRUE(mentions(s.warnings[0], "may be read by every user")) << s.warnings[0];
+  unlink(key.c_str());
+  unlink(key_list.c_str());
+}
+
+TEST(DaemonConfig, ADaemonOtherMachinesReachNeedsAKeyUnlessToldOtherwise) {
+  std::string key = temporary_file("a-key-for-clients-0123\n");
+  auto problems_of = [](std::vector<std::string> args, DaemonSettings &s) {
+    args.insert(args.begin(), {"--config", "/dev/null"});
+    return load(args, s);
+  };
+  DaemonSettings open;
+  auto problems = problems_of({"--listen", "0.0.0.0:7070"}, open);
+  ASSERT_EQ(1u, problems.size());
+  EXPECT_TRUE(mentions(problems[0], "listen = 0.0.0.0:7070 serves other machines")) << problems[0];
+  EXPECT_TRUE(mentions(problems[0], "allow-unauthenticated = yes")) << problems[0];
+  DaemonSettings peer_open;
+  problems = problems_of({"--peer-address", "10.0.0.1:7071"}, peer_open);
+  ASSERT_EQ(1u, problems.size());
+  EXPECT_TRUE(mentions(problems[0], "peer-address = 10.0.0.1:7071 serves other machines")) << problems[0];
+  for (const char *loopback : {"127.0.0.1:0", "127.3.2.1:0", "[::1]:0", "localhost:0"}) {
+    DaemonSettings local;
+    EXPECT_TRUE(problems_of({"--listen", loopback}, local).empty()) << loopback;
+    EXPECT_TRUE(local.warnings.empty()) << loopback;
+  }
+  DaemonSettings told;
+  EXPECT_TRUE(problems_of({"--listen", "0.0.0.0:7070", "--allow-unauthenticated", "yes"}, told).empty());
+  ASSERT_EQ(1u, told.warnings.size());
+  EXPECT_TRUE(mentions(told.warnings[0], "serving without keys on 0.0.0.0:7070")) << told.warnings[0];
+  DaemonSettings keyed;
+  EXPECT_TRUE(problems_of({"--listen", "0.0.0.0:7070", "--key-file", key}, keyed).empty());
+  // The one key is also the daemons' key then, which is warned about.
+  EXPECT_EQ("a-key-for-clients-0123", keyed.server.peer_key.view());
+  ASSERT_EQ(1u, keyed.warnings.size());
+  EXPECT_TRUE(mentions(keyed.warnings[0], "peer-key-file")) << keyed.warnings[0];
+  std::string peer_key = temporary_file("the-daemons-own-key-01\n");
+  DaemonSettings apart;
+  EXPECT_TRUE(problems_of({"--listen", "0.0.0.0:7070", "--key-file", key, "--peer-key-file", peer_key}, apart).empty());
+  EXPECT_EQ("the-daemons-own-key-01", apart.server.peer_key.view());
+  EXPECT_TRUE(apart.warnings.empty());
+  unlink(key.c_str());
+  unlink(peer_key.c_str());
 }
 
 TEST(DaemonConfig, AllProblemsAreReportedInLineOrder) {

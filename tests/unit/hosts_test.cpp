@@ -1,5 +1,6 @@
 // hosts.conf and FEDCL_HOSTS parsing.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -17,7 +18,7 @@ TEST(HostsParse, ReadsEntriesCommentsKeyAndUser) {
       "node1:7171\n"
       "\n"
       "  node2   # default port\n"
-      "key s3cret\n"
+      "key s3cret-0123456789\n"
       "user\talice\n"
       "10.0.0.5:80\r\n"
       "[fe80::1]:9000\n"
@@ -25,7 +26,7 @@ TEST(HostsParse, ReadsEntriesCommentsKeyAndUser) {
       "hosts.conf");
   std::vector<std::string> expected = {"node1:7171", "node2:7070", "10.0.0.5:80", "[fe80::1]:9000", "[::1]:7070"};
   EXPECT_EQ(expected, list.endpoints);
-  EXPECT_EQ("s3cret", list.key.view());
+  EXPECT_EQ("s3cret-0123456789", list.key.view());
   EXPECT_EQ("alice", list.user);
   EXPECT_EQ("hosts.conf", list.source);
   EXPECT_TRUE(list.problems.empty());
@@ -100,10 +101,10 @@ TEST(HostsParseList, ReportsBadEntries) {
 TEST(HostsFromEnvironment, HostsVariableWinsAndKeyVariableOverrides) {
   setenv("FEDCL_HOSTS", "a:1,b", 1);
   setenv("FEDCL_HOSTS_FILE", "/nonexistent/hosts.conf", 1);
-  setenv("FEDCL_KEY", "from-env", 1);
+  setenv("FEDCL_KEY", "from-env-0123456789", 1);
   auto list = fedcl::hosts_from_environment();
   EXPECT_EQ((std::vector<std::string>{"a:1", "b:7070"}), list.endpoints);
-  EXPECT_EQ("from-env", list.key.view());
+  EXPECT_EQ("from-env-0123456789", list.key.view());
   EXPECT_TRUE(list.problems.empty());
 }
 
@@ -137,7 +138,7 @@ TEST(HostsFromEnvironment, ReadsTheFileNamedByHostsFile) {
   char path[] = "/tmp/fedcl-hosts-XXXXXX";
   int fd = mkstemp(path);
   ASSERT_GE(fd, 0);
-  const char text[] = "# test\nnode-x:9\nkey k1\n";
+  const char text[] = "# test\nnode-x:9\nkey k1-0123456789abcdef\n";
   ASSERT_EQ(ssize_t(sizeof text - 1), write(fd, text, sizeof text - 1));
   close(fd);
   unsetenv("FEDCL_HOSTS");
@@ -146,7 +147,7 @@ TEST(HostsFromEnvironment, ReadsTheFileNamedByHostsFile) {
   auto list = fedcl::hosts_from_environment();
   unlink(path);
   EXPECT_EQ(std::vector<std::string>{"node-x:9"}, list.endpoints);
-  EXPECT_EQ("k1", list.key.view());
+  EXPECT_EQ("k1-0123456789abcdef", list.key.view());
   EXPECT_EQ(path, list.source);
 }
 
@@ -176,4 +177,54 @@ TEST(HostsParse, TlsLinesChooseTheTrustRootAndTheCa) {
   EXPECT_FALSE(list.credentials_broken);
   // A bad host entry is skipped alone: the other daemons are still dialled.
   EXPECT_FALSE(hosts_parse("gpu1\nnope:x\n", "hosts.conf").credentials_broken);
+}
+
+TEST(HostsFromEnvironment, ShortKeysAndKeyFilesOthersMayWriteAreBrokenCredentials) {
+  setenv("FEDCL_HOSTS", "a:1", 1);
+  unsetenv("FEDCL_KEY_FILE");
+  setenv("FEDCL_KEY", "short", 1);
+  auto list = fedcl::hosts_from_environment();
+  EXPECT_TRUE(list.credentials_broken);
+  ASSERT_EQ(1u, list.problems.size());
+  EXPECT_NE(std::string::npos, list.problems[0].find("FEDCL_KEY: a key of 5 bytes is too short")) << list.problems[0];
+  EXPECT_TRUE(list.key.empty());
+  unsetenv("FEDCL_KEY");
+  char path[] = "/tmp/fedcl-key-XXXXXX";
+  int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(23, write(fd, "a-long-enough-user-key\n", 23));
+  close(fd);
+  setenv("FEDCL_KEY_FILE", path, 1);
+  ASSERT_EQ(0, chmod(path, 0666));
+  list = fedcl::hosts_from_environment();
+  EXPECT_TRUE(list.credentials_broken);
+  ASSERT_EQ(1u, list.problems.size());
+  EXPECT_NE(std::string::npos, list.problems[0].find("may be written by users other than its owner")) << list.problems[0];
+  // Everyone may read it: used, with a warning that does not stop the driver.
+  ASSERT_EQ(0, chmod(path, 0644));
+  list = fedcl::hosts_from_environment();
+  EXPECT_FALSE(list.credentials_broken);
+  EXPECT_EQ("a-long-enough-user-key", list.key.view());
+  EXPECT_TRUE(list.problems.empty());
+  ASSERT_EQ(1u, list.warnings.size());
+  EXPECT_NE(std::string::npos, list.warnings[0].find("may be read by every user")) << list.warnings[0];
+  unlink(path);
+  unsetenv("FEDCL_KEY_FILE");
+  // A hosts file's key line counts only if no one but the file's owner may write it.
+  char hosts[] = "/tmp/fedcl-hosts-XXXXXX";
+  fd = mkstemp(hosts);
+  ASSERT_GE(fd, 0);
+  const char text[] = "node-x:9\nkey k1-0123456789abcdef\n";
+  ASSERT_EQ(ssize_t(sizeof text - 1), write(fd, text, sizeof text - 1));
+  close(fd);
+  unsetenv("FEDCL_HOSTS");
+  setenv("FEDCL_HOSTS_FILE", hosts, 1);
+  ASSERT_EQ(0, chmod(hosts, 0664));
+  list = fedcl::hosts_from_environment();
+  EXPECT_TRUE(list.credentials_broken);
+  ASSERT_EQ(1u, list.problems.size());
+  EXPECT_NE(std::string::npos, list.problems[0].find("the key line of")) << list.problems[0];
+  ASSERT_EQ(0, chmod(hosts, 0644));
+  EXPECT_FALSE(fedcl::hosts_from_environment().credentials_broken);
+  unlink(hosts);
 }
