@@ -50,12 +50,13 @@ int node_open_walk(int dir_fd, const std::string &path, int flags, mode_t mode) 
     bool last = slash == std::string::npos;
     std::string name = path.substr(start, last ? std::string::npos : slash - start);
     start = slash + 1;
-    int fd = -1, err = EXDEV;
-    if (name == "..") {
-      // refused as openat2 refuses a way out
-    } else if (!last && (name.empty() || name == ".")) {
-      continue;
-    } else if (last) {
+    if (!last && (name.empty() || name == ".")) continue;
+    if (name == "..") {  // refused, as openat2 refuses a way out
+      if (owned >= 0) close(owned);
+      return -EXDEV;
+    }
+    int fd, err;
+    if (last) {
       fd = openat(at, name.empty() ? "." : name.c_str(), flags | O_NOFOLLOW | O_CLOEXEC, mode);
       err = errno;
     } else {

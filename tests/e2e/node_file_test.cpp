@@ -367,6 +367,7 @@ TEST(NodeFilesOfUsers, AUserNeitherReadsNorOverwritesAnothersFiles) {
     std::vector<uint32_t> got(1024);
     if (bob.load_words(&got, "notes.bin") == CL_SUCCESS || got == alices) wrong += "bob loaded alice's notes by their name; ";
     for (const std::string &path : {std::string("../alice/notes.bin"), root + "/alice/notes.bin"}) {
+      std::fill(got.begin(), got.end(), 0);
       if (bob.load_words(&got, path) != CL_INVALID_VALUE || got == alices) wrong += "bob loaded " + path + "; ";
       if (bob.save_words(bobs, path) != CL_INVALID_VALUE) wrong += "bob saved to " + path + "; ";
     }
