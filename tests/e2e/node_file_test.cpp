@@ -22,8 +22,9 @@ using namespace fedcl_test;
 
 namespace {
 
-std::string make_root() {
-  std::string root = ::testing::TempDir() + "fedcl_node_files_" + std::to_string(getpid());
+// A directory for a daemon's --file-root, named after this process (and suffix).
+std::string make_root(const std::string &suffix = "") {
+  std::string root = ::testing::TempDir() + "fedcl_node_files_" + std::to_string(getpid()) + suffix;
   mkdir(root.c_str(), 0755);
   return root;
 }
@@ -292,8 +293,7 @@ TEST_F(NodeFiles, AShortFileFailsTheLoad) {
 
 // New files are the session's user's alone, whatever the daemon's umask: 0600, in a folder 0700.
 TEST(NodeFilesModes, NewFilesAre0600WhateverTheUmask) {
-  std::string root = make_root() + "_modes";
-  mkdir(root.c_str(), 0755);
+  std::string root = make_root("_modes");
   mode_t before = umask(0);  // the daemon inherits it: 0666 files unless fedcld sets the mode itself
   Cluster cluster{1, {"--file-root", root}};
   umask(before);
@@ -352,8 +352,7 @@ std::string as_user(const std::string &endpoint, const std::string &user, const 
 // Two users of one daemon (a key list): bob neither reads nor overwrites alice's files, by her
 // file's name, by "..", or by its absolute path.
 TEST(NodeFilesOfUsers, AUserNeitherReadsNorOverwritesAnothersFiles) {
-  std::string root = make_root() + "_users";
-  mkdir(root.c_str(), 0755);
+  std::string root = make_root("_users");
   std::string list = ::testing::TempDir() + "fedcl_node_file_users_" + std::to_string(getpid());
   std::ofstream(list) << "alice alices-key\nbob bobs-key\n";
   DaemonProcess daemon({"--key-list", list, "--file-root", root});
@@ -389,8 +388,7 @@ TEST(NodeFilesOfUsers, AUserNeitherReadsNorOverwritesAnothersFiles) {
 
 // A user name that cannot be a folder's (here one with a '/') gets no node file, and says why.
 TEST(NodeFilesOfUsers, AUserNameThatCannotNameAFolderIsRefused) {
-  std::string root = make_root() + "_names", escape = ::testing::TempDir() + "escape";
-  mkdir(root.c_str(), 0755);
+  std::string root = make_root("_names"), escape = ::testing::TempDir() + "escape";
   rmdir(escape.c_str());
   DaemonProcess daemon({"--file-root", root});
   EXPECT_EQ("", as_user(daemon.endpoint(), "../escape", "", [&](NodeFileClient &client) -> std::string {
@@ -419,8 +417,7 @@ TEST(NodeFilesWithoutARoot, NoFileIsServed) {
 // A daemon that stages part of a buffer through its own memory instead of mapping it, as on NVIDIA
 // (fedcld --stage-buffer-ranges): a range of a buffer goes to a file and comes back from it.
 TEST(NodeFilesStaged, ARangeOfABufferIsSavedAndLoaded) {
-  std::string root = make_root() + "_staged";
-  mkdir(root.c_str(), 0755);
+  std::string root = make_root("_staged");
   Cluster cluster{1, {"--file-root", root, "--stage-buffer-ranges", "yes"}};
   NodeFileClient client(cluster.platform, cluster.devices[0]);
   cl_context context = client.context;
