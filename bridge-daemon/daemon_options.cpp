@@ -386,8 +386,9 @@ const std::vector<DaemonOption> &daemon_options() {
       {"resume-window", "SECONDS", "a client session whose connection dropped is kept this long for the\n"
                                    "client to reconnect and resume it with nothing lost; 0: closed at once\n"
                                    "(default 10)", true, resume_window},
-      {"file-root", "DIR", "clients may load buffers from and save them to files under DIR on this\n"
-                           "node (clEnqueueWriteBufferFromNodeFile...); without it, no file is served", true, file_root},
+      {"file-root", "DIR", "clients may load buffers from and save them to files of their user's\n"
+                           "folder DIR/USER on this node (clEnqueueWriteBufferFromNodeFile...);\n"
+                           "without it, no file is served", true, file_root},
       {"max-sessions", "N", "refuse sessions beyond N at once (default 256)", true, max_sessions},
       {"spare-workers", "N", "session workers (each session runs in a process of its own) started ahead,\n"
                              "the backend loaded, so that a session starts at once (default 2)", true, spare_workers},

@@ -1,12 +1,12 @@
 #include "node_files.h"
 
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstring>
 
 #include "log.h"
+#include "node_paths.h"
 #include "peer_chunks.h"
 #include "server.h"
 
@@ -105,21 +105,22 @@ struct NodeFileCopy : std::enable_shared_from_this<NodeFileCopy> {
 void exec_node_file(Call &call, wire::Request::NodeFile::Reader request) {
   Resolved resolved = resolve(call, request.getCommand());
   bool to_file = request.getToFile();
-  std::string error;
-  std::string path = node_file_path(call.session.server().options().file_root, request.getPath(), to_file, &error);
-  if (path.empty()) fail(CL_INVALID_VALUE, error);
-  int fd = open(path.c_str(), (to_file ? O_WRONLY | O_CREAT : O_RDONLY) | O_NOFOLLOW | O_CLOEXEC, 0644);
-  if (fd < 0) fail(CL_INVALID_VALUE, "cannot open " + path + ": " + std::strerror(errno));
+  std::string path = request.getPath(), error;
+  const NodeFolders::Folder *folder = call.session.host().node_folders().folder(call.session.user, &error);
+  if (!folder) fail(CL_INVALID_VALUE, error);
   struct stat st {};
+  int fd = node_file_open(folder->fd, path, to_file, &st, &error);
+  if (fd < 0) fail(CL_INVALID_VALUE, error + " (node files are in " + folder->path + ")");
+  std::string shown = log_quote(folder->path + "/" + path);
   uint64_t end = request.getFileOffset() + request.getSize();
-  if (!to_file && fstat(fd, &st) == 0 && uint64_t(st.st_size) < end) {
+  if (!to_file && uint64_t(st.st_size) < end) {
     close(fd);
-    fail(CL_INVALID_VALUE, path + " has " + std::to_string(st.st_size) + " bytes; " + std::to_string(request.getSize()) +
+    fail(CL_INVALID_VALUE, shown + " has " + std::to_string(st.st_size) + " bytes; " + std::to_string(request.getSize()) +
                                " were asked for from byte " + std::to_string(request.getFileOffset()));
   }
   std::shared_ptr<NodeFileCopy> copy;
   try {
-    copy = std::make_shared<NodeFileCopy>(call, resolved, request, fd, path);
+    copy = std::make_shared<NodeFileCopy>(call, resolved, request, fd, shown);
   } catch (...) {
     close(fd);
     throw;

@@ -558,15 +558,15 @@ struct Request {
   }
   struct NodeFile {
     # A command: copies size bytes between the buffer at offset and the file at fileOffset, in
-    # chunks, file I/O on the daemon's thread pool. The path is relative to the daemon's file root
-    # (or absolute inside it); one that leads outside (.., a symbolic link) is refused.
+    # chunks, file I/O on the daemon's thread pool. The path is relative to the session's user's
+    # folder under the daemon's file root; an absolute path, "..", or a symbolic link is refused.
     command @0 :Command;
     buffer @1 :UInt64;
     offset @2 :UInt64;
     size @3 :UInt64;
     path @4 :Text;
     fileOffset @5 :UInt64;
-    toFile @6 :Bool;              # true: buffer -> file (created or overwritten in that range)
+    toFile @6 :Bool;              # true: buffer -> file (created, or written in that range only)
   }
   struct TransferTo {
     transfer @0 :UInt64;          # a SendToPeer of this session with destinationLater

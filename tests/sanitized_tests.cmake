@@ -79,6 +79,13 @@ gtest_discover_tests(fedcl_tls_interop_tests DISCOVERY_MODE PRE_TEST
   PROPERTIES TIMEOUT 60 LABELS "tls${FEDCL_ENV_SEP}interop" ENVIRONMENT "FEDCL_TLS_CRYPTO_THREADS=2")
 
 
+# The tenants issue's symlink race on node files at its 100,000 loads (label long; the per-commit
+# suite runs the same test with 3,000).
+add_test(NAME node_files.symlink_race_100k
+  COMMAND fedcl_e2e_tests --gtest_filter=NodeFiles.ASymlinkSwappedInMidOpenNeverServesAFileOutsideTheRoot)
+set_tests_properties(node_files.symlink_race_100k PROPERTIES LABELS long TIMEOUT 1800
+  ENVIRONMENT "${FEDCL_TEST_ENVIRONMENT};FEDCL_TEST_NODE_FILE_RACE_TRIES=100000")
+
 # The issue's case of a long kernel on a healthy daemon: 60 s under the default 10 s heartbeat limit
 # (label long: not in the per-commit suite, which runs 6 s under 2 s).
 add_test(NAME liveness.kernel_60s COMMAND fedcl_e2e_tests --gtest_filter=Liveness.ALongKernelOnAHealthyDaemonIsNotMistakenForADeadOne)

@@ -39,10 +39,10 @@ typedef cl_int(CL_API_CALL *clEnqueueReadBufferToStdioFile_fn)(
 
 /* Files of the node whose daemon holds the queue's device: the daemon itself reads size bytes of
  * the file at path from file_offset into the buffer (WriteBufferFromNodeFile), or writes them from
- * the buffer into the file, creating it if need be (ReadBufferToNodeFile); no byte crosses to this
- * process. path is relative to the directory the daemon serves (fedcld --file-root DIR), or absolute
- * inside it; ".." and symbolic links leading outside are refused, and a daemon without --file-root
- * serves no file. A refused path, a file shorter than asked or a failed write fails the command
+ * the buffer into the file at file_offset, creating it (0600) if need be and leaving the rest of it
+ * as it was (ReadBufferToNodeFile); no byte crosses to this process. path is relative to the
+ * session's user's folder on that node (fedcld --file-root DIR: DIR/USER); absolute paths, ".." and
+ * symbolic links are refused, and a daemon without --file-root serves no file. A refused path, a file shorter than asked or a failed write fails the command
  * (CL_INVALID_VALUE, or CL_OUT_OF_RESOURCES for a write error) with a message to the context's
  * notify callback. Command types: CL_COMMAND_WRITE_BUFFER and CL_COMMAND_READ_BUFFER. */
 typedef cl_int(CL_API_CALL *clEnqueueWriteBufferFromNodeFile_fn)(
