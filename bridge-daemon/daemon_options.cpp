@@ -308,6 +308,10 @@ std::string tls(const std::string &text, DaemonSettings &s) {
   return one_of(text, {{"yes", true}, {"no", false}}, &s.server.tls);
 }
 
+std::string sandbox(const std::string &text, DaemonSettings &s) {
+  return one_of(text, {{"yes", true}, {"no", false}}, &s.server.sandbox);
+}
+
 std::string allow_unauthenticated(const std::string &text, DaemonSettings &s) {
   return one_of(text, {{"yes", true}, {"no", false}}, &s.server.allow_unauthenticated);
 }
@@ -395,6 +399,10 @@ const std::vector<DaemonOption> &daemon_options() {
       {"worker-hang-timeout", "SECONDS", "a session worker whose loop stands still this long (stuck in a backend\n"
                                          "call; its client has given it up long before) is killed (default 30)",
        true, worker_hang_timeout},
+      {"sandbox", "yes|no", "confine each session worker: no new privileges, not dumpable, Landlock\n"
+                            "(its libraries, devices and own scratch folder; no TCP, no signal out)\n"
+                            "and a seccomp filter (no ptrace, process_vm_*, signals to others, new\n"
+                            "namespaces or mounts); its JIT caches its own (default yes)", true, sandbox},
       {"session-open-files", "N", "file descriptors one session's worker may have open (its RLIMIT_NOFILE;\n"
                                     "default: the daemon's own)", true, session_open_files},
       {"max-memory", "SIZE", "device memory one session may allocate, e.g. 4G or 512M (default: no limit)",

@@ -54,7 +54,13 @@ Listener::Listener(uv_loop_t *loop, DaemonSettings settings)
     : Server(loop, settings.server, random_id()),
       settings_(std::move(settings)),
       keys_(settings_.server.key, settings_.server.key_list),
-      metrics_(loop, [this] { return metrics_exposition(*this); }) {
+      metrics_(loop, [this] { return metrics_exposition(*this); }),
+      node_files_(loop, settings_.server.file_root, [this](uint64_t id, std::string *user) {
+        const Worker *worker = workers_.by_id(id);
+        if (!worker || worker->state != Worker::State::serving || worker->token == 0) return false;
+        *user = worker->user;
+        return true;
+      }) {
   for (const std::string &alias : options_.aliases) names_.add(alias);
   if (!options_.node.empty()) names_.add(options_.node);  // --name
   if (!options_.peer_address.empty()) names_.add(fedcl::tls_host_of(options_.peer_address));

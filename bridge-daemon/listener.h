@@ -17,6 +17,7 @@
 #include "daemon_options.h"
 #include "keys.h"
 #include "metrics_http.h"
+#include "node_file_broker.h"
 #include "peer_handshake.h"
 #include "server.h"
 #include "session.h"
@@ -54,6 +55,7 @@ class Listener final : public Server {
   const KeyStore &keys() const { return keys_; }
   const DaemonNames &names() const { return names_; }
   AuthThrottle &throttle() { return throttle_; }
+  NodeFileBroker &node_files() { return node_files_; }
   DaemonCounters &counters() { return counters_; }
 
   // What the handshakes come to (exec_handshake.cpp). The connection, paused, goes to a worker:
@@ -90,6 +92,7 @@ class Listener final : public Server {
   MetricsHttp metrics_;
   std::vector<BackendPlatform> platforms_;
   WorkerPool workers_{*this};
+  NodeFileBroker node_files_;
   PeerHandshakes peers_{*this};
   uv_tcp_t listener_;
   uv_tcp_t peer_listener_;

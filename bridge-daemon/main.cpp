@@ -2,6 +2,7 @@
 //
 // This is its main process (listener.h), which never calls the backend; `--session-worker` makes
 // the process it starts for each session (worker_main.cpp).
+#include <sys/prctl.h>
 #include <uv.h>
 
 #include <csignal>
@@ -16,6 +17,7 @@
 #include "listener.h"
 #include "log.h"
 #include "session_host.h"
+#include "worker_sandbox.h"
 
 namespace {
 
@@ -65,6 +67,8 @@ int main(int argc, char **argv) {
   for (const std::string &warning : settings.warnings) FEDCLD_LOG(warn, "%s", warning.c_str());
   if (settings.list_only) return list_devices(settings);
 
+  // The main process holds the keys: no process of the same user reads its memory or traces it.
+  prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
   std::signal(SIGPIPE, SIG_IGN);
   uv_loop_t *loop = uv_default_loop();
   fedcld::Listener listener(loop, settings);
@@ -79,6 +83,14 @@ int main(int argc, char **argv) {
   for (const auto &platform : listener.platforms())
     for (const auto &device : platform.devices)
       FEDCLD_LOG(info, "exporting device %zu: %s", device_count++, fedcld::info_string(device.info, CL_DEVICE_NAME).c_str());
+  if (!options.sandbox) {
+    FEDCLD_LOG(warn, "session workers are not confined (sandbox = no): a session may read, signal and trace the others");
+  } else {
+    fedcld::SandboxSupport support = fedcld::sandbox_support();
+    std::string what = fedcld::sandbox_describe(support);
+    if (support.seccomp && support.landlock_abi > 0) FEDCLD_LOG(info, "%s", what.c_str());
+    else FEDCLD_LOG(warn, "%s", what.c_str());
+  }
   err = listener.listen();
   if (err != 0)
     die_serving("cannot listen on " + options.host + ":" + std::to_string(options.port) + ": " + uv_strerror(err));

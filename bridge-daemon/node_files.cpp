@@ -106,12 +106,10 @@ void exec_node_file(Call &call, wire::Request::NodeFile::Reader request) {
   Resolved resolved = resolve(call, request.getCommand());
   bool to_file = request.getToFile();
   std::string path = request.getPath(), error;
-  const NodeFolders::Folder *folder = call.session.host().node_folders().folder(call.session.user, &error);
-  if (!folder) fail(CL_INVALID_VALUE, error);
   struct stat st {};
-  int fd = node_file_open(folder->fd, path, to_file, &st, &error);
-  if (fd < 0) fail(CL_INVALID_VALUE, error + " (node files are in " + folder->path + ")");
-  std::string shown = log_quote(folder->path + "/" + path);
+  int fd = call.session.host().open_node_file(path, to_file, &st, &error);
+  if (fd < 0) fail(CL_INVALID_VALUE, error);
+  std::string shown = log_quote(path);
   uint64_t end = request.getFileOffset() + request.getSize();
   if (!to_file && uint64_t(st.st_size) < end) {
     close(fd);

@@ -8,6 +8,7 @@
 
 #include "exec.h"
 #include "log.h"
+#include "node_file_broker.h"
 #include "peer_transfer.h"
 #include "trace.h"
 #include "worker_board.h"
@@ -227,6 +228,12 @@ void SessionHost::close() {
   uv_close(reinterpret_cast<uv_handle_t *>(&board_timer_), nullptr);
   uv_close(reinterpret_cast<uv_handle_t *>(&sigterm_), nullptr);
   channel_->close();
+}
+
+int SessionHost::open_node_file(const std::string &path, bool for_writing, struct stat *st, std::string *error) {
+  // The fuzz target's workers share its loop with the main process: nothing could answer a wait.
+  if (!ends_with_process()) return *error = "this fedcld's in-process workers serve no node files", -1;
+  return node_file_request(path, for_writing, st, error);
 }
 
 }  // namespace fedcld

@@ -12,7 +12,6 @@
 #include "backend.h"
 #include "control_channel.h"
 #include "daemon_options.h"
-#include "node_folders.h"
 #include "peer_link.h"
 #include "print_gate.h"
 #include "server.h"
@@ -41,8 +40,9 @@ class SessionHost final : public Server {
   ControlChannel &channel() { return *channel_; }
   // Where this worker shows the main process its state and counts (null: none).
   WorkerBoard *board() { return board_; }
-  // The folders of --file-root its sessions keep their node files in (node_files.h).
-  NodeFolders &node_folders() { return node_folders_; }
+  // A node file of the session's user, from the main process (node_file_broker.h): the descriptor
+  // and *st, or -1 with *error.
+  int open_node_file(const std::string &path, bool for_writing, struct stat *st, std::string *error);
   // The client session, when token is its token and it is still open.
   std::shared_ptr<Session> session_by_token(uint64_t token) const;
   // The client session while it is open.
@@ -72,7 +72,6 @@ class SessionHost final : public Server {
   bool closing_ = false;
   PrintGate print_gate_{*this};
   PeerRegistry peers_{*this};
-  NodeFolders node_folders_{options().file_root};
   uv_timer_t board_timer_;
   std::unordered_map<uint64_t, size_t> link_slots_;  // a peer link's board slot, by session number
   uv_signal_t sigterm_;  // the main process ends its workers with SIGTERM when it stops

@@ -4,6 +4,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <capnp/message.h>
@@ -24,6 +25,7 @@
 #include "session_host.h"
 #include "trace.h"
 #include "worker_board.h"
+#include "worker_sandbox.h"
 #include "worker_setup.h"
 
 namespace fedcld {
@@ -74,6 +76,10 @@ struct Worker {
   void set_up(wire::WorkerSetup::Reader setup) {
     DaemonSettings settings = worker_setup_read(setup);
     log_set_level(settings.log_level);
+    bool sandboxed = own_process && settings.server.sandbox;
+    std::string problem;
+    // Before any thread: the backend's inherit the confinement of the thread that makes them.
+    if (sandboxed) problem = confine(setup.getScratch(), settings.trace_file);
     if (own_process && settings.server.session_open_files) {
       // The session's limits are its process's: before the backend opens anything.
       rlim_t files = settings.server.session_open_files;
@@ -86,10 +92,13 @@ struct Worker {
     auto *capture = own_process ? new PrintfCapture : nullptr;
     std::string no_capture = setup.getEnumerateOnly() || !capture ? "" : capture->start();
     std::vector<BackendPlatform> platforms;
-    std::string problem;
-    {
+    if (problem.empty()) {
       BackendCall call("clGetPlatformIDs and clGetDeviceInfo (loading the backend)");
       problem = backend_discover(settings.selection, &platforms);
+    }
+    if (problem.empty() && sandboxed) {
+      std::string why = sandbox_filter_calls();
+      if (!why.empty()) problem = "cannot confine the session worker: " + why;
     }
     for (auto &platform : platforms) {
       if (settings.kernel_name_guard >= 0) platform.safe_kernel_name_length = size_t(settings.kernel_name_guard);
@@ -121,6 +130,22 @@ struct Worker {
     host = std::make_unique<SessionHost>(loop, settings, setup.getInstance(), std::move(platforms), channel, board);
     host->set_ends_with_process(own_process);
     if (capture && capture->started()) host->print_gate().set_capture(capture);
+  }
+
+  // The worker's scratch folder holds what the backend writes (JIT caches, temporary files: its
+  // own, never another session's), and Landlock confines the process to it. "" or why not.
+  static std::string confine(const std::string &scratch, const std::string &trace_file) {
+    if (scratch.empty()) return "cannot confine the session worker: the main process gave it no scratch folder";
+    for (const char *sub : {"/tmp", "/cache", "/cache/pocl", "/cache/nvidia"})
+      if (mkdir((scratch + sub).c_str(), 0700) != 0 && errno != EEXIST)
+        return "cannot make the session worker's folder " + scratch + sub + ": " + std::strerror(errno);
+    setenv("HOME", scratch.c_str(), 1);
+    setenv("TMPDIR", (scratch + "/tmp").c_str(), 1);
+    setenv("XDG_CACHE_HOME", (scratch + "/cache").c_str(), 1);
+    setenv("POCL_CACHE_DIR", (scratch + "/cache/pocl").c_str(), 1);
+    setenv("CUDA_CACHE_PATH", (scratch + "/cache/nvidia").c_str(), 1);
+    std::string why = sandbox_confine({scratch, sandbox_backend_paths(), trace_file});
+    return why.empty() ? "" : "cannot confine the session worker: " + why;
   }
 
   // Before a session: the channel closes, and the process ends.

@@ -1,7 +1,9 @@
 #include "worker_pool.h"
 
+#include <ftw.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -31,6 +33,25 @@ constexpr uint64_t kDeathKeptMs = 60000;
 // with where its thread stands: well before its client, which hears nothing meanwhile, gives the
 // daemon up (10 s by default, FEDCL_DAEMON_TIMEOUT), and before the hang limit kills it.
 constexpr uint64_t kStallReportMs = 3000;
+
+// Removes path and all in it, on libuv's threads (a JIT cache may hold many files), never following
+// a link: what the worker left there is the worker's.
+void remove_folder(uv_loop_t *loop, std::string path) {
+  struct Removal {
+    uv_work_t request;
+    std::string path;
+  };
+  auto *removal = new Removal{{}, std::move(path)};
+  removal->request.data = removal;
+  int err = uv_queue_work(loop, &removal->request, [](uv_work_t *request) {
+    nftw(static_cast<Removal *>(request->data)->path.c_str(), [](const char *name, const struct stat *, int type, FTW *) {
+      if (type == FTW_DP) rmdir(name);
+      else unlink(name);
+      return 0;
+    }, 16, FTW_DEPTH | FTW_PHYS);
+  }, [](uv_work_t *request, int) { delete static_cast<Removal *>(request->data); });
+  if (err != 0) delete removal;
+}
 
 const char *signal_name(int signum) {
   const char *name = sigabbrev_np(signum);
@@ -70,7 +91,25 @@ WorkerPool::WorkerPool(Listener &listener) : listener_(listener) {
   timer_.data = this;
 }
 
-WorkerPool::~WorkerPool() = default;
+WorkerPool::~WorkerPool() {
+  if (!scratch_root_.empty()) rmdir(scratch_root_.c_str());  // emptied as each worker ended
+}
+
+std::string WorkerPool::make_scratch(Worker &worker) {
+  if (scratch_root_.empty()) {
+    const char *tmp = std::getenv("TMPDIR");
+    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/fedcld-" + std::to_string(getpid()) + "-XXXXXX";
+    if (!mkdtemp(pattern.data())) return "cannot make a folder for the session workers under " + pattern + ": " + strerror(errno);
+    scratch_root_ = pattern;
+  }
+  worker.scratch = scratch_root_ + "/w" + std::to_string(worker.id);
+  if (mkdir(worker.scratch.c_str(), 0700) != 0) {
+    std::string why = "cannot make " + worker.scratch + ": " + strerror(errno);
+    worker.scratch.clear();
+    return why;
+  }
+  return {};
+}
 
 Worker *WorkerPool::spawn(bool enumerator) {
   auto owned = std::make_unique<Worker>();
@@ -128,6 +167,12 @@ Worker *WorkerPool::spawn(bool enumerator) {
   auto setup = message.initRoot<wire::WorkerMessage>().initSetup();
   worker_setup_fill(setup, listener_.settings(), listener_.options().node, listener_.instance());
   setup.setEnumerateOnly(worker.enumerate_only);
+  if (!worker.in_process && listener_.options().sandbox) {
+    // Without it the worker refuses to serve (it cannot be confined): it says so in its Ready.
+    std::string why = make_scratch(worker);
+    if (!why.empty()) FEDCLD_LOG(error, "%s", why.c_str());
+    setup.setScratch(worker.scratch);
+  }
   worker.channel->send(message);
   FEDCLD_LOG(debug, "worker %d started%s", worker.pid, enumerator ? " to list the devices" : "");
   workers_.emplace(worker.id, std::move(owned));
@@ -139,7 +184,7 @@ int WorkerPool::start_process(Worker &worker, int board_fd) {
   std::string main_pid = std::to_string(getpid());
   char *args[] = {const_cast<char *>("fedcld"), const_cast<char *>("--session-worker"),
                   const_cast<char *>(main_pid.c_str()), nullptr};
-  uv_stdio_container_t stdio[5];
+  uv_stdio_container_t stdio[kNodeFilesFd + 1];
   stdio[0].flags = UV_IGNORE;
   stdio[1].flags = UV_INHERIT_FD;
   stdio[1].data.fd = STDOUT_FILENO;
@@ -149,14 +194,20 @@ int WorkerPool::start_process(Worker &worker, int board_fd) {
   stdio[3].data.stream = reinterpret_cast<uv_stream_t *>(worker.channel->pipe());
   stdio[4].flags = UV_INHERIT_FD;
   stdio[4].data.fd = board_fd;
+  int files = listener_.node_files().attach(worker.id);
+  if (files < 0) return uv_translate_sys_error(errno);
+  stdio[kNodeFilesFd].flags = UV_INHERIT_FD;
+  stdio[kNodeFilesFd].data.fd = files;
   uv_process_options_t options{};
   options.exit_cb = on_exit;
   options.file = "/proc/self/exe";
   options.args = args;
-  options.stdio_count = 5;
+  options.stdio_count = kNodeFilesFd + 1;
   options.stdio = stdio;
   int err = uv_spawn(listener_.loop(), &worker.process, &options);
+  ::close(files);
   if (err == 0) worker.pid = worker.process.pid;
+  else listener_.node_files().detach(worker.id);
   return err;
 }
 
@@ -298,6 +349,8 @@ void WorkerPool::on_exit(uv_process_t *process, int64_t status, int term_signal)
   worker->channel->close();
   worker->channel = nullptr;
   worker->pool->exited(*worker, status, term_signal);
+  worker->pool->listener_.node_files().detach(worker->id);
+  if (!worker->scratch.empty()) remove_folder(process->loop, std::move(worker->scratch));
   uv_close(reinterpret_cast<uv_handle_t *>(process), [](uv_handle_t *handle) {
     auto *worker = static_cast<Worker *>(handle->data);
     worker->pool->workers_.erase(worker->id);

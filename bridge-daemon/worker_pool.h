@@ -41,6 +41,7 @@ struct Worker {
   uint64_t started_ms = 0;
   bool in_process = false;  // the fuzz target's: no process, it ends when it closes its channel
   std::string hung;  // why the pool killed it, if it did
+  std::string scratch;  // its own folder (temporary files, JIT caches), removed when it ends; "": none
   uint64_t stall_reported = 0;  // the board's loop_turned_ns when a stall of its loop was reported (0: none)
   // Its session (the main process's view of it), once it has one.
   uint64_t number = 0;
@@ -108,7 +109,11 @@ class WorkerPool {
   // Logs that worker's loop stood still for still_ms and has it write where its loop thread stands.
   void report_stall(Worker &worker, uint64_t still_ms);
 
+  // The folder of worker's own (under scratch_root_, made at the first), or why it cannot be made.
+  std::string make_scratch(Worker &worker);
+
   Listener &listener_;
+  std::string scratch_root_;  // this daemon's workers' folders, in $TMPDIR or /tmp
   std::map<uint64_t, std::unique_ptr<Worker>> workers_;
   uint64_t next_id_ = 1;
   Enumerated enumerated_;

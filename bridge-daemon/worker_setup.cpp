@@ -20,12 +20,12 @@ void worker_setup_fill(fedcl::wire::WorkerSetup::Builder out, const DaemonSettin
   out.setPeerTimeoutMs(options.peer_timeout_ms);
   out.setPeerAhead(options.peer_ahead_bytes);
   out.setResumeWindowMs(options.resume_window_ms);
-  out.setFileRoot(options.file_root);
   out.setBusyPollUs(options.busy_poll_us);
   out.setPageLockedReads(uint8_t(options.page_locked_reads));
   out.setPeerAddress(options.peer_address);
   out.setTraceFile(settings.trace_file);
   out.setOpenFiles(options.session_open_files);
+  out.setSandbox(options.sandbox);
 }
 
 DaemonSettings worker_setup_read(fedcl::wire::WorkerSetup::Reader setup) {
@@ -44,12 +44,12 @@ DaemonSettings worker_setup_read(fedcl::wire::WorkerSetup::Reader setup) {
   options.peer_timeout_ms = setup.getPeerTimeoutMs();
   options.peer_ahead_bytes = setup.getPeerAhead();
   options.resume_window_ms = setup.getResumeWindowMs();
-  options.file_root = setup.getFileRoot();
   options.busy_poll_us = long(setup.getBusyPollUs());
   options.page_locked_reads = PageLockedReads(setup.getPageLockedReads());
   options.peer_address = setup.getPeerAddress();
   settings.trace_file = setup.getTraceFile();
   options.session_open_files = setup.getOpenFiles();
+  options.sandbox = setup.getSandbox();
   return settings;
 }
 

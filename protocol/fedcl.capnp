@@ -885,6 +885,17 @@ struct WorkerMessage {
   }
 }
 
+# A worker's requests for node files, on a socket of their own beside the channel (SOCK_SEQPACKET,
+# one message a packet): a confined worker opens nothing under --file-root itself; the main process
+# opens the file beneath the folder of the worker's session's user (node_file_broker.h).
+struct NodeFileOpen {
+  path @0 :Text;                    # relative to the user's folder (Request.nodeFile.path)
+  forWriting @1 :Bool;              # a save: opened as it is, or created 0600
+}
+struct NodeFileOpened {
+  error @0 :Text;                   # "": the file's descriptor is beside this message
+}
+
 struct WorkerSetup {
   # The options a worker uses: never a key, a key list or TLS's private key, which stay in the
   # main process.
@@ -898,7 +909,7 @@ struct WorkerSetup {
   completion @7 :UInt8;             # CompletionMode
   peerTimeoutMs @8 :UInt64;
   resumeWindowMs @9 :UInt32;
-  fileRoot @10 :Text;
+  scratch @10 :Text;                # the worker's own folder: its temporary files and JIT caches
   busyPollUs @11 :Int64;
   pageLockedReads @12 :UInt8;       # PageLockedReads
   peerAddress @13 :Text;
@@ -909,6 +920,7 @@ struct WorkerSetup {
   transferWindow @18 :Int64;        # --transfer-window: bytes, 0 no window, -1 by vendor
   writeBufferContents @19 :Int8;    # --write-buffer-contents: 1 yes, 0 no, -1 by vendor
   peerAhead @20 :UInt64;            # --peer-ahead: bytes a peer's send may run ahead of a receive
+  sandbox @21 :Bool;                # --sandbox: confine the worker (worker_sandbox.h)
 }
 
 struct WorkerReady {

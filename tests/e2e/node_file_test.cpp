@@ -354,14 +354,14 @@ std::string as_user(const std::string &endpoint, const std::string &user, const 
 TEST(NodeFilesOfUsers, AUserNeitherReadsNorOverwritesAnothersFiles) {
   std::string root = make_root("_users");
   std::string list = ::testing::TempDir() + "fedcl_node_file_users_" + std::to_string(getpid());
-  std::ofstream(list) << "alice alices-key\nbob bobs-key\n";
+  std::ofstream(list) << "alice alices-key-0123456\nbob bobs-key-0123456789\n";
   DaemonProcess daemon({"--key-list", list, "--file-root", root});
   const std::vector<uint32_t> alices(1024, 0xa11ce), bobs(1024, 0xb0b);
 
-  EXPECT_EQ("", as_user(daemon.endpoint(), "alice", "alices-key", [&](NodeFileClient &alice) -> std::string {
+  EXPECT_EQ("", as_user(daemon.endpoint(), "alice", "alices-key-0123456", [&](NodeFileClient &alice) -> std::string {
     return alice.save_words(alices, "notes.bin") == CL_SUCCESS ? "" : "alice could not save her notes";
   }));
-  EXPECT_EQ("", as_user(daemon.endpoint(), "bob", "bobs-key", [&](NodeFileClient &bob) {
+  EXPECT_EQ("", as_user(daemon.endpoint(), "bob", "bobs-key-0123456789", [&](NodeFileClient &bob) {
     std::string wrong;
     std::vector<uint32_t> got(1024);
     if (bob.load_words(&got, "notes.bin") == CL_SUCCESS || got == alices) wrong += "bob loaded alice's notes by their name; ";
@@ -373,7 +373,7 @@ TEST(NodeFilesOfUsers, AUserNeitherReadsNorOverwritesAnothersFiles) {
     if (bob.save_words(bobs, "notes.bin") != CL_SUCCESS) wrong += "bob could not save notes of his own; ";
     return wrong;
   }));
-  EXPECT_EQ("", as_user(daemon.endpoint(), "alice", "alices-key", [&](NodeFileClient &alice) -> std::string {
+  EXPECT_EQ("", as_user(daemon.endpoint(), "alice", "alices-key-0123456", [&](NodeFileClient &alice) -> std::string {
     std::vector<uint32_t> got(1024);
     if (alice.load_words(&got, "notes.bin") != CL_SUCCESS) return "alice could not load her notes again";
     return got == alices ? "" : "alice's notes were overwritten";

@@ -18,12 +18,17 @@
 #include <sstream>
 #include <stdexcept>
 #include <thread>
+#include <utility>
 
 #ifndef FEDCLD_PATH
 #error "FEDCLD_PATH must name the fedcld binary"
 #endif
 
 namespace fedcl_test {
+
+namespace {
+bool g_unconfined_shim = false;  // a DaemonEnvironment that wants --sandbox no is alive
+}  // namespace
 
 namespace {
 
@@ -85,6 +90,7 @@ DaemonProcess::DaemonProcess(const std::vector<std::string> &extra_args) {
   // and a second starts as it is taken).
   std::vector<std::string> args = {FEDCLD_PATH, "--config", "/dev/null", "--listen", "127.0.0.1:0", "--port-file", port_file,
                                    "--log-level", log_level ? log_level : "warn", "--spare-workers", "1"};
+  if (g_unconfined_shim) args.insert(args.end(), {"--sandbox", "no"});
   args.insert(args.end(), extra_args.begin(), extra_args.end());
   // FEDCL_TEST_DAEMON_ARGS: more options for every daemon, e.g. a run of the suite with --busy-poll.
   if (const char *more = std::getenv("FEDCL_TEST_DAEMON_ARGS")) {
@@ -173,7 +179,8 @@ int DaemonProcess::stop(int timeout_ms) {
 }
 
 DaemonEnvironment::DaemonEnvironment(const std::string &library,
-                                     const std::vector<std::pair<std::string, std::string>> &variables) {
+                                     const std::vector<std::pair<std::string, std::string>> &variables, bool confined)
+    : unconfined_before_(std::exchange(g_unconfined_shim, !confined)) {
   const char *preloaded = std::getenv("LD_PRELOAD");
   preload_before_ = preloaded ? preloaded : "";
   setenv("LD_PRELOAD", (preload_before_.empty() ? "" : preload_before_ + ":").append(library).c_str(), 1);
@@ -184,6 +191,7 @@ DaemonEnvironment::DaemonEnvironment(const std::string &library,
 }
 
 DaemonEnvironment::~DaemonEnvironment() {
+  g_unconfined_shim = unconfined_before_;
   if (preload_before_.empty()) unsetenv("LD_PRELOAD");
   else setenv("LD_PRELOAD", preload_before_.c_str(), 1);
   for (const std::string &name : names_) unsetenv(name.c_str());

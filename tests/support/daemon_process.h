@@ -53,15 +53,19 @@ class DaemonProcess {
 
 // For the daemons started while it lives: LD_PRELOAD gains library (after what is preloaded already,
 // the sanitizers' runtimes in scripts/sanitize.sh) and the variables are set; after, as they were.
+// The daemons run with --sandbox no unless confined says otherwise: the backend shims exchange files
+// with their tests, which a confined worker may not open (the confinement's own tests say confined).
 class DaemonEnvironment {
  public:
-  DaemonEnvironment(const std::string &library, const std::vector<std::pair<std::string, std::string>> &variables);
+  DaemonEnvironment(const std::string &library, const std::vector<std::pair<std::string, std::string>> &variables,
+                    bool confined = false);
   ~DaemonEnvironment();
   DaemonEnvironment(const DaemonEnvironment &) = delete;
 
  private:
   std::string preload_before_;
   std::vector<std::string> names_;
+  bool unconfined_before_;
 };
 
 // "127.0.0.1:p1,127.0.0.1:p2,..." for FEDCL_HOSTS.
