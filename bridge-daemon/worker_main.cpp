@@ -144,7 +144,9 @@ struct Worker {
     setenv("XDG_CACHE_HOME", (scratch + "/cache").c_str(), 1);
     setenv("POCL_CACHE_DIR", (scratch + "/cache/pocl").c_str(), 1);
     setenv("CUDA_CACHE_PATH", (scratch + "/cache/nvidia").c_str(), 1);
-    std::string why = sandbox_confine({scratch, sandbox_backend_paths(), trace_file});
+    std::vector<std::string> writable = sandbox_report_folders();
+    if (!trace_file.empty()) writable.push_back(trace_file.substr(0, trace_file.rfind('/') + 1));
+    std::string why = sandbox_confine({scratch, sandbox_backend_paths(), writable});
     return why.empty() ? "" : "cannot confine the session worker: " + why;
   }
 

@@ -10,6 +10,8 @@
 
 #include <capnp/message.h>
 
+#include <cstring>
+
 #include "control_channel.h"
 #include "listener.h"
 #include "log.h"
@@ -198,10 +200,17 @@ int WorkerPool::start_process(Worker &worker, int board_fd) {
   if (files < 0) return uv_translate_sys_error(errno);
   stdio[kNodeFilesFd].flags = UV_INHERIT_FD;
   stdio[kNodeFilesFd].data.fd = files;
+  // The daemon's environment, without a key a client's variable may have left there: a session's
+  // code reads its worker's memory, the environment included.
+  std::vector<char *> environment;
+  for (char **entry = environ; *entry; entry++)
+    if (std::strncmp(*entry, "FEDCL_KEY=", 10) != 0) environment.push_back(*entry);
+  environment.push_back(nullptr);
   uv_process_options_t options{};
   options.exit_cb = on_exit;
   options.file = "/proc/self/exe";
   options.args = args;
+  options.env = environment.data();
   options.stdio_count = kNodeFilesFd + 1;
   options.stdio = stdio;
   int err = uv_spawn(listener_.loop(), &worker.process, &options);

@@ -126,10 +126,7 @@ std::string landlock_confine(const SandboxPlan &plan) {
     globfree(&found);
   }
   rules.allow(plan.scratch, kEverything);
-  if (!plan.trace_file.empty()) {
-    std::string folder = plan.trace_file.substr(0, plan.trace_file.rfind('/') + 1);
-    rules.allow(folder.empty() ? "." : folder, kFsReadDir | kFsMakeReg | kFsWriteFile | kFsTruncate);
-  }
+  for (const std::string &folder : plan.writable) rules.allow(folder, kFsReadDir | kFsMakeReg | kFsWriteFile | kFsTruncate);
   if (!rules.problem.empty()) return rules.problem;
   if (syscall(SYS_landlock_restrict_self, rules.fd, 0) != 0) return std::string("landlock_restrict_self: ") + std::strerror(errno);
   return {};
@@ -285,6 +282,18 @@ std::vector<std::string> sandbox_backend_paths() {
     add_existing(paths, exe.substr(0, exe.rfind('/')));
   }
   return paths;
+}
+
+std::vector<std::string> sandbox_report_folders() {
+  std::vector<std::string> folders;
+  for (const char *variable : {"ASAN_OPTIONS", "UBSAN_OPTIONS", "TSAN_OPTIONS"}) {
+    std::string options = std::getenv(variable) ? std::getenv(variable) : "";
+    size_t at = options.find("log_path=");
+    if (at == std::string::npos) continue;
+    std::string path = options.substr(at + 9, options.find(':', at) - at - 9);
+    add_existing(folders, path.substr(0, path.rfind('/')));
+  }
+  return folders;
 }
 
 std::string sandbox_confine(const SandboxPlan &plan) {

@@ -28,13 +28,16 @@ struct SandboxPlan {
   std::string scratch;                 // the worker's own folder: all of it, nothing else to write
   std::vector<std::string> readable;   // beyond the system's: paths to read and execute (the ICD
                                        // files and libraries the loader was pointed at, this binary)
-  std::string trace_file;              // --trace: the worker writes it at exit
+  std::vector<std::string> writable;   // folders it makes files in: --trace's, the sanitizers' reports
 };
 
 // Paths a worker reads beyond the system's, from its environment: OCL_ICD_VENDORS's folder and the
 // libraries its .icd files name by path, OCL_ICD_FILENAMES, LD_LIBRARY_PATH, LD_PRELOAD, and this
 // executable's folder (the sanitizers' symbolizers read it).
 std::vector<std::string> sandbox_backend_paths();
+// Folders a worker writes reports in, from its environment: log_path of ASAN_OPTIONS, UBSAN_OPTIONS
+// and TSAN_OPTIONS (a sanitizer build's reports, which its tests look for).
+std::vector<std::string> sandbox_report_folders();
 
 // Before the backend loads: no_new_privs, not dumpable, no core file, and Landlock's rules for plan
 // (where the kernel has Landlock). "" or why the worker cannot be confined (it must not serve then).

@@ -17,12 +17,13 @@ add_executable(fedcl_e2e_tests
   e2e/sync_mode_test.cpp e2e/program_test.cpp e2e/image_test.cpp e2e/dispatch_test.cpp e2e/driver_behaviour_test.cpp
   e2e/printf_test.cpp e2e/peer_protocol_test.cpp e2e/file_transfer_test.cpp e2e/node_file_test.cpp
   e2e/auth_test.cpp e2e/liveness_test.cpp e2e/status_command_test.cpp e2e/resume_test.cpp e2e/metrics_test.cpp e2e/command_buffer_test.cpp
-  e2e/command_buffer_multi_device_test.cpp e2e/range_coherence_test.cpp e2e/collective_test.cpp e2e/off_loop_test.cpp e2e/transfer_window_test.cpp)
+  e2e/command_buffer_multi_device_test.cpp e2e/range_coherence_test.cpp e2e/collective_test.cpp e2e/off_loop_test.cpp e2e/transfer_window_test.cpp
+  e2e/sandbox_test.cpp)
 target_link_libraries(fedcl_e2e_tests PRIVATE fedcl_test_support GTest::gtest_main)
 target_compile_definitions(fedcl_e2e_tests PRIVATE FEDCL_COMMAND_PATH="$<TARGET_FILE:fedcl_command>"
   FEDCL_REFUSING_BACKEND_PATH="$<TARGET_FILE:fedcl_refusing_backend>" FEDCLD_PATH="$<TARGET_FILE:fedcld>"
-  FEDCL_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
-add_dependencies(fedcl_e2e_tests fedcl_command fedcl_refusing_backend)
+  FEDCL_HOSTILE_BACKEND_PATH="$<TARGET_FILE:fedcl_hostile_backend>" FEDCL_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+add_dependencies(fedcl_e2e_tests fedcl_command fedcl_refusing_backend fedcl_hostile_backend)
 fedcl_discover_tests(fedcl_e2e_tests e2e)
 # The paths a 2-core machine does not take by itself, each test once more in a process of its own:
 # daemons that busy-poll (a GPU node's default), reads below 64 KiB in page-locked slabs (a GPU's) and
