@@ -1,5 +1,6 @@
 #include "worker_pool.h"
 
+#include <dirent.h>
 #include <ftw.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -55,6 +56,23 @@ void remove_folder(uv_loop_t *loop, std::string path) {
   if (err != 0) delete removal;
 }
 
+// The workers' folders of daemons of this user that ended without removing them (killed, or
+// crashed): "fedcld-PID-XXXXXX" in folder, whose PID no longer runs.
+void remove_stale_scratch(uv_loop_t *loop, const std::string &folder) {
+  DIR *dir = opendir(folder.c_str());
+  if (!dir) return;
+  while (dirent *entry = readdir(dir)) {
+    int pid = 0, end = 0;
+    if (std::sscanf(entry->d_name, "fedcld-%d-%*6[A-Za-z0-9]%n", &pid, &end) != 1 || entry->d_name[end] != '\0') continue;
+    struct stat status {};
+    std::string path = folder + "/" + entry->d_name;
+    if (lstat(path.c_str(), &status) != 0 || !S_ISDIR(status.st_mode) || status.st_uid != geteuid()) continue;
+    if (pid > 0 && (kill(pid, 0) == 0 || errno != ESRCH)) continue;
+    remove_folder(loop, path);
+  }
+  closedir(dir);
+}
+
 const char *signal_name(int signum) {
   const char *name = sigabbrev_np(signum);
   static thread_local char text[32];
@@ -100,7 +118,9 @@ WorkerPool::~WorkerPool() {
 std::string WorkerPool::make_scratch(Worker &worker) {
   if (scratch_root_.empty()) {
     const char *tmp = std::getenv("TMPDIR");
-    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/fedcld-" + std::to_string(getpid()) + "-XXXXXX";
+    std::string folder = tmp && *tmp ? tmp : "/tmp";
+    remove_stale_scratch(listener_.loop(), folder);
+    std::string pattern = folder + "/fedcld-" + std::to_string(getpid()) + "-XXXXXX";
     if (!mkdtemp(pattern.data())) return "cannot make a folder for the session workers under " + pattern + ": " + strerror(errno);
     scratch_root_ = pattern;
   }

@@ -127,6 +127,11 @@ add_test(NAME package.man_options COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/package/ma
          ${PROJECT_SOURCE_DIR}/docs/man $<TARGET_FILE:fedcld> $<TARGET_FILE:fedcl_command>)
 set_tests_properties(package.man_options PROPERTIES LABELS package TIMEOUT 60)
 
+# The unit's sandbox as systemd rates it (exposure at most 2.5).
+add_test(NAME package.unit_security COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/package/unit_security_test.sh
+         ${PROJECT_SOURCE_DIR}/packaging/fedcld.service.in)
+set_tests_properties(package.unit_security PROPERTIES LABELS package TIMEOUT 60)
+
 # The Debian packages: built, inspected, installed, used and purged (root only; skipped otherwise,
 # saying why). Alone, since it installs into this machine's /etc for a few seconds.
 if(FEDCL_BUILD_EXAMPLES)  # the program it runs is examples/vector_add
