@@ -2,6 +2,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -166,6 +167,13 @@ void daemon_settings_check(DaemonSettings &settings, std::vector<std::string> &p
       settings.warnings.push_back("serving without keys on " + open_address.substr(open_address.find("= ") + 2) +
                                   " (allow-unauthenticated = yes): anyone who reaches the port can run code on this node");
   }
+  if (options.session_accounts && geteuid() != 0)
+    problems.push_back("session-accounts = yes needs fedcld started as root: only root starts a worker as another account");
+  else if (options.session_accounts && options.key_list.empty())
+    problems.push_back("session-accounts = yes needs key-list: its users name the accounts sessions run as");
+  else if (!options.session_accounts && geteuid() == 0)
+    settings.warnings.push_back("fedcld runs as root, and so do its session workers: run it as an unprivileged user (the "
+                                "unit does), or set session-accounts = yes to run each session as its user's account");
   if (options.peer_key.empty() && !options.key.empty()) {
     options.peer_key = options.key;
     settings.warnings.push_back("key-file's key is also the daemons' key on peer links: a user who holds it can pose as "

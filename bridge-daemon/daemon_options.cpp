@@ -312,6 +312,10 @@ std::string sandbox(const std::string &text, DaemonSettings &s) {
   return one_of(text, {{"yes", true}, {"no", false}}, &s.server.sandbox);
 }
 
+std::string session_accounts(const std::string &text, DaemonSettings &s) {
+  return one_of(text, {{"yes", true}, {"no", false}}, &s.server.session_accounts);
+}
+
 std::string allow_unauthenticated(const std::string &text, DaemonSettings &s) {
   return one_of(text, {{"yes", true}, {"no", false}}, &s.server.allow_unauthenticated);
 }
@@ -403,6 +407,10 @@ const std::vector<DaemonOption> &daemon_options() {
                             "(its libraries, devices and own scratch folder; no TCP, no signal out)\n"
                             "and a seccomp filter (no ptrace, process_vm_*, signals to others, new\n"
                             "namespaces or mounts); its JIT caches its own (default yes)", true, sandbox},
+      {"session-accounts", "yes|no", "run each session as the local account named like its key-list user\n"
+                                     "(its uid, gid and groups, set before the backend loads; files it\n"
+                                     "saves are that account's); users without one, or root, are refused.\n"
+                                     "Needs fedcld started as root (default no)", true, session_accounts},
       {"session-open-files", "N", "file descriptors one session's worker may have open (its RLIMIT_NOFILE;\n"
                                     "default: the daemon's own)", true, session_open_files},
       {"max-memory", "SIZE", "device memory one session may allocate, e.g. 4G or 512M (default: no limit)",

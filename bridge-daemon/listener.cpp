@@ -55,10 +55,11 @@ Listener::Listener(uv_loop_t *loop, DaemonSettings settings)
       settings_(std::move(settings)),
       keys_(settings_.server.key, settings_.server.key_list),
       metrics_(loop, [this] { return metrics_exposition(*this); }),
-      node_files_(loop, settings_.server.file_root, [this](uint64_t id, std::string *user) {
+      node_files_(loop, settings_.server.file_root, [this](uint64_t id, std::string *user, NodeOwner *account) {
         const Worker *worker = workers_.by_id(id);
         if (!worker || worker->state != Worker::State::serving || worker->token == 0) return false;
         *user = worker->user;
+        *account = {worker->account.uid, worker->account.gid};
         return true;
       }) {
   for (const std::string &alias : options_.aliases) names_.add(alias);
@@ -188,10 +189,15 @@ void Listener::start_session(Session &session, uint64_t seq, const fedcl::Proof 
                                                          " platform(s), not platform " + std::to_string(handshake.platform));
   if (workers_.session_count() >= options_.max_sessions)
     return refuse(session, seq, CL_OUT_OF_RESOURCES, "too many sessions (limit " + std::to_string(options_.max_sessions) + ")");
+  LocalAccount account;
+  if (options_.session_accounts) {
+    std::string why = local_account(handshake.identity, &account);
+    if (!why.empty()) return refuse(session, seq, CL_INVALID_PLATFORM, why);
+  }
   session.pause();
   std::weak_ptr<Session> weak = session.weak_from_this();
   std::shared_ptr<fedcl::Proof> daemon_proof = proof ? std::make_shared<fedcl::Proof>(*proof) : nullptr;
-  workers_.take([this, weak, seq, daemon_proof](Worker *worker, const std::string &why) {
+  auto got = [this, weak, seq, daemon_proof](Worker *worker, const std::string &why) {
     auto session = weak.lock();
     if (!session || session->closed()) {
       if (worker) workers_.unused(*worker);
@@ -229,7 +235,9 @@ void Listener::start_session(Session &session, uint64_t seq, const fedcl::Proof 
       take.setNumber(worker->number);
       return take.initConnection();
     });
-  });
+  };
+  if (account.uid) workers_.take_for(account, std::move(got));
+  else workers_.take(std::move(got));
 }
 
 void Listener::resume_session(Session &session, uint64_t seq, const fedcl::Proof *proof) {

@@ -1,6 +1,7 @@
 #include "node_file_broker.h"
 
 #include <poll.h>
+#include <sys/fsuid.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -72,6 +73,22 @@ ssize_t receive_packet(int socket, capnp::word *words, int *fd) {
   }
   return got;
 }
+
+// This thread's file-system identity is account's while it lives (setfsuid and setfsgid: this thread
+// alone, and only for file access); none without an account.
+struct FileIdentity {
+  bool switched;
+  explicit FileIdentity(NodeOwner account) : switched(account.uid != 0) {
+    if (!switched) return;
+    setfsgid(account.gid);
+    setfsuid(account.uid);
+  }
+  ~FileIdentity() {
+    if (!switched) return;
+    setfsuid(geteuid());
+    setfsgid(getegid());
+  }
+};
 
 }  // namespace
 
@@ -145,10 +162,14 @@ void NodeFileBroker::serve(Line &line) {
     return drop("not a NodeFileOpen");
   }
   int fd = -1;
-  if (!user_of_(worker, &user)) {
+  NodeOwner account;
+  if (!user_of_(worker, &user, &account)) {
     error = "the worker has no session";
-  } else if (const NodeFolders::Folder *folder = folders_.folder(user, &error)) {
+  } else if (const NodeFolders::Folder *folder = folders_.folder(user, account, &error)) {
     struct stat st {};
+    // As the session's account, where it has one: the files it makes are its own, and the file
+    // system's permissions hold too.
+    FileIdentity as_account(account);
     fd = node_file_open(folder->fd, path, for_writing, &st, &error);
     if (fd < 0) error += " (node files are in " + folder->path + ")";
   }

@@ -20,8 +20,9 @@ namespace fedcld {
 // The main process's side.
 class NodeFileBroker {
  public:
-  // user_of(worker id): whose files the worker's session may open; false while it has no session.
-  using UserOf = std::function<bool(uint64_t worker, std::string *user)>;
+  // user_of(worker id): whose files the worker's session may open, and the local account they are
+  // opened as (--session-accounts; uid 0: none); false while it has no session.
+  using UserOf = std::function<bool(uint64_t worker, std::string *user, NodeOwner *account)>;
   NodeFileBroker(uv_loop_t *loop, std::string root, UserOf user_of);
   ~NodeFileBroker();
   NodeFileBroker(const NodeFileBroker &) = delete;

@@ -16,7 +16,7 @@ NodeFolders::~NodeFolders() {
   if (root_fd_ >= 0) close(root_fd_);
 }
 
-const NodeFolders::Folder *NodeFolders::folder(const std::string &user, std::string *error) {
+const NodeFolders::Folder *NodeFolders::folder(const std::string &user, NodeOwner owner, std::string *error) {
   auto known = folders_.find(user);
   if (known != folders_.end()) return &known->second;
   if (root_.empty()) return *error = "fedcld serves no files: it was started without --file-root", nullptr;
@@ -28,7 +28,7 @@ const NodeFolders::Folder *NodeFolders::folder(const std::string &user, std::str
     root_fd_ = open(root_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (root_fd_ < 0) return *error = "cannot open the file root " + root_ + ": " + std::strerror(errno), nullptr;
   }
-  int fd = node_user_folder_open(root_fd_, name, error);
+  int fd = node_user_folder_open(root_fd_, name, owner, error);
   if (fd < 0) return *error += " (under the file root " + root_ + ")", nullptr;
   return &folders_.emplace(user, Folder{fd, root_ + "/" + name}).first->second;
 }

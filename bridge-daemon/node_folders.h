@@ -7,6 +7,8 @@
 #pragma once
 
 #include <map>
+
+#include "node_paths.h"
 #include <string>
 
 namespace fedcld {
@@ -25,7 +27,8 @@ class NodeFolders {
 
   // The folder of user's files (user "": a session without a user name), opened at its first use,
   // and made then if it is not there; the root's directory is opened once too. Null with *error.
-  const Folder *folder(const std::string &user, std::string *error);
+  // A folder it makes is owner's (NodeOwner in node_paths.h).
+  const Folder *folder(const std::string &user, NodeOwner owner, std::string *error);
 
  private:
   std::string root_;

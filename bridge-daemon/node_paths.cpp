@@ -134,7 +134,7 @@ std::string node_user_folder_name(const std::string &user, std::string *error) {
   return user;
 }
 
-int node_user_folder_open(int root_fd, const std::string &name, std::string *error) {
+int node_user_folder_open(int root_fd, const std::string &name, NodeOwner owner, std::string *error) {
   int fd = node_open_beneath(root_fd, name, O_RDONLY | O_DIRECTORY, 0);
   bool created = false;
   if (fd == -ENOENT) {
@@ -148,6 +148,11 @@ int node_user_folder_open(int root_fd, const std::string &name, std::string *err
     int err = errno;
     close(fd);
     return *error = "cannot make the folder " + log_quote(name) + " 0700: " + std::strerror(err), -1;
+  }
+  if (created && owner.uid && fchown(fd, owner.uid, owner.gid) != 0) {
+    int err = errno;
+    close(fd);
+    return *error = "cannot give the folder " + log_quote(name) + " to its user's account: " + std::strerror(err), -1;
   }
   return fd;
 }

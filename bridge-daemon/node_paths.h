@@ -36,9 +36,16 @@ int node_file_open(int folder_fd, const std::string &path, bool for_writing, str
 constexpr const char kAnonymousFolder[] = "_anonymous";
 std::string node_user_folder_name(const std::string &user, std::string *error);
 
+// Who a folder made for a user belongs to: the session's local account (--session-accounts), or
+// (uid 0) whoever makes it.
+struct NodeOwner {
+  uid_t uid = 0;
+  gid_t gid = 0;
+};
+
 // The folder name beneath root_fd, opened (a directory, no link followed), created 0700 whatever
-// the umask if it is not there; a folder that is there is used as it is (an administrator may
-// prepare one). Whoever runs this owns what it creates. The descriptor, or -1 with *error.
-int node_user_folder_open(int root_fd, const std::string &name, std::string *error);
+// the umask, and given to owner, if it is not there; a folder that is there is used as it is (an
+// administrator may prepare one). The descriptor, or -1 with *error.
+int node_user_folder_open(int root_fd, const std::string &name, NodeOwner owner, std::string *error);
 
 }  // namespace fedcld

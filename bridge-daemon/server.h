@@ -45,6 +45,7 @@ struct ServerOptions {
   fedcl::Secret peer_key;    // the daemons' key, proved on peer links (default: key)
   bool allow_unauthenticated = false;  // serve without a key beyond loopback
   bool sandbox = true;       // session workers are confined (worker_sandbox.h)
+  bool session_accounts = false;  // a key-list user's sessions run as the local account of that name
   size_t max_sessions = 256;
   size_t spare_workers = 2;  // workers started ahead, their backend loaded, for the next sessions
   uint64_t worker_hang_ms = 30000;  // a worker whose loop stands still this long is killed

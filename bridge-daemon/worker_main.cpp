@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <memory>
 
+#include "accounts.h"
 #include "backend.h"
 #include "control_channel.h"
 #include "exec.h"
@@ -78,8 +79,14 @@ struct Worker {
     log_set_level(settings.log_level);
     bool sandboxed = own_process && settings.server.sandbox;
     std::string problem;
-    // Before any thread: the backend's inherit the confinement of the thread that makes them.
-    if (sandboxed) problem = confine(setup.getScratch(), settings.trace_file);
+    // The session's account first (what the backend makes is the account's), then the confinement,
+    // before any thread: the backend's inherit the confinement of the thread that makes them.
+    LocalAccount account = account_read(setup.getAccount());
+    if (own_process && account.uid) {
+      std::string why = account_become(account);
+      if (!why.empty()) problem = "cannot run the session as " + log_quote(account.name) + ": " + why;
+    }
+    if (sandboxed && problem.empty()) problem = confine(setup.getScratch(), settings.trace_file);
     if (own_process && settings.server.session_open_files) {
       // The session's limits are its process's: before the backend opens anything.
       rlim_t files = settings.server.session_open_files;

@@ -122,25 +122,31 @@ std::string WorkerPool::make_scratch(Worker &worker) {
     remove_stale_scratch(listener_.loop(), folder);
     std::string pattern = folder + "/fedcld-" + std::to_string(getpid()) + "-XXXXXX";
     if (!mkdtemp(pattern.data())) return "cannot make a folder for the session workers under " + pattern + ": " + strerror(errno);
+    // Workers of other accounts pass through to their own folder; none lists the others'.
+    chmod(pattern.c_str(), 0711);
     scratch_root_ = pattern;
   }
   worker.scratch = scratch_root_ + "/w" + std::to_string(worker.id);
-  if (mkdir(worker.scratch.c_str(), 0700) != 0) {
+  bool made = mkdir(worker.scratch.c_str(), 0700) == 0;
+  if (!made || (worker.account.uid && chown(worker.scratch.c_str(), worker.account.uid, worker.account.gid) != 0)) {
     std::string why = "cannot make " + worker.scratch + ": " + strerror(errno);
+    if (made) rmdir(worker.scratch.c_str());
     worker.scratch.clear();
     return why;
   }
   return {};
 }
 
-Worker *WorkerPool::spawn(bool enumerator) {
+Worker *WorkerPool::spawn(bool enumerator, const LocalAccount *account) {
   auto owned = std::make_unique<Worker>();
   Worker &worker = *owned;
   worker.pool = this;
   worker.id = next_id_++;
   worker.enumerator = enumerator;
-  // The worker that listed the devices has the backend loaded: one load fewer at every start.
-  worker.enumerate_only = enumerator && listener_.options().spare_workers == 0;
+  if (account) worker.account = *account;
+  // The worker that listed the devices has the backend loaded: one load fewer at every start. Not
+  // where sessions run as accounts: it is no account's.
+  worker.enumerate_only = enumerator && (listener_.options().spare_workers == 0 || listener_.options().session_accounts);
   worker.started_ms = uv_now(listener_.loop());
   worker.process.data = &worker;
   int board_fd = board_create();
@@ -195,6 +201,7 @@ Worker *WorkerPool::spawn(bool enumerator) {
     if (!why.empty()) FEDCLD_LOG(error, "%s", why.c_str());
     setup.setScratch(worker.scratch);
   }
+  account_fill(setup.initAccount(), worker.account);
   worker.channel->send(message);
   FEDCLD_LOG(debug, "worker %d started%s", worker.pid, enumerator ? " to list the devices" : "");
   workers_.emplace(worker.id, std::move(owned));
@@ -263,7 +270,7 @@ void WorkerPool::start() {
 }
 
 void WorkerPool::replenish() {
-  if (closing_ || failed_starts_ >= kFailedStartsForNoSpares) return;
+  if (closing_ || failed_starts_ >= kFailedStartsForNoSpares || listener_.options().session_accounts) return;
   size_t spares = 0;
   for (const auto &[id, worker] : workers_)
     if (!worker->enumerator && worker->waiting.empty() &&
@@ -293,6 +300,13 @@ void WorkerPool::take(Got got) {
     chosen->waiting.push_back(std::move(got));
   }
   replenish();
+}
+
+void WorkerPool::take_for(const LocalAccount &account, Got got) {
+  if (closing_) return got(nullptr, "fedcld is shutting down");
+  Worker *worker = spawn(false, &account);
+  if (!worker) return got(nullptr, "fedcld cannot start a process for the session");
+  worker->waiting.push_back(std::move(got));
 }
 
 void WorkerPool::serving(Worker &worker) {

@@ -15,6 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "accounts.h"
 #include "backend.h"
 #include "fedcl.capnp.h"
 
@@ -42,6 +43,7 @@ struct Worker {
   bool in_process = false;  // the fuzz target's: no process, it ends when it closes its channel
   std::string hung;  // why the pool killed it, if it did
   std::string scratch;  // its own folder (temporary files, JIT caches), removed when it ends; "": none
+  LocalAccount account;  // whose it is (--session-accounts); uid 0: fedcld's own user
   uint64_t stall_reported = 0;  // the board's loop_turned_ns when a stall of its loop was reported (0: none)
   // Its session (the main process's view of it), once it has one.
   uint64_t number = 0;
@@ -70,6 +72,9 @@ class WorkerPool {
   // session to (register() then), or got(nullptr, why) when none can be had.
   using Got = std::function<void(Worker *worker, const std::string &why)>;
   void take(Got got);
+  // A worker started for account's session alone (--session-accounts): it becomes the account before
+  // it loads the backend, so no spare can serve it.
+  void take_for(const LocalAccount &account, Got got);
   // The worker took a session with these tokens (the caller filled the Worker's session fields).
   void serving(Worker &worker);
   // A worker taken is not needed after all (its session's client left meanwhile): a spare again.
@@ -91,7 +96,7 @@ class WorkerPool {
   void run_in_process(InProcessStart start) { in_process_ = std::move(start); }
 
  private:
-  Worker *spawn(bool enumerator);
+  Worker *spawn(bool enumerator, const LocalAccount *account = nullptr);
   // The process of worker (its channel's pipe set up first); libuv's error or 0.
   int start_process(Worker &worker, int board_fd);
   // An in-process worker closed its channel: it ended as a process would have.

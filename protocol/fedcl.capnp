@@ -921,6 +921,15 @@ struct WorkerSetup {
   writeBufferContents @19 :Int8;    # --write-buffer-contents: 1 yes, 0 no, -1 by vendor
   peerAhead @20 :UInt64;            # --peer-ahead: bytes a peer's send may run ahead of a receive
   sandbox @21 :Bool;                # --sandbox: confine the worker (worker_sandbox.h)
+  account @22 :Account;             # --session-accounts: whose the worker is, before it loads the backend
+}
+
+struct Account {
+  # A local account a worker runs as (a fresh worker per session, started for it): no account is root.
+  uid @0 :UInt32;                   # 0: none, the worker stays as fedcld's own user
+  gid @1 :UInt32;
+  groups @2 :List(UInt32);          # its supplementary groups
+  name @3 :Text;
 }
 
 struct WorkerReady {

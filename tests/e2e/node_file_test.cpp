@@ -3,6 +3,7 @@
 // elsewhere: through "..", an absolute path, or a symbolic link, even one swapped in mid-open.
 #include <CL/cl_fedcl_transfer.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -439,4 +440,60 @@ TEST(NodeFilesStaged, ARangeOfABufferIsSavedAndLoaded) {
   EXPECT_TRUE(got == want);
   clReleaseMemObject(mem);
   std::system(("rm -rf '" + root + "'").c_str());
+}
+
+// The uid a process runs as (its real uid, /proc/PID/status), or -1.
+long uid_of(pid_t pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("Uid:", 0) == 0) return std::stol(line.substr(4));
+  return -1;
+}
+
+// With --session-accounts, a key-list user's session runs as the local account of that name, and the
+// node files it saves are that account's; a user without an account gets no session. Needs root
+// (fedcld then starts workers as other accounts): Debian's accounts nobody and daemon stand in for two
+// users.
+TEST(NodeFilesOfUsers, SessionsRunAsTheirUsersAccountsAndOwnTheirFiles) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root, as fedcld does to start workers as other accounts";
+  // getpwnam's answer is overwritten by the next call: each uid is copied out at once.
+  passwd *found = getpwnam("nobody");
+  ASSERT_TRUE(found) << "no account nobody on this machine";
+  uid_t nobody_uid = found->pw_uid;
+  found = getpwnam("daemon");
+  ASSERT_TRUE(found) << "no account daemon on this machine";
+  uid_t daemon_uid = found->pw_uid;
+  ASSERT_EQ(nullptr, getpwnam("fedcl-no-such-account"));
+  std::string root = make_root("_accounts");
+  chmod(root.c_str(), 0755);
+  std::string list = ::testing::TempDir() + "fedcl_node_file_accounts_" + std::to_string(getpid());
+  std::ofstream(list) << "nobody nobodys-key-0123456\ndaemon daemons-key-01234567\nfedcl-no-such-account its-key-0123456789\n";
+  chmod(list.c_str(), 0600);
+  DaemonProcess daemon({"--key-list", list, "--file-root", root, "--session-accounts", "yes"});
+  const std::vector<uint32_t> notes(1024, 0x0b0d1);
+  EXPECT_EQ("", as_user(daemon.endpoint(), "nobody", "nobodys-key-0123456", [&](NodeFileClient &client) -> std::string {
+    std::string wrong;
+    bool seen = false;
+    for (pid_t worker : daemon.workers()) seen = seen || uid_of(worker) == long(nobody_uid);
+    if (!seen) wrong += "no worker of the daemon runs as nobody; ";
+    if (client.save_words(notes, "notes.bin") != CL_SUCCESS) wrong += "nobody could not save notes; ";
+    return wrong;
+  }));
+  EXPECT_EQ("", as_user(daemon.endpoint(), "daemon", "daemons-key-01234567", [&](NodeFileClient &client) -> std::string {
+    std::vector<uint32_t> got(1024);
+    if (client.load_words(&got, "../nobody/notes.bin") == CL_SUCCESS || got == notes) return "daemon loaded nobody's notes";
+    return client.save_words(notes, "own.bin") == CL_SUCCESS ? "" : "daemon could not save a file of its own";
+  }));
+  EXPECT_NE("", as_user(daemon.endpoint(), "fedcl-no-such-account", "its-key-0123456789", [](NodeFileClient &) {
+    return std::string();  // a session it was given: the harness got devices
+  })) << "a user without a local account got a session";
+  struct stat status {};
+  ASSERT_EQ(0, stat((root + "/nobody/notes.bin").c_str(), &status));
+  EXPECT_EQ(nobody_uid, status.st_uid);
+  EXPECT_EQ(0600u, status.st_mode & 07777);
+  ASSERT_EQ(0, stat((root + "/nobody").c_str(), &status));
+  EXPECT_EQ(nobody_uid, status.st_uid);
+  ASSERT_EQ(0, stat((root + "/daemon/own.bin").c_str(), &status));
+  EXPECT_EQ(daemon_uid, status.st_uid);
+  std::system(("rm -rf '" + root + "' '" + list + "'").c_str());
 }

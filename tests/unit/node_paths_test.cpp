@@ -243,20 +243,20 @@ TEST_F(NodePaths, AUsersFolderIsMade0700OrUsedAsItIsAndNeverALink) {
   for (mode_t mask : {mode_t(0), mode_t(0277)}) {
     ScopedUmask scoped(mask);
     std::string name = "user" + std::to_string(mask);
-    int fd = fedcld::node_user_folder_open(root_fd, name, &error);
+    int fd = fedcld::node_user_folder_open(root_fd, name, {}, &error);
     ASSERT_GE(fd, 0) << error;
     close(fd);
     EXPECT_EQ(0700, mode_of(root + "/" + name)) << "umask " << std::oct << mask;
   }
   // One an administrator prepared stays as it is.
   ASSERT_EQ(0, chmod((root + "/sub").c_str(), 0750));
-  int fd = fedcld::node_user_folder_open(root_fd, "sub", &error);
+  int fd = fedcld::node_user_folder_open(root_fd, "sub", {}, &error);
   ASSERT_GE(fd, 0) << error;
   close(fd);
   EXPECT_EQ(0750, mode_of(root + "/sub"));
   for (const char *link : {"to_outside", "to_sub"}) {
     error.clear();
-    EXPECT_EQ(-1, fedcld::node_user_folder_open(root_fd, link, &error)) << link;
+    EXPECT_EQ(-1, fedcld::node_user_folder_open(root_fd, link, {}, &error)) << link;
     EXPECT_NE(std::string::npos, error.find("symbolic link")) << link << ": " << error;
   }
 }
