@@ -2,9 +2,11 @@
 
 #include <grp.h>
 #include <pwd.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 
 #include "log.h"
@@ -46,11 +48,15 @@ LocalAccount account_read(fedcl::wire::Account::Reader in) {
 }
 
 std::string account_become(const LocalAccount &account) {
+  pid_t parent = getppid();
   if (setgroups(account.groups.size(), account.groups.data()) != 0) return std::string("setgroups: ") + std::strerror(errno);
   if (setresgid(account.gid, account.gid, account.gid) != 0) return std::string("setresgid: ") + std::strerror(errno);
   if (setresuid(account.uid, account.uid, account.uid) != 0) return std::string("setresuid: ") + std::strerror(errno);
   // No way back: a process that could become root again is not the account.
   if (setresuid(0, 0, 0) == 0) return "the worker could become root again";
+  // A change of identity clears the parent-death signal: the worker would outlive the daemon.
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != parent) return "the main process ended";
   return {};
 }
 
