@@ -203,6 +203,16 @@ std::vector<sock_filter> call_filter() {
     program.push_back(jump(BPF_JMP | BPF_JGE | BPF_K, kX32Bit, 0, 1));
     program.push_back(statement(BPF_RET | BPF_K, eperm));
   }
+  // For call number: the first argument tested (test: BPF_JEQ or BPF_JSET against value), and the
+  // call answered by what the test says. The number is no longer in the accumulator after: each
+  // such rule ends in a return.
+  auto argument_rule = [&](long number, uint16_t test, uint32_t value, uint32_t if_true, uint32_t if_false) {
+    program.push_back(jump(BPF_JMP | BPF_JEQ | BPF_K, uint32_t(number), 0, 4));
+    program.push_back(statement(BPF_LD | BPF_W | BPF_ABS, first_argument));
+    program.push_back(jump(BPF_JMP | test | BPF_K, value, 0, 1));
+    program.push_back(statement(BPF_RET | BPF_K, if_true));
+    program.push_back(statement(BPF_RET | BPF_K, if_false));
+  };
   for (const CallRule &rule : kCallRules) {
     switch (rule.refusal) {
       case Refusal::eperm:
@@ -210,20 +220,8 @@ std::vector<sock_filter> call_filter() {
         program.push_back(jump(BPF_JMP | BPF_JEQ | BPF_K, uint32_t(rule.number), 0, 1));
         program.push_back(statement(BPF_RET | BPF_K, rule.refusal == Refusal::eperm ? eperm : enosys));
         break;
-      case Refusal::unless_own_pid:
-        program.push_back(jump(BPF_JMP | BPF_JEQ | BPF_K, uint32_t(rule.number), 0, 4));
-        program.push_back(statement(BPF_LD | BPF_W | BPF_ABS, first_argument));
-        program.push_back(jump(BPF_JMP | BPF_JEQ | BPF_K, own_pid, 0, 1));
-        program.push_back(statement(BPF_RET | BPF_K, allow));
-        program.push_back(statement(BPF_RET | BPF_K, eperm));
-        break;
-      case Refusal::new_namespaces:
-        program.push_back(jump(BPF_JMP | BPF_JEQ | BPF_K, uint32_t(rule.number), 0, 4));
-        program.push_back(statement(BPF_LD | BPF_W | BPF_ABS, first_argument));
-        program.push_back(jump(BPF_JMP | BPF_JSET | BPF_K, kNewNamespaces, 0, 1));
-        program.push_back(statement(BPF_RET | BPF_K, eperm));
-        program.push_back(statement(BPF_RET | BPF_K, allow));
-        break;
+      case Refusal::unless_own_pid: argument_rule(rule.number, BPF_JEQ, own_pid, allow, eperm); break;
+      case Refusal::new_namespaces: argument_rule(rule.number, BPF_JSET, kNewNamespaces, eperm, allow); break;
     }
   }
   program.push_back(statement(BPF_RET | BPF_K, allow));
