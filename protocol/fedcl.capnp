@@ -63,6 +63,9 @@ struct Hello {
   nonce @5 :Data;         # the client's fresh random nonce for the challenge-response
   daemon @6 :Text;        # the daemon's host as the client dialled it (a name or an address): the
                           # proof covers it, and the daemon answers only to its own names
+  host @7 :Data;          # the client's host (protocol/host_identity.h), on a TCP connection: a
+                          # daemon on the same host that listens on a local socket answers with
+                          # Reply.local instead; empty: the client keeps to TCP (FEDCL_LOCAL=off)
 }
 
 # Authentication (challenge-response on a pre-shared key; protocol/auth.h). A daemon that has a key
@@ -109,6 +112,35 @@ struct HelloReply {
   resumeToken @8 :Data;           # 16 random bytes naming this session for Request.resume; empty:
                                   # the daemon does not resume dropped connections
   resumeWindowMs @9 :UInt32;      # how long the daemon keeps the session of a dropped connection
+  host @10 :Data;                 # the daemon's host (protocol/host_identity.h)
+  localSocket @11 :Text;          # the path of its local socket (fedcld --local-socket); empty: none
+}
+
+# The same node (docs/design-decisions.md, "Same node"). A program and a daemon of one host talk over
+# the daemon's local (Unix domain) socket instead of TCP: the client names its host in Hello, and the
+# main process of a daemon on that host answers with LocalRedirect and closes the connection; the
+# client dials the socket, checks that the process listening there is the one named, and starts its
+# handshake again there. On a local connection the proofs are bound to the two processes
+# (AuthBinding.channel: "unix DIALLING-PID ANSWERING-PID", each side's view through SO_PEERCRED).
+struct LocalRedirect {
+  socket @0 :Text;                # the daemon's local socket
+  pid @1 :UInt32;                 # its main process, which listens there
+}
+
+# Bulk bytes of a local session go through memory the session owns: a memfd the client makes, sealed
+# against shrinking and growing, passed once with Request.sharedMemory (SCM_RIGHTS beside that
+# request's frame). It is a header page (protocol/shared_region.h: the slots' states) and `slots`
+# slots of `slotBytes`. The client takes a free slot, puts a request's payload there (sharedPayload)
+# or asks for a reply's payload there (sharedReply); whoever is done with a slot marks it free.
+struct SharedMemory {
+  bytes @0 :UInt64;               # the memfd's size
+  slotBytes @1 :UInt64;           # a multiple of 4096
+  slots @2 :UInt32;
+}
+
+struct SharedSpan {
+  slot @0 :UInt32;                # which slot; the bytes start at its beginning
+  bytes @1 :UInt64;               # at most slotBytes
 }
 
 # Resuming a session whose connection dropped (docs/design-decisions.md, "Lost daemons"). Both sides
@@ -137,6 +169,8 @@ struct PeerRef {
   instance @0 :UInt64;            # its HelloReply.instance: a link that answers otherwise is refused
   address @1 :Text;               # host:port of its peer listener
   session @2 :UInt64;             # the session's token there
+  host @3 :Data;                  # its HelloReply.host and localSocket: a daemon on the same host
+  localSocket @4 :Text;           # dials that socket instead of address
 }
 
 # ---------------------------------------------------------------------------------------------------
@@ -267,7 +301,17 @@ struct Request {
     # queued before this request's reply (if it has one) when the command has completed, else when
     # it does. The client asks once the application waits for the event or asks about it.
     watchEvent @59 :WatchEvent;
+
+    # A local session's shared memory (struct SharedMemory): its descriptor is passed beside this
+    # request's frame. No reply (seq 0) unless it fails; once per session.
+    sharedMemory @62 :SharedMemory;
   }
+  # Set: this request's payload is in the session's shared memory, not after its frame (whose
+  # payloadBytes is then 0); the daemon marks the slot free once done with it.
+  sharedPayload @60 :SharedSpan;
+  # Set: the reply's payload goes to the session's shared memory where the daemon can put it there
+  # (Reply.sharedPayload says so); the client marks the slot free once it has the bytes.
+  sharedReply @61 :SharedSpan;
 
   struct CreateContext {
     id @0 :UInt64;
@@ -700,7 +744,9 @@ struct Reply {
                                   # to finish: the queue's unwatched commands before it that failed
                                   # (Command.unwatched; not those reported already); the others
                                   # completed
+    local @14 :LocalRedirect;     # to Hello (with Hello.host) from a daemon of the client's host
   }
+  sharedPayload @13 :Bool;        # the payload is in the slot the request named (Request.sharedReply)
 }
 
 struct Completion {
@@ -855,12 +901,15 @@ struct DaemonStatus {
     bytesReceived @11 :UInt64;    # from the client
     bytesSent @12 :UInt64;        # to the client
     links @13 :List(LinkSummary); # its peer links: this session's data to and from other daemons
+    transport @14 :Text;          # "tcp", "tls", "local" (a Unix socket) or "local+shm" (and shared
+                                  # memory for its bulk bytes)
   }
   struct LinkSummary {
     peer @0 :Text;                # the other daemon, as dialled ("host:port")
     up @1 :Bool;                  # false: the link closed (it stays listed with its traffic)
     bytesSent @2 :UInt64;
     bytesReceived @3 :UInt64;
+    transport @4 :Text;           # as SessionSummary.transport
   }
 }
 
@@ -922,6 +971,8 @@ struct WorkerSetup {
   peerAhead @20 :UInt64;            # --peer-ahead: bytes a peer's send may run ahead of a receive
   sandbox @21 :Bool;                # --sandbox: confine the worker (worker_sandbox.h)
   account @22 :Account;             # --session-accounts: whose the worker is, before it loads the backend
+  host @23 :Data;                   # this host (protocol/host_identity.h), for HelloReply.host
+  localSocket @24 :Text;            # --local-socket as bound, for HelloReply.localSocket
 }
 
 struct Account {
