@@ -16,6 +16,7 @@
 #include <capnp/serialize.h>
 
 #include <arpa/inet.h>
+#include <unistd.h>
 
 #include <cstring>
 
@@ -41,9 +42,11 @@ std::string version_mismatch(uint32_t version) {
 }
 
 // Whose failures count together (AuthThrottle): the peer's address without its port, an IPv6 one
-// by its /64, which one machine can fill with addresses.
-std::string throttle_key(const std::string &peer) {
-  std::string host = fedcl::tls_host_of(peer);
+// by its /64, which one machine can fill with addresses; on the local socket, the user the kernel
+// names.
+std::string throttle_key(const Session &session) {
+  if (session.local()) return "local uid " + std::to_string(session.peer_uid());
+  std::string host = fedcl::tls_host_of(session.peer());
   unsigned char bytes[16];
   if (inet_pton(AF_INET6, host.c_str(), bytes) != 1) return host;
   std::memset(bytes + 8, 0, 8);
@@ -81,6 +84,25 @@ struct Handshake {
     session.send_reply(message);
   }
 
+  // A client of this host that dialled TCP is sent to the local socket (LocalRedirect): nothing is
+  // said but where that is, which every process of the host may see anyway; the session starts
+  // there, with the handshake from the start.
+  bool redirect_local(capnp::Data::Reader host) {
+    const std::string &mine = listener.options().host_identity;
+    if (session.local() || listener.local_socket().empty() || mine.empty() || host.size() != mine.size() ||
+        std::memcmp(host.begin(), mine.data(), mine.size()) != 0)
+      return false;
+    capnp::MallocMessageBuilder message;
+    auto reply = message.initRoot<wire::Reply>();
+    reply.setSeq(seq);
+    auto local = reply.initLocal();
+    local.setSocket(listener.local_socket());
+    local.setPid(uint32_t(getpid()));
+    session.send_reply(message);
+    session.close_after_writes("sent to the local socket");
+    return true;
+  }
+
   // The first request of a connection: checked alike, whatever it opens.
   bool opening(uint32_t version, capnp::Text::Reader daemon) {
     if (session.handshake.challenged) {
@@ -99,6 +121,7 @@ struct Handshake {
 
   void hello(wire::Hello::Reader hello) {
     if (!opening(hello.getProtocolVersion(), hello.getDaemon())) return;
+    if (redirect_local(hello.getHost())) return;
     Session::Handshake &state = session.handshake;
     state.identity = hello.getUser();
     state.client = hello.getClient();
@@ -132,7 +155,7 @@ struct Handshake {
     state.proof.assign(answer.getProof().begin(), answer.getProof().end());
     state.proof_seq = seq;
     uint64_t now = uv_now(listener.loop());
-    uint64_t at = listener.throttle().verdict_at(throttle_key(session.peer()), now);
+    uint64_t at = listener.throttle().verdict_at(throttle_key(session), now);
     if (at == AuthThrottle::kBusy)
       return listener.refuse(session, seq, CL_INVALID_PLATFORM,
                              "too many wrong keys from this address lately: its proofs are not checked for a while", true);
@@ -164,7 +187,7 @@ struct Handshake {
 void give_verdict(Listener &listener, Session &session) {
   const Session::Handshake &state = session.handshake;
   uint64_t seq = state.proof_seq;
-  std::string address = throttle_key(session.peer());
+  std::string address = throttle_key(session);
   if (state.proof.empty()) return listener.refuse(session, seq, CL_INVALID_PLATFORM, "the client has no key (this fedcld requires one)");
   capnp::Data::Reader challenge(state.challenge_nonce.data(), state.challenge_nonce.size());
   capnp::Data::Reader client_nonce(state.hello_nonce.data(), state.hello_nonce.size());

@@ -1,5 +1,8 @@
 #include "listener.h"
 
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <capnp/message.h>
@@ -7,6 +10,7 @@
 #include <cstdlib>
 
 #include "control_channel.h"
+#include "host_identity.h"
 #include "log.h"
 #include "metrics_text.h"
 #include "worker_board.h"
@@ -46,6 +50,27 @@ void when_written(uv_loop_t *loop, std::shared_ptr<Session> session, std::functi
     pending->go();
     uv_close(reinterpret_cast<uv_handle_t *>(timer), [](uv_handle_t *h) { delete static_cast<PendingHandOff *>(h->data); });
   }, 1, 0);
+}
+
+// Whether a process listens at the Unix socket path (a socket left by a daemon that was killed
+// does not: connecting is refused).
+bool someone_listens(const std::string &path) {
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un at{};
+  at.sun_family = AF_UNIX;
+  std::snprintf(at.sun_path, sizeof at.sun_path, "%s", path.c_str());
+  bool listening = connect(fd, reinterpret_cast<sockaddr *>(&at), sizeof at) == 0 || errno != ECONNREFUSED;
+  ::close(fd);
+  return listening;
+}
+
+// --local-socket auto: beside the unit's runtime folder, else in the temporary one; named by the
+// port, so that daemons of one host (tests start many) never meet.
+std::string automatic_local_socket(int port) {
+  std::string folder;
+  if (const char *runtime = std::getenv("RUNTIME_DIRECTORY")) folder = std::string(runtime).substr(0, std::string(runtime).find(':'));
+  if (folder.empty()) folder = std::getenv("TMPDIR") && *std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp";
+  return folder + "/fedcld-" + std::to_string(port) + ".sock";
 }
 
 }  // namespace
@@ -111,12 +136,47 @@ int Listener::bind() {
     gethostname(host, sizeof host - 1);
     options_.node = std::string(host) + ":" + std::to_string(port());
   }
+  settings_.server.host_identity = options_.host_identity = fedcl::host_identity();
+  std::string why = bind_local();
+  if (why.empty()) return 0;
+  settings_.server.local_socket = options_.local_socket = "";
+  if (options_.local_socket != "auto") {
+    FEDCLD_LOG(error, "--local-socket %s: %s", options_.local_socket.c_str(), why.c_str());
+    return UV_EADDRINUSE;
+  }
+  FEDCLD_LOG(warn, "no local socket (programs of this host reach this daemon over TCP): %s", why.c_str());
   return 0;
+}
+
+std::string Listener::bind_local() {
+  if (options_.local_socket.empty()) return {};
+  std::string path = options_.local_socket == "auto" ? automatic_local_socket(port()) : options_.local_socket;
+  if (path.size() >= sizeof(sockaddr_un::sun_path)) return path + " is longer than a Unix socket's path may be";
+  uv_pipe_init(loop(), &local_listener_, 0);
+  local_listener_.data = this;
+  int err = uv_pipe_bind(&local_listener_, path.c_str());
+  struct stat st {};
+  if (err == UV_EADDRINUSE && lstat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode) && st.st_uid == geteuid() &&
+      !someone_listens(path)) {
+    // A socket a killed daemon of this user left.
+    unlink(path.c_str());
+    err = uv_pipe_bind(&local_listener_, path.c_str());
+  }
+  if (err == 0) err = uv_pipe_chmod(&local_listener_, UV_READABLE | UV_WRITABLE);  // every user's programs: keys decide
+  if (err != 0) {
+    uv_close(reinterpret_cast<uv_handle_t *>(&local_listener_), nullptr);
+    return path + ": " + uv_strerror(err);
+  }
+  local_socket_ = path;
+  // What workers tell clients in HelloReply.
+  settings_.server.local_socket = options_.local_socket = path;
+  return {};
 }
 
 int Listener::listen() {
   int err = uv_listen(reinterpret_cast<uv_stream_t *>(&listener_), 128, on_connection);
   if (err == 0 && peer_listening_) err = uv_listen(reinterpret_cast<uv_stream_t *>(&peer_listener_), 128, on_connection);
+  if (err == 0 && !local_socket_.empty()) err = uv_listen(reinterpret_cast<uv_stream_t *>(&local_listener_), 128, on_connection);
   if (err != 0) return err;
   start_watch();
   keys_.watch(loop());
@@ -140,6 +200,10 @@ void Listener::close() {
   Server::close();
   uv_close(reinterpret_cast<uv_handle_t *>(&listener_), nullptr);
   if (peer_listening_) uv_close(reinterpret_cast<uv_handle_t *>(&peer_listener_), nullptr);
+  if (!local_socket_.empty()) {
+    uv_close(reinterpret_cast<uv_handle_t *>(&local_listener_), nullptr);
+    unlink(local_socket_.c_str());
+  }
   uv_close(reinterpret_cast<uv_handle_t *>(&sigint_), nullptr);
   uv_close(reinterpret_cast<uv_handle_t *>(&sigterm_), nullptr);
   peers_.close();
@@ -219,9 +283,11 @@ void Listener::start_session(Session &session, uint64_t seq, const fedcl::Proof 
       worker->resume_token.assign(reinterpret_cast<const char *>(random.data()), 16);  // 128 random bits
     }
     workers_.serving(*worker);
-    FEDCLD_LOG(info, "session %llu: client %s%s%s, platform %u, in worker %d", (unsigned long long)worker->number,
-               worker->client.c_str(), worker->user.empty() ? "" : ", user ", worker->user.c_str(), worker->platform,
-               worker->pid);
+    // A local session's address is who the kernel says connected (uid and pid): beside the user
+    // the key proved, for the administrator's eyes.
+    FEDCLD_LOG(info, "session %llu: client %s%s%s, from %s, platform %u, in worker %d", (unsigned long long)worker->number,
+               worker->client.c_str(), worker->user.empty() ? "" : ", user ", worker->user.c_str(),
+               worker->address.c_str(), worker->platform, worker->pid);
     hand_off(*session, *worker, [worker, seq, daemon_proof](wire::WorkerMessage::Builder message) {
       auto take = message.initTakeSession();
       take.setSeq(seq);
