@@ -29,13 +29,15 @@
 using Cxx = import "/capnp/c++.capnp";
 $Cxx.namespace("fedcl::wire");
 
-const protocolVersion :UInt32 = 6;     # 2: peer links per pair of sessions (PeerHello.session)
+const protocolVersion :UInt32 = 7;     # 2: peer links per pair of sessions (PeerHello.session)
                                        # 3: proofs bound to the channel and the daemon dialled
                                        # 4: combining receives (ReceiveFromPeer.combine), transfers
                                        #    within one session
                                        # 5: flow control on peer transfers (PeerData.from, PeerCredit)
                                        # 6: events reported when asked (Command.unwatched, watchEvent,
                                        #    Reply.finished)
+                                       # 7: the same node (Hello.host, Reply.local, shared memory:
+                                       #    Request.sharedMemory, sharedPayload, sharedReply)
 const peerInitialAllowance :UInt64 = 16777216;
                                        # bytes of a transfer a sending daemon puts on a peer link before
                                        # the receiving session's first PeerCredit
