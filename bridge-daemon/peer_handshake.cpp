@@ -2,6 +2,8 @@
 
 #include <capnp/serialize.h>
 
+#include <cstring>
+
 #include "control_channel.h"
 #include "listener.h"
 #include "log.h"
@@ -90,33 +92,45 @@ void PeerHandshakes::dial(Worker &worker, wire::WorkerDial::Reader request) {
   std::string address = peer.getAddress();
   if (dial.instance == listener_.instance()) return failed(dial, "the peer named is this daemon itself");
   std::weak_ptr<Session> weak = link;
+  auto connected = [this, weak, address](int connected) {
+    auto link = weak.lock();
+    if (!link) return;
+    auto it = dials_.find(link.get());
+    if (it == dials_.end()) return;
+    Dial &dial = it->second;
+    if (connected != 0) return failed(dial, "cannot connect to " + address + ": " + uv_strerror(connected));
+    fedcl::Nonce nonce = fedcl::fresh_nonce();
+    link->handshake.hello_nonce.assign(nonce.begin(), nonce.end());
+    link->handshake.identity = peer_identity(listener_.instance(), dial.instance, dial.from_session, dial.session);
+    capnp::MallocMessageBuilder builder;
+    auto hello = builder.initRoot<wire::PeerMessage>().initHello();
+    hello.setProtocolVersion(wire::PROTOCOL_VERSION);
+    hello.setInstance(listener_.instance());
+    hello.setExpect(dial.instance);
+    hello.setNonce(fedcl::as_data(nonce));
+    hello.setSession(dial.session);
+    hello.setFromSession(dial.from_session);
+    link->send_peer(builder);
+  };
+  // A daemon of this host is dialled at its local socket (docs/design-decisions.md, "Same node"):
+  // the client named it, having seen both daemons' hosts in their HelloReplies.
+  const std::string &host = listener_.options().host_identity;
+  auto peer_host = peer.getHost();
+  std::string local_socket = peer.getLocalSocket();
+  if (!local_socket.empty() && !host.empty() && peer_host.size() == host.size() &&
+      std::memcmp(peer_host.begin(), host.data(), host.size()) == 0) {
+    FEDCLD_LOG(info, "peer link for session %llu: dialling %s at its local socket %s", (unsigned long long)worker.number,
+               address.c_str(), local_socket.c_str());
+    return link->connect_local(local_socket, address, std::move(connected));
+  }
   FEDCLD_LOG(info, "peer link for session %llu: dialling %s", (unsigned long long)worker.number, address.c_str());
-  resolve_address(listener_.loop(), address, [this, weak, address](const sockaddr *resolved, int status) {
+  resolve_address(listener_.loop(), address, [this, weak, address, connected](const sockaddr *resolved, int status) {
     auto link = weak.lock();
     if (!link || link->closed()) return;
     auto it = dials_.find(link.get());
     if (it == dials_.end()) return;
     if (!resolved) return failed(it->second, "cannot resolve " + address + ": " + uv_strerror(status));
-    link->connect(resolved, address, [this, weak, address](int connected) {
-      auto link = weak.lock();
-      if (!link) return;
-      auto it = dials_.find(link.get());
-      if (it == dials_.end()) return;
-      Dial &dial = it->second;
-      if (connected != 0) return failed(dial, "cannot connect to " + address + ": " + uv_strerror(connected));
-      fedcl::Nonce nonce = fedcl::fresh_nonce();
-      link->handshake.hello_nonce.assign(nonce.begin(), nonce.end());
-      link->handshake.identity = peer_identity(listener_.instance(), dial.instance, dial.from_session, dial.session);
-      capnp::MallocMessageBuilder builder;
-      auto hello = builder.initRoot<wire::PeerMessage>().initHello();
-      hello.setProtocolVersion(wire::PROTOCOL_VERSION);
-      hello.setInstance(listener_.instance());
-      hello.setExpect(dial.instance);
-      hello.setNonce(fedcl::as_data(nonce));
-      hello.setSession(dial.session);
-      hello.setFromSession(dial.from_session);
-      link->send_peer(builder);
-    });
+    link->connect(resolved, address, connected);
   });
 }
 

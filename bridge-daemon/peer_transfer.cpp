@@ -8,6 +8,7 @@
 #include "log.h"
 #include "peer_chunks.h"
 #include "session_host.h"
+#include "shared_memory.h"
 #include "transfer_chunks.h"
 
 namespace fedcld {
@@ -62,7 +63,7 @@ struct PeerSend : std::enable_shared_from_this<PeerSend> {
   std::weak_ptr<Session> session;
   uint64_t mem_id, transfer, token = 0, instance = 0;
   uint64_t peer_transfer;  // how the receiving session knows the transfer
-  std::string address;
+  std::string address, host, local_socket;  // where the destination's daemon is (PeerTarget)
   bool destination_named = false;
   DeviceChunks device;
   OwnEvent event;  // after device: everything that may refuse the request comes before the event exists
@@ -95,6 +96,9 @@ struct PeerSend : std::enable_shared_from_this<PeerSend> {
     token = peer.getSession();
     instance = peer.getInstance();
     address = peer.getAddress();
+    PeerTarget target = peer_target(peer);
+    host = std::move(target.host);
+    local_socket = std::move(target.local_socket);
     destination_named = true;
   }
 
@@ -108,7 +112,8 @@ struct PeerSend : std::enable_shared_from_this<PeerSend> {
       return connected(&s, "");
     }
     auto self = shared_from_this();
-    s.host().peers().with_link({instance, address, token}, [self](Session *up, const std::string &error) { self->connected(up, error); });
+    s.host().peers().with_link({instance, address, token, host, local_socket},
+                               [self](Session *up, const std::string &error) { self->connected(up, error); });
   }
 
   void connected(Session *up, const std::string &error) {
@@ -166,6 +171,16 @@ struct PeerSend : std::enable_shared_from_this<PeerSend> {
     data.setTransfer(peer_transfer);
     data.setOffset(chunk.at);
     if (auto s = session.lock()) data.setFrom(s->token);
+    // A daemon of this host: through the link's shared memory while a slot is free (the chunk goes
+    // back to the device at once), else on the socket.
+    long slot = put_in_link_slot(*peer_link, chunk.host, chunk.bytes);
+    if (slot >= 0) {
+      auto span = data.initShared();
+      span.setSlot(uint32_t(slot));
+      span.setBytes(chunk.bytes);
+      peer_link->send_peer(builder);
+      return written(0);
+    }
     peer_link->send_peer(builder, bytes, chunk.bytes, written);
   }
 
@@ -307,7 +322,7 @@ struct PeerReceive : std::enable_shared_from_this<PeerReceive> {
     if (limit <= granted) return;
     granted = limit;
     uint64_t sender = from_session, receiver = s->token, id = transfer;
-    s->host().peers().with_link({from_instance, "", sender}, [sender, id, receiver, limit](Session *link, const std::string &) {
+    s->host().peers().with_link({from_instance, "", sender, "", ""}, [sender, id, receiver, limit](Session *link, const std::string &) {
       if (link) write_credit(*link, sender, id, receiver, limit);  // else the receive fails with the lost link
     });
   }

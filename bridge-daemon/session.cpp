@@ -3,6 +3,7 @@
 
 #include <capnp/serialize.h>
 
+#include <fcntl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -70,7 +71,7 @@ std::string Session::channel_binding() const {
 
 BoardTransport Session::transport() const {
   if (!link_) return BoardTransport::unknown;
-  if (link_->local) return shared_memory ? BoardTransport::local_shared_memory : BoardTransport::local;
+  if (link_->local) return shared_memory || own_shared_memory ? BoardTransport::local_shared_memory : BoardTransport::local;
   return link_->transport->channel_binding().empty() ? BoardTransport::tcp : BoardTransport::tls;
 }
 
@@ -639,6 +640,54 @@ void Session::send_peer(capnp::MessageBuilder &message, std::shared_ptr<uint8_t[
   std::vector<uint8_t> bytes;
   fedcl::frame_append(bytes, fedcl::wire::FrameKind::PEER, message, payload_bytes);
   write_bytes(std::move(bytes), std::move(payload), payload_bytes, std::move(written));
+}
+
+namespace {
+
+// A frame with a descriptor beside it. libuv passes only stream handles beside a write: the
+// descriptor travels in a pipe handle of its own that is never read or written.
+struct DescriptorWrite {
+  uv_write_t req;
+  uv_pipe_t holder;
+  std::vector<uint8_t> bytes;
+  std::weak_ptr<Session> session;
+};
+
+void discard_descriptor_write(DescriptorWrite *write) {
+  uv_close(reinterpret_cast<uv_handle_t *>(&write->holder),
+           [](uv_handle_t *handle) { delete static_cast<DescriptorWrite *>(handle->data); });
+}
+
+}  // namespace
+
+bool Session::send_peer_descriptor(capnp::MessageBuilder &message, int descriptor) {
+  if (!link_ || !link_->local || closing_) return false;
+  auto *write = new DescriptorWrite;
+  write->session = weak_from_this();
+  fedcl::frame_append(write->bytes, fedcl::wire::FrameKind::PEER, message, 0);
+  uv_pipe_init(server_.loop(), &write->holder, 0);
+  write->holder.data = write;
+  int copy = fcntl(descriptor, F_DUPFD_CLOEXEC, 0);
+  if (copy < 0 || uv_pipe_open(&write->holder, copy) != 0) {
+    if (copy >= 0) ::close(copy);
+    discard_descriptor_write(write);
+    return false;
+  }
+  uv_buf_t buf = uv_buf_init(reinterpret_cast<char *>(write->bytes.data()), unsigned(write->bytes.size()));
+  int err = uv_write2(&write->req, link_->stream(), &buf, 1, reinterpret_cast<uv_stream_t *>(&write->holder),
+                      [](uv_write_t *req, int) {
+                        auto *write = reinterpret_cast<DescriptorWrite *>(req);
+                        if (auto session = write->session.lock()) session->writes_in_flight_--;
+                        discard_descriptor_write(write);
+                      });
+  if (err != 0) {
+    discard_descriptor_write(write);
+    return false;
+  }
+  writes_in_flight_++;
+  written_ += write->bytes.size();
+  last_sent = uv_now(server_.loop());
+  return true;
 }
 
 void Session::send_transfer_chunk(uint64_t transfer, uint64_t offset, std::shared_ptr<uint8_t[]> payload,

@@ -144,6 +144,8 @@ class Session : public std::enable_shared_from_this<Session> {
   // written(status) runs once the bytes have gone to the socket (status 0) or could not (negative).
   void send_peer(capnp::MessageBuilder &message, std::shared_ptr<uint8_t[]> payload = nullptr,
                  uint64_t payload_bytes = 0, std::function<void(int status)> written = nullptr);
+  // On a local peer link: a PeerMessage with descriptor passed beside it; false if it cannot go.
+  bool send_peer_descriptor(capnp::MessageBuilder &message, int descriptor);
   // Work to do the moment a command's event completes, beside telling the client (signals to peer
   // daemons): the command's own completion watch runs it, which comes no later than a new watch
   // would (callbacks of one event run one after the other; NVIDIA's come late, its waiter does not).
@@ -262,6 +264,8 @@ class Session : public std::enable_shared_from_this<Session> {
   // bytes that went through it each way.
   std::shared_ptr<fedcl::SharedRegion> shared_memory;
   uint64_t shared_received = 0, shared_sent = 0;
+  // A local peer link's own memory, which what it sends may lie in (shared_memory: the other side's).
+  std::shared_ptr<fedcl::SharedRegion> own_shared_memory;
   PeerInbox &inbox() { return inbox_; }
   // Peer links: the other daemon's instance once the handshake is done, and when the link last
   // carried something each way (uv_now), for the heartbeat.

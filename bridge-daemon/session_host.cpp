@@ -70,8 +70,9 @@ void SessionHost::publish_connection(const Session &session, BoardLink::State st
     fresh.state.store(state, std::memory_order_release);
   }
   BoardLink &link = board_->links[slot->second];
-  link.bytes_sent.store(session.written(), std::memory_order_relaxed);
-  link.bytes_received.store(session.received(), std::memory_order_relaxed);
+  link.bytes_sent.store(session.written() + session.shared_sent, std::memory_order_relaxed);
+  link.bytes_received.store(session.received() + session.shared_received, std::memory_order_relaxed);
+  link.transport.store(session.transport(), std::memory_order_relaxed);
   if (state == BoardLink::closed) link.state.store(BoardLink::closed, std::memory_order_release);
 }
 

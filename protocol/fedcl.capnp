@@ -797,6 +797,10 @@ struct PeerMessage {
     challenge @6 :AuthChallenge;  # to hello, from a daemon that has a key
     proof @7 :AuthProof;          # the dialling daemon's answer to challenge; welcome follows
     credit @8 :PeerCredit;        # from the receiving session: how far the sender may go
+    sharedMemory @9 :SharedMemory;
+                                  # on a link over a local socket, each side's first message after
+                                  # the handshake: the memory its data frames' payloads may lie in
+                                  # (struct SharedMemory; the descriptor is passed beside the frame)
   }
 }
 
@@ -822,6 +826,8 @@ struct PeerData {
   transfer @1 :UInt64;
   offset @2 :UInt64;              # where the payload goes, from the transfer's offset
   from @3 :UInt64;                # the sending session's token (where PeerCredits go)
+  shared @4 :SharedSpan;          # set: the payload is in the sender's shared memory (the frame has
+                                  # none); the receiver frees the slot once it has the bytes
 }
 
 struct PeerCredit {

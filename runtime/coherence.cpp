@@ -6,6 +6,7 @@
 
 #include "image.h"
 #include "runtime.h"
+#include "same_node.h"
 
 namespace fedcl {
 
@@ -14,6 +15,11 @@ void fill_peer_ref(wire::PeerRef::Builder ref, Connection &connection) {
   ref.setInstance(hello.getInstance());
   ref.setAddress(hello.getPeerAddress().size() ? hello.getPeerAddress() : kj::StringPtr(connection.endpoint().c_str()));
   ref.setSession(hello.getSessionToken());
+  // A daemon of the other's host dials it at its local socket (FEDCL_LOCAL=off: TCP between daemons too).
+  if (local_mode() != LocalMode::off && hello.getLocalSocket().size()) {
+    ref.setHost(hello.getHost());
+    ref.setLocalSocket(hello.getLocalSocket());
+  }
 }
 
 void set_wait_list(wire::Command::Builder command, const std::vector<uint64_t> &events) {

@@ -346,3 +346,29 @@ TEST(SameNode, WritesBehindAUserEventDoNotStallTheProgramWhenTheSlotsRunOut) {
   clReleaseCommandQueue(queue);
   clReleaseContext(context);
 }
+
+// Two daemons of one host link their sessions over the answering daemon's local socket, as the
+// client named it (PeerRef.localSocket); with FEDCL_LOCAL=off over TCP, as between hosts.
+TEST(SameNode, DaemonsOfOneHostLinkOverTheLocalSocket) {
+  setenv("FEDCL_LOCAL", "auto", 1);
+  Cluster cluster(2);
+  MigratedBuffer moved(cluster, 8 * MiB);
+  set_hosts(cluster.daemons[0]->endpoint());  // where the dialling session is
+  std::string out = own_session_status("\"links\": \\[\\{\"peer\": \"127\\.0\\.0\\.1:[0-9]+\", \"up\": true, \"bytes_sent\": [0-9]{7,}");
+  EXPECT_TRUE(std::regex_search(out, std::regex("\"links\": \\[\\{\"peer\": \"127\\.0\\.0\\.1:" +
+                                                std::to_string(cluster.daemons[1]->port()) +
+                                                "\", \"up\": true, \"bytes_sent\": [0-9]{7,}, \"bytes_received\": [0-9]+, "
+                                                "\"transport\": \"local\\+shm\"\\}")))
+      << out;
+}
+
+TEST(SameNode, DaemonsLinkOverTcpWhenTheClientKeepsToTcp) {
+  setenv("FEDCL_LOCAL", "off", 1);
+  Cluster cluster(2);
+  MigratedBuffer moved(cluster, 8 * MiB);
+  set_hosts(cluster.daemons[0]->endpoint());
+  std::string out = own_session_status("\"transport\": \"tcp\"\\}");
+  EXPECT_TRUE(std::regex_search(out, std::regex("\"up\": true, \"bytes_sent\": [0-9]{7,}, \"bytes_received\": [0-9]+, "
+                                                "\"transport\": \"tcp\"\\}")))
+      << out;
+}
