@@ -46,6 +46,10 @@ void note_unreported(_cl_event *event) {
     if (known != early.end()) {
       failed = known->second;
       early.erase(known);
+    } else if (queue->refcount.load(std::memory_order_acquire) == 0) {
+      // A command buffer's replay on a queue the application released: no clFinish will come, and
+      // a list entry would hold the queue for ever. Reported when asked (ask_completion).
+      event->unreported.store(true, std::memory_order_release);
     } else {
       hold(event);
       event->unreported.store(true, std::memory_order_release);
