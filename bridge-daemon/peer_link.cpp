@@ -10,6 +10,7 @@
 #include "peer_signal.h"
 #include "peer_transfer.h"
 #include "session_host.h"
+#include "trace.h"
 
 namespace fedcld {
 
@@ -104,6 +105,7 @@ void PeerRegistry::receive(Session &link, Frame &frame) {
   auto message = reader.getRoot<wire::PeerMessage>();
   using W = wire::PeerMessage::Which;
   W which = message.which();
+  fedcl::trace::mark(fedcl::trace::Point::daemon_peer_read, 0, unsigned(which));
   if (frame.header.payload_bytes != 0 && which != W::DATA) return link.close("unexpected payload on a peer link");
   switch (which) {
     case W::HEARTBEAT: break;

@@ -5,6 +5,7 @@
 #include "log.h"
 #include "peer_transfer.h"
 #include "session_host.h"
+#include "trace.h"
 
 namespace fedcld {
 
@@ -16,6 +17,7 @@ void settle_stand_in(cl_event event, cl_int status) {
   if (clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof now, &now, nullptr) == CL_SUCCESS && now <= CL_COMPLETE)
     return;
   settle_user_event(event, status);
+  fedcl::trace::mark(fedcl::trace::Point::daemon_stand_in_set, 0, 0);
 }
 
 void send_signal(SessionHost &host, uint64_t instance, const std::string &address, uint64_t token, uint64_t event_id,
