@@ -158,7 +158,10 @@ void Command::cross() {
     bool rode = false;
     {
       std::lock_guard<std::mutex> lock(event->mutex);
-      if (event->status != CL_COMPLETE) {
+      // An event over already needs no stand-in, unless a range rides with its signal: its daemon
+      // then signals at once, with the bytes.
+      bool over = event->status == CL_COMPLETE;
+      if (!over || crossing.carries) {
         // The command it waits for starts now, not at the flush timer, whether its daemon signals
         // this one over their link or this process relays the completion.
         flush_later(event->connection);
@@ -186,12 +189,12 @@ void Command::cross() {
           }
           if (event->status < 0) queue_event_status(here, event->id, event->status);
         }
-        wait_ids_.push_back(event->id);
+        if (!over) wait_ids_.push_back(event->id);
       }
     }
     if (crossing.carries && !rode) {
-      // The stand-in was another command's, or the event is over: the range goes as a transfer of
-      // its own, after the event, with the events mem_prepare counted on.
+      // The stand-in was another command's (or there is no peer link): the range goes as a transfer
+      // of its own, after the event, with the events mem_prepare counted on.
       CarriedRange &range = crossing.range;
       range.from.wait_for.push_back(event->id);
       queue_peer_transfer_of(range.events, range.from, range.to, range.size);
