@@ -8,6 +8,7 @@
 #include "log.h"
 #include "peer_chunks.h"
 #include "session_host.h"
+#include "trace.h"
 #include "transfer_chunks.h"
 
 namespace fedcld {
@@ -374,6 +375,7 @@ struct PeerReceive : std::enable_shared_from_this<PeerReceive> {
   }
 
   void complete() {
+    fedcl::trace::mark(fedcl::trace::Point::daemon_receive_landed, 0, 0);
     FEDCLD_LOG(debug, "transfer %llu: %llu bytes received", (unsigned long long)transfer, (unsigned long long)device.size());
     auto s = session.lock();
     event.finish(s.get(), CL_COMPLETE, "", mem_id, device.profiling());

@@ -554,6 +554,8 @@ void Session::send_peer(capnp::MessageBuilder &message, std::shared_ptr<uint8_t[
                         std::function<void(int status)> written) {
   std::vector<uint8_t> bytes;
   fedcl::frame_append(bytes, fedcl::wire::FrameKind::PEER, message, payload_bytes);
+  if (fedcl::trace::on())
+    fedcl::trace::mark(fedcl::trace::Point::daemon_peer_sent, 0, unsigned(message.getRoot<fedcl::wire::PeerMessage>().which()));
   write_bytes(std::move(bytes), std::move(payload), payload_bytes, std::move(written));
 }
 

@@ -53,14 +53,15 @@ class DeviceSend final : public Operation, public std::enable_shared_from_this<D
   }
 
   // A runtime thread: the device's command ended (a small send's read: its bytes are here). wake:
-  // fedcl's MPI thread takes it from here (else the caller polls).
+  // the message leaves from here where this thread may call MPI (a non-blocking send's message
+  // then waits for no other thread's wake-up), else fedcl's MPI thread takes it (or the caller polls).
   void device_done(cl_int status, bool wake = true) {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       device_status_ = status < 0 ? status : CL_COMPLETE;
       if (!large_ && status >= 0) collected_ = size_;
     }
-    if (wake) Progress::get().wake();
+    if (wake && (!Progress::get().multiple() || Progress::get().poll_here())) Progress::get().wake();
   }
 
   bool step(Progress &progress) override {
@@ -333,7 +334,9 @@ cl_int start_device_send(cl_command_queue queue, cl_mem buffer, size_t offset, s
       return clReleaseEvent(device), err;  // the daemon's send goes nowhere; it ends with its session
     }
   }
-  if (!read_here) clFlush(queue);  // a blocking read has left already
+  // A read has left already (its reply brings the bytes): a flush would only cost the daemon a
+  // request. A daemon's send, or the marker at lower thread levels, is queued.
+  if (!read_into || !Progress::get().multiple()) clFlush(queue);
   auto send = std::make_shared<DeviceSend>(queue, transfer, std::move(read_into), size, to, taken);
   if (read_here) {
     // Its message leaves from this thread (clEnqueueSendBuffer polls next): fedcl's MPI thread is

@@ -29,17 +29,21 @@
 using Cxx = import "/capnp/c++.capnp";
 $Cxx.namespace("fedcl::wire");
 
-const protocolVersion :UInt32 = 6;     # 2: peer links per pair of sessions (PeerHello.session)
+const protocolVersion :UInt32 = 7;     # 2: peer links per pair of sessions (PeerHello.session)
                                        # 3: proofs bound to the channel and the daemon dialled
                                        # 4: combining receives (ReceiveFromPeer.combine), transfers
                                        #    within one session
                                        # 5: flow control on peer transfers (PeerData.from, PeerCredit)
                                        # 6: events reported when asked (Command.unwatched, watchEvent,
                                        #    Reply.finished)
+                                       # 7: small data travels with its event's signal
+                                       #    (SignalPeer.data, CreateUserEvent.data, PeerSignal's payload)
 const peerInitialAllowance :UInt64 = 16777216;
                                        # bytes of a transfer a sending daemon puts on a peer link before
                                        # the receiving session's first PeerCredit
 const firstClientId :UInt64 = 0x100000000;
+const signalDataMaxBytes :UInt64 = 1048576;
+                                       # the most bytes a PeerSignal carries (SignalData.size)
 
 enum FrameKind {
   request @0;
@@ -314,6 +318,9 @@ struct Request {
     signalledBy @2 :UInt64;       # a stand-in for an event of that peer daemon (instance), which sets
                                   # it with a PeerSignal; it fails if the link to that peer is lost.
                                   # 0: an application's user event or a stand-in the client sets
+    data @3 :SignalData;          # with signalledBy: the signal carries these bytes (SignalPeer.data),
+                                  # which a write puts in the range behind the stand-in: data.event
+                                  # completes once they are on the device. size 0: none
   }
   struct SetUserEventStatus {
     event @0 :UInt64;
@@ -592,6 +599,16 @@ struct Request {
     # session (CreateUserEvent.signalledBy).
     event @0 :UInt64;
     peer @1 :PeerRef;
+    data @2 :SignalData;          # a range to read after the event and send in the same message (the
+                                  # PeerSignal's payload), where the stand-in's data lands it. size 0: none
+  }
+  struct SignalData {
+    # A range of a buffer that travels with a signal: read on the signalling daemon, written on the
+    # signalled one, each a command (its queue, event and wait list: at least the signal's event).
+    command @0 :Command;
+    memObject @1 :UInt64;         # a buffer (not an image)
+    offset @2 :UInt64;
+    size @3 :UInt64;              # at most signalDataMaxBytes; 0: no data
   }
   struct CreateSubDevices {
     device @0 :UInt64;
@@ -799,6 +816,7 @@ struct PeerSignal {
   session @0 :UInt64;
   event @1 :UInt64;
   status @2 :Int32;               # CL_COMPLETE or the event's negative status
+  # The frame's payload: the bytes of SignalPeer.data (CL_COMPLETE only), or none.
 }
 
 # ---------------------------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ add_executable(fedcl_e2e_tests
   e2e/sync_mode_test.cpp e2e/program_test.cpp e2e/image_test.cpp e2e/dispatch_test.cpp e2e/driver_behaviour_test.cpp
   e2e/printf_test.cpp e2e/peer_protocol_test.cpp e2e/file_transfer_test.cpp e2e/node_file_test.cpp
   e2e/auth_test.cpp e2e/liveness_test.cpp e2e/status_command_test.cpp e2e/resume_test.cpp e2e/metrics_test.cpp e2e/command_buffer_test.cpp
-  e2e/command_buffer_multi_device_test.cpp e2e/range_coherence_test.cpp e2e/collective_test.cpp e2e/off_loop_test.cpp e2e/transfer_window_test.cpp
+  e2e/command_buffer_multi_device_test.cpp e2e/lifetime_test.cpp e2e/range_coherence_test.cpp e2e/collective_test.cpp e2e/off_loop_test.cpp e2e/transfer_window_test.cpp
   e2e/sandbox_test.cpp)
 target_link_libraries(fedcl_e2e_tests PRIVATE fedcl_test_support GTest::gtest_main)
 target_compile_definitions(fedcl_e2e_tests PRIVATE FEDCL_COMMAND_PATH="$<TARGET_FILE:fedcl_command>"

@@ -266,3 +266,46 @@ TEST(PeerProtocol, MessagesOutOfPlaceCloseOnlyThatConnection) {
   ASSERT_TRUE(cluster.daemons[0]->alive());
   expect_runtime_session_works(cluster, 1024);
 }
+
+// A signal carries at most wire::SIGNAL_DATA_MAX_BYTES (SignalPeer.data): one announcing more closes
+// its link before a byte of it is taken, and one carrying bytes for a stand-in that expects none (or
+// for no session) is dropped; the daemon goes on serving.
+TEST(PeerProtocol, SignalsCarryingTooMuchCloseOnlyThatLink) {
+  Cluster cluster(1);
+  int port = cluster.daemons[0]->port();
+  ServedSession served = open_session(port);
+  auto link = [&](std::unique_ptr<RawSession> *raw) {
+    *raw = std::make_unique<RawSession>(port);
+    ASSERT_TRUE(peer_handshake(**raw, "", 0x77, served.instance, served.token, nullptr, false));
+    cl_int status = -1;
+    std::string text;
+    ASSERT_TRUE(read_welcome(**raw, &status, &text));
+    ASSERT_EQ(CL_SUCCESS, status) << text;
+  };
+  auto signal_frame = [&](uint64_t payload_bytes) {
+    capnp::MallocMessageBuilder message;
+    auto s = message.initRoot<wire::PeerMessage>().initSignal();
+    s.setSession(served.token);
+    s.setEvent(0x100000001);
+    s.setStatus(CL_COMPLETE);
+    std::vector<uint8_t> bytes;
+    fedcl::frame_append(bytes, wire::FrameKind::PEER, message, payload_bytes);
+    return bytes;
+  };
+  {
+    std::unique_ptr<RawSession> raw;
+    link(&raw);
+    std::vector<uint8_t> small = signal_frame(64);
+    small.resize(small.size() + 64, 0xab);
+    ASSERT_TRUE(raw->send_bytes(small.data(), small.size()));
+    // Still open: the daemon's heartbeat on the idle link comes (within a second or so).
+    ReceivedFrame frame;
+    ASSERT_TRUE(raw->read_frame(&frame)) << "a signal carrying bytes nothing expects closed the link";
+    EXPECT_EQ(wire::PeerMessage::HEARTBEAT, frame.reader->getRoot<wire::PeerMessage>().which());
+    std::vector<uint8_t> huge = signal_frame(wire::SIGNAL_DATA_MAX_BYTES + 8);
+    ASSERT_TRUE(raw->send_bytes(huge.data(), huge.size()));
+    EXPECT_TRUE(raw->wait_closed());
+  }
+  ASSERT_TRUE(cluster.daemons[0]->alive());
+  expect_runtime_session_works(cluster, 1024);
+}
