@@ -151,6 +151,20 @@ std::string max_sessions(const std::string &text, DaemonSettings &s) {
   return {};
 }
 
+std::string max_handshakes(const std::string &text, DaemonSettings &s) {
+  unsigned long long count = 0;
+  if (!parse_count(text, &count) || count == 0 || count > 1000000) return "wants a number of 1 to 1000000, not '" + text + "'";
+  s.server.max_handshakes = count;
+  return {};
+}
+
+std::string max_handshakes_per_address(const std::string &text, DaemonSettings &s) {
+  unsigned long long count = 0;
+  if (!parse_count(text, &count) || count == 0 || count > 1000000) return "wants a number of 1 to 1000000, not '" + text + "'";
+  s.server.max_handshakes_per_address = count;
+  return {};
+}
+
 std::string spare_workers(const std::string &text, DaemonSettings &s) {
   unsigned long long count = 0;
   if (!parse_count(text, &count) || count > 64) return "wants a number of 0 to 64, not '" + text + "'";
@@ -374,6 +388,12 @@ const std::vector<DaemonOption> &daemon_options() {
       {"file-root", "DIR", "clients may load buffers from and save them to files under DIR on this\n"
                            "node (clEnqueueWriteBufferFromNodeFile...); without it, no file is served", true, file_root},
       {"max-sessions", "N", "refuse sessions beyond N at once (default 256)", true, max_sessions},
+      {"max-handshakes", "N", "connections whose other side has not proved itself yet, at once; a new one\n"
+                              "past N closes the oldest of them (default: what the open-file limit leaves\n"
+                              "beside --max-sessions, at most 16384)", true, max_handshakes},
+      {"max-handshakes-per-address", "N", "the same from one address (IPv6: one /64); a new one past N closes that\n"
+                                          "address's oldest (default: --max-sessions, at least 64)", true,
+       max_handshakes_per_address},
       {"spare-workers", "N", "session workers (each session runs in a process of its own) started ahead,\n"
                              "the backend loaded, so that a session starts at once (default 2)", true, spare_workers},
       {"worker-hang-timeout", "SECONDS", "a session worker whose loop stands still this long (stuck in a backend\n"

@@ -2,8 +2,10 @@
 //
 // This is its main process (listener.h), which never calls the backend; `--session-worker` makes
 // the process it starts for each session (worker_main.cpp).
+#include <sys/resource.h>
 #include <uv.h>
 
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -32,6 +34,17 @@ int die(const std::string &message) {
   die(message);
   std::fflush(stderr);
   std::_Exit(2);
+}
+
+// Every connection is a file descriptor, a stranger's too: at the usual soft limit of 1024, 1,100
+// idle connections left no descriptor for the next client. The soft limit goes up to the hard one
+// (the unit sets that: LimitNOFILE), and the handshake caps keep room below it for the sessions
+// (handshake_limits.h). Session workers inherit it, unless --session-open-files sets theirs.
+void raise_open_file_limit() {
+  rlimit files{};
+  if (getrlimit(RLIMIT_NOFILE, &files) != 0 || files.rlim_cur >= files.rlim_max) return;
+  files.rlim_cur = files.rlim_max;
+  if (setrlimit(RLIMIT_NOFILE, &files) != 0) std::fprintf(stderr, "fedcld: cannot raise the open-file limit: %s\n", std::strerror(errno));
 }
 
 // --list: the devices the backend offers, from this process (it serves nothing).
@@ -65,6 +78,7 @@ int main(int argc, char **argv) {
   if (settings.list_only) return list_devices(settings);
 
   std::signal(SIGPIPE, SIG_IGN);
+  raise_open_file_limit();
   uv_loop_t *loop = uv_default_loop();
   fedcld::Listener listener(loop, settings);
   std::string tls_problem = listener.setup_tls();

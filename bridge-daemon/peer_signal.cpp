@@ -18,9 +18,9 @@ void settle_stand_in(cl_event event, cl_int status) {
   settle_user_event(event, status);
 }
 
-void send_signal(SessionHost &host, uint64_t instance, const std::string &address, uint64_t token, uint64_t event_id,
-                 cl_int status) {
-  host.peers().with_link({instance, address, token}, [token, event_id, status](Session *link, const std::string &error) {
+void send_signal(SessionHost &host, const PeerTarget &peer, uint64_t event_id, cl_int status) {
+  uint64_t token = peer.session;
+  host.peers().with_link(peer, [token, event_id, status](Session *link, const std::string &error) {
     if (!link) {
       FEDCLD_LOG(warn, "event %llu: cannot signal the peer: %s", (unsigned long long)event_id, error.c_str());
       return;
@@ -39,18 +39,16 @@ void send_signal(SessionHost &host, uint64_t instance, const std::string &addres
 
 void exec_signal_peer(Call &call, wire::Request::SignalPeer::Reader request) {
   SessionHost &host = call.session.host();
-  uint64_t event_id = request.getEvent(), instance = request.getPeer().getInstance(), token = request.getPeer().getSession();
-  std::string address = request.getPeer().getAddress();
+  uint64_t event_id = request.getEvent();
+  PeerTarget peer = peer_target(request.getPeer());
   call.object = event_id;
   ObjectTable &objects = call.session.objects();
   if (!objects.contains(event_id)) {
-    send_signal(host, instance, address, token, event_id, CL_INVALID_EVENT);
+    send_signal(host, peer, event_id, CL_INVALID_EVENT);
     fail(CL_INVALID_EVENT, "signal for unknown event " + std::to_string(event_id));
   }
   SessionHost *host_ptr = &host;
-  auto signal = [host_ptr, instance, address, token, event_id](cl_int status) {
-    send_signal(*host_ptr, instance, address, token, event_id, status);
-  };
+  auto signal = [host_ptr, peer, event_id](cl_int status) { send_signal(*host_ptr, peer, event_id, status); };
   // With the command's own completion watch if it is still pending, else with one of its own (the
   // event is complete, or it has no command here: a stand-in or a transfer's event).
   if (call.session.on_completion(event_id, signal)) return;

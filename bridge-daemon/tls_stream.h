@@ -65,7 +65,8 @@ class TlsStream final : public StreamTransport {
   // Decrypts on the loop until the session wants a large span, which goes to the worker with the
   // rest of the ciphertext.
   std::string decrypt_here(Session &session);
-  // A record refused after the handshake (not authentic, an alert): a warning, as a failed handshake.
+  // A failed handshake, or a record refused after it (not authentic, an alert): a warning, or for a
+  // stranger's connection what ends it (the main process logs strangers' ends).
   void log_refusal(Session &session, const std::string &why);
   void hand_span_to_worker(const uv_buf_t &dest);
   // The worker reports (on the loop, in order) what landed and which read buffers it is done with.
@@ -96,6 +97,7 @@ class TlsStream final : public StreamTransport {
   // Reads: buffers libuv may fill, the one it fills now and how far; the worker decrypts a large span
   // (reading stops when all are busy).
   std::vector<uint8_t *> free_buffers_;
+  size_t read_buffer_bytes_, min_read_bytes_;  // small while the stream does its handshake
   uint8_t *filling_ = nullptr;
   size_t filled_ = 0;
   bool span_on_worker_ = false;
