@@ -34,8 +34,8 @@ HandshakeCaps handshake_caps(const ServerOptions &options, rlim_t open_files) {
   // it while the link's handshake runs; spares have their channel too.
   caps.reserved = 2 * options.max_sessions + options.spare_workers + kFixedDescriptors + kMetricsDescriptors;
   size_t room = open_files > caps.reserved ? size_t(open_files - caps.reserved) : 0;
-  caps.total = options.max_handshakes ? options.max_handshakes
-                                      : std::max(kMinHandshakes, std::min(room, kMaxDefaultHandshakes));
+  size_t wanted = std::min(std::max(kMinDefaultHandshakes, 4 * options.max_sessions), kMaxDefaultHandshakes);
+  caps.total = options.max_handshakes ? options.max_handshakes : std::max(kMinHandshakes, std::min(room, wanted));
   caps.per_address = options.max_handshakes_per_address
                          ? options.max_handshakes_per_address
                          : std::min(caps.total, std::max<size_t>(64, options.max_sessions));

@@ -39,9 +39,13 @@ struct HandshakeCaps {
   // peer links being dialled, scrapes, the listeners, the loop's own.
   size_t reserved = 0;
 };
-// The caps the options set, or (an option at 0) what the open-file limit leaves beside the sessions:
-// total at most kMaxDefaultHandshakes, per address as many as the daemon has sessions (at least 64).
+// The caps the options set, or (an option at 0): in all, four per session the daemon may serve (at
+// least kMinDefaultHandshakes, at most kMaxDefaultHandshakes), within what the open-file limit
+// leaves beside the sessions; per address, as many as the daemon has sessions (at least 64). A
+// stranger costs some 4 KiB on plain TCP, some 50 KiB in a TLS handshake (OpenSSL's state between
+// ClientHello and Finished): 1024 of them, 50 MiB at worst.
 HandshakeCaps handshake_caps(const ServerOptions &options, rlim_t open_files);
+constexpr size_t kMinDefaultHandshakes = 1024;
 constexpr size_t kMaxDefaultHandshakes = 16384;
 constexpr size_t kMinHandshakes = 16;
 

@@ -239,6 +239,7 @@ void Listener::at_turn(Session &session, uint64_t at, std::function<void(Session
     if (auto session = wait->session.lock(); session && !session->closed()) wait->then(*session);
     uv_close(reinterpret_cast<uv_handle_t *>(timer), [](uv_handle_t *h) { delete static_cast<Wait *>(h->data); });
   }, at - now, 0);
+  uv_unref(reinterpret_cast<uv_handle_t *>(&wait->timer));  // a stopping daemon does not wait for a refusal's turn
 }
 
 void Listener::tick() {

@@ -86,14 +86,18 @@ void PeerHandshakes::close() { uv_close(reinterpret_cast<uv_handle_t *>(&timer_)
 
 void PeerHandshakes::dial(Worker &worker, wire::WorkerDial::Reader request) {
   auto peer = request.getPeer();
+  Dial asked{worker.id, peer.getAddress(), request.getId(), peer.getInstance(), peer.getSession(), worker.token, nullptr,
+             uv_now(listener_.loop())};
+  std::string why = asked.instance == listener_.instance() ? "the peer named is this daemon itself"
+                                                           : unadvertised(asked.instance, asked.address, peer.getAddressTag());
+  if (!why.empty()) {
+    FEDCLD_LOG(warn, "peer link to instance %016llx not dialled: %s", (unsigned long long)asked.instance, why.c_str());
+    return tell_failed(asked, why);
+  }
   auto link = listener_.add_session();
-  Dial &dial = dials_[link.get()];
-  dial = {worker.id, peer.getAddress(), request.getId(), peer.getInstance(), peer.getSession(), worker.token, link,
-          uv_now(listener_.loop())};
-  std::string address = dial.address;
-  if (dial.instance == listener_.instance()) return failed(dial, "the peer named is this daemon itself", "the peer named is this daemon itself");
-  std::string why = unadvertised(dial.instance, address, peer.getAddressTag());
-  if (!why.empty()) return failed(dial, why, why);
+  std::string address = asked.address;
+  asked.link = link;
+  dials_[link.get()] = std::move(asked);
   std::weak_ptr<Session> weak = link;
   FEDCLD_LOG(info, "peer link for session %llu: dialling %s", (unsigned long long)worker.number, log_quote(address).c_str());
   resolve_address(listener_.loop(), address, [this, weak, address](const sockaddr *resolved, int status) {
@@ -146,11 +150,11 @@ void PeerHandshakes::tell_failed(const Dial &dial, const std::string &why) {
   worker->channel->send(message);
 }
 
-void PeerHandshakes::failed(Dial &dial, const std::string &why, const std::string &told) {
+void PeerHandshakes::failed(Dial &dial, const std::string &why) {
   FEDCLD_LOG(warn, "peer link to instance %016llx failed: %s", (unsigned long long)dial.instance, why.c_str());
   // What happened past the dial is not the client's to learn: an address's open and closed ports
   // would tell apart.
-  tell_failed(dial, told.empty() ? "could not reach a fedcld at " + log_quote(dial.address) : told);
+  tell_failed(dial, "could not reach a fedcld at " + log_quote(dial.address));
   std::shared_ptr<Session> link = std::move(dial.link);
   dials_.erase(link.get());  // dial is gone from here on
   link->close(why);

@@ -61,8 +61,9 @@ class PeerHandshakes {
     std::shared_ptr<Session> link;
     uint64_t started = 0;
   };
-  // The dial failed: the log says why, the worker hears told ("" : that no fedcld answered there).
-  void failed(Dial &dial, const std::string &why, const std::string &told = "");
+  // The dial failed once under way: the log says why, the worker hears only that no fedcld could
+  // be reached there.
+  void failed(Dial &dial, const std::string &why);
   // The worker that asked for dial learns why there is no link.
   void tell_failed(const Dial &dial, const std::string &why);
   // "" when this daemon may dial address for a link to instance (its tag holds, or this daemon has

@@ -52,6 +52,7 @@ Session::~Session() = default;
 int Session::start(uv_stream_t *listener) {
   uv_tcp_t &tcp = link_->tcp;
   uv_tcp_init(server_.loop(), &tcp);
+  link_open_ = true;
   int err = uv_accept(listener, reinterpret_cast<uv_stream_t *>(&tcp));
   if (err == 0) {
     uv_tcp_nodelay(&tcp, 1);
@@ -88,6 +89,7 @@ void Session::connect(const sockaddr *address, std::string name, std::function<v
   connected_ = std::move(done);
   uv_tcp_t &tcp = link_->tcp;
   uv_tcp_init(server_.loop(), &tcp);
+  link_open_ = true;
   auto *request = new uv_connect_t;
   request->data = new std::weak_ptr<Session>(weak_from_this());
   int err = uv_tcp_connect(request, &tcp, address, [](uv_connect_t *req, int status) {
@@ -144,10 +146,14 @@ void Session::close(const std::string &reason) {
                (unsigned long long)number_, peer_.c_str(), reason.c_str());
   if (auto done = std::move(connected_)) done(UV_ECANCELED);
   server_.connection_closed(*this, reason);
+  if (link_ && !link_open_) {
+    delete link_;  // never opened (a peer link whose address did not resolve): no handle to close
+    link_ = nullptr;
+  }
   if (link_) {
     uv_close(reinterpret_cast<uv_handle_t *>(&link_->tcp), on_closed);
   } else {
-    // Parked: no handle to wait for.
+    // Parked, or never connected: no handle to wait for.
     server_.post([self = shared_from_this()] { self->finish(); });
   }
 }

@@ -299,6 +299,7 @@ class Session : public std::enable_shared_from_this<Session> {
   std::string peer_;
   uint16_t peer_port_ = 0;
   SessionLink *link_;  // null while parked; freed once its handle closed
+  bool link_open_ = false;  // its handle was initialized (accepted, dialled, or handed over)
   bool closing_ = false;
   bool draining_ = false;  // close_after_writes: what is written leaves, nothing read runs
   bool parked_ = false;

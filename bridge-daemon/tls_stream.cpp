@@ -66,9 +66,16 @@ struct TlsStream::Ciphertext {
 
 // What the stream shares with its worker; it outlives both (posted reports hold it).
 struct TlsStream::Shared : std::enable_shared_from_this<Shared> {
-  explicit Shared(fedcl::TlsSession session) : ssl(std::move(session)) {
+  explicit Shared(fedcl::TlsSession session) {
     span.out = &out;
-    if (!ssl) return;  // handed over after the handshake: records only
+    attach(std::move(session));
+  }
+
+  // The handshake's SSL object: none handed over after the handshake (records only), none yet on
+  // an accepted connection whose client has not spoken.
+  void attach(fedcl::TlsSession session) {
+    ssl = std::move(session);
+    if (!ssl) return;
     BIO *bio = fedcl::tls_span_bio(&span);
     SSL_set_bio(ssl.get(), bio, bio);
   }
@@ -251,12 +258,17 @@ void finish(TlsStream::Sealed &piece, int status) {
 
 }  // namespace
 
-TlsStream::TlsStream(uv_stream_t *stream, fedcl::TlsSession ssl, bool accepting)
-    : stream_(stream), shared_(std::make_shared<Shared>(std::move(ssl))), accepting_(accepting),
+TlsStream::TlsStream(uv_stream_t *stream, fedcl::TlsSession ssl)
+    : stream_(stream), shared_(std::make_shared<Shared>(std::move(ssl))), accepting_(false),
       read_buffer_bytes_(kHandshakeReadBufferBytes), min_read_bytes_(kHandshakeMinReadBytes) {
   shared_->owner = this;
-  if (accepting_) SSL_set_accept_state(shared_->ssl.get());
-  else SSL_set_connect_state(shared_->ssl.get());
+  SSL_set_connect_state(shared_->ssl.get());
+}
+
+TlsStream::TlsStream(uv_stream_t *stream, SSL_CTX *accept_context)
+    : stream_(stream), shared_(std::make_shared<Shared>(nullptr)), accepting_(true), accept_context_(accept_context),
+      read_buffer_bytes_(kHandshakeReadBufferBytes), min_read_bytes_(kHandshakeMinReadBytes) {
+  shared_->owner = this;
 }
 
 TlsStream::TlsStream(uv_stream_t *stream, fedcl::wire::TlsState::Reader state, Server &server)
@@ -430,6 +442,14 @@ std::string TlsStream::received(Session &session, const uv_buf_t &buf, size_t si
       session.consume(bytes, size);
       return {};
     }
+    // The handshake's state is made once the client spoke: an idle connection costs no SSL object.
+    fedcl::TlsSession ssl(SSL_new(accept_context_));
+    if (!ssl) return "TLS: OpenSSL cannot make a handshake: " + fedcl::tls_errors();
+    // Its record buffers (16 KiB each way) go back whenever they are empty.
+    SSL_set_mode(ssl.get(), SSL_MODE_RELEASE_BUFFERS);
+    SSL_set_accept_state(ssl.get());
+    std::lock_guard<std::mutex> lock(shared_->ssl_mutex);
+    shared_->attach(std::move(ssl));
   }
   {
     std::lock_guard<std::mutex> lock(shared_->mutex);
@@ -643,12 +663,7 @@ std::vector<std::string> DaemonTls::certificate_names() const {
 
 std::unique_ptr<StreamTransport> DaemonTls::accepting(uv_stream_t *stream) const {
   if (!accept_) return std::make_unique<PlainStream>(stream);
-  fedcl::TlsSession ssl(SSL_new(accept_.get()));
-  if (!ssl) return nullptr;
-  // OpenSSL's record buffers (16 KiB each way) go back whenever they are empty: a stranger's
-  // half-open handshake keeps none.
-  SSL_set_mode(ssl.get(), SSL_MODE_RELEASE_BUFFERS);
-  return std::make_unique<TlsStream>(stream, std::move(ssl), true);
+  return std::make_unique<TlsStream>(stream, accept_.get());
 }
 
 std::unique_ptr<StreamTransport> DaemonTls::dialling(uv_stream_t *stream, const std::string &address,
@@ -656,7 +671,7 @@ std::unique_ptr<StreamTransport> DaemonTls::dialling(uv_stream_t *stream, const 
   if (!dial_) return std::make_unique<PlainStream>(stream);
   fedcl::TlsSession ssl = fedcl::tls_client_session(dial_.get(), dial_mode_, fedcl::tls_host_of(address), cluster_key_.view(), "", error);
   if (!ssl) return nullptr;
-  return std::make_unique<TlsStream>(stream, std::move(ssl), false);
+  return std::make_unique<TlsStream>(stream, std::move(ssl));
 }
 
 }  // namespace fedcld

@@ -37,8 +37,11 @@ struct ServerOptions;
 
 class TlsStream final : public StreamTransport {
  public:
-  // accepting: the daemon's side of a client's or peer's connection; otherwise this daemon dialled.
-  TlsStream(uv_stream_t *stream, fedcl::TlsSession ssl, bool accepting);
+  // A peer link this daemon dialled, whose handshake ssl does.
+  TlsStream(uv_stream_t *stream, fedcl::TlsSession ssl);
+  // The daemon's side of a client's or peer's connection: its handshake's state is made from
+  // accept_context (which outlives the stream) once the other side spoke.
+  TlsStream(uv_stream_t *stream, SSL_CTX *accept_context);
   // A connection whose handshake the main process did (handoff.h): its records go on from state,
   // and the ciphertext read but not opened there is taken first. Check ok() before use.
   TlsStream(uv_stream_t *stream, fedcl::wire::TlsState::Reader state, Server &server);
@@ -87,6 +90,7 @@ class TlsStream final : public StreamTransport {
   uv_stream_t *stream_;
   std::shared_ptr<Shared> shared_;
   bool accepting_;
+  SSL_CTX *accept_context_ = nullptr;
   bool established_ = false;
   std::string channel_binding_;  // once established
   bool first_bytes_ = true;

@@ -195,6 +195,25 @@ TEST(Metrics, CountersOutliveTheSessionsAndTheServerAnswersOnlyMetrics) {
   EXPECT_EQ(0u, http(daemon.metrics_port(), "GET /metrics HTTP/1.0\r\n\r\n").rfind("HTTP/1.1 200 OK", 0));
 }
 
+// The tenants' finding: 32 idle connections to --metrics made every scrape fail until they timed
+// out. Idle ones make room for a scrape now.
+TEST(Metrics, IdleConnectionsDoNotKeepScrapesOut) {
+  DaemonProcess daemon({"--metrics", "127.0.0.1:0"});
+  ASSERT_GT(daemon.metrics_port(), 0);
+  std::vector<int> idle;
+  for (int i = 0; i < 100; i++) {
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(uint16_t(daemon.metrics_port()));
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(0, connect(fd, reinterpret_cast<sockaddr *>(&address), sizeof address));
+    idle.push_back(fd);
+  }
+  for (int i = 0; i < 3; i++) EXPECT_GT(sample(scrape(daemon), "fedcld_resident_memory_bytes{process=\"main\"}"), 0);
+  for (int fd : idle) close(fd);
+}
+
 TEST(Metrics, AnAddressThatCannotBeServedStopsTheDaemonWithAReason) {
   std::string out;
   // The daemon sees the node's platforms, not the fedcl-only view this test's loader has.
