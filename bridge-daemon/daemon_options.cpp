@@ -376,7 +376,8 @@ const std::vector<DaemonOption> &daemon_options() {
                          "system's)", true, tls_ca},
       {"peer-address", "HOST:PORT", "where other fedcld daemons reach this one for daemon-to-daemon data and\n"
                                     "event signals (e.g. a faster data network); listened on as well as\n"
-                                    "--listen. Default: the address each client reached it by", true, peer_address},
+                                    "--listen. Default: the host each client dialled and the port it reached", true,
+       peer_address},
       {"peer-timeout", "SECONDS", "a peer link silent this long is dead; what waits on it fails (default 10)",
        true, peer_timeout},
       {"peer-ahead", "SIZE", "a transfer from another daemon may bring this many bytes more than the\n"
@@ -400,7 +401,7 @@ const std::vector<DaemonOption> &daemon_options() {
                                          "call; its client has given it up long before) is killed (default 30)",
        true, worker_hang_timeout},
       {"session-open-files", "N", "file descriptors one session's worker may have open (its RLIMIT_NOFILE;\n"
-                                    "default: the daemon's own)", true, session_open_files},
+                                    "default: the daemon's own, raised to its hard limit at start)", true, session_open_files},
       {"max-memory", "SIZE", "device memory one session may allocate, e.g. 4G or 512M (default: no limit)",
        true, max_memory},
       {"completion", "MODE", "how completion is learnt: callback, wait (a waiting thread per queue as\n"
