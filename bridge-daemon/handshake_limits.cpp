@@ -44,30 +44,37 @@ HandshakeCaps handshake_caps(const ServerOptions &options, rlim_t open_files) {
 
 std::vector<uint64_t> HandshakeLimits::admit(uint64_t number, const std::string &address) {
   std::vector<uint64_t> closing;
-  std::list<uint64_t> &mine = by_address_[address];
-  if (mine.size() >= caps_.per_address && !mine.empty()) {
-    closing.push_back(mine.front());
-    leave(mine.front());
-  } else if (all_.size() >= caps_.total && !all_.empty()) {
-    closing.push_back(all_.front());
-    leave(all_.front());
-  }
-  // leave() may have dropped this address's list when it emptied it.
-  std::list<uint64_t> &list = by_address_[address];
-  all_.push_back(number);
-  list.push_back(number);
-  entries_[number] = Entry{address, std::prev(all_.end()), std::prev(list.end())};
+  const Queues &mine = by_address_[address];
+  if (mine.size() >= caps_.per_address && mine.size() > 0) closing.push_back(mine.first_to_close());
+  else if (all_.size() >= caps_.total && all_.size() > 0) closing.push_back(all_.first_to_close());
+  for (uint64_t gone : closing) leave(gone);
+  // leave() may have dropped this address's queues when it emptied them.
+  Queues &queues = by_address_[address];
+  all_.silent.push_back(number);
+  queues.silent.push_back(number);
+  entries_[number] = Entry{address, false, std::prev(all_.silent.end()), std::prev(queues.silent.end())};
   return closing;
+}
+
+void HandshakeLimits::spoke(uint64_t number) {
+  auto found = entries_.find(number);
+  if (found == entries_.end() || found->second.spoken) return;
+  Entry &entry = found->second;
+  Queues &queues = by_address_[entry.address];
+  // Iterators stay valid across splice: the entry's now point into the spoken lists.
+  all_.spoken.splice(all_.spoken.end(), all_.silent, entry.in_all);
+  queues.spoken.splice(queues.spoken.end(), queues.silent, entry.in_address);
+  entry.spoken = true;
 }
 
 void HandshakeLimits::leave(uint64_t number) {
   auto found = entries_.find(number);
   if (found == entries_.end()) return;
   Entry &entry = found->second;
-  all_.erase(entry.in_all);
-  auto list = by_address_.find(entry.address);
-  list->second.erase(entry.in_address);
-  if (list->second.empty()) by_address_.erase(list);
+  (entry.spoken ? all_.spoken : all_.silent).erase(entry.in_all);
+  auto queues = by_address_.find(entry.address);
+  (entry.spoken ? queues->second.spoken : queues->second.silent).erase(entry.in_address);
+  if (queues->second.size() == 0) by_address_.erase(queues);
   entries_.erase(found);
 }
 

@@ -1,11 +1,11 @@
 // How many connections fedcld's main process holds for strangers: connections accepted that have
 // not proved themselves yet (docs/design-decisions.md, "Processes"). At most `total` at once, and
 // `per_address` from one address (an IPv6 one by its /64, as the auth throttle counts). A new
-// connection past a cap closes the oldest stranger (of its address past the per-address cap, else
-// of all): an honest handshake takes a few round trips, a flood's connections sit idle, so the
-// oldest is nearly always the flood's, and a flood can push an honest handshake out only by
-// opening `total` connections within that handshake's few round trips. Pure logic: the caller
-// closes what admit() names.
+// connection past a cap closes a stranger of its address (past the per-address cap) or of all: the
+// oldest that has not sent a whole frame yet (an idle flood's connection, a TLS handshake left
+// half-open), else the oldest. An honest handshake speaks within a round trip and is done in a few,
+// so a flood can push it out only by opening `total` connections within that time, or by speaking
+// itself. Pure logic: the caller closes what admit() names.
 #pragma once
 
 #include <sys/resource.h>
@@ -29,6 +29,10 @@ struct ServerOptions;
 // (daemon_names.h): the deadline moves to that turn and kVerdictDeadlineMs beyond.
 constexpr uint64_t kProofDeadlineMs = 5000;
 constexpr uint64_t kVerdictDeadlineMs = 2000;
+// The deadline of each connection comes up to this much earlier, at random: a flood's connections,
+// opened together, otherwise closed together and came back together, and an honest client's
+// connection waited in the kernel's queue behind thousands (bench/flood_bench.cpp).
+constexpr uint64_t kProofDeadlineJitterMs = 1000;
 
 // Whose connections count together: the address without its port, an IPv6 one by its /64.
 std::string address_key(const std::string &peer);
@@ -55,6 +59,9 @@ class HandshakeLimits {
   // Connection number, from address, starts its handshake. Returns the connections to close to
   // stay within the caps, oldest first; never number itself.
   std::vector<uint64_t> admit(uint64_t number, const std::string &address);
+  // The connection sent a whole frame (a Hello, a ClientHello's handshake done): it is closed to make
+  // room only after every one that has not.
+  void spoke(uint64_t number);
   // The connection proved itself or closed (unknown numbers are ignored).
   void leave(uint64_t number);
   size_t count() const { return entries_.size(); }
@@ -62,13 +69,20 @@ class HandshakeLimits {
   const HandshakeCaps &caps() const { return caps_; }
 
  private:
+  // Connections in the order they came (or spoke), those that have not spoken apart.
+  struct Queues {
+    std::list<uint64_t> silent, spoken;
+    size_t size() const { return silent.size() + spoken.size(); }
+    uint64_t first_to_close() const { return silent.empty() ? spoken.front() : silent.front(); }
+  };
   struct Entry {
     std::string address;
+    bool spoken = false;
     std::list<uint64_t>::iterator in_all, in_address;
   };
   HandshakeCaps caps_;
-  std::list<uint64_t> all_;  // oldest first
-  std::unordered_map<std::string, std::list<uint64_t>> by_address_;
+  Queues all_;
+  std::unordered_map<std::string, Queues> by_address_;
   std::unordered_map<uint64_t, Entry> entries_;
 };
 

@@ -5,6 +5,7 @@
 
 #include <capnp/message.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "control_channel.h"
@@ -29,6 +30,15 @@ int bind_to(uv_tcp_t *listener, const std::string &host, int port) {
 }
 
 constexpr uint64_t kListenerTickMs = 1000;
+// Connections the kernel queues for accept (capped by net.core.somaxconn). With 128, a flood's
+// connections filled the queue and an honest client's SYN was dropped: its session started after
+// the SYN's first retransmission, a second later (bench/flood_bench.cpp, 10,000 connections).
+constexpr int kListenBacklog = 4096;
+// Connections accepted per turn of the loop: the rest wait for the next turn, so that the loop reads
+// what the connections already accepted sent (an honest client's Hello) between batches. Accepting
+// the whole queue at once, 4096 deep, let a flood's burst push out an honest connection accepted in
+// the same burst before its Hello was read.
+constexpr unsigned kAcceptsPerTurn = 128;
 // The heap is given back to the system (malloc_trim) once this many strangers came and went and at
 // most kTrimBelow connections remain: what a flood's connections held is free then, but glibc keeps
 // it (their buffers were freed between the allocations of others, so the heap's top cannot shrink).
@@ -79,6 +89,8 @@ Listener::Listener(uv_loop_t *loop, DaemonSettings settings)
   sigint_.data = sigterm_.data = this;
   uv_timer_init(loop, &tick_);
   tick_.data = this;
+  uv_check_init(loop, &turn_end_);
+  turn_end_.data = this;
 }
 
 Listener::~Listener() = default;
@@ -124,8 +136,8 @@ int Listener::bind() {
 }
 
 int Listener::listen() {
-  int err = uv_listen(reinterpret_cast<uv_stream_t *>(&listener_), 128, on_connection);
-  if (err == 0 && peer_listening_) err = uv_listen(reinterpret_cast<uv_stream_t *>(&peer_listener_), 128, on_connection);
+  int err = uv_listen(reinterpret_cast<uv_stream_t *>(&listener_), kListenBacklog, on_connection);
+  if (err == 0 && peer_listening_) err = uv_listen(reinterpret_cast<uv_stream_t *>(&peer_listener_), kListenBacklog, on_connection);
   if (err != 0) return err;
   start_watch();
   keys_.watch(loop());
@@ -134,6 +146,8 @@ int Listener::listen() {
   uv_signal_start(&sigterm_, on_signal, SIGTERM);
   uv_timer_start(&tick_, [](uv_timer_t *timer) { static_cast<Listener *>(timer->data)->tick(); }, kListenerTickMs, kListenerTickMs);
   uv_unref(reinterpret_cast<uv_handle_t *>(&tick_));
+  uv_check_start(&turn_end_, [](uv_check_t *check) { static_cast<Listener *>(check->data)->turn_ended(); });
+  uv_unref(reinterpret_cast<uv_handle_t *>(&turn_end_));
   const HandshakeCaps &caps = handshakes_.caps();
   FEDCLD_LOG(info, "open files: %llu; handshakes at once: %zu, %zu per address (%zu descriptors kept for %zu sessions and the rest)",
              (unsigned long long)open_file_limit(), caps.total, caps.per_address, caps.reserved, options_.max_sessions);
@@ -160,6 +174,8 @@ void Listener::close() {
   uv_close(reinterpret_cast<uv_handle_t *>(&sigint_), nullptr);
   uv_close(reinterpret_cast<uv_handle_t *>(&sigterm_), nullptr);
   uv_close(reinterpret_cast<uv_handle_t *>(&tick_), nullptr);
+  uv_close(reinterpret_cast<uv_handle_t *>(&turn_end_), nullptr);
+  deferred_accepts_.clear();
   for (const StrangerLog::Line &line : stranger_log_.ended(uv_now(loop()), true))
     if (log_enabled(line.level)) log_write(line.level, "%s", line.text.c_str());
   peers_.close();
@@ -190,19 +206,37 @@ void Listener::on_connection(uv_stream_t *listener, int status) {
     self->accept_failures_ = 0;
     return;
   }
-  auto session = self->add_session();
+  if (self->accepted_this_turn_ >= kAcceptsPerTurn) {
+    // libuv keeps the connection and stops watching the listener until it is accepted (turn_ended).
+    if (std::find(self->deferred_accepts_.begin(), self->deferred_accepts_.end(), listener) == self->deferred_accepts_.end())
+      self->deferred_accepts_.push_back(listener);
+    return;
+  }
+  self->accept_from(listener);
+}
+
+void Listener::turn_ended() {
+  accepted_this_turn_ = 0;
+  std::vector<uv_stream_t *> deferred;
+  deferred.swap(deferred_accepts_);
+  for (uv_stream_t *listener : deferred) accept_from(listener);  // watching the listener again
+}
+
+void Listener::accept_from(uv_stream_t *listener) {
+  accepted_this_turn_++;
+  auto session = add_session();
   if (session->start(listener) != 0) return;
   FEDCLD_LOG(debug, "connection %llu from %s", (unsigned long long)session->number(), session->peer().c_str());
   session->stranger = true;
-  session->handshake_deadline = session->opened_at + kProofDeadlineMs;
-  self->admitted_since_trim_++;
-  for (uint64_t number : self->handshakes_.admit(session->number(), address_key(session->peer()))) {
-    std::shared_ptr<Session> oldest = self->session(number);
-    if (!oldest) continue;
-    oldest->stranger_end = StrangerEnd::over_cap;
-    const HandshakeCaps &caps = self->handshakes_.caps();
-    oldest->close("closed to make room for a newer handshake (at most " + std::to_string(caps.total) + " at once, " +
-                  std::to_string(caps.per_address) + " per address: --max-handshakes, --max-handshakes-per-address)");
+  session->handshake_deadline = session->opened_at + kProofDeadlineMs - deadline_jitter_() % kProofDeadlineJitterMs;
+  admitted_since_trim_++;
+  const HandshakeCaps &caps = handshakes_.caps();
+  for (uint64_t number : handshakes_.admit(session->number(), address_key(session->peer()))) {
+    std::shared_ptr<Session> pushed_out = this->session(number);
+    if (!pushed_out) continue;
+    pushed_out->stranger_end = StrangerEnd::over_cap;
+    pushed_out->close("closed to make room for a newer handshake (at most " + std::to_string(caps.total) + " at once, " +
+                      std::to_string(caps.per_address) + " per address: --max-handshakes, --max-handshakes-per-address)");
   }
 }
 
@@ -261,6 +295,7 @@ void Listener::tick() {
 void Listener::execute(Session &session, Frame &frame) {
   // A stranger's claims (the user it names) are not logged as who it is until it proved them.
   LogScope scope({session.number(), session.stranger ? std::string() : session.handshake.identity, session.peer()});
+  if (session.stranger) handshakes_.spoke(session.number());
   if (frame.header.kind == uint16_t(wire::FrameKind::PEER)) return peers_.receive(session, frame);
   execute_handshake(*this, session, frame);
 }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <functional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -96,6 +97,10 @@ class Listener final : public Server {
 
  private:
   static void on_connection(uv_stream_t *server, int status);
+  // Accepts the connection waiting on listener as a stranger's (closing the oldest past a cap).
+  void accept_from(uv_stream_t *listener);
+  // The loop's turn ended (uv_check): accepts that waited for it go on.
+  void turn_ended();
   static void on_signal(uv_signal_t *signal, int signum);
   // Each second: the strangers' log lines of intervals that ended, and the heap given back to the
   // system once a flood of strangers has passed.
@@ -112,6 +117,7 @@ class Listener final : public Server {
   HandshakeLimits handshakes_;
   StrangerLog stranger_log_;
   size_t admitted_since_trim_ = 0;  // strangers accepted since the heap was last trimmed
+  std::minstd_rand deadline_jitter_{std::random_device{}()};
   uint64_t accept_failures_ = 0;    // accepts that failed in this interval, beyond the one logged
   uint64_t accept_failure_logged_ = 0;
   DaemonCounters counters_;
@@ -124,6 +130,9 @@ class Listener final : public Server {
   bool peer_listening_ = false;
   uv_signal_t sigint_, sigterm_;
   uv_timer_t tick_;
+  uv_check_t turn_end_;
+  unsigned accepted_this_turn_ = 0;
+  std::vector<uv_stream_t *> deferred_accepts_;  // listeners whose connection waits for the next turn
 };
 
 }  // namespace fedcld

@@ -34,6 +34,28 @@ TEST(HandshakeLimits, PastAnAddressesCapItsOldestGoesAndPastTheTotalTheOldestOfA
   EXPECT_EQ(0u, limits.addresses());
 }
 
+// An idle flood's connections never speak; an honest client's Hello comes within a round trip.
+TEST(HandshakeLimits, ThoseThatSpokeAreClosedOnlyAfterEveryOneThatDidNot) {
+  HandshakeLimits limits({3, 3, 0});
+  EXPECT_TRUE(limits.admit(1, "10.0.0.1").empty());  // an honest client, which speaks
+  EXPECT_TRUE(limits.admit(2, "10.0.0.2").empty());
+  limits.spoke(1);
+  limits.spoke(1);
+  EXPECT_TRUE(limits.admit(3, "10.0.0.2").empty());
+  EXPECT_EQ(std::vector<uint64_t>{2}, limits.admit(4, "10.0.0.2"));
+  EXPECT_EQ(std::vector<uint64_t>{3}, limits.admit(5, "10.0.0.2"));
+  limits.spoke(4);
+  limits.spoke(5);
+  // Everyone spoke: the oldest that did goes.
+  EXPECT_EQ(std::vector<uint64_t>{1}, limits.admit(6, "10.0.0.2"));
+  EXPECT_EQ(std::vector<uint64_t>{6}, limits.admit(7, "10.0.0.2"));  // 6 never spoke
+  limits.leave(4);
+  limits.leave(5);
+  limits.leave(7);
+  EXPECT_EQ(0u, limits.count());
+  EXPECT_EQ(0u, limits.addresses());
+}
+
 TEST(HandshakeLimits, DefaultsLeaveRoomForTheSessionsWithinTheOpenFileLimit) {
   fedcld::ServerOptions options;
   options.max_sessions = 8;
