@@ -234,6 +234,7 @@ void Listener::accept_from(uv_stream_t *listener) {
   for (uint64_t number : handshakes_.admit(session->number(), address_key(session->peer()))) {
     std::shared_ptr<Session> pushed_out = this->session(number);
     if (!pushed_out) continue;
+    counters_.pushed_out();
     pushed_out->stranger_end = StrangerEnd::over_cap;
     pushed_out->close("closed to make room for a newer handshake (at most " + std::to_string(caps.total) + " at once, " +
                       std::to_string(caps.per_address) + " per address: --max-handshakes, --max-handshakes-per-address)");
@@ -293,8 +294,7 @@ void Listener::tick() {
 }
 
 void Listener::execute(Session &session, Frame &frame) {
-  // A stranger's claims (the user it names) are not logged as who it is until it proved them.
-  LogScope scope({session.number(), session.stranger ? std::string() : session.handshake.identity, session.peer()});
+  LogScope scope({session.number(), session.handshake.identity, session.peer()});
   if (session.stranger) handshakes_.spoke(session.number());
   if (frame.header.kind == uint16_t(wire::FrameKind::PEER)) return peers_.receive(session, frame);
   execute_handshake(*this, session, frame);
@@ -315,13 +315,13 @@ void Listener::answer_refusal(Session &session, uint64_t seq, cl_int status, con
 }
 
 void Listener::refuse(Session &session, uint64_t seq, cl_int status, const std::string &why) {
-  LogScope scope({session.number(), session.stranger ? std::string() : session.handshake.identity, session.peer()});
+  LogScope scope({session.number(), session.handshake.identity, session.peer()});
   FEDCLD_LOG(warn, "connection %llu (%s) refused: %s", (unsigned long long)session.number(), session.peer().c_str(), why.c_str());
   answer_refusal(session, seq, status, why);
 }
 
 void Listener::refuse_stranger(Session &session, uint64_t seq, StrangerEnd end, const std::string &why) {
-  LogScope scope({session.number(), std::string(), session.peer()});
+  LogScope scope({session.number(), session.handshake.identity, session.peer()});
   log_stranger_end(session, end, why);
   answer_refusal(session, seq, CL_INVALID_PLATFORM, why);
 }
