@@ -390,8 +390,8 @@ const std::vector<DaemonOption> &daemon_options() {
                            "node (clEnqueueWriteBufferFromNodeFile...); without it, no file is served", true, file_root},
       {"max-sessions", "N", "refuse sessions beyond N at once (default 256)", true, max_sessions},
       {"max-handshakes", "N", "connections whose other side has not proved itself yet, at once; a new one\n"
-                              "past N closes the oldest of them (default: what the open-file limit leaves\n"
-                              "beside --max-sessions, at most 16384)", true, max_handshakes},
+                              "past N closes the oldest of them (default: 16384, or 1024 with --tls, as\n"
+                              "far as the open-file limit leaves room beside --max-sessions)", true, max_handshakes},
       {"max-handshakes-per-address", "N", "the same from one address (IPv6: one /64); a new one past N closes that\n"
                                           "address's oldest (default: --max-sessions, at least 64)", true,
        max_handshakes_per_address},

@@ -34,7 +34,7 @@ HandshakeCaps handshake_caps(const ServerOptions &options, rlim_t open_files) {
   // it while the link's handshake runs; spares have their channel too.
   caps.reserved = 2 * options.max_sessions + options.spare_workers + kFixedDescriptors + kMetricsDescriptors;
   size_t room = open_files > caps.reserved ? size_t(open_files - caps.reserved) : 0;
-  size_t wanted = std::min(std::max(kMinDefaultHandshakes, 4 * options.max_sessions), kMaxDefaultHandshakes);
+  size_t wanted = kStrangersBytes / (options.tls ? kTlsStrangerBytes : kPlainStrangerBytes);
   caps.total = options.max_handshakes ? options.max_handshakes : std::max(kMinHandshakes, std::min(room, wanted));
   caps.per_address = options.max_handshakes_per_address
                          ? options.max_handshakes_per_address

@@ -43,14 +43,15 @@ struct HandshakeCaps {
   // peer links being dialled, scrapes, the listeners, the loop's own.
   size_t reserved = 0;
 };
-// The caps the options set, or (an option at 0): in all, four per session the daemon may serve (at
-// least kMinDefaultHandshakes, at most kMaxDefaultHandshakes), within what the open-file limit
-// leaves beside the sessions; per address, as many as the daemon has sessions (at least 64). A
-// stranger costs some 4 KiB on plain TCP, some 50 KiB in a TLS handshake (OpenSSL's state between
-// ClientHello and Finished): 1024 of them, 50 MiB at worst.
+// The caps the options set, or (an option at 0): in all, as many as kStrangersBytes holds at what a
+// stranger costs at most (some 4 KiB on plain TCP, some 53 KiB in a TLS handshake left half-open:
+// OpenSSL's state between ClientHello and Finished), so 16384 on plain TCP and 1024 with TLS, within
+// what the open-file limit leaves beside the sessions; per address, as many as the daemon has
+// sessions (at least 64). A cap below what a flood holds makes the daemon close one for each that
+// comes (work), one above it costs memory.
 HandshakeCaps handshake_caps(const ServerOptions &options, rlim_t open_files);
-constexpr size_t kMinDefaultHandshakes = 1024;
-constexpr size_t kMaxDefaultHandshakes = 16384;
+constexpr size_t kStrangersBytes = size_t(64) << 20;
+constexpr size_t kPlainStrangerBytes = 4096, kTlsStrangerBytes = 64 * 1024;
 constexpr size_t kMinHandshakes = 16;
 
 class HandshakeLimits {

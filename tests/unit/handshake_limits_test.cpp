@@ -64,15 +64,13 @@ TEST(HandshakeLimits, DefaultsLeaveRoomForTheSessionsWithinTheOpenFileLimit) {
   EXPECT_GT(caps.reserved, 2 * options.max_sessions);
   EXPECT_EQ(512 - caps.reserved, caps.total);
   EXPECT_EQ(64u, caps.per_address);
-  // A large limit: four per session (at least 1024, each stranger costs memory); per address, the
-  // sessions.
+  // A large limit: what 64 MiB holds (a TLS stranger costs more); per address, the sessions.
   options.max_sessions = 256;
   caps = fedcld::handshake_caps(options, 524288);
-  EXPECT_EQ(fedcld::kMinDefaultHandshakes, caps.total);
+  EXPECT_EQ(16384u, caps.total);
   EXPECT_EQ(256u, caps.per_address);
-  options.max_sessions = 100000;
-  EXPECT_EQ(fedcld::kMaxDefaultHandshakes, fedcld::handshake_caps(options, 1 << 20).total);
-  options.max_sessions = 256;
+  options.tls = true;
+  EXPECT_EQ(1024u, fedcld::handshake_caps(options, 524288).total);
   // A limit too low for the sessions still takes a few handshakes; the options win over all of it.
   EXPECT_EQ(fedcld::kMinHandshakes, fedcld::handshake_caps(options, 256).total);
   options.max_handshakes = 100;
