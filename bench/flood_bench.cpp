@@ -362,14 +362,15 @@ int main(int argc, char **argv) {
   std::printf("# fedcld on port %d, %zu %s connections from %zu addresses, held %.0f s, measured %.0f s after\n", port,
               options.connections, options.mode.c_str(), options.sources, options.hold_s, options.after_s);
 
-  // Idle: after honest sessions and a small flood of the same kind have paged in their code.
+  // Idle: after honest sessions and a small flood of the same kind have paged in their code (300:
+  // past the 256 strangers after which the daemon gives its heap back, so idle is after that too).
   Samples before;
   for (int i = 0; i < 5; i++) {
     before.add(session_start_ms());
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
   }
   {
-    Flood warm(port, std::min<size_t>(options.connections, 200), options.sources, payload);
+    Flood warm(port, std::min<size_t>(options.connections, 300), options.sources, payload);
     std::thread runner([&] { warm.run(); });
     std::this_thread::sleep_for(std::chrono::seconds(1));
     warm.stop();
