@@ -18,7 +18,10 @@ namespace {
 constexpr uint64_t kHeartbeatMs = 1000;
 }  // namespace
 
-PeerTarget peer_target(wire::PeerRef::Reader ref) { return {ref.getInstance(), ref.getAddress(), ref.getSession()}; }
+PeerTarget peer_target(wire::PeerRef::Reader ref) {
+  auto tag = ref.getAddressTag();
+  return {ref.getInstance(), ref.getAddress(), ref.getSession(), std::string(reinterpret_cast<const char *>(tag.begin()), tag.size())};
+}
 
 PeerRegistry::PeerRegistry(SessionHost &host) : host_(host) {
   uv_timer_init(host_.loop(), &timer_);
@@ -59,6 +62,7 @@ void PeerRegistry::with_link(const PeerTarget &target, LinkDone done) {
   ref.setInstance(target.instance);
   ref.setAddress(target.address);
   ref.setSession(target.session);
+  ref.setAddressTag(capnp::Data::Reader(reinterpret_cast<const uint8_t *>(target.address_tag.data()), target.address_tag.size()));
   host_.channel().send(message);
 }
 

@@ -49,11 +49,11 @@ std::shared_ptr<uint8_t[]> signal_bytes(Session &session, uint64_t size) {
 }
 
 // The signal's bytes (bytes, size) go only with a success.
-void send_signal(SessionHost &host, uint64_t instance, const std::string &address, uint64_t token, uint64_t event_id,
-                 cl_int status, std::shared_ptr<uint8_t[]> bytes = nullptr, uint64_t size = 0) {
+void send_signal(SessionHost &host, const PeerTarget &peer, uint64_t event_id, cl_int status,
+                 std::shared_ptr<uint8_t[]> bytes = nullptr, uint64_t size = 0) {
   if (status != CL_COMPLETE) bytes.reset(), size = 0;
-  host.peers().with_link({instance, address, token}, [token, event_id, status, bytes, size](Session *link,
-                                                                                            const std::string &error) {
+  uint64_t token = peer.session;
+  host.peers().with_link(peer, [token, event_id, status, bytes, size](Session *link, const std::string &error) {
     if (!link) {
       FEDCLD_LOG(warn, "event %llu: cannot signal the peer: %s", (unsigned long long)event_id, error.c_str());
       return;
@@ -87,18 +87,17 @@ void signal_with_data(Call &call, wire::Request::SignalPeer::Reader request,
 
 void exec_signal_peer(Call &call, wire::Request::SignalPeer::Reader request) {
   SessionHost &host = call.session.host();
-  uint64_t event_id = request.getEvent(), instance = request.getPeer().getInstance(), token = request.getPeer().getSession();
-  std::string address = request.getPeer().getAddress();
+  uint64_t event_id = request.getEvent();
+  PeerTarget peer = peer_target(request.getPeer());
   call.object = event_id;
   ObjectTable &objects = call.session.objects();
   if (!objects.contains(event_id)) {
-    send_signal(host, instance, address, token, event_id, CL_INVALID_EVENT);
+    send_signal(host, peer, event_id, CL_INVALID_EVENT);
     fail(CL_INVALID_EVENT, "signal for unknown event " + std::to_string(event_id));
   }
   SessionHost *host_ptr = &host;
-  auto signal = [host_ptr, instance, address, token, event_id](cl_int status, std::shared_ptr<uint8_t[]> bytes = nullptr,
-                                                               uint64_t size = 0) {
-    send_signal(*host_ptr, instance, address, token, event_id, status, std::move(bytes), size);
+  auto signal = [host_ptr, peer, event_id](cl_int status, std::shared_ptr<uint8_t[]> bytes = nullptr, uint64_t size = 0) {
+    send_signal(*host_ptr, peer, event_id, status, std::move(bytes), size);
   };
   if (request.getData().getSize()) {
     try {

@@ -63,7 +63,7 @@ struct PeerSend : std::enable_shared_from_this<PeerSend> {
   std::weak_ptr<Session> session;
   uint64_t mem_id, transfer, token = 0, instance = 0;
   uint64_t peer_transfer;  // how the receiving session knows the transfer
-  std::string address;
+  std::string address, address_tag;
   bool destination_named = false;
   DeviceChunks device;
   OwnEvent event;  // after device: everything that may refuse the request comes before the event exists
@@ -96,6 +96,7 @@ struct PeerSend : std::enable_shared_from_this<PeerSend> {
     token = peer.getSession();
     instance = peer.getInstance();
     address = peer.getAddress();
+    address_tag.assign(reinterpret_cast<const char *>(peer.getAddressTag().begin()), peer.getAddressTag().size());
     destination_named = true;
   }
 
@@ -109,7 +110,7 @@ struct PeerSend : std::enable_shared_from_this<PeerSend> {
       return connected(&s, "");
     }
     auto self = shared_from_this();
-    s.host().peers().with_link({instance, address, token}, [self](Session *up, const std::string &error) { self->connected(up, error); });
+    s.host().peers().with_link({instance, address, token, address_tag}, [self](Session *up, const std::string &error) { self->connected(up, error); });
   }
 
   void connected(Session *up, const std::string &error) {
@@ -308,7 +309,7 @@ struct PeerReceive : std::enable_shared_from_this<PeerReceive> {
     if (limit <= granted) return;
     granted = limit;
     uint64_t sender = from_session, receiver = s->token, id = transfer;
-    s->host().peers().with_link({from_instance, "", sender}, [sender, id, receiver, limit](Session *link, const std::string &) {
+    s->host().peers().with_link({from_instance, "", sender, ""}, [sender, id, receiver, limit](Session *link, const std::string &) {
       if (link) write_credit(*link, sender, id, receiver, limit);  // else the receive fails with the lost link
     });
   }

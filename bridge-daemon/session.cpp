@@ -40,7 +40,7 @@ constexpr size_t kDirectPayloadBytes = 16 * 1024;
 }  // namespace
 
 Session::Session(Server &server, uint64_t number)
-    : server_(server), number_(number), link_(new SessionLink), read_buffer_(new uint8_t[kReadBufferBytes]) {
+    : server_(server), number_(number), link_(new SessionLink) {
   link_->tcp.data = this;
   objects_.set_memory_limit(server.options().max_session_memory);
   objects_.order_sub_buffers([&server](std::function<void()> task) { server.post(std::move(task)); });
@@ -52,6 +52,7 @@ Session::~Session() = default;
 int Session::start(uv_stream_t *listener) {
   uv_tcp_t &tcp = link_->tcp;
   uv_tcp_init(server_.loop(), &tcp);
+  link_open_ = true;
   int err = uv_accept(listener, reinterpret_cast<uv_stream_t *>(&tcp));
   if (err == 0) {
     uv_tcp_nodelay(&tcp, 1);
@@ -88,6 +89,7 @@ void Session::connect(const sockaddr *address, std::string name, std::function<v
   connected_ = std::move(done);
   uv_tcp_t &tcp = link_->tcp;
   uv_tcp_init(server_.loop(), &tcp);
+  link_open_ = true;
   auto *request = new uv_connect_t;
   request->data = new std::weak_ptr<Session>(weak_from_this());
   int err = uv_tcp_connect(request, &tcp, address, [](uv_connect_t *req, int status) {
@@ -139,14 +141,19 @@ int Session::start_dialled() {
 void Session::close(const std::string &reason) {
   if (closing_) return;
   closing_ = true;
-  FEDCLD_LOG(info, "%s %llu (%s) closed: %s", role == Role::peer ? "peer link" : "session",
-             (unsigned long long)number_, peer_.c_str(), reason.c_str());
+  if (!stranger)
+    FEDCLD_LOG(info, "%s %llu (%s) closed: %s", role == Role::peer ? "peer link" : "session",
+               (unsigned long long)number_, peer_.c_str(), reason.c_str());
   if (auto done = std::move(connected_)) done(UV_ECANCELED);
   server_.connection_closed(*this, reason);
+  if (link_ && !link_open_) {
+    delete link_;  // never opened (a peer link whose address did not resolve): no handle to close
+    link_ = nullptr;
+  }
   if (link_) {
     uv_close(reinterpret_cast<uv_handle_t *>(&link_->tcp), on_closed);
   } else {
-    // Parked: no handle to wait for.
+    // Parked, or never connected: no handle to wait for.
     server_.post([self = shared_from_this()] { self->finish(); });
   }
 }
@@ -161,7 +168,7 @@ void Session::close_after_writes(const std::string &reason) {
   if (!link_) return close(reason);
   uv_read_stop(link_->stream());
   auto *request = new ShutdownRequest{{}, shared_from_this()};
-  FEDCLD_LOG(info, "session %llu (%s) closing: %s", (unsigned long long)number_, peer_.c_str(), reason.c_str());
+  if (!stranger) FEDCLD_LOG(info, "session %llu (%s) closing: %s", (unsigned long long)number_, peer_.c_str(), reason.c_str());
   int err = uv_shutdown(&request->req, link_->stream(), [](uv_shutdown_t *req, int) {
     auto *request = reinterpret_cast<ShutdownRequest *>(req);
     request->session->close("its last reply was written");
@@ -206,7 +213,12 @@ uv_buf_t Session::plaintext_buffer() {
     return uv_buf_init(reinterpret_cast<char *>(frame_.payload.get()) + have_,
                        static_cast<unsigned>(std::min<uint64_t>(remaining, 1u << 30)));
   }
-  return uv_buf_init(reinterpret_cast<char *>(read_buffer_.get()), kReadBufferBytes);
+  size_t wanted = authenticated() ? kReadBufferBytes : kHandshakeReadBytes;
+  if (read_buffer_bytes_ != wanted) {
+    read_buffer_.reset(new uint8_t[wanted]);
+    read_buffer_bytes_ = wanted;
+  }
+  return uv_buf_init(reinterpret_cast<char *>(read_buffer_.get()), unsigned(wanted));
 }
 
 void Session::plaintext_landed(const uv_buf_t &buf, size_t size) {
@@ -273,6 +285,7 @@ void Session::parse(const uint8_t *bytes, size_t size) {
         uint16_t expected = uint16_t(role == Role::peer ? fedcl::wire::FrameKind::PEER : fedcl::wire::FrameKind::REQUEST);
         if (role == Role::undecided && frame_.header.kind == uint16_t(fedcl::wire::FrameKind::PEER)) expected = frame_.header.kind;
         if (!problem.empty() || frame_.header.kind != expected) {
+          stranger_end = StrangerEnd::frame;
           close("malformed frame: " + (problem.empty() ? std::string("unexpected frame kind ") + std::to_string(frame_.header.kind) : problem));
           return;
         }
@@ -280,6 +293,7 @@ void Session::parse(const uint8_t *bytes, size_t size) {
         // to a worker once it has) it may only say small things: a stranger makes fedcld allocate
         // no more than a handshake's worth.
         if (!authenticated() && (frame_.header.message_words > kHandshakeMaxWords || frame_.header.payload_bytes != 0)) {
+          stranger_end = StrangerEnd::frame;
           close("a frame of " + std::to_string(frame_.header.message_words) + " words and " +
                 std::to_string(frame_.header.payload_bytes) + " payload bytes before the handshake was done");
           return;
@@ -366,6 +380,7 @@ void Session::run() {
     try {
       server_.execute(*this, frame);
     } catch (const kj::Exception &e) {
+      stranger_end = StrangerEnd::frame;
       close("malformed message: " + std::string(e.getDescription().cStr()));
     } catch (const RequestError &error) {
       // execute() answers a request's failures itself; one escaping is fedcld's bug. It ends this

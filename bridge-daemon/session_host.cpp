@@ -126,7 +126,8 @@ void SessionHost::take_session(wire::TakeSession::Reader take, SessionLink *link
   out.setNode(options_.node);
   out.setPlatformCount(platforms_.size());
   out.setInstance(instance());
-  out.setPeerAddress(options_.peer_address);
+  out.setPeerAddress(take.getPeerAddress());
+  if (take.getPeerAddressTag().size() > 0) out.setPeerAddressTag(take.getPeerAddressTag());
   out.setSessionToken(session->token);
   if (take.getProof().size() > 0) out.setProof(take.getProof());
   if (!session->resume_token.empty()) {

@@ -14,6 +14,7 @@
 // their way go before MPI_Finalize returns (Progress::drain). At lower levels nothing moves them
 // once the program has left fedcl, so the event is a marker behind a user event that this operation
 // sets once MPI has taken the message.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -202,6 +203,8 @@ class DeviceSend final : public Operation, public std::enable_shared_from_this<D
     there.session = offer.session;
     offer.address[sizeof offer.address - 1] = 0;
     there.address = offer.address;
+    there.address_tag.assign(reinterpret_cast<const char *>(offer.address_tag),
+                             std::min<size_t>(offer.address_tag_bytes, sizeof offer.address_tag));
     bool direct = offer.direct && device_status() >= 0 && Progress::get().port().can_reach(queue_, there);
     Go go{{kControlMagic, ControlKind::go, id_, 0}, direct ? 1u : 0u, 0};
     post(&go, sizeof go, progress.control_tag(to_.comm));

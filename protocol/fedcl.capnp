@@ -37,7 +37,9 @@ const protocolVersion :UInt32 = 7;     # 2: peer links per pair of sessions (Pee
                                        # 6: events reported when asked (Command.unwatched, watchEvent,
                                        #    Reply.finished)
                                        # 7: small data travels with its event's signal
-                                       #    (SignalPeer.data, CreateUserEvent.data, PeerSignal's payload)
+                                       #    (SignalPeer.data, CreateUserEvent.data, PeerSignal's payload);
+                                       #    peer addresses carry their daemon's tag (PeerRef.addressTag);
+                                       #    a peer's hello learns nothing before its proof holds
 const peerInitialAllowance :UInt64 = 16777216;
                                        # bytes of a transfer a sending daemon puts on a peer link before
                                        # the receiving session's first PeerCredit
@@ -107,12 +109,16 @@ struct HelloReply {
   platforms @2 :List(PlatformDesc);  # the session's platform alone
   platformCount @3 :UInt32;       # how many backend platforms the daemon exports
   instance @4 :UInt64;            # names this run of the daemon to its peers (random, never 0)
-  peerAddress @5 :Text;           # host:port where peers reach it; empty: the address the client used
+  peerAddress @5 :Text;           # host:port where peers reach it: fedcld --peer-address, else the host
+                                  # the client dialled (Hello.daemon) and the port it reached
   sessionToken @6 :UInt64;        # random: how a peer daemon addresses this session (PeerRef)
   proof @7 :Data;                 # the daemon's proof that it holds the key; empty without a key
   resumeToken @8 :Data;           # 16 random bytes naming this session for Request.resume; empty:
                                   # the daemon does not resume dropped connections
   resumeWindowMs @9 :UInt32;      # how long the daemon keeps the session of a dropped connection
+  peerAddressTag @10 :Data;       # the daemon's tag of peerAddress under the daemons' key: another
+                                  # daemon dials an address only with the tag of a daemon that holds
+                                  # its key (PeerRef.addressTag); empty on a daemon without one
 }
 
 # Resuming a session whose connection dropped (docs/design-decisions.md, "Lost daemons"). Both sides
@@ -139,8 +145,9 @@ struct Resumed {
 struct PeerRef {
   # Another daemon, and the session there that belongs to the same client.
   instance @0 :UInt64;            # its HelloReply.instance: a link that answers otherwise is refused
-  address @1 :Text;               # host:port of its peer listener
+  address @1 :Text;               # host:port of its peer listener (HelloReply.peerAddress)
   session @2 :UInt64;             # the session's token there
+  addressTag @3 :Data;            # its HelloReply.peerAddressTag, passed on as it came
 }
 
 # ---------------------------------------------------------------------------------------------------
@@ -985,6 +992,8 @@ struct TakeSession {
   sessionToken @6 :UInt64;          # HelloReply.sessionToken, chosen by the main process
   resumeToken @7 :Data;             # HelloReply.resumeToken; empty: no resumption
   number @8 :UInt64;                # the session's number in the daemon's log
+  peerAddress @9 :Text;             # HelloReply.peerAddress and its tag, made by the main process,
+  peerAddressTag @10 :Data;         # which holds the key
 }
 
 struct ResumeSession {

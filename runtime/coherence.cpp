@@ -19,6 +19,7 @@ void fill_peer_ref(wire::PeerRef::Builder ref, Connection &connection) {
   ref.setInstance(hello.getInstance());
   ref.setAddress(hello.getPeerAddress().size() ? hello.getPeerAddress() : kj::StringPtr(connection.endpoint().c_str()));
   ref.setSession(hello.getSessionToken());
+  ref.setAddressTag(hello.getPeerAddressTag());
 }
 
 void set_wait_list(wire::Command::Builder command, const std::vector<uint64_t> &events) {

@@ -23,6 +23,7 @@ struct PeerEndpoint {
   uint64_t instance = 0;  // the daemon's run; 0: none
   uint64_t session = 0;   // the session's token there
   std::string address;    // host:port of its peer listener
+  std::string address_tag;  // its daemon's tag of the address (PeerRef.addressTag), passed on as it came
 };
 
 class TransferPort {

@@ -1,6 +1,9 @@
 // fedcld --metrics against a real daemon and its session workers: what Prometheus scrapes counts
 // this process's requests, failures, traffic and peer links, keeps counting after a session ended,
 // and passes `promtool check metrics` (Debian's prometheus package, which scripts/setup.sh installs).
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -155,6 +158,25 @@ TEST(Metrics, CountersOutliveTheSessionsAndTheServerAnswersOnlyMetrics) {
   // A client that sends headers past any scraper's is closed, and the daemon goes on.
   EXPECT_EQ("", metrics_http(daemon.metrics_port(), "GET /metrics HTTP/1.1\r\nX: " + std::string(20000, 'a')));
   EXPECT_EQ(0u, metrics_http(daemon.metrics_port(), "GET /metrics HTTP/1.0\r\n\r\n").rfind("HTTP/1.1 200 OK", 0));
+}
+
+// The tenants' finding: 32 idle connections to --metrics made every scrape fail until they timed
+// out. Idle ones make room for a scrape now.
+TEST(Metrics, IdleConnectionsDoNotKeepScrapesOut) {
+  DaemonProcess daemon({"--metrics", "127.0.0.1:0"});
+  ASSERT_GT(daemon.metrics_port(), 0);
+  std::vector<int> idle;
+  for (int i = 0; i < 100; i++) {
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(uint16_t(daemon.metrics_port()));
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(0, connect(fd, reinterpret_cast<sockaddr *>(&address), sizeof address));
+    idle.push_back(fd);
+  }
+  for (int i = 0; i < 3; i++) EXPECT_GT(metric_sample(scrape_metrics(daemon), "fedcld_resident_memory_bytes{process=\"main\"}"), 0);
+  for (int fd : idle) close(fd);
 }
 
 TEST(Metrics, AnAddressThatCannotBeServedStopsTheDaemonWithAReason) {

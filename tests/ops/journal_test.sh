@@ -72,7 +72,7 @@ if refused:
 # `-p warning` would show exactly these: nothing else above info.
 expect(len(warnings) == len(refused), "warnings other than the refusal: %r" % warnings)
 infos = [e for e in entries if e["PRIORITY"] == "6"]
-started = [e for e in infos if "client" in e["MESSAGE"] and "user alice" in e["MESSAGE"]]
+started = [e for e in infos if "client" in e["MESSAGE"] and "user 'alice'" in e["MESSAGE"]]
 expect(started, "an info entry for alice's session: %r" % infos)
 worker = [e for e in entries if e.get("FEDCLD_SESSION") and e.get("FEDCLD_USER") == "alice" and "[session " in e["MESSAGE"]]
 expect(worker, "an entry of alice's session worker, with its session, user and peer: %r" % entries)

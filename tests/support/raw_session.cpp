@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -14,8 +15,14 @@
 
 namespace fedcl_test {
 
-RawSession::RawSession(int port, int timeout_ms) {
+RawSession::RawSession(int port, int timeout_ms, const std::string &source) {
   fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd_ >= 0 && !source.empty()) {
+    sockaddr_in from{};
+    from.sin_family = AF_INET;
+    if (inet_pton(AF_INET, source.c_str(), &from.sin_addr) != 1 || bind(fd_, reinterpret_cast<sockaddr *>(&from), sizeof from) != 0)
+      throw std::runtime_error("bind to " + source + ": " + std::strerror(errno));
+  }
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(static_cast<uint16_t>(port));
@@ -24,6 +31,11 @@ RawSession::RawSession(int port, int timeout_ms) {
     throw std::runtime_error(std::string("connect to the daemon: ") + std::strerror(errno));
   timeval tv{timeout_ms / 1000, (timeout_ms % 1000) * 1000};
   setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+}
+
+bool RawSession::readable() const {
+  pollfd ready{fd_, POLLIN, 0};
+  return poll(&ready, 1, 0) == 1;
 }
 
 RawSession::~RawSession() {
