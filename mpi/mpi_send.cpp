@@ -54,15 +54,16 @@ class DeviceSend final : public Operation, public std::enable_shared_from_this<D
   }
 
   // A runtime thread: the device's command ended (a small send's read: its bytes are here). wake:
-  // the message leaves from here where this thread may call MPI (a non-blocking send's message
-  // then waits for no other thread's wake-up), else fedcl's MPI thread takes it (or the caller polls).
+  // fedcl's MPI thread takes it from here (else the caller polls). Not a poll here: this may be a
+  // connection's receiver, and a poll's receive that posts its bytes to the daemon waits for that
+  // receiver's acknowledgements (mpi_transfer_np2_plain hung 2 runs in 3 so).
   void device_done(cl_int status, bool wake = true) {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       device_status_ = status < 0 ? status : CL_COMPLETE;
       if (!large_ && status >= 0) collected_ = size_;
     }
-    if (wake && (!Progress::get().multiple() || Progress::get().poll_here())) Progress::get().wake();
+    if (wake) Progress::get().wake();
   }
 
   bool step(Progress &progress) override {
