@@ -313,6 +313,7 @@ struct Request {
     program @0 :UInt64;
     devices @1 :List(UInt64);     # empty: every device of the program's context on this daemon
     options @2 :Text;
+    includes @3 :List(IncludeFolder);  # the application's -I folders (out of options), each a -I here
   }
   struct CreateKernel {
     id @0 :UInt64;
@@ -504,6 +505,7 @@ struct Request {
     devices @1 :List(UInt64);
     options @2 :Text;
     headers @3 :List(Header);
+    includes @4 :List(IncludeFolder);  # as BuildProgram's
     struct Header {
       name @0 :Text;              # include name
       program @1 :UInt64;         # the program holding the header's source
@@ -919,6 +921,16 @@ struct NodeFileOpen {
 }
 struct NodeFileOpened {
   error @0 :Text;                   # "": the file's descriptor is beside this message
+}
+
+# A -I folder of the application's, with the headers the program's source includes from it (the
+# client reads them: runtime/build_includes.h); the daemon writes them into its worker's folder.
+struct IncludeFolder {
+  files @0 :List(IncludeFile);
+}
+struct IncludeFile {
+  path @0 :Text;                    # relative, as an #include names it: no "..", not absolute
+  contents @1 :Data;
 }
 
 struct WorkerSetup {

@@ -3,7 +3,7 @@
 
 # Unit tests link the static libraries directly: no daemon, no loader.
 add_executable(fedcl_unit_tests unit/hosts_test.cpp unit/kernel_args_test.cpp unit/frame_test.cpp
-  unit/kernel_names_test.cpp unit/ptx_entries_test.cpp unit/host_cores_test.cpp unit/build_options_test.cpp unit/peer_inbox_test.cpp unit/node_paths_test.cpp
+  unit/kernel_names_test.cpp unit/ptx_entries_test.cpp unit/host_cores_test.cpp unit/build_options_test.cpp unit/build_includes_test.cpp unit/peer_inbox_test.cpp unit/node_paths_test.cpp
   unit/auth_test.cpp unit/daemon_config_test.cpp unit/slurm_nodelist_test.cpp unit/resend_buffer_test.cpp unit/send_queue_test.cpp
   unit/tls_pipe_test.cpp unit/tls_records_test.cpp unit/image_layout_test.cpp unit/region_pieces_test.cpp
   unit/kept_message_test.cpp unit/validity_map_test.cpp unit/collective_plan_test.cpp unit/handshake_limits_test.cpp)
