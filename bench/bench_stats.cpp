@@ -25,4 +25,14 @@ double load_average() {
   return load;
 }
 
+std::string byte_label(size_t bytes) {
+  static const char *const units[] = {"B", "KiB", "MiB", "GiB"};
+  int unit = 0;
+  while (unit < 3 && bytes >= 1024 && bytes % 1024 == 0) {
+    bytes /= 1024;
+    unit++;
+  }
+  return std::to_string(bytes) + units[unit];
+}
+
 }  // namespace bench

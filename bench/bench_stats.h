@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <string>
 #include <vector>
 
 namespace bench {
@@ -17,6 +18,9 @@ inline double now_us() {
 double quantile(std::vector<double> &samples, double q);
 inline double median(std::vector<double> &samples) { return quantile(samples, 0.5); }
 inline double p99(std::vector<double> &samples) { return quantile(samples, 0.99); }
+
+// A size as the metric names spell it: 64B, 4KiB, 16MiB, 1GiB (the largest unit that divides it).
+std::string byte_label(size_t bytes);
 
 // The machine's 1-minute load average (-1 if unknown), printed beside results: loaded machines move them.
 double load_average();

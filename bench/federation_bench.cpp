@@ -32,6 +32,7 @@ struct Workload {
 const Workload kWorkloads[] = {
     {"migrate", measure_migration, 2},
     {"event", measure_events, 2},
+    {"shared", measure_shared_chains, 2},
     {"split", measure_split, 1},
 };
 
@@ -59,13 +60,14 @@ int usage() {
                "                              [--steps N] [--event-reps N] [--max-migration MIB]\n"
                "       fedcl_federation_bench --report FILE...\n"
                "  --quick          fewer repetitions, migrations up to 256 MiB (a smoke run)\n"
-               "  --only LIST      workloads among migrate,event,split (default: all)\n"
+               "  --only LIST      workloads among migrate,event,shared,split (default: all)\n"
                "  --nodes N        the first N devices of the fedcl platform are the nodes; fewer is an error\n"
                "                   (default: all)\n"
                "  --split-nodes N  split NBody over 1 .. N nodes (default: up to 3)\n"
                "  --bodies N       split NBody size (default: 8192 on CPU devices, 131072 on GPUs)\n"
                "  --steps N        timed split steps per node count (default 10; 3 with --quick)\n"
                "  --event-reps N   event chains timed of each kind (default 2000; 200 with --quick)\n"
+               "  --shared-sizes LIST  the buffer sizes of the shared chains, in bytes (default 64,4096,65536)\n"
                "  --max-migration MIB  the largest migration, in MiB (default 1024; 256 with --quick): sizes\n"
                "                   go from 1 MiB by fours up to it\n"
                "  --report FILE... combine the outputs of runs (and fedcl_linkprobe's) into medians,\n"
@@ -108,6 +110,16 @@ int main(int argc, char **argv) {
         for (const Workload &w : kWorkloads) known = known || name == w.name;
         if (!known) return usage();
       }
+    } else if (arg == "--shared-sizes" && i + 1 < argc) {
+      plan.shared_sizes.clear();
+      std::istringstream list(argv[++i]);
+      std::string size;
+      while (std::getline(list, size, ',')) {
+        long bytes = 0;
+        if (!parse_count(size.c_str(), &bytes) || bytes % 4) return usage();  // whole words: the kernels' uints
+        plan.shared_sizes.push_back(size_t(bytes));
+      }
+      if (plan.shared_sizes.empty()) return usage();
     } else if (i + 1 < argc && parse_count(argv[i + 1], &n) &&
                (arg == "--nodes" || arg == "--split-nodes" || arg == "--bodies" || arg == "--steps" ||
                 arg == "--event-reps" || arg == "--max-migration")) {

@@ -92,6 +92,61 @@ double chain(Counter &first, Counter &second, bool flushed) {
   return elapsed;
 }
 
+// A chain that shares a buffer, as real programs' chains do: the writer's node fills `bytes` of it
+// (fed_fill, a new seed each time), the checker's node checks every word (fed_check) behind the
+// writer's event, then clFinish on the checker's queue. Across nodes the bytes move every time.
+struct SharedChain {
+  size_t words;
+  OwnedMem shared, stats;
+  OwnedKernel fill, check;
+  cl_command_queue writer, checker;
+  cl_uint seed = 0, runs = 0;
+
+  SharedChain(const Federation &fed, size_t bytes, cl_command_queue writer, cl_command_queue checker)
+      : words(bytes / sizeof(cl_uint)), shared(fed.buffer(bytes)), stats(fed.buffer(2 * sizeof(cl_uint))),
+        fill(fed.kernel(kFillKernel)), check(fed.kernel(kCheckKernel)), writer(writer), checker(checker) {
+    cl_uint n = cl_uint(words), zeros[2] = {0, 0};
+    cl_mem mem = shared, counts = stats;
+    bench::check(clSetKernelArg(fill, 0, sizeof mem, &mem), "clSetKernelArg");
+    bench::check(clSetKernelArg(fill, 1, sizeof n, &n), "clSetKernelArg");
+    bench::check(clSetKernelArg(check, 0, sizeof mem, &mem), "clSetKernelArg");
+    bench::check(clSetKernelArg(check, 1, sizeof n, &n), "clSetKernelArg");
+    bench::check(clSetKernelArg(check, 3, sizeof counts, &counts), "clSetKernelArg");
+    bench::check(clEnqueueWriteBuffer(checker, stats, CL_TRUE, 0, sizeof zeros, zeros, 0, nullptr, nullptr),
+                 "clEnqueueWriteBuffer");
+  }
+
+  double run() {
+    seed++;
+    runs++;
+    bench::check(clSetKernelArg(fill, 2, sizeof seed, &seed), "clSetKernelArg");
+    bench::check(clSetKernelArg(check, 2, sizeof seed, &seed), "clSetKernelArg");
+    size_t global = pattern_global_size(words);
+    cl_event written;
+    double start = now_us();
+    bench::check(clEnqueueNDRangeKernel(writer, fill, 1, nullptr, &global, nullptr, 0, nullptr, &written),
+                 "clEnqueueNDRangeKernel");
+    bench::check(clFlush(writer), "clFlush");
+    bench::check(clEnqueueNDRangeKernel(checker, check, 1, nullptr, &global, nullptr, 1, &written, nullptr),
+                 "clEnqueueNDRangeKernel");
+    bench::check(clFinish(checker), "clFinish");
+    double elapsed = now_us() - start;
+    bench::check(clReleaseEvent(written), "clReleaseEvent");
+    return elapsed;
+  }
+
+  // Every word the checker saw was the writer's of that run.
+  void expect(const char *what) {
+    cl_uint counts[2] = {};
+    bench::check(clEnqueueReadBuffer(checker, stats, CL_TRUE, 0, sizeof counts, counts, 0, nullptr, nullptr),
+                 "clEnqueueReadBuffer");
+    if (counts[0] != 0 || counts[1] != runs * words)
+      throw std::runtime_error(std::string("events: ") + what + ": " + std::to_string(counts[0]) + " of " +
+                               std::to_string(counts[1]) + " words checked were wrong (" +
+                               std::to_string(runs * words) + " expected)");
+  }
+};
+
 }  // namespace
 
 Measures measure_events(Federation &fed, const FederationPlan &plan) {
@@ -149,6 +204,35 @@ Measures measure_events(Federation &fed, const FederationPlan &plan) {
           {"event.launch.federated.median", "us", median(federated)},
           {"event.launch.alone.median", "us", median(by_itself)},
           {"event.launch.extra.median", "us", median(federated) - median(by_itself)}};
+}
+
+Measures measure_shared_chains(Federation &fed, const FederationPlan &plan) {
+  if (fed.nodes.size() < 2) throw std::runtime_error("shared chains need two nodes");
+  const Node &a = fed.nodes[0], &b = fed.nodes[1];
+  const int warmup = 50, reps = plan.count(plan.event_reps);
+  Measures rows;
+  for (size_t bytes : plan.shared_sizes) {
+    SharedChain across(fed, bytes, a.queue, b.queue), within(fed, bytes, a.queue, a.second);
+    std::vector<double> times_across, times_within;
+    for (int r = -warmup; r < reps; r++) {
+      double c = across.run();
+      double s = within.run();
+      if (r < 0) continue;
+      times_across.push_back(c);
+      times_within.push_back(s);
+    }
+    std::string label = byte_label(bytes);
+    across.expect(("a " + label + " buffer written on node 0, checked on node 1").c_str());
+    within.expect(("a " + label + " buffer written and checked on node 0").c_str());
+    std::string row = "event.shared." + label;
+    rows.push_back({row + ".cross_node.median", "us", median(times_across)});
+    rows.push_back({row + ".cross_node.p99", "us", p99(times_across)});
+    rows.push_back({row + ".same_node.median", "us", median(times_within)});
+    rows.push_back({row + ".same_node.p99", "us", p99(times_within)});
+    rows.push_back({row + ".extra.median", "us", median(times_across) - median(times_within)});
+    rows.push_back({row + ".extra.p99", "us", p99(times_across) - p99(times_within)});
+  }
+  return rows;
 }
 
 }  // namespace bench

@@ -11,10 +11,6 @@ namespace bench {
 
 namespace {
 
-std::string size_label(size_t bytes) {
-  return bytes >= (size_t(1) << 30) ? std::to_string(bytes >> 30) + "GiB" : std::to_string(bytes >> 20) + "MiB";
-}
-
 // Repetitions per size: about 1 GiB moved per size, at least 3 and at most 20 (a quarter, at least
 // 2, with --quick), after one warm-up.
 int repetitions(size_t bytes, const FederationPlan &plan) {
@@ -118,7 +114,7 @@ Measures measure_migration(Federation &fed, const FederationPlan &plan) {
       migration.verify(1, seed);
       if (r >= 0) moved.push_back(time);
     }
-    const std::string name = "migrate." + size_label(bytes);
+    const std::string name = "migrate." + byte_label(bytes);
     double time_us = median(moved);
     out.push_back({name + ".time", "ms", time_us / 1000});
     out.push_back({name, "MiB/s", bytes / double(1 << 20) / (time_us * 1e-6)});

@@ -99,6 +99,11 @@ std::vector<Target> targets(const Table &table) {
                   metric("event.extra.median.direct"), metric("link.peer.tcp_rtt.median")});
   list.push_back({"event.extra.p99", "cross-node event extra cost, p99 <= 2 link RTT (median)", "us", true,
                   metric("event.extra.p99.direct"), metric("link.peer.tcp_rtt.median", 2)});
+  list.push_back({"event.shared.64B.extra.median",
+                  "a 64 B buffer written on one node, read on another behind the event: extra cost, median <= 2 link RTT",
+                  "us", true, metric("event.shared.64B.extra.median.direct"), metric("link.peer.tcp_rtt.median", 2)});
+  list.push_back({"event.shared.64B.extra.p99", "the same chain's extra cost, p99 <= 4 link RTT (median)", "us", true,
+                  metric("event.shared.64B.extra.p99.direct"), metric("link.peer.tcp_rtt.median", 4)});
   list.push_back({"split.2.speedup", "split step on 2 nodes >= 1.7x one node", "x", false,
                   metric("split.2.speedup.direct"), [](const Table &) { return 1.7; }});
   list.push_back({"split.3.speedup", "split step on 3 nodes >= 2.4x one node", "x", false,
@@ -168,6 +173,9 @@ int report_federation(const std::vector<std::string> &files) {
     std::printf("# event.extra.median.direct = %.3g link RTTs (link.peer.tcp_rtt.median %.4g us)\n",
                 table.get("event.extra.median.direct") / table.get("link.peer.tcp_rtt.median"),
                 table.get("link.peer.tcp_rtt.median"));
+  if (table.has("event.shared.64B.extra.median.direct") && table.has("link.peer.tcp_rtt.median"))
+    std::printf("# event.shared.64B.extra.median.direct = %.3g link RTTs\n",
+                table.get("event.shared.64B.extra.median.direct") / table.get("link.peer.tcp_rtt.median"));
   return report_targets(table);
 }
 

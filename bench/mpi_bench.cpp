@@ -103,12 +103,6 @@ bool round_trip_intact(Device &d, cl_mem buffer, size_t size) {
   return words == back;
 }
 
-std::string size_name(size_t size) {
-  if (size >= (1 << 20)) return std::to_string(size >> 20) + "MiB";
-  if (size >= (1 << 10)) return std::to_string(size >> 10) + "KiB";
-  return std::to_string(size) + "B";
-}
-
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -144,7 +138,7 @@ int main(int argc, char **argv) {
     std::sort(sizes.begin(), sizes.end());
     for (size_t size : sizes) {
       int reps = size <= (1 << 20) ? (quick ? 10 : 50) : size <= (16 << 20) ? (quick ? 3 : 10) : 5;
-      if (!round_trip_intact(d, buffer, size)) throw std::runtime_error("the commands delivered wrong bytes at " + size_name(size));
+      if (!round_trip_intact(d, buffer, size)) throw std::runtime_error("the commands delivered wrong bytes at " + byte_label(size));
       struct Path {
         const char *name;
         Hop hop;
@@ -164,7 +158,7 @@ int main(int argc, char **argv) {
       for (size_t p = 0; p < kPaths; p++) {
         double us = median(samples[p]);
         if (rank == 0)
-          std::printf("mpi.%s.%s %.1f us %.1f MiB/s\n", paths[p].name, size_name(size).c_str(), us,
+          std::printf("mpi.%s.%s %.1f us %.1f MiB/s\n", paths[p].name, byte_label(size).c_str(), us,
                       double(size) / (1 << 20) / (us * 1e-6));
       }
       std::fflush(stdout);

@@ -2,7 +2,13 @@
 
 #include <algorithm>
 
+#include "log.h"
+
 namespace fedcld {
+
+std::string auth_throttle_key(const std::string &address, const std::string &user) {
+  return user.empty() ? address : address + " as user " + log_quote(user);
+}
 
 uint64_t AuthThrottle::delay(uint64_t failures) const {
   if (failures < kFreeFailures) return 0;
@@ -10,8 +16,8 @@ uint64_t AuthThrottle::delay(uint64_t failures) const {
   return std::min(kFirstDelayMs << doublings, kMaxDelayMs);
 }
 
-uint64_t AuthThrottle::verdict_at(const std::string &address, uint64_t now) {
-  auto found = bursts_.find(address);
+uint64_t AuthThrottle::verdict_at(const std::string &who, uint64_t now) {
+  auto found = bursts_.find(who);
   if (found == bursts_.end()) return now;
   Burst &burst = found->second;
   if (now - burst.last_failure > kQuietMs) {
@@ -26,17 +32,17 @@ uint64_t AuthThrottle::verdict_at(const std::string &address, uint64_t now) {
   return at;
 }
 
-AuthThrottle::Failure AuthThrottle::failed(const std::string &address, uint64_t now) {
+uint64_t AuthThrottle::failed(const std::string &who, uint64_t now) {
   if (bursts_.size() >= kMaxAddresses) forget_quiet(now);
-  Burst &burst = bursts_[address];
+  Burst &burst = bursts_[who];
   if (now - burst.last_failure > kQuietMs) burst = Burst{};
   burst.failures++;
   burst.last_failure = now;
-  return {burst.failures, burst.failures == kFreeFailures};
+  return burst.failures;
 }
 
-uint64_t AuthThrottle::passed(const std::string &address) {
-  auto found = bursts_.find(address);
+uint64_t AuthThrottle::passed(const std::string &who) {
+  auto found = bursts_.find(who);
   if (found == bursts_.end()) return 0;
   uint64_t failures = found->second.failures;
   bursts_.erase(found);

@@ -110,7 +110,14 @@ void CommandBuffer::update(ObjectTable &objects, wire::Request::UpdateCommand::R
   g.has_local = g.has_local || request.getLocal().size();
 }
 
+void CommandBuffer::refused(const RequestError &error, const char *what) {
+  if (failed_ != CL_SUCCESS) return;  // the first reason is the one to fix
+  failed_ = error.status;
+  failure_ = std::string("the command buffer cannot run: ") + what + " failed: " + error.message;
+}
+
 void CommandBuffer::replay(cl_command_queue queue, bool in_order, const std::vector<cl_event> &wait, cl_event *event) {
+  if (failed_ != CL_SUCCESS) fail(failed_, failure_);
   auto run = [](const Recorded &recorded, cl_command_queue q, const std::vector<cl_event> &deps, cl_event *out) {
     check(recorded.command.enqueue(q, cl_uint(deps.size()), deps.empty() ? nullptr : deps.data(), out),
           recorded.command.call);
@@ -165,17 +172,36 @@ void exec_create_command_buffer(Call &call, wire::Request::CreateCommandBuffer::
   objects.add(request.getId(), ObjectKind::command_buffer, new CommandBuffer(queue.queue->in_order), queue.context);
 }
 
+namespace {
+
+// The command buffer a recording or an update names, with the context its errors are told to.
+CommandBuffer *command_buffer_of(Call &call, uint64_t id) {
+  call.object = id;
+  Object &object = call.session.objects().get(id, ObjectKind::command_buffer);
+  call.context = object.context;
+  return static_cast<CommandBuffer *>(object.handle);
+}
+
+}  // namespace
+
 void exec_record_command(Call &call, wire::Request::RecordCommand::Reader request) {
-  call.object = request.getCommandBuffer();
-  ObjectTable &objects = call.session.objects();
-  auto *buffer = objects.handle<CommandBuffer *>(request.getCommandBuffer(), ObjectKind::command_buffer);
-  buffer->record(objects, request.getWaitFor(), request.getCommand());
+  CommandBuffer *buffer = command_buffer_of(call, request.getCommandBuffer());
+  try {
+    buffer->record(call.session.objects(), request.getWaitFor(), request.getCommand());
+  } catch (const RequestError &error) {
+    buffer->refused(error, "recording a command");
+    throw;
+  }
 }
 
 void exec_update_command(Call &call, wire::Request::UpdateCommand::Reader request) {
-  call.object = request.getCommandBuffer();
-  ObjectTable &objects = call.session.objects();
-  objects.handle<CommandBuffer *>(request.getCommandBuffer(), ObjectKind::command_buffer)->update(objects, request);
+  CommandBuffer *buffer = command_buffer_of(call, request.getCommandBuffer());
+  try {
+    buffer->update(call.session.objects(), request);
+  } catch (const RequestError &error) {
+    buffer->refused(error, "updating a command");
+    throw;
+  }
 }
 
 void exec_enqueue_command_buffer(Call &call, wire::Request::EnqueueCommandBuffer::Reader request) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "device_commands.h"
@@ -33,6 +34,10 @@ class CommandBuffer {
   // backend refuses one.
   void replay(cl_command_queue queue, bool in_order, const std::vector<cl_event> &wait, cl_event *event);
 
+  // A recording or an update the buffer refused: the client took it as done, so every replay from
+  // now on fails with it (what it was told to run, it can no longer run).
+  void refused(const RequestError &error, const char *what);
+
  private:
   struct Recorded {
     DeviceCommand command;
@@ -46,6 +51,8 @@ class CommandBuffer {
   std::vector<Recorded> commands_;
   std::vector<cl_mem> held_mems_;        // one reference each, for as long as the buffer lives
   std::vector<cl_kernel> own_kernels_;
+  cl_int failed_ = CL_SUCCESS;  // refused()
+  std::string failure_;
 };
 
 void exec_create_command_buffer(Call &call, wire::Request::CreateCommandBuffer::Reader request);

@@ -48,6 +48,8 @@ class DaemonCounters {
  public:
   void session_started() { sessions_started_++; }
   void refused(cl_int status);
+  // A stranger's connection closed to make room for a newer one (handshake_limits.h).
+  void pushed_out() { pushed_out_++; }
   void worker_failed(bool hung) { (hung ? worker_hangs_ : worker_crashes_)++; }
   // A session worker is gone: what its board counted stays in the totals.
   void retire(const WorkerBoard &board);
@@ -57,12 +59,14 @@ class DaemonCounters {
   uint64_t sessions_started() const { return sessions_started_; }
   uint64_t refused(Refusal refusal) const { return refused_[size_t(refusal)]; }
   uint64_t refused_total() const;
+  uint64_t pushed_out_total() const { return pushed_out_; }
   uint64_t worker_crashes() const { return worker_crashes_; }
   uint64_t worker_hangs() const { return worker_hangs_; }
 
  private:
   uint64_t sessions_started_ = 0;
   uint64_t refused_[kRefusalKinds] = {};
+  uint64_t pushed_out_ = 0;
   uint64_t worker_crashes_ = 0, worker_hangs_ = 0;
   DaemonTotals retired_;
 };

@@ -168,6 +168,20 @@ std::string max_sessions(const std::string &text, DaemonSettings &s) {
   return {};
 }
 
+std::string max_handshakes(const std::string &text, DaemonSettings &s) {
+  unsigned long long count = 0;
+  if (!parse_count(text, &count) || count == 0 || count > 1000000) return "wants a number of 1 to 1000000, not '" + text + "'";
+  s.server.max_handshakes = count;
+  return {};
+}
+
+std::string max_handshakes_per_address(const std::string &text, DaemonSettings &s) {
+  unsigned long long count = 0;
+  if (!parse_count(text, &count) || count == 0 || count > 1000000) return "wants a number of 1 to 1000000, not '" + text + "'";
+  s.server.max_handshakes_per_address = count;
+  return {};
+}
+
 std::string spare_workers(const std::string &text, DaemonSettings &s) {
   unsigned long long count = 0;
   if (!parse_count(text, &count) || count > 64) return "wants a number of 0 to 64, not '" + text + "'";
@@ -397,7 +411,8 @@ const std::vector<DaemonOption> &daemon_options() {
                          "system's)", true, tls_ca},
       {"peer-address", "HOST:PORT", "where other fedcld daemons reach this one for daemon-to-daemon data and\n"
                                     "event signals (e.g. a faster data network); listened on as well as\n"
-                                    "--listen. Default: the address each client reached it by", true, peer_address},
+                                    "--listen. Default: the host each client dialled and the port it reached", true,
+       peer_address},
       {"local-socket", "PATH|auto|no", "also listen on this Unix socket: programs and daemons of this host reach\n"
                                        "this daemon there instead of over TCP (their bulk bytes through shared\n"
                                        "memory); auto, the default: fedcld-PORT.sock in $RUNTIME_DIRECTORY\n"
@@ -415,6 +430,12 @@ const std::vector<DaemonOption> &daemon_options() {
                            "folder DIR/USER on this node (clEnqueueWriteBufferFromNodeFile...);\n"
                            "without it, no file is served", true, file_root},
       {"max-sessions", "N", "refuse sessions beyond N at once (default 256)", true, max_sessions},
+      {"max-handshakes", "N", "connections whose other side has not proved itself yet, at once; a new one\n"
+                              "past N closes the oldest of them (default: 16384, or 1024 with --tls, as\n"
+                              "far as the open-file limit leaves room beside --max-sessions)", true, max_handshakes},
+      {"max-handshakes-per-address", "N", "the same from one address (IPv6: one /64); a new one past N closes that\n"
+                                          "address's oldest (default: --max-sessions, at least 64)", true,
+       max_handshakes_per_address},
       {"spare-workers", "N", "session workers (each session runs in a process of its own) started ahead,\n"
                              "the backend loaded, so that a session starts at once (default 2)", true, spare_workers},
       {"worker-hang-timeout", "SECONDS", "a session worker whose loop stands still this long (stuck in a backend\n"
@@ -429,7 +450,7 @@ const std::vector<DaemonOption> &daemon_options() {
                                      "saves are that account's); users without one, or root, are refused.\n"
                                      "Needs fedcld started as root (default no)", true, session_accounts},
       {"session-open-files", "N", "file descriptors one session's worker may have open (its RLIMIT_NOFILE;\n"
-                                    "default: the daemon's own)", true, session_open_files},
+                                    "default: the daemon's own, raised to its hard limit at start)", true, session_open_files},
       {"max-memory", "SIZE", "device memory one session may allocate, e.g. 4G or 512M (default: no limit)",
        true, max_memory},
       {"completion", "MODE", "how completion is learnt: callback, wait (a waiting thread per queue as\n"

@@ -81,6 +81,8 @@ cl_event *event_out(Call &call, Resolved &resolved);
 // The slot of the session's shared memory the request named for its reply (shared_memory.h), else
 // memory of its own.
 std::shared_ptr<uint8_t[]> read_buffer_for(Call &call, uint64_t size);
+// Memory of the session's own, whatever the request asked (bytes that go to a peer, not the client).
+std::shared_ptr<uint8_t[]> read_buffer_for(Session &session, uint64_t size);
 void track_read(Call &call, Resolved &resolved, std::shared_ptr<uint8_t[]> data, uint64_t size,
                 Session::Payload kind = Session::Payload::owned);
 

@@ -85,11 +85,15 @@ void track(Call &call, Resolved &resolved, CompletionHandler extra, bool notify)
 // queue's latest commands have none.
 cl_event *event_out(Call &call, Resolved &resolved) { return call.event ? &resolved.event : nullptr; }
 
-std::shared_ptr<uint8_t[]> read_buffer_for(Call &call, uint64_t size) {
-  if (auto shared = shared_reply_memory(call, size)) return shared;
-  std::shared_ptr<uint8_t[]> data = call.session.stage(size);
+std::shared_ptr<uint8_t[]> read_buffer_for(Session &session, uint64_t size) {
+  std::shared_ptr<uint8_t[]> data = session.stage(size);
   if (!data) fail(CL_OUT_OF_HOST_MEMORY, "fedcld cannot allocate " + std::to_string(size) + " bytes to read into");
   return data;
+}
+
+std::shared_ptr<uint8_t[]> read_buffer_for(Call &call, uint64_t size) {
+  if (auto shared = shared_reply_memory(call, size)) return shared;
+  return read_buffer_for(call.session, size);
 }
 
 void track_read(Call &call, Resolved &resolved, std::shared_ptr<uint8_t[]> data, uint64_t size, Session::Payload kind) {

@@ -7,17 +7,18 @@
 // itself the same way on a fresh challenge, and the connection goes to the worker that keeps its
 // session.
 //
-// A connection gets one proof. Its verdict waits for the address's turn when the address has been
-// failing (auth_throttle.h). A wrong key and an unknown user are refused alike: same work
-// (KeyStore's decoy key), same answer, same log line. A proof that holds is then checked to name
-// this daemon as the host dialled (daemon_names.h): a DNS lookup at worst, and only for a client
-// that holds a key, so that strangers cannot make fedcld ask DNS anything.
+// A connection gets one proof, checked when it arrives. One that holds is answered at once; one
+// that fails is answered at its turn when its address has been failing for that user
+// (auth_throttle.h). A wrong key and an unknown user are refused alike: same work (KeyStore's decoy
+// key), same answer, same log line. A proof that holds is then checked to name this daemon as the
+// host dialled (daemon_names.h): a DNS lookup at worst, and only for a client that holds a key, so
+// that strangers cannot make fedcld ask DNS anything.
 #include <capnp/message.h>
 #include <capnp/serialize.h>
 
-#include <arpa/inet.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "auth.h"
@@ -34,6 +35,9 @@ namespace {
 constexpr const char kPlainRefused[] =
     "this fedcld takes TLS connections only, and the client connected without TLS (set FEDCL_TLS to cert or psk)";
 
+// How a refusal names the key a proof was checked against.
+std::string whose_key(const std::string &user) { return user.empty() ? std::string("the cluster key") : "user " + log_quote(user); }
+
 // "" when the other side speaks this daemon's protocol, else why not.
 std::string version_mismatch(uint32_t version) {
   if (version == wire::PROTOCOL_VERSION) return {};
@@ -41,29 +45,18 @@ std::string version_mismatch(uint32_t version) {
          ", fedcld speaks " + std::to_string(wire::PROTOCOL_VERSION);
 }
 
-// Whose failures count together (AuthThrottle): the peer's address without its port, an IPv6 one
-// by its /64, which one machine can fill with addresses; on the local socket, the user the kernel
-// names.
-std::string throttle_key(const Session &session) {
-  if (session.local()) return "local uid " + std::to_string(session.peer_uid());
-  std::string host = fedcl::tls_host_of(session.peer());
-  unsigned char bytes[16];
-  if (inet_pton(AF_INET6, host.c_str(), bytes) != 1) return host;
-  std::memset(bytes + 8, 0, 8);
-  char text[INET6_ADDRSTRLEN] = {};
-  inet_ntop(AF_INET6, bytes, text, sizeof text);
-  return std::string(text) + "/64";
-}
+// The proof's verdict: at once when it holds, at turn (AuthThrottle) when it fails.
+void give_verdict(Listener &listener, Session &session, const std::string &who, uint64_t turn);
 
-// The proof's verdict, once the address's turn has come.
-void give_verdict(Listener &listener, Session &session);
+// Refuses the proof at its turn (logged as a stranger's end: a line per address and interval).
+void refuse_at(Listener &listener, Session &session, uint64_t turn, StrangerEnd end, const std::string &why);
 
 struct Handshake {
   Listener &listener;
   Session &session;
   uint64_t seq;
 
-  void refuse(const std::string &why) { listener.refuse(session, seq, CL_INVALID_PLATFORM, why); }
+  void refuse(StrangerEnd end, const std::string &why) { listener.refuse_stranger(session, seq, end, why); }
 
   // On a daemon with a key: remembers the client's nonce and sends the challenge that its proof
   // must answer (authenticate); without one, the handshake is done.
@@ -71,8 +64,9 @@ struct Handshake {
     if (!listener.keys().requires_key()) return done(listener, session, seq, nullptr);
     Session::Handshake &state = session.handshake;
     // An older client sends the key itself: never take it, even when it is right.
-    if (sent_key) return refuse("the client sent its key in the clear (an older fedcl?); this fedcld takes only a proof of it");
-    if (client_nonce.size() != fedcl::kNonceBytes) return refuse("the client's first request carries no valid nonce");
+    if (sent_key)
+      return refuse(StrangerEnd::refused, "the client sent its key in the clear (an older fedcl?); this fedcld takes only a proof of it");
+    if (client_nonce.size() != fedcl::kNonceBytes) return refuse(StrangerEnd::frame, "the client's first request carries no valid nonce");
     state.hello_nonce.assign(client_nonce.begin(), client_nonce.end());
     fedcl::Nonce nonce = fedcl::fresh_nonce();
     state.challenge_nonce.assign(nonce.begin(), nonce.end());
@@ -106,15 +100,16 @@ struct Handshake {
   // The first request of a connection: checked alike, whatever it opens.
   bool opening(uint32_t version, capnp::Text::Reader daemon) {
     if (session.handshake.challenged) {
+      session.stranger_end = StrangerEnd::frame;
       session.close("a second opening request during the handshake");
       return false;
     }
     if (session.plaintext_refused) {
-      refuse(kPlainRefused);
+      refuse(StrangerEnd::plaintext, kPlainRefused);
       return false;
     }
     std::string mismatch = version_mismatch(version);
-    if (!mismatch.empty()) refuse(mismatch);
+    if (!mismatch.empty()) refuse(StrangerEnd::version, mismatch);
     session.handshake.daemon = daemon;
     return mismatch.empty();
   }
@@ -149,34 +144,28 @@ struct Handshake {
 
   void authenticate(wire::AuthProof::Reader answer) {
     Session::Handshake &state = session.handshake;
-    if (!state.challenged) return session.close("a proof without a challenge");
-    if (state.proved) return session.close("a second proof on one connection");
+    if (!state.challenged || state.proved) {
+      session.stranger_end = StrangerEnd::frame;
+      return session.close(state.proved ? "a second proof on one connection" : "a proof without a challenge");
+    }
     state.proved = true;
     state.proof.assign(answer.getProof().begin(), answer.getProof().end());
     state.proof_seq = seq;
     uint64_t now = uv_now(listener.loop());
-    uint64_t at = listener.throttle().verdict_at(throttle_key(session), now);
-    if (at == AuthThrottle::kBusy)
-      return listener.refuse(session, seq, CL_INVALID_PLATFORM,
-                             "too many wrong keys from this address lately: its proofs are not checked for a while", true);
-    if (at <= now) return give_verdict(listener, session);
-    struct Wait {
-      uv_timer_t timer;
-      Listener *listener;
-      std::weak_ptr<Session> session;
-    };
-    auto *wait = new Wait{{}, &listener, session.shared_from_this()};
-    uv_timer_init(listener.loop(), &wait->timer);
-    wait->timer.data = wait;
-    uv_timer_start(&wait->timer, [](uv_timer_t *timer) {
-      auto *wait = static_cast<Wait *>(timer->data);
-      if (auto session = wait->session.lock(); session && !session->closed()) give_verdict(*wait->listener, *session);
-      uv_close(reinterpret_cast<uv_handle_t *>(timer), [](uv_handle_t *h) { delete static_cast<Wait *>(h->data); });
-    }, at - now, 0);
+    std::string who = auth_throttle_key(session.address_key(), state.identity);
+    uint64_t turn = listener.throttle().verdict_at(who, now);
+    if (turn == AuthThrottle::kBusy)
+      return listener.refuse_stranger(session, seq, StrangerEnd::key,
+                                      "too many wrong keys for " + whose_key(state.identity) +
+                                          " from this address lately: its proofs are not checked for a while");
+    // The proof is in: the connection waits for its verdict's turn (and a lookup), not longer.
+    session.handshake_deadline = std::max(session.handshake_deadline, turn + kVerdictDeadlineMs);
+    give_verdict(listener, session, who, turn);
   }
 
   // The handshake is done (proof: the daemon's own, where it has a key): what it was for follows.
   static void done(Listener &listener, Session &session, uint64_t seq, const fedcl::Proof *proof) {
+    listener.verified(session);
     const Session::Handshake &state = session.handshake;
     if (state.status_request) return listener.send_status(session, seq, proof);
     if (state.resuming) return listener.resume_session(session, seq, proof);
@@ -184,11 +173,17 @@ struct Handshake {
   }
 };
 
-void give_verdict(Listener &listener, Session &session) {
+void refuse_at(Listener &listener, Session &session, uint64_t turn, StrangerEnd end, const std::string &why) {
+  listener.at_turn(session, turn, [&listener, end, why](Session &session) {
+    listener.refuse_stranger(session, session.handshake.proof_seq, end, why);
+  });
+}
+
+void give_verdict(Listener &listener, Session &session, const std::string &who, uint64_t turn) {
   const Session::Handshake &state = session.handshake;
   uint64_t seq = state.proof_seq;
-  std::string address = throttle_key(session);
-  if (state.proof.empty()) return listener.refuse(session, seq, CL_INVALID_PLATFORM, "the client has no key (this fedcld requires one)");
+  if (state.proof.empty())
+    return refuse_at(listener, session, turn, StrangerEnd::refused, "the client has no key (this fedcld requires one)");
   capnp::Data::Reader challenge(state.challenge_nonce.data(), state.challenge_nonce.size());
   capnp::Data::Reader client_nonce(state.hello_nonce.data(), state.hello_nonce.size());
   fedcl::AuthBinding binding{session.channel_binding(), state.daemon, state.resuming ? state.resume_token : std::string()};
@@ -196,17 +191,11 @@ void give_verdict(Listener &listener, Session &session) {
   fedcl::Proof expected = fedcl::auth_proof(key.view(), fedcl::AuthRole::client, challenge, client_nonce, state.identity, binding);
   capnp::Data::Reader received(state.proof.data(), state.proof.size());
   if (!fedcl::auth_proof_matches(expected, received)) {
-    AuthThrottle::Failure failure = listener.throttle().failed(address, uv_now(listener.loop()));
-    bool slowed = failure.failures > AuthThrottle::kFreeFailures;
-    if (failure.slowing_starts)
-      FEDCLD_LOG(warn, "%s: %llu failed proofs in a row; its handshakes' verdicts are slowed from now on (the "
-                       "failures of this burst are not logged one by one)", address.c_str(),
-                 (unsigned long long)failure.failures);
-    std::string who = state.identity.empty() ? std::string("the cluster key") : "user " + log_quote(state.identity);
-    return listener.refuse(session, seq, CL_INVALID_PLATFORM, "wrong key for " + who + " (or no key here for it)", slowed);
+    listener.throttle().failed(who, uv_now(listener.loop()));
+    return refuse_at(listener, session, turn, StrangerEnd::key, "wrong key for " + whose_key(state.identity) + " (or no key here for it)");
   }
-  if (uint64_t failures = listener.throttle().passed(address); failures > AuthThrottle::kFreeFailures)
-    FEDCLD_LOG(warn, "%s proved a key after %llu failed proofs: its handshakes are no longer slowed", address.c_str(),
+  if (uint64_t failures = listener.throttle().passed(who); failures > AuthThrottle::kFreeFailures)
+    FEDCLD_LOG(warn, "%s proved a key after %llu failed proofs: its handshakes are no longer slowed", who.c_str(),
                (unsigned long long)failures);
   fedcl::Proof mine = fedcl::auth_proof(key.view(), fedcl::AuthRole::daemon, challenge, client_nonce, state.identity, binding);
   std::weak_ptr<Session> weak = session.shared_from_this();
@@ -232,7 +221,9 @@ void execute_handshake(Listener &listener, Session &session, Frame &frame) {
     case wire::Request::RESUME: return handshake.resume(request.getResume());
     case wire::Request::DAEMON_STATUS: return handshake.status(request.getDaemonStatus());
     case wire::Request::AUTHENTICATE: return handshake.authenticate(request.getAuthenticate());
-    default: session.close("a request before the handshake was done");
+    default:
+      session.stranger_end = StrangerEnd::frame;
+      session.close("a request before the handshake was done");
   }
 }
 

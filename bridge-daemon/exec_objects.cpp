@@ -174,7 +174,7 @@ void exec_create_user_event(Call &call, wire::Request::CreateUserEvent::Reader r
   cl_event event = clCreateUserEvent(context, &err);
   check(err, "clCreateUserEvent");
   objects.add(request.getId(), ObjectKind::event, event, context);
-  if (request.getSignalledBy() != 0) stand_in_created(call.session, request.getId(), event, request.getSignalledBy());
+  if (request.getSignalledBy() != 0) exec_create_stand_in(call, request, event);
 }
 
 void exec_set_user_event_status(Call &call, wire::Request::SetUserEventStatus::Reader request) {

@@ -60,6 +60,7 @@ void Session::end_handed_over(const std::string &why) {
 
 std::string Session::install_link(SessionLink *link, fedcl::wire::HandedConnection::Reader state) {
   link_ = link;
+  link_open_ = true;
   link_->stream()->data = this;
   peer_ = state.getPeer();
   size_t colon = peer_.rfind(':');

@@ -1,5 +1,6 @@
 #include "listener.h"
 
+#include <malloc.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -7,6 +8,7 @@
 
 #include <capnp/message.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "control_channel.h"
@@ -29,6 +31,27 @@ int bind_to(uv_tcp_t *listener, const std::string &host, int port) {
   int err = uv_ip4_addr(host.c_str(), port, reinterpret_cast<sockaddr_in *>(&addr));
   if (err != 0) err = uv_ip6_addr(host.c_str(), port, reinterpret_cast<sockaddr_in6 *>(&addr));
   return err != 0 ? err : uv_tcp_bind(listener, reinterpret_cast<sockaddr *>(&addr), 0);
+}
+
+constexpr uint64_t kListenerTickMs = 1000;
+// Connections the kernel queues for accept (capped by net.core.somaxconn). With 128, a flood's
+// connections filled the queue and an honest client's SYN was dropped: its session started after
+// the SYN's first retransmission, a second later (bench/flood_bench.cpp, 10,000 connections).
+constexpr int kListenBacklog = 4096;
+// Connections accepted per turn of the loop: the rest wait for the next turn, so that the loop reads
+// what the connections already accepted sent (an honest client's Hello) between batches. Accepting
+// the whole queue at once, 4096 deep, let a flood's burst push out an honest connection accepted in
+// the same burst before its Hello was read.
+constexpr unsigned kAcceptsPerTurn = 128;
+// The heap is given back to the system (malloc_trim) once this many strangers came and went and at
+// most kTrimBelow connections remain: what a flood's connections held is free then, but glibc keeps
+// it (their buffers were freed between the allocations of others, so the heap's top cannot shrink).
+constexpr size_t kTrimAfterStrangers = 256;
+constexpr size_t kTrimBelow = 64;
+
+rlim_t open_file_limit() {
+  rlimit files{};
+  return getrlimit(RLIMIT_NOFILE, &files) == 0 ? files.rlim_cur : 1024;
 }
 
 // A hand-over waiting for what the main process wrote to the connection to leave first.
@@ -79,6 +102,7 @@ Listener::Listener(uv_loop_t *loop, DaemonSettings settings)
     : Server(loop, settings.server, random_id()),
       settings_(std::move(settings)),
       keys_(settings_.server.key, settings_.server.key_list),
+      handshakes_(handshake_caps(settings_.server, open_file_limit())),
       metrics_(loop, [this] { return metrics_exposition(*this); }),
       node_files_(loop, settings_.server.file_root, [this](uint64_t id, std::string *user, NodeOwner *account) {
         const Worker *worker = workers_.by_id(id);
@@ -95,6 +119,10 @@ Listener::Listener(uv_loop_t *loop, DaemonSettings settings)
   uv_signal_init(loop, &sigint_);
   uv_signal_init(loop, &sigterm_);
   sigint_.data = sigterm_.data = this;
+  uv_timer_init(loop, &tick_);
+  tick_.data = this;
+  uv_check_init(loop, &turn_end_);
+  turn_end_.data = this;
 }
 
 Listener::~Listener() = default;
@@ -174,15 +202,25 @@ std::string Listener::bind_local() {
 }
 
 int Listener::listen() {
-  int err = uv_listen(reinterpret_cast<uv_stream_t *>(&listener_), 128, on_connection);
-  if (err == 0 && peer_listening_) err = uv_listen(reinterpret_cast<uv_stream_t *>(&peer_listener_), 128, on_connection);
-  if (err == 0 && !local_socket_.empty()) err = uv_listen(reinterpret_cast<uv_stream_t *>(&local_listener_), 128, on_connection);
+  int err = uv_listen(reinterpret_cast<uv_stream_t *>(&listener_), kListenBacklog, on_connection);
+  if (err == 0 && peer_listening_) err = uv_listen(reinterpret_cast<uv_stream_t *>(&peer_listener_), kListenBacklog, on_connection);
+  if (err == 0 && !local_socket_.empty()) err = uv_listen(reinterpret_cast<uv_stream_t *>(&local_listener_), kListenBacklog, on_connection);
   if (err != 0) return err;
   start_watch();
   keys_.watch(loop());
   peers_.start();
   uv_signal_start(&sigint_, on_signal, SIGINT);
   uv_signal_start(&sigterm_, on_signal, SIGTERM);
+  uv_timer_start(&tick_, [](uv_timer_t *timer) { static_cast<Listener *>(timer->data)->tick(); }, kListenerTickMs, kListenerTickMs);
+  uv_unref(reinterpret_cast<uv_handle_t *>(&tick_));
+  uv_check_start(&turn_end_, [](uv_check_t *check) { static_cast<Listener *>(check->data)->turn_ended(); });
+  uv_unref(reinterpret_cast<uv_handle_t *>(&turn_end_));
+  const HandshakeCaps &caps = handshakes_.caps();
+  FEDCLD_LOG(info, "open files: %llu; handshakes at once: %zu, %zu per address (%zu descriptors kept for %zu sessions and the rest)",
+             (unsigned long long)open_file_limit(), caps.total, caps.per_address, caps.reserved, options_.max_sessions);
+  if (caps.total + caps.reserved > open_file_limit())
+    FEDCLD_LOG(warn, "the open-file limit (%llu) is too low for %zu sessions and %zu handshakes at once: raise it (LimitNOFILE) "
+                     "or lower --max-sessions or --max-handshakes", (unsigned long long)open_file_limit(), options_.max_sessions, caps.total);
   workers_.start();
   return 0;
 }
@@ -206,6 +244,11 @@ void Listener::close() {
   }
   uv_close(reinterpret_cast<uv_handle_t *>(&sigint_), nullptr);
   uv_close(reinterpret_cast<uv_handle_t *>(&sigterm_), nullptr);
+  uv_close(reinterpret_cast<uv_handle_t *>(&tick_), nullptr);
+  uv_close(reinterpret_cast<uv_handle_t *>(&turn_end_), nullptr);
+  deferred_accepts_.clear();
+  for (const StrangerLog::Line &line : stranger_log_.ended(uv_now(loop()), true))
+    if (log_enabled(line.level)) log_write(line.level, "%s", line.text.c_str());
   peers_.close();
   keys_.close();
   metrics_.close();
@@ -221,29 +264,137 @@ void Listener::on_signal(uv_signal_t *signal, int signum) {
 void Listener::on_connection(uv_stream_t *listener, int status) {
   auto *self = static_cast<Listener *>(listener->data);
   if (status < 0) {
-    FEDCLD_LOG(warn, "accept: %s", uv_strerror(status));
+    // Out of descriptors, say (libuv then accepts and closes what waits, so that the backlog
+    // drains): a line per interval, not per connection.
+    uint64_t now = uv_now(self->loop());
+    if (self->accept_failure_logged_ && now - self->accept_failure_logged_ < StrangerLog::kIntervalMs) {
+      self->accept_failures_++;
+      return;
+    }
+    FEDCLD_LOG(warn, "accept: %s%s", uv_strerror(status),
+               self->accept_failures_ ? (" (and " + std::to_string(self->accept_failures_) + " more before)").c_str() : "");
+    self->accept_failure_logged_ = now;
+    self->accept_failures_ = 0;
     return;
   }
-  auto session = self->add_session();
+  if (self->accepted_this_turn_ >= kAcceptsPerTurn) {
+    // libuv keeps the connection and stops watching the listener until it is accepted (turn_ended).
+    if (std::find(self->deferred_accepts_.begin(), self->deferred_accepts_.end(), listener) == self->deferred_accepts_.end())
+      self->deferred_accepts_.push_back(listener);
+    return;
+  }
+  self->accept_from(listener);
+}
+
+void Listener::turn_ended() {
+  accepted_this_turn_ = 0;
+  std::vector<uv_stream_t *> deferred;
+  deferred.swap(deferred_accepts_);
+  for (uv_stream_t *listener : deferred) accept_from(listener);  // watching the listener again
+}
+
+void Listener::accept_from(uv_stream_t *listener) {
+  accepted_this_turn_++;
+  auto session = add_session();
   if (session->start(listener) != 0) return;
   FEDCLD_LOG(debug, "connection %llu from %s", (unsigned long long)session->number(), session->peer().c_str());
+  session->stranger = true;
+  session->handshake_deadline = session->opened_at + kProofDeadlineMs - deadline_jitter_() % kProofDeadlineJitterMs;
+  admitted_since_trim_++;
+  const HandshakeCaps &caps = handshakes_.caps();
+  for (uint64_t number : handshakes_.admit(session->number(), session->address_key())) {
+    std::shared_ptr<Session> pushed_out = this->session(number);
+    if (!pushed_out) continue;
+    counters_.pushed_out();
+    pushed_out->stranger_end = StrangerEnd::over_cap;
+    pushed_out->close("closed to make room for a newer handshake (at most " + std::to_string(caps.total) + " at once, " +
+                      std::to_string(caps.per_address) + " per address: --max-handshakes, --max-handshakes-per-address)");
+  }
+}
+
+void Listener::verified(Session &session) {
+  if (!session.stranger) return;
+  session.stranger = false;
+  session.handshake_deadline = 0;
+  handshakes_.leave(session.number());
+}
+
+void Listener::log_stranger_end(Session &session, StrangerEnd end, const std::string &why) {
+  session.end_logged = true;
+  if (!stranger_log_.note(session.address_key(), end, uv_now(loop()))) return;
+  LogLevel level = stranger_end_level(end);
+  bool closed = end == StrangerEnd::over_cap || end == StrangerEnd::deadline || end == StrangerEnd::gone;
+  if (log_enabled(level))
+    log_write(level, "connection %llu (%s) %s: %s", (unsigned long long)session.number(), session.peer().c_str(),
+              closed ? "closed" : "refused", why.c_str());
+}
+
+void Listener::at_turn(Session &session, uint64_t at, std::function<void(Session &)> then) {
+  uint64_t now = uv_now(loop());
+  if (at <= now) return then(session);
+  struct Wait {
+    uv_timer_t timer;
+    std::weak_ptr<Session> session;
+    std::function<void(Session &)> then;
+  };
+  auto *wait = new Wait{{}, session.shared_from_this(), std::move(then)};
+  uv_timer_init(loop(), &wait->timer);
+  wait->timer.data = wait;
+  uv_timer_start(&wait->timer, [](uv_timer_t *timer) {
+    auto *wait = static_cast<Wait *>(timer->data);
+    if (auto session = wait->session.lock(); session && !session->closed()) wait->then(*session);
+    uv_close(reinterpret_cast<uv_handle_t *>(timer), [](uv_handle_t *h) { delete static_cast<Wait *>(h->data); });
+  }, at - now, 0);
+  uv_unref(reinterpret_cast<uv_handle_t *>(&wait->timer));  // a stopping daemon does not wait for a refusal's turn
+}
+
+void Listener::tick() {
+  uint64_t now = uv_now(loop());
+  for (const StrangerLog::Line &line : stranger_log_.ended(now))
+    if (log_enabled(line.level)) log_write(line.level, "%s", line.text.c_str());
+  if (accept_failures_ && now - accept_failure_logged_ >= StrangerLog::kIntervalMs) {
+    FEDCLD_LOG(warn, "accept: %llu more failures", (unsigned long long)accept_failures_);
+    accept_failures_ = 0;
+    accept_failure_logged_ = now;
+  }
+  // connections() counts those still closing: their memory is free only once they are gone.
+  if (admitted_since_trim_ >= kTrimAfterStrangers && connections() <= kTrimBelow) {
+    malloc_trim(0);
+    admitted_since_trim_ = 0;
+  }
 }
 
 void Listener::execute(Session &session, Frame &frame) {
   LogScope scope({session.number(), session.handshake.identity, session.peer()});
+  if (session.stranger) handshakes_.spoke(session.number());
   if (frame.header.kind == uint16_t(wire::FrameKind::PEER)) return peers_.receive(session, frame);
   execute_handshake(*this, session, frame);
 }
 
-void Listener::connection_closed(Session &session, const std::string &reason) { peers_.link_closed(session, reason); }
+void Listener::connection_closed(Session &session, const std::string &reason) {
+  peers_.link_closed(session, reason);
+  if (!session.stranger) return;
+  handshakes_.leave(session.number());
+  if (!session.end_logged) log_stranger_end(session, session.stranger_end, reason);
+}
 
-void Listener::refuse(Session &session, uint64_t seq, cl_int status, const std::string &why, bool quiet) {
+void Listener::answer_refusal(Session &session, uint64_t seq, cl_int status, const std::string &why) {
   counters_.refused(status);
-  LogScope scope({session.number(), session.handshake.identity, session.peer()});
-  if (!quiet)
-    FEDCLD_LOG(warn, "connection %llu (%s) refused: %s", (unsigned long long)session.number(), session.peer().c_str(), why.c_str());
+  session.end_logged = true;
   session.send_status(seq, status, "fedcld refused the session: " + why);
   session.close_after_writes("refused");
+}
+
+void Listener::refuse(Session &session, uint64_t seq, cl_int status, const std::string &why) {
+  LogScope scope({session.number(), session.handshake.identity, session.peer()});
+  FEDCLD_LOG(warn, "connection %llu (%s) refused: %s", (unsigned long long)session.number(), session.peer().c_str(), why.c_str());
+  answer_refusal(session, seq, status, why);
+}
+
+void Listener::refuse_stranger(Session &session, uint64_t seq, StrangerEnd end, const std::string &why) {
+  LogScope scope({session.number(), session.handshake.identity, session.peer()});
+  log_stranger_end(session, end, why);
+  answer_refusal(session, seq, CL_INVALID_PLATFORM, why);
 }
 
 void Listener::start_session(Session &session, uint64_t seq, const fedcl::Proof *proof) {
@@ -286,9 +437,14 @@ void Listener::start_session(Session &session, uint64_t seq, const fedcl::Proof 
     // A local session's address is who the kernel says connected (uid and pid): beside the user
     // the key proved, for the administrator's eyes.
     FEDCLD_LOG(info, "session %llu: client %s%s%s, from %s, platform %u, in worker %d", (unsigned long long)worker->number,
-               worker->client.c_str(), worker->user.empty() ? "" : ", user ", worker->user.c_str(),
-               worker->address.c_str(), worker->platform, worker->pid);
-    hand_off(*session, *worker, [worker, seq, daemon_proof](wire::WorkerMessage::Builder message) {
+               log_quote(worker->client).c_str(), worker->user.empty() ? "" : ", user ",
+               worker->user.empty() ? "" : log_quote(worker->user).c_str(), worker->address.c_str(), worker->platform,
+               worker->pid);
+    std::string peer_address = peer_address_for(*session);
+    fedcl::Proof tag{};
+    bool tagged = !daemons_key().empty() && !peer_address.empty();
+    if (tagged) tag = fedcl::peer_address_tag(daemons_key().view(), instance(), peer_address);
+    hand_off(*session, *worker, [worker, seq, daemon_proof, peer_address, tag, tagged](wire::WorkerMessage::Builder message) {
       auto take = message.initTakeSession();
       take.setSeq(seq);
       take.setClient(worker->client);
@@ -299,11 +455,28 @@ void Listener::start_session(Session &session, uint64_t seq, const fedcl::Proof 
       take.setResumeToken(capnp::Data::Reader(reinterpret_cast<const uint8_t *>(worker->resume_token.data()),
                                               worker->resume_token.size()));
       take.setNumber(worker->number);
+      take.setPeerAddress(peer_address);
+      if (tagged) take.setPeerAddressTag(fedcl::as_data(tag));
       return take.initConnection();
     });
   };
   if (account.uid) workers_.take_for(account, std::move(got));
   else workers_.take(std::move(got));
+}
+
+std::string Listener::peer_address_for(Session &session) {
+  if (!options_.peer_address.empty()) return options_.peer_address;
+  const std::string &host = session.handshake.daemon;
+  if (host.empty()) return {};  // the client then gives its peers the address it dialled, untagged
+  // The port the client reached (this daemon's, unless a listener of another port took it); a
+  // local session's client reached the local socket, having dialled this daemon's port first.
+  sockaddr_storage addr{};
+  int len = sizeof addr;
+  int port = this->port();
+  if (!session.local() && uv_tcp_getsockname(reinterpret_cast<uv_tcp_t *>(session.stream()), reinterpret_cast<sockaddr *>(&addr), &len) == 0)
+    port = ntohs(reinterpret_cast<sockaddr_in *>(&addr)->sin_port);  // same place in IPv6
+  bool v6 = host.find(':') != std::string::npos;
+  return (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
 }
 
 void Listener::resume_session(Session &session, uint64_t seq, const fedcl::Proof *proof) {

@@ -3,8 +3,10 @@
 // This is its main process (listener.h), which never calls the backend; `--session-worker` makes
 // the process it starts for each session (worker_main.cpp).
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <uv.h>
 
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -34,6 +36,17 @@ int die(const std::string &message) {
   die(message);
   std::fflush(stderr);
   std::_Exit(2);
+}
+
+// Every connection is a file descriptor, a stranger's too: at the usual soft limit of 1024, 1,100
+// idle connections left no descriptor for the next client. The soft limit goes up to the hard one
+// (the unit sets that: LimitNOFILE), and the handshake caps keep room below it for the sessions
+// (handshake_limits.h). Session workers inherit it, unless --session-open-files sets theirs.
+void raise_open_file_limit() {
+  rlimit files{};
+  if (getrlimit(RLIMIT_NOFILE, &files) != 0 || files.rlim_cur >= files.rlim_max) return;
+  files.rlim_cur = files.rlim_max;
+  if (setrlimit(RLIMIT_NOFILE, &files) != 0) std::fprintf(stderr, "fedcld: cannot raise the open-file limit: %s\n", std::strerror(errno));
 }
 
 // --list: the devices the backend offers, from this process (it serves nothing).
@@ -70,6 +83,7 @@ int main(int argc, char **argv) {
   // The main process holds the keys: no process of the same user reads its memory or traces it.
   prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
   std::signal(SIGPIPE, SIG_IGN);
+  raise_open_file_limit();
   uv_loop_t *loop = uv_default_loop();
   fedcld::Listener listener(loop, settings);
   std::string tls_problem = listener.setup_tls();

@@ -1,5 +1,6 @@
 #include "metrics_http.h"
 
+#include <list>
 #include <memory>
 #include <string_view>
 
@@ -11,7 +12,11 @@ namespace {
 
 constexpr size_t kMaxRequestBytes = 8192;
 constexpr uint64_t kRequestTimeoutMs = 5000;
-constexpr size_t kMaxConnections = 32;  // scrapers; more wait in the kernel's backlog
+// Scrapes at once. A connection past it closes the oldest one that has not sent its whole request:
+// a scraper sends its request at once, so that one is idle (32 idle connections used to keep every
+// scrape out until they timed out). Only when every connection is being answered is the new one
+// closed.
+constexpr size_t kMaxConnections = 64;
 
 std::string reply(const char *status, const char *type, const std::string &body) {
   return std::string("HTTP/1.1 ") + status + "\r\nContent-Type: " + type + "\r\nContent-Length: " +
@@ -47,9 +52,17 @@ struct MetricsHttp::Connection {
   uv_write_t write;
   int handles_open = 2;
   bool answered = false;
+  std::list<Connection *>::iterator waiting;  // in owner->waiting_ until answered
+
+  void stop_waiting() {
+    if (answered) return;
+    answered = true;
+    owner->waiting_.erase(waiting);
+  }
 
   void close() {
     if (uv_is_closing(reinterpret_cast<uv_handle_t *>(&tcp))) return;
+    stop_waiting();
     uv_timer_stop(&timer);
     auto closed = [](uv_handle_t *handle) {
       auto *self = static_cast<Connection *>(handle->data);
@@ -102,8 +115,14 @@ void MetricsHttp::on_connection(uv_stream_t *server, int status) {
   uv_timer_init(self->loop_, &connection->timer);
   connection->tcp.data = connection->timer.data = connection;
   self->open_++;
-  if (uv_accept(server, reinterpret_cast<uv_stream_t *>(&connection->tcp)) != 0 || self->open_ > kMaxConnections)
-    return connection->close();
+  connection->waiting = self->waiting_.insert(self->waiting_.end(), connection);
+  if (uv_accept(server, reinterpret_cast<uv_stream_t *>(&connection->tcp)) != 0) return connection->close();
+  if (self->open_ > kMaxConnections) {
+    // open_ counts connections until their handles have closed: the oldest's room comes back then.
+    Connection *oldest = self->waiting_.front();
+    if (oldest == connection) return connection->close();
+    oldest->close();
+  }
   uv_timer_start(&connection->timer, [](uv_timer_t *timer) { static_cast<Connection *>(timer->data)->close(); },
                  kRequestTimeoutMs, 0);
   auto allocate = [](uv_handle_t *handle, size_t, uv_buf_t *buf) {
@@ -124,7 +143,7 @@ void MetricsHttp::on_connection(uv_stream_t *server, int status) {
 
 void MetricsHttp::answer(Connection &connection) {
   if (connection.answered) return;
-  connection.answered = true;
+  connection.stop_waiting();
   uv_read_stop(reinterpret_cast<uv_stream_t *>(&connection.tcp));
   std::string_view request(connection.request, connection.used);
   std::string line(request.substr(0, request.find_first_of("\r\n")));

@@ -1,12 +1,14 @@
 // fedcld --metrics HOST:PORT: Prometheus scrapes the main process over plain HTTP (GET /metrics,
 // the text exposition format). A request is read whole (a few KiB at most) within a few seconds and
-// answered at once; the connection then closes. It runs on the main process's loop and never waits:
+// answered at once; the connection then closes. Past 64 connections, a new one closes the oldest
+// that has not sent its request, so idle connections cannot keep scrapes out. It runs on the main process's loop and never waits:
 // the text comes from what the main process and the workers' boards already hold.
 #pragma once
 
 #include <uv.h>
 
 #include <functional>
+#include <list>
 #include <string>
 
 namespace fedcld {
@@ -34,6 +36,7 @@ class MetricsHttp {
   uv_tcp_t server_;
   bool listening_ = false;
   size_t open_ = 0;  // connections being served
+  std::list<Connection *> waiting_;  // those whose request is not read yet, oldest first
 };
 
 // The reply to an HTTP request's first line ("GET /metrics HTTP/1.1"): status line, headers, body.

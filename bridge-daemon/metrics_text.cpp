@@ -97,6 +97,13 @@ std::string metrics_exposition(Listener &listener) {
              "Clients and peer daemons turned away: denied (key, protocol, TLS), capacity, unavailable.");
   for (Refusal refusal : {Refusal::denied, Refusal::capacity, Refusal::unavailable})
     out.sample("fedcld_handshakes_refused_total", label("reason", refusal_name(refusal)), counters.refused(refusal));
+  out.family("fedcld_handshakes", "gauge", "Connections whose other side has not proved itself yet, open now.");
+  out.sample("fedcld_handshakes", "", uint64_t(listener.handshakes().count()));
+  out.family("fedcld_handshakes_limit", "gauge", "Such connections the daemon holds at once (--max-handshakes).");
+  out.sample("fedcld_handshakes_limit", "", uint64_t(listener.handshakes().caps().total));
+  out.family("fedcld_handshakes_pushed_out_total", "counter",
+             "Such connections closed to make room for newer ones (past --max-handshakes or its per-address cap).");
+  out.sample("fedcld_handshakes_pushed_out_total", "", counters.pushed_out_total());
   out.family("fedcld_worker_failures_total", "counter",
              "Session workers lost: crashed (a signal, in the driver or fedcld) or ended for standing still.");
   out.sample("fedcld_worker_failures_total", label("cause", "crash"), counters.worker_crashes());

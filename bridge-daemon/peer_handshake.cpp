@@ -2,6 +2,7 @@
 
 #include <capnp/serialize.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "control_channel.h"
@@ -86,11 +87,18 @@ void PeerHandshakes::close() { uv_close(reinterpret_cast<uv_handle_t *>(&timer_)
 
 void PeerHandshakes::dial(Worker &worker, wire::WorkerDial::Reader request) {
   auto peer = request.getPeer();
+  Dial asked{worker.id, peer.getAddress(), request.getId(), peer.getInstance(), peer.getSession(), worker.token, nullptr,
+             uv_now(listener_.loop())};
+  std::string why = asked.instance == listener_.instance() ? "the peer named is this daemon itself"
+                                                           : unadvertised(asked.instance, asked.address, peer.getAddressTag());
+  if (!why.empty()) {
+    FEDCLD_LOG(warn, "peer link to instance %016llx not dialled: %s", (unsigned long long)asked.instance, why.c_str());
+    return tell_failed(asked, why);
+  }
   auto link = listener_.add_session();
-  Dial &dial = dials_[link.get()];
-  dial = {worker.id, request.getId(), peer.getInstance(), peer.getSession(), worker.token, link, uv_now(listener_.loop())};
-  std::string address = peer.getAddress();
-  if (dial.instance == listener_.instance()) return failed(dial, "the peer named is this daemon itself");
+  std::string address = asked.address;
+  asked.link = link;
+  dials_[link.get()] = std::move(asked);
   std::weak_ptr<Session> weak = link;
   auto connected = [this, weak, address](int connected) {
     auto link = weak.lock();
@@ -98,7 +106,7 @@ void PeerHandshakes::dial(Worker &worker, wire::WorkerDial::Reader request) {
     auto it = dials_.find(link.get());
     if (it == dials_.end()) return;
     Dial &dial = it->second;
-    if (connected != 0) return failed(dial, "cannot connect to " + address + ": " + uv_strerror(connected));
+    if (connected != 0) return failed(dial, "cannot connect to " + log_quote(address) + ": " + uv_strerror(connected));
     fedcl::Nonce nonce = fedcl::fresh_nonce();
     link->handshake.hello_nonce.assign(nonce.begin(), nonce.end());
     link->handshake.identity = peer_identity(listener_.instance(), dial.instance, dial.from_session, dial.session);
@@ -120,18 +128,29 @@ void PeerHandshakes::dial(Worker &worker, wire::WorkerDial::Reader request) {
   if (!local_socket.empty() && !host.empty() && peer_host.size() == host.size() &&
       std::memcmp(peer_host.begin(), host.data(), host.size()) == 0) {
     FEDCLD_LOG(info, "peer link for session %llu: dialling %s at its local socket %s", (unsigned long long)worker.number,
-               address.c_str(), local_socket.c_str());
+               log_quote(address).c_str(), log_quote(local_socket).c_str());
     return link->connect_local(local_socket, address, std::move(connected));
   }
-  FEDCLD_LOG(info, "peer link for session %llu: dialling %s", (unsigned long long)worker.number, address.c_str());
+  FEDCLD_LOG(info, "peer link for session %llu: dialling %s", (unsigned long long)worker.number, log_quote(address).c_str());
   resolve_address(listener_.loop(), address, [this, weak, address, connected](const sockaddr *resolved, int status) {
     auto link = weak.lock();
     if (!link || link->closed()) return;
     auto it = dials_.find(link.get());
     if (it == dials_.end()) return;
-    if (!resolved) return failed(it->second, "cannot resolve " + address + ": " + uv_strerror(status));
+    if (!resolved) return failed(it->second, "cannot resolve " + log_quote(address) + ": " + uv_strerror(status));
     link->connect(resolved, address, connected);
   });
+}
+
+std::string PeerHandshakes::unadvertised(uint64_t instance, const std::string &address, capnp::Data::Reader tag) const {
+  // A daemon without keys takes any client: it has nothing to tell a daemon's address by.
+  if (!listener_.options().requires_key()) return {};
+  const fedcl::Secret &key = listener_.daemons_key();
+  if (key.empty())
+    return "this fedcld has no key of the daemons (--key-file) to tell a peer daemon's address by, so it dials none";
+  if (!fedcl::auth_proof_matches(fedcl::peer_address_tag(key.view(), instance, address), tag))
+    return "the address " + log_quote(address) + " was not advertised by a fedcld that holds this one's key";
+  return {};
 }
 
 void PeerHandshakes::tell_failed(const Dial &dial, const std::string &why) {
@@ -146,7 +165,9 @@ void PeerHandshakes::tell_failed(const Dial &dial, const std::string &why) {
 
 void PeerHandshakes::failed(Dial &dial, const std::string &why) {
   FEDCLD_LOG(warn, "peer link to instance %016llx failed: %s", (unsigned long long)dial.instance, why.c_str());
-  tell_failed(dial, why);
+  // What happened past the dial is not the client's to learn: an address's open and closed ports
+  // would tell apart.
+  tell_failed(dial, "could not reach a fedcld at " + log_quote(dial.address));
   std::shared_ptr<Session> link = std::move(dial.link);
   dials_.erase(link.get());  // dial is gone from here on
   link->close(why);
@@ -172,39 +193,45 @@ void PeerHandshakes::receive(Session &link, Frame &frame) {
     default: break;
   }
   if (it != dials_.end()) return failed(it->second, "the daemon there broke the handshake");
+  link.stranger_end = StrangerEnd::frame;
   link.close("a peer message before the handshake was done");
 }
 
+void PeerHandshakes::refuse(Session &link, StrangerEnd end, const std::string &why) {
+  listener_.counters().refused(CL_INVALID_PLATFORM);
+  listener_.log_stranger_end(link, end, "peer refused: " + why);
+  send_welcome(link, 0, CL_INVALID_PLATFORM, why);
+  link.close_after_writes("peer refused: " + why);
+}
+
 void PeerHandshakes::on_hello(Session &link, wire::PeerHello::Reader hello) {
-  auto refuse = [&](const std::string &why) {
-    listener_.counters().refused(CL_INVALID_PLATFORM);
-    send_welcome(link, listener_.instance(), CL_INVALID_PLATFORM, why);
-    link.close_after_writes("peer refused: " + why);
-  };
-  if (link.role != Session::Role::undecided) return link.close("a second peer hello");
+  if (link.role != Session::Role::undecided) {
+    link.stranger_end = StrangerEnd::frame;
+    return link.close("a second peer hello");
+  }
   link.role = Session::Role::peer;
-  if (link.plaintext_refused) return refuse("this fedcld takes TLS connections only, and the peer connected without TLS (--tls yes on both)");
+  if (link.plaintext_refused)
+    return refuse(link, StrangerEnd::plaintext, "this fedcld takes TLS connections only, and the peer connected without TLS (--tls yes on both)");
   if (hello.getProtocolVersion() != wire::PROTOCOL_VERSION)
-    return refuse("protocol version mismatch: the peer speaks " + std::to_string(hello.getProtocolVersion()) +
-                  ", this fedcld " + std::to_string(wire::PROTOCOL_VERSION));
-  const ServerOptions &options = listener_.options();
-  bool keyed = options.requires_key() || !options.peer_key.empty();
+    return refuse(link, StrangerEnd::version, "protocol version mismatch: the peer speaks " + std::to_string(hello.getProtocolVersion()) +
+                                                  ", this fedcld " + std::to_string(wire::PROTOCOL_VERSION));
+  bool keyed = listener_.options().requires_key() || !listener_.daemons_key().empty();
   if (keyed && hello.hasKey() && hello.getKey().size() > 0)
-    return refuse("the peer sent its key in the clear (an older fedcld?); this fedcld takes only a proof of it");
-  if (hello.getExpect() != listener_.instance()) return refuse("this is not the daemon the peer meant to reach (it restarted?)");
-  if (hello.getInstance() == 0 || hello.getInstance() == listener_.instance()) return refuse("the peer names itself wrongly");
+    return refuse(link, StrangerEnd::refused, "the peer sent its key in the clear (an older fedcld?); this fedcld takes only a proof of it");
   Session::Handshake &handshake = link.handshake;
   handshake.dialling_instance = hello.getInstance();
+  handshake.expected_instance = hello.getExpect();
   handshake.session = hello.getSession();
   handshake.from_session = hello.getFromSession();
-  if (!listener_.workers().by_token(handshake.session))
-    return refuse("the session the peer names is not (or no longer) served here");
   if (!keyed) return accept(link, nullptr);
   // Users' keys are for clients: daemons prove the daemons' key, which this one lacks.
-  if (options.peer_key.empty()) return refuse("wrong or missing key: this fedcld takes peer links only with the daemons' key (--peer-key-file)");
-  if (hello.getNonce().size() != fedcl::kNonceBytes) return refuse("the peer's hello carries no valid nonce");
+  if (listener_.daemons_key().empty())
+    return refuse(link, StrangerEnd::key, "wrong or missing key: this fedcld takes peer links only with the daemons' key (--peer-key-file)");
+  if (hello.getNonce().size() != fedcl::kNonceBytes) return refuse(link, StrangerEnd::frame, "the peer's hello carries no valid nonce");
   handshake.hello_nonce.assign(hello.getNonce().begin(), hello.getNonce().end());
-  handshake.identity = peer_identity(hello.getInstance(), listener_.instance(), handshake.from_session, handshake.session);
+  // What the dialling daemon signs: the instance it means to reach, which is checked once it proved
+  // the key (until then, a stranger learns nothing of this daemon).
+  handshake.identity = peer_identity(hello.getInstance(), hello.getExpect(), handshake.from_session, handshake.session);
   fedcl::Nonce challenge = fedcl::fresh_nonce();
   handshake.challenge_nonce.assign(challenge.begin(), challenge.end());
   handshake.challenged = true;
@@ -215,27 +242,41 @@ void PeerHandshakes::on_hello(Session &link, wire::PeerHello::Reader hello) {
 
 void PeerHandshakes::on_proof(Session &link, wire::AuthProof::Reader answer) {
   Session::Handshake &handshake = link.handshake;
-  if (link.role != Session::Role::peer || !handshake.challenged) return link.close("an unexpected peer proof");
-  auto refuse = [&](const std::string &why) {
-    listener_.counters().refused(CL_INVALID_PLATFORM);
-    send_welcome(link, listener_.instance(), CL_INVALID_PLATFORM, why);
-    link.close_after_writes("peer refused: " + why);
-  };
-  std::string_view key = listener_.options().peer_key.view();
-  if (answer.getProof().size() == 0) return refuse("wrong or missing key: the peer has none");
-  if (!fedcl::auth_proof_matches(handshake_proof(key, fedcl::AuthRole::dialling_peer, link), answer.getProof()))
-    return refuse("wrong or missing key: the peer's proof does not match the daemons' key");
+  if (link.role != Session::Role::peer || !handshake.challenged || handshake.proved) {
+    link.stranger_end = StrangerEnd::frame;
+    return link.close("an unexpected peer proof");
+  }
+  handshake.proved = true;
+  // Guesses at the daemons' key take the turns of the address's user-less proofs.
+  uint64_t now = uv_now(listener_.loop());
+  std::string who = auth_throttle_key(link.address_key(), "");
+  uint64_t turn = listener_.throttle().verdict_at(who, now);
+  if (turn == AuthThrottle::kBusy)
+    return refuse(link, StrangerEnd::key, "too many wrong keys from this address lately: its proofs are not checked for a while");
+  link.handshake_deadline = std::max(link.handshake_deadline, turn + kVerdictDeadlineMs);
+  std::string_view key = listener_.daemons_key().view();
+  if (answer.getProof().size() == 0 ||
+      !fedcl::auth_proof_matches(handshake_proof(key, fedcl::AuthRole::dialling_peer, link), answer.getProof())) {
+    listener_.throttle().failed(who, now);
+    std::string why = answer.getProof().size() == 0 ? "wrong or missing key: the peer has none"
+                                                    : "wrong or missing key: the peer's proof does not match the daemons' key";
+    return listener_.at_turn(link, turn, [this, why](Session &link) { refuse(link, StrangerEnd::key, why); });
+  }
+  listener_.throttle().passed(who);
   fedcl::Proof mine = handshake_proof(key, fedcl::AuthRole::answering_peer, link);
   accept(link, &mine);
 }
 
 void PeerHandshakes::accept(Session &link, const fedcl::Proof *proof) {
+  // The peer proved the key (or this daemon has none): what it asks for may be answered now.
   const Session::Handshake &handshake = link.handshake;
+  if (handshake.expected_instance != listener_.instance())
+    return refuse(link, StrangerEnd::refused, "this is not the daemon the peer meant to reach (it restarted?)");
+  if (handshake.dialling_instance == 0 || handshake.dialling_instance == listener_.instance())
+    return refuse(link, StrangerEnd::refused, "the peer names itself wrongly");
   Worker *worker = listener_.workers().by_token(handshake.session);
-  if (!worker) {
-    send_welcome(link, listener_.instance(), CL_INVALID_PLATFORM, "the session the peer names has ended");
-    return link.close_after_writes("its session has ended");
-  }
+  if (!worker) return refuse(link, StrangerEnd::refused, "the session the peer names is not (or no longer) served here");
+  listener_.verified(link);
   send_welcome(link, listener_.instance(), CL_SUCCESS, "", proof);
   FEDCLD_LOG(info, "peer link from %s (instance %016llx) for session %llu", link.peer().c_str(),
              (unsigned long long)handshake.dialling_instance, (unsigned long long)worker->number);
@@ -256,7 +297,7 @@ void PeerHandshakes::on_challenge(Session &link, Dial &dial, wire::AuthChallenge
   handshake.challenge_nonce.assign(challenge.getNonce().begin(), challenge.getNonce().end());
   handshake.challenged = true;
   // Without the daemons' key, an empty proof: the other daemon refuses with a welcome that says why.
-  std::string_view key = listener_.options().peer_key.view();
+  std::string_view key = listener_.daemons_key().view();
   capnp::MallocMessageBuilder builder;
   auto answer = builder.initRoot<wire::PeerMessage>().initProof();
   if (!key.empty()) answer.setProof(fedcl::as_data(handshake_proof(key, fedcl::AuthRole::dialling_peer, link)));
@@ -264,11 +305,11 @@ void PeerHandshakes::on_challenge(Session &link, Dial &dial, wire::AuthChallenge
 }
 
 void PeerHandshakes::on_welcome(Session &link, Dial &dial, wire::PeerWelcome::Reader welcome) {
+  if (welcome.getStatus() != CL_SUCCESS) return failed(dial, "refused there: " + log_quote(welcome.getMessage()));
   if (welcome.getInstance() != dial.instance)
     return failed(dial, "the daemon answering there is another one (instance " + std::to_string(welcome.getInstance()) + ")");
-  if (welcome.getStatus() != CL_SUCCESS) return failed(dial, welcome.getMessage().cStr());
   // A daemon with the daemons' key links only to daemons that proved they hold it too.
-  std::string_view key = listener_.options().peer_key.view();
+  std::string_view key = listener_.daemons_key().view();
   if (!key.empty() && (!link.handshake.challenged ||
                        !fedcl::auth_proof_matches(handshake_proof(key, fedcl::AuthRole::answering_peer, link),
                                                   welcome.getProof())))
@@ -280,7 +321,7 @@ void PeerHandshakes::on_welcome(Session &link, Dial &dial, wire::PeerWelcome::Re
     return gone->close("the session that asked for the link has ended");
   }
   link.role = Session::Role::peer;
-  FEDCLD_LOG(info, "peer link to %s (instance %016llx) for session %llu is up", link.peer().c_str(),
+  FEDCLD_LOG(info, "peer link to %s (instance %016llx) for session %llu is up", log_quote(link.peer()).c_str(),
              (unsigned long long)dial.instance, (unsigned long long)worker->number);
   uint64_t instance = dial.instance, session = dial.session, id = dial.id;
   std::shared_ptr<Session> held = std::move(dial.link);
@@ -299,7 +340,8 @@ void PeerHandshakes::link_closed(Session &link, const std::string &reason) {
   if (it == dials_.end()) return;
   Dial dial = it->second;
   dials_.erase(it);
-  tell_failed(dial, reason);
+  FEDCLD_LOG(warn, "peer link to instance %016llx failed: %s", (unsigned long long)dial.instance, reason.c_str());
+  tell_failed(dial, "could not reach a fedcld at " + log_quote(dial.address));
 }
 
 void PeerHandshakes::worker_gone(const Worker &worker) {

@@ -5,7 +5,15 @@
 //
 // The handshake: PeerHello (the dialling daemon's instance, the instance it means to reach, the two
 // sessions, a nonce); on a daemon with a key, a challenge and the dialling daemon's proof; then the
-// answering daemon's welcome, with its own proof. Both instances are in what the proofs sign.
+// answering daemon's welcome, with its own proof. Both instances are in what the proofs sign. A
+// daemon with a key tells a peer nothing before its proof holds: not its instance, not whether the
+// session named is served (a refusal before then is a welcome with instance 0); peers' proofs take
+// the turns of the cluster key's client proofs from the same address (auth_throttle.h).
+//
+// A daemon with a key dials only an address a daemon holding the daemons' key advertised: the
+// client passes on the address with its tag (PeerRef.addressTag, protocol/auth.h peer_address_tag).
+// Whatever fails once it dials, the worker (and so the client) hears only that no fedcld could be
+// reached there; the log says why. A daemon without keys serves anyone, and dials what it is asked.
 #pragma once
 
 #include <uv.h>
@@ -17,6 +25,7 @@
 
 #include "auth.h"
 #include "fedcl.capnp.h"
+#include "stranger_log.h"
 
 namespace fedcld {
 
@@ -44,6 +53,7 @@ class PeerHandshakes {
  private:
   struct Dial {
     uint64_t worker = 0;        // the worker's id in the pool
+    std::string address;        // as the client passed it on
     uint64_t id = 0;            // the worker's dial id
     uint64_t instance = 0;      // the daemon dialled
     uint64_t session = 0;       // the session there
@@ -51,9 +61,16 @@ class PeerHandshakes {
     std::shared_ptr<Session> link;
     uint64_t started = 0;
   };
+  // The dial failed once under way: the log says why, the worker hears only that no fedcld could
+  // be reached there.
   void failed(Dial &dial, const std::string &why);
   // The worker that asked for dial learns why there is no link.
   void tell_failed(const Dial &dial, const std::string &why);
+  // "" when this daemon may dial address for a link to instance (its tag holds, or this daemon has
+  // no keys at all), else why not.
+  std::string unadvertised(uint64_t instance, const std::string &address, capnp::Data::Reader tag) const;
+  // Refuses a peer's handshake with a welcome of instance 0 (nothing told), logged as a stranger's end.
+  void refuse(Session &link, StrangerEnd end, const std::string &why);
   void on_hello(Session &link, fedcl::wire::PeerHello::Reader hello);
   void on_proof(Session &link, fedcl::wire::AuthProof::Reader answer);
   void on_challenge(Session &link, Dial &dial, fedcl::wire::AuthChallenge::Reader challenge);

@@ -64,18 +64,36 @@ std::shared_ptr<PeerSend> PeerInbox::send_to(uint64_t receiver, uint64_t transfe
   return it == sends_.end() ? nullptr : it->second.lock();
 }
 
-bool PeerInbox::take_signal(uint64_t event, cl_int *status) {
+void PeerInbox::hold_signal(uint64_t event, Signal signal) {
+  // Bytes past the bound are dropped: the stand-in then fails for want of them (stand_in_created).
+  if (held_signal_bytes_ + signal.size > kMaxHeldBytes) signal.bytes.reset(), signal.size = 0;
+  held_signal_bytes_ += signal.size;
+  Signal &held = signals_[event];
+  held_signal_bytes_ -= held.size;
+  held = std::move(signal);
+}
+
+bool PeerInbox::take_signal(uint64_t event, Signal *signal) {
   auto it = signals_.find(event);
   if (it == signals_.end()) return false;
-  *status = it->second;
+  *signal = std::move(it->second);
+  held_signal_bytes_ -= signal->size;
   signals_.erase(it);
   return true;
 }
 
-void PeerInbox::add_stand_in(uint64_t event_id, uint64_t instance, cl_event event) {
+void PeerInbox::add_stand_in(uint64_t event_id, uint64_t instance, cl_event event, std::shared_ptr<uint8_t[]> landing,
+                             uint64_t landing_size) {
   clRetainEvent(event);
-  auto [it, added] = stand_ins_.try_emplace(event_id, StandIn{instance, event});
+  auto [it, added] = stand_ins_.try_emplace(event_id, StandIn{instance, event, std::move(landing), landing_size});
   if (!added) clReleaseEvent(event);
+}
+
+std::shared_ptr<uint8_t[]> PeerInbox::landing(uint64_t event_id, uint64_t instance, uint64_t *size) const {
+  auto it = stand_ins_.find(event_id);
+  if (it == stand_ins_.end() || it->second.instance != instance) return nullptr;
+  *size = it->second.landing_size;
+  return it->second.landing;
 }
 
 cl_event PeerInbox::take_stand_in(uint64_t event_id, uint64_t instance) {
@@ -111,6 +129,7 @@ void PeerInbox::clear() {
   undirected_sends_.clear();
   sends_.clear();
   signals_.clear();
+  held_signal_bytes_ = 0;
   for (auto &entry : stand_ins_) {
     fail_unset_user_event(entry.second.event);  // its session is gone: no signal will be waited for
     clReleaseEvent(entry.second.event);

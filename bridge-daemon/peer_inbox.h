@@ -72,13 +72,23 @@ class PeerInbox {
   std::shared_ptr<PeerSend> send_to(uint64_t receiver, uint64_t transfer) const;
   void remove_send(uint64_t receiver, uint64_t transfer) { sends_.erase({receiver, transfer}); }
 
-  // Signals for stand-in events: an early one waits for the stand-in's creation.
-  void hold_signal(uint64_t event, cl_int status) { signals_[event] = status; }
-  bool take_signal(uint64_t event, cl_int *status);
+  // Signals for stand-in events: an early one waits for the stand-in's creation, with the bytes it
+  // carried (SignalPeer.data), if any.
+  struct Signal {
+    cl_int status = CL_COMPLETE;
+    std::shared_ptr<uint8_t[]> bytes;
+    uint64_t size = 0;
+  };
+  void hold_signal(uint64_t event, Signal signal);
+  bool take_signal(uint64_t event, Signal *signal);
   // Stand-ins set by a peer's signal, kept (retained) until the signal comes even if the client
   // releases them first; losing that peer fails them instead of leaving the commands behind them
-  // waiting forever.
-  void add_stand_in(uint64_t event_id, uint64_t instance, cl_event event);
+  // waiting forever. landing: where the bytes the signal carries go (CreateUserEvent.data), of
+  // landing_size bytes; null where it carries none.
+  void add_stand_in(uint64_t event_id, uint64_t instance, cl_event event, std::shared_ptr<uint8_t[]> landing = nullptr,
+                    uint64_t landing_size = 0);
+  // Where the bytes of a signal for stand-in event_id of instance go; null if it expects none.
+  std::shared_ptr<uint8_t[]> landing(uint64_t event_id, uint64_t instance, uint64_t *size) const;
   // The stand-in event_id of instance, handed over with its reference; null if there is none.
   cl_event take_stand_in(uint64_t event_id, uint64_t instance);
   // Any instance's (the client settles it itself).
@@ -99,10 +109,13 @@ class PeerInbox {
   std::unordered_map<uint64_t, Expected> receives_;
   std::unordered_map<uint64_t, std::shared_ptr<PeerSend>> undirected_sends_;
   std::map<std::pair<uint64_t, uint64_t>, std::weak_ptr<PeerSend>> sends_;
-  std::unordered_map<uint64_t, cl_int> signals_;
+  std::unordered_map<uint64_t, Signal> signals_;
+  uint64_t held_signal_bytes_ = 0;  // the bytes of signals_, within kMaxHeldBytes as held_'s are
   struct StandIn {
     uint64_t instance;
     cl_event event;
+    std::shared_ptr<uint8_t[]> landing;
+    uint64_t landing_size;
   };
   std::unordered_map<uint64_t, StandIn> stand_ins_;
 };

@@ -11,6 +11,7 @@
 #include "peer_signal.h"
 #include "peer_transfer.h"
 #include "session_host.h"
+#include "trace.h"
 
 namespace fedcld {
 
@@ -19,8 +20,9 @@ constexpr uint64_t kHeartbeatMs = 1000;
 }  // namespace
 
 PeerTarget peer_target(wire::PeerRef::Reader ref) {
+  auto tag = ref.getAddressTag();
   auto host = ref.getHost();
-  return {ref.getInstance(), ref.getAddress(), ref.getSession(),
+  return {ref.getInstance(), ref.getAddress(), ref.getSession(), std::string(reinterpret_cast<const char *>(tag.begin()), tag.size()),
           std::string(reinterpret_cast<const char *>(host.begin()), host.size()), ref.getLocalSocket()};
 }
 
@@ -63,6 +65,7 @@ void PeerRegistry::with_link(const PeerTarget &target, LinkDone done) {
   ref.setInstance(target.instance);
   ref.setAddress(target.address);
   ref.setSession(target.session);
+  ref.setAddressTag(capnp::Data::Reader(reinterpret_cast<const uint8_t *>(target.address_tag.data()), target.address_tag.size()));
   ref.setHost(capnp::Data::Reader(reinterpret_cast<const uint8_t *>(target.host.data()), target.host.size()));
   ref.setLocalSocket(target.local_socket);
   host_.channel().send(message);
@@ -115,7 +118,9 @@ void PeerRegistry::receive(Session &link, Frame &frame) {
   auto message = reader.getRoot<wire::PeerMessage>();
   using W = wire::PeerMessage::Which;
   W which = message.which();
-  if (frame.header.payload_bytes != 0 && which != W::DATA) return link.close("unexpected payload on a peer link");
+  fedcl::trace::mark(fedcl::trace::Point::daemon_peer_read, 0, unsigned(which));
+  if (frame.header.payload_bytes != 0 && which != W::DATA && which != W::SIGNAL)
+    return link.close("unexpected payload on a peer link");
   switch (which) {
     case W::HEARTBEAT: break;
     case W::DATA:
@@ -132,7 +137,7 @@ void PeerRegistry::receive(Session &link, Frame &frame) {
       break;
     }
     case W::ABORT: peer_deliver_abort(host_, link, message.getAbort()); break;
-    case W::SIGNAL: peer_deliver_signal(host_, link, message.getSignal()); break;
+    case W::SIGNAL: peer_deliver_signal(host_, link, message.getSignal(), frame); break;
     case W::CREDIT: peer_deliver_credit(host_, link, message.getCredit()); break;
     default: link.close("peer message " + std::to_string(unsigned(which)) + " on a link whose handshake is done");
   }
@@ -142,6 +147,14 @@ std::shared_ptr<uint8_t[]> PeerRegistry::payload_destination(Session &link, Fram
   try {
     capnp::FlatArrayMessageReader reader(frame.message.asPtr());
     auto message = reader.getRoot<wire::PeerMessage>();
+    if (message.which() == wire::PeerMessage::SIGNAL) {
+      if (frame.header.payload_bytes > wire::SIGNAL_DATA_MAX_BYTES) {
+        *problem = "a peer's signal carrying " + std::to_string(frame.header.payload_bytes) + " bytes, more than " +
+                   std::to_string(wire::SIGNAL_DATA_MAX_BYTES);
+        return nullptr;
+      }
+      return peer_signal_destination(host_, link, message.getSignal(), frame.header.payload_bytes);
+    }
     if (message.which() != wire::PeerMessage::DATA) {
       *problem = "a payload with a peer message that takes none";
       return nullptr;

@@ -32,6 +32,7 @@ struct PeerTarget {
   uint64_t instance = 0;
   std::string address;
   uint64_t session = 0;
+  std::string address_tag;  // PeerRef.addressTag: the main process dials the address only with it
   std::string host, local_socket;
 };
 PeerTarget peer_target(fedcl::wire::PeerRef::Reader ref);

@@ -9,6 +9,7 @@
 #include "peer_chunks.h"
 #include "session_host.h"
 #include "shared_memory.h"
+#include "trace.h"
 #include "transfer_chunks.h"
 
 namespace fedcld {
@@ -63,7 +64,7 @@ struct PeerSend : std::enable_shared_from_this<PeerSend> {
   std::weak_ptr<Session> session;
   uint64_t mem_id, transfer, token = 0, instance = 0;
   uint64_t peer_transfer;  // how the receiving session knows the transfer
-  std::string address, host, local_socket;  // where the destination's daemon is (PeerTarget)
+  std::string address, address_tag, host, local_socket;  // where the destination's daemon is (PeerTarget)
   bool destination_named = false;
   DeviceChunks device;
   OwnEvent event;  // after device: everything that may refuse the request comes before the event exists
@@ -97,6 +98,7 @@ struct PeerSend : std::enable_shared_from_this<PeerSend> {
     instance = peer.getInstance();
     address = peer.getAddress();
     PeerTarget target = peer_target(peer);
+    address_tag = std::move(target.address_tag);
     host = std::move(target.host);
     local_socket = std::move(target.local_socket);
     destination_named = true;
@@ -112,7 +114,7 @@ struct PeerSend : std::enable_shared_from_this<PeerSend> {
       return connected(&s, "");
     }
     auto self = shared_from_this();
-    s.host().peers().with_link({instance, address, token, host, local_socket},
+    s.host().peers().with_link({instance, address, token, address_tag, host, local_socket},
                                [self](Session *up, const std::string &error) { self->connected(up, error); });
   }
 
@@ -322,7 +324,7 @@ struct PeerReceive : std::enable_shared_from_this<PeerReceive> {
     if (limit <= granted) return;
     granted = limit;
     uint64_t sender = from_session, receiver = s->token, id = transfer;
-    s->host().peers().with_link({from_instance, "", sender, "", ""}, [sender, id, receiver, limit](Session *link, const std::string &) {
+    s->host().peers().with_link({from_instance, "", sender, "", "", ""}, [sender, id, receiver, limit](Session *link, const std::string &) {
       if (link) write_credit(*link, sender, id, receiver, limit);  // else the receive fails with the lost link
     });
   }
@@ -389,6 +391,7 @@ struct PeerReceive : std::enable_shared_from_this<PeerReceive> {
   }
 
   void complete() {
+    fedcl::trace::mark(fedcl::trace::Point::daemon_receive_landed, 0, 0);
     FEDCLD_LOG(debug, "transfer %llu: %llu bytes received", (unsigned long long)transfer, (unsigned long long)device.size());
     auto s = session.lock();
     event.finish(s.get(), CL_COMPLETE, "", mem_id, device.profiling());

@@ -15,9 +15,6 @@ namespace {
 // FEDCL_DAEMON_TIMEOUT). With 1 s, the silence reached 2 s during a long NVIDIA build and a client
 // set to 2 s gave a healthy daemon up.
 constexpr uint64_t kHeartbeatMs = 500;
-// A connection that has not finished its handshake by then is dropped: strangers cannot hold
-// connections by connecting and saying nothing.
-constexpr uint64_t kHandshakeTimeoutMs = 10000;
 
 std::chrono::microseconds busy_poll_for(long option) {
   if (option >= 0) return std::chrono::microseconds(option);
@@ -92,12 +89,15 @@ void Server::watch_sessions() {
       if (now - session->parked_at() >= options_.resume_window_ms) unresumed.push_back(session);
       continue;
     }
-    if (!session->authenticated() && now - session->opened_at > kHandshakeTimeoutMs)
+    if (session->handshake_deadline && now >= session->handshake_deadline)
       late.push_back(session);
     else if (session->greeted && now - session->last_sent >= kHeartbeatMs)
       session->send_heartbeat();
   }
-  for (auto &session : late) session->close("no handshake within " + std::to_string(kHandshakeTimeoutMs / 1000) + " s");
+  for (auto &session : late) {
+    session->stranger_end = StrangerEnd::deadline;
+    session->close("no handshake within " + std::to_string((session->handshake_deadline - session->opened_at + 999) / 1000) + " s");
+  }
   for (auto &session : unresumed)
     session->close("not resumed within the resume window (" + std::to_string(options_.resume_window_ms) + " ms)");
 }
@@ -110,6 +110,11 @@ std::shared_ptr<Session> Server::add_session() {
 }
 
 void Server::session_closed(uint64_t number) { sessions_.erase(number); }
+
+std::shared_ptr<Session> Server::session(uint64_t number) const {
+  auto found = sessions_.find(number);
+  return found == sessions_.end() || found->second->closed() ? nullptr : found->second;
+}
 
 std::vector<std::shared_ptr<Session>> Server::sessions() const {
   std::vector<std::shared_ptr<Session>> found;

@@ -47,6 +47,8 @@ struct ServerOptions {
   bool sandbox = true;       // session workers are confined (worker_sandbox.h)
   bool session_accounts = false;  // a key-list user's sessions run as the local account of that name
   size_t max_sessions = 256;
+  size_t max_handshakes = 0;              // strangers' connections at once (handshake_limits.h); 0: by
+  size_t max_handshakes_per_address = 0;  // the open-file limit
   size_t spare_workers = 2;  // workers started ahead, their backend loaded, for the next sessions
   uint64_t worker_hang_ms = 30000;  // a worker whose loop stands still this long is killed
   uint64_t max_session_memory = 0;  // bytes of buffers and images one session may hold; 0: no limit
@@ -108,6 +110,10 @@ class Server {
   // A new connection's session, kept until it closes.
   std::shared_ptr<Session> add_session();
   void session_closed(uint64_t number);
+  // The open connection numbered so, or null.
+  std::shared_ptr<Session> session(uint64_t number) const;
+  // Connections held, those closing included (their memory is free only once they are gone).
+  size_t connections() const { return sessions_.size(); }
   std::vector<std::shared_ptr<Session>> sessions() const;
 
   // What the role makes of a connection's frames (a handshake in the main process, a client's
@@ -124,8 +130,9 @@ class Server {
 
  protected:
   // Starts the half-second watch: a heartbeat to each client session sent nothing for half a second
-  // (so that a client tells a frozen daemon from an idle one), and the end of handshakes that take
-  // too long and of parked sessions not resumed in time. It alone keeps no loop running.
+  // (so that a client tells a frozen daemon from an idle one), and the end of handshakes past their
+  // deadline (Session::handshake_deadline) and of parked sessions not resumed in time. It alone
+  // keeps no loop running.
   void start_watch();
   DaemonTls tls_;
   ServerOptions options_;

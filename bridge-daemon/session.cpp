@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "event_failures.h"
+#include "handshake_limits.h"
 #include "log.h"
 #include "server.h"
 #include "session_host.h"
@@ -45,7 +46,7 @@ constexpr size_t kDirectPayloadBytes = 16 * 1024;
 }  // namespace
 
 Session::Session(Server &server, uint64_t number)
-    : server_(server), number_(number), link_(new SessionLink), read_buffer_(new uint8_t[kReadBufferBytes]) {
+    : server_(server), number_(number), link_(new SessionLink) {
   link_->stream()->data = this;
   objects_.set_memory_limit(server.options().max_session_memory);
   objects_.order_sub_buffers([&server](std::function<void()> task) { server.post(std::move(task)); });
@@ -75,6 +76,10 @@ BoardTransport Session::transport() const {
   return link_->transport->channel_binding().empty() ? BoardTransport::tcp : BoardTransport::tls;
 }
 
+std::string Session::address_key() const {
+  return local() ? "local uid " + std::to_string(peer_uid_) : fedcld::address_key(peer_);
+}
+
 std::string Session::read_peer_credentials(bool dialled) {
   ucred credentials{};
   socklen_t size = sizeof credentials;
@@ -91,6 +96,7 @@ std::string Session::read_peer_credentials(bool dialled) {
 int Session::start(uv_stream_t *listener) {
   bool local = listener->type == UV_NAMED_PIPE;
   link_->init(server_.loop(), local);
+  link_open_ = true;
   int err = uv_accept(listener, link_->stream());
   if (err == 0 && local) {
     // The kernel names the process at the other end: its user is shown and throttled by (the key
@@ -160,6 +166,7 @@ void Session::connect_local(const std::string &path, std::string name, std::func
   dialled = true;
   connected_ = std::move(done);
   link_->init(server_.loop(), true);
+  link_open_ = true;
   auto *request = new uv_connect_t;
   request->data = new std::weak_ptr<Session>(weak_from_this());
   uv_pipe_connect(request, &link_->pipe, path.c_str(), on_connected);  // failures come to on_connected
@@ -171,6 +178,7 @@ void Session::connect(const sockaddr *address, std::string name, std::function<v
   dialled = true;
   connected_ = std::move(done);
   link_->init(server_.loop(), false);
+  link_open_ = true;
   auto *request = new uv_connect_t;
   request->data = new std::weak_ptr<Session>(weak_from_this());
   int err = uv_tcp_connect(request, &link_->tcp, address, on_connected);
@@ -217,14 +225,19 @@ int Session::start_dialled() {
 void Session::close(const std::string &reason) {
   if (closing_) return;
   closing_ = true;
-  FEDCLD_LOG(info, "%s %llu (%s) closed: %s", role == Role::peer ? "peer link" : "session",
-             (unsigned long long)number_, peer_.c_str(), reason.c_str());
+  if (!stranger)
+    FEDCLD_LOG(info, "%s %llu (%s) closed: %s", role == Role::peer ? "peer link" : "session",
+               (unsigned long long)number_, peer_.c_str(), reason.c_str());
   if (auto done = std::move(connected_)) done(UV_ECANCELED);
   server_.connection_closed(*this, reason);
+  if (link_ && !link_open_) {
+    delete link_;  // never opened (a peer link whose address did not resolve): no handle to close
+    link_ = nullptr;
+  }
   if (link_) {
     uv_close(link_->handle(), on_closed);
   } else {
-    // Parked: no handle to wait for.
+    // Parked, or never connected: no handle to wait for.
     server_.post([self = shared_from_this()] { self->finish(); });
   }
 }
@@ -239,7 +252,7 @@ void Session::close_after_writes(const std::string &reason) {
   if (!link_) return close(reason);
   uv_read_stop(link_->stream());
   auto *request = new ShutdownRequest{{}, shared_from_this()};
-  FEDCLD_LOG(info, "session %llu (%s) closing: %s", (unsigned long long)number_, peer_.c_str(), reason.c_str());
+  if (!stranger) FEDCLD_LOG(info, "session %llu (%s) closing: %s", (unsigned long long)number_, peer_.c_str(), reason.c_str());
   int err = uv_shutdown(&request->req, link_->stream(), [](uv_shutdown_t *req, int) {
     auto *request = reinterpret_cast<ShutdownRequest *>(req);
     request->session->close("its last reply was written");
@@ -284,7 +297,12 @@ uv_buf_t Session::plaintext_buffer() {
     return uv_buf_init(reinterpret_cast<char *>(frame_.payload.get()) + have_,
                        static_cast<unsigned>(std::min<uint64_t>(remaining, 1u << 30)));
   }
-  return uv_buf_init(reinterpret_cast<char *>(read_buffer_.get()), kReadBufferBytes);
+  size_t wanted = authenticated() ? kReadBufferBytes : kHandshakeReadBytes;
+  if (read_buffer_bytes_ != wanted) {
+    read_buffer_.reset(new uint8_t[wanted]);
+    read_buffer_bytes_ = wanted;
+  }
+  return uv_buf_init(reinterpret_cast<char *>(read_buffer_.get()), unsigned(wanted));
 }
 
 void Session::plaintext_landed(const uv_buf_t &buf, size_t size) {
@@ -351,6 +369,7 @@ void Session::parse(const uint8_t *bytes, size_t size) {
         uint16_t expected = uint16_t(role == Role::peer ? fedcl::wire::FrameKind::PEER : fedcl::wire::FrameKind::REQUEST);
         if (role == Role::undecided && frame_.header.kind == uint16_t(fedcl::wire::FrameKind::PEER)) expected = frame_.header.kind;
         if (!problem.empty() || frame_.header.kind != expected) {
+          stranger_end = StrangerEnd::frame;
           close("malformed frame: " + (problem.empty() ? std::string("unexpected frame kind ") + std::to_string(frame_.header.kind) : problem));
           return;
         }
@@ -358,6 +377,7 @@ void Session::parse(const uint8_t *bytes, size_t size) {
         // to a worker once it has) it may only say small things: a stranger makes fedcld allocate
         // no more than a handshake's worth.
         if (!authenticated() && (frame_.header.message_words > kHandshakeMaxWords || frame_.header.payload_bytes != 0)) {
+          stranger_end = StrangerEnd::frame;
           close("a frame of " + std::to_string(frame_.header.message_words) + " words and " +
                 std::to_string(frame_.header.payload_bytes) + " payload bytes before the handshake was done");
           return;
@@ -444,6 +464,7 @@ void Session::run() {
     try {
       server_.execute(*this, frame);
     } catch (const kj::Exception &e) {
+      stranger_end = StrangerEnd::frame;
       close("malformed message: " + std::string(e.getDescription().cStr()));
     } catch (const RequestError &error) {
       // execute() answers a request's failures itself; one escaping is fedcld's bug. It ends this
@@ -639,6 +660,8 @@ void Session::send_peer(capnp::MessageBuilder &message, std::shared_ptr<uint8_t[
                         std::function<void(int status)> written) {
   std::vector<uint8_t> bytes;
   fedcl::frame_append(bytes, fedcl::wire::FrameKind::PEER, message, payload_bytes);
+  if (fedcl::trace::on())
+    fedcl::trace::mark(fedcl::trace::Point::daemon_peer_sent, 0, unsigned(message.getRoot<fedcl::wire::PeerMessage>().which()));
   write_bytes(std::move(bytes), std::move(payload), payload_bytes, std::move(written));
 }
 

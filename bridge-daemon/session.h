@@ -28,6 +28,7 @@
 #include "peer_inbox.h"
 #include "resend_buffer.h"
 #include "shared_region.h"
+#include "stranger_log.h"
 #include "stream_transport.h"
 #include "worker_board.h"
 
@@ -215,6 +216,10 @@ class Session : public std::enable_shared_from_this<Session> {
   // How the connection travels, for `fedcl status`.
   BoardTransport transport() const;
   uint32_t peer_uid() const { return peer_uid_; }
+  // Whose connections count together before the other side proved itself (handshake caps, the
+  // auth throttle, strangers' log lines): the address without its port (handshake_limits.h
+  // address_key), on a local connection the user the kernel names (all that user's processes).
+  std::string address_key() const;
   uint32_t peer_pid() const { return peer_pid_; }
   // The client's TCP port: names the connection in traces (trace.h).
   uint16_t peer_port() const { return peer_port_; }
@@ -237,6 +242,7 @@ class Session : public std::enable_shared_from_this<Session> {
     bool status_request = false;           // the connection opened with DaemonStatus, not Hello
     uint32_t platform = 0;                 // client sessions: the platform asked for
     uint64_t dialling_instance = 0;        // peer links: the daemon that dialled
+    uint64_t expected_instance = 0;        // peer links: the daemon it meant to reach (this one?)
     uint64_t session = 0;                  // peer links: the session at the answering end (its token)
     uint64_t from_session = 0;             // peer links: the session at the dialling end
     bool challenged = false;               // a challenge went out (answering) or came in (dialling)
@@ -251,9 +257,17 @@ class Session : public std::enable_shared_from_this<Session> {
     uint64_t resume_received = 0;          // how much of that session's stream the client received
   } handshake;
   bool authenticated() const { return greeted || peer_instance != 0; }
-  // uv_now when the connection was made: a handshake must end in time; `fedcl status` shows how
-  // long a session has been open.
+  // uv_now when the connection was made: `fedcl status` shows how long a session has been open.
   uint64_t opened_at = 0;
+  // uv_now by which the handshake must be done, else the connection closes (0: no deadline).
+  uint64_t handshake_deadline = 0;
+  // Main process: the connection was accepted and the other side has not proved itself yet (nor
+  // finished its Hello, on a daemon without keys). Its end is the listener's to log, one line per
+  // address and interval (stranger_log.h): stranger_end says what ended it when it closes (unless
+  // it closes because the other side went away), end_logged that its refusal was logged already.
+  bool stranger = false;
+  StrangerEnd stranger_end = StrangerEnd::gone;
+  bool end_logged = false;
 
   // What the connection is, decided by its first frame.
   enum class Role { undecided, client, peer };
@@ -329,6 +343,7 @@ class Session : public std::enable_shared_from_this<Session> {
   uint32_t peer_uid_ = 0, peer_pid_ = 0;
   std::string local_binding_;  // channel_binding() of a local connection
   SessionLink *link_;  // null while parked; freed once its handle closed
+  bool link_open_ = false;  // its handle was initialized (accepted, dialled, or handed over)
   bool closing_ = false;
   bool draining_ = false;  // close_after_writes: what is written leaves, nothing read runs
   bool parked_ = false;
@@ -362,8 +377,12 @@ class Session : public std::enable_shared_from_this<Session> {
   size_t have_ = 0;       // bytes of the current part received so far
   Frame frame_;
   uint64_t payload_wire_bytes_ = 0;
+  // Made at the first read, the size of a handshake's frames until the other side proved itself (a
+  // stranger's connection costs a few KiB: a thousand held open cost 64 MiB when it was not).
   static constexpr size_t kReadBufferBytes = 64 * 1024;
+  static constexpr size_t kHandshakeReadBytes = 4096;
   std::unique_ptr<uint8_t[]> read_buffer_;
+  size_t read_buffer_bytes_ = 0;
   std::deque<Frame> pending_;
   std::string unparsed_;  // read before the handshake was done, behind a frame not yet run
   std::vector<uint64_t> touched_queues_;

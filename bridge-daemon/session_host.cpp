@@ -130,7 +130,8 @@ void SessionHost::take_session(wire::TakeSession::Reader take, SessionLink *link
   out.setNode(options_.node);
   out.setPlatformCount(platforms_.size());
   out.setInstance(instance());
-  out.setPeerAddress(options_.peer_address);
+  out.setPeerAddress(take.getPeerAddress());
+  if (take.getPeerAddressTag().size() > 0) out.setPeerAddressTag(take.getPeerAddressTag());
   out.setHost(capnp::Data::Reader(reinterpret_cast<const uint8_t *>(options_.host_identity.data()), options_.host_identity.size()));
   out.setLocalSocket(options_.local_socket);
   out.setSessionToken(session->token);

@@ -21,6 +21,11 @@ namespace {
 constexpr size_t kReadBufferBytes = 1 << 20;
 // Room a read wants at least: several 16 KiB records.
 constexpr size_t kMinReadBytes = 64 * 1024;
+// A stream that does its handshake (the main process's, which hands the connection over once the
+// handshake's few messages are read) reads into one small buffer: OpenSSL and the record layer
+// keep what a read cut short. A stranger's half-open handshake held a 1 MiB buffer.
+constexpr size_t kHandshakeReadBufferBytes = 4096;
+constexpr size_t kHandshakeMinReadBytes = 1024;
 // Read buffers a stream may have while its worker decrypts: reading stops while it holds them all.
 constexpr size_t kReadBuffers = 4;
 // A span the session wants filled (a payload's rest) this large or larger is decrypted on the worker.
@@ -61,9 +66,16 @@ struct TlsStream::Ciphertext {
 
 // What the stream shares with its worker; it outlives both (posted reports hold it).
 struct TlsStream::Shared : std::enable_shared_from_this<Shared> {
-  explicit Shared(fedcl::TlsSession session) : ssl(std::move(session)) {
+  explicit Shared(fedcl::TlsSession session) {
     span.out = &out;
-    if (!ssl) return;  // handed over after the handshake: records only
+    attach(std::move(session));
+  }
+
+  // The handshake's SSL object: none handed over after the handshake (records only), none yet on
+  // an accepted connection whose client has not spoken.
+  void attach(fedcl::TlsSession session) {
+    ssl = std::move(session);
+    if (!ssl) return;
     BIO *bio = fedcl::tls_span_bio(&span);
     SSL_set_bio(ssl.get(), bio, bio);
   }
@@ -246,16 +258,22 @@ void finish(TlsStream::Sealed &piece, int status) {
 
 }  // namespace
 
-TlsStream::TlsStream(uv_stream_t *stream, fedcl::TlsSession ssl, bool accepting)
-    : stream_(stream), shared_(std::make_shared<Shared>(std::move(ssl))), accepting_(accepting) {
+TlsStream::TlsStream(uv_stream_t *stream, fedcl::TlsSession ssl)
+    : stream_(stream), shared_(std::make_shared<Shared>(std::move(ssl))), accepting_(false),
+      read_buffer_bytes_(kHandshakeReadBufferBytes), min_read_bytes_(kHandshakeMinReadBytes) {
   shared_->owner = this;
-  if (accepting_) SSL_set_accept_state(shared_->ssl.get());
-  else SSL_set_connect_state(shared_->ssl.get());
+  SSL_set_connect_state(shared_->ssl.get());
+}
+
+TlsStream::TlsStream(uv_stream_t *stream, SSL_CTX *accept_context)
+    : stream_(stream), shared_(std::make_shared<Shared>(nullptr)), accepting_(true), accept_context_(accept_context),
+      read_buffer_bytes_(kHandshakeReadBufferBytes), min_read_bytes_(kHandshakeMinReadBytes) {
+  shared_->owner = this;
 }
 
 TlsStream::TlsStream(uv_stream_t *stream, fedcl::wire::TlsState::Reader state, Server &server)
     : stream_(stream), shared_(std::make_shared<Shared>(nullptr)), accepting_(true), established_(true),
-      first_bytes_(false) {
+      first_bytes_(false), read_buffer_bytes_(kReadBufferBytes), min_read_bytes_(kMinReadBytes) {
   shared_->owner = this;
   shared_->server = &server;  // writes may come before start()
   fedcl::TlsRecordState records;
@@ -331,7 +349,7 @@ std::string TlsStream::start(Session &session, std::function<void()> ready) {
 }
 
 uint8_t *TlsStream::new_read_buffer() {
-  shared_->read_buffers.emplace_back(new uint8_t[kReadBufferBytes]);
+  shared_->read_buffers.emplace_back(new uint8_t[read_buffer_bytes_]);
   return shared_->read_buffers.back().get();
 }
 
@@ -344,7 +362,7 @@ void TlsStream::alloc(Session &session, uv_buf_t *buf) {
   bool unread = !shared_->ciphertext.empty() && shared_->ciphertext.back().buffer == filling_;
   if (filling_ && !unread) {
     filled_ = 0;  // all of it decrypted: reads start over at its beginning (small traffic stays in a few pages)
-  } else if (!filling_ || kReadBufferBytes - filled_ < kMinReadBytes) {
+  } else if (!filling_ || read_buffer_bytes_ - filled_ < min_read_bytes_) {
     // The worker reports the full one done once it decrypted it. Buffers are made as needed: one
     // while reads are decrypted here; more while the worker holds some, and one more if the session
     // reads on while it holds kReadBuffers (a paused session resumed, say).
@@ -354,7 +372,7 @@ void TlsStream::alloc(Session &session, uv_buf_t *buf) {
     filled_ = 0;
     shared_->filling = filling_;
   }
-  *buf = uv_buf_init(reinterpret_cast<char *>(filling_ + filled_), kReadBufferBytes - filled_);
+  *buf = uv_buf_init(reinterpret_cast<char *>(filling_ + filled_), read_buffer_bytes_ - filled_);
 }
 
 void TlsStream::read_buffer_free(uint8_t *buffer) {
@@ -392,8 +410,7 @@ std::string TlsStream::handshake(Session &session) {
                                      : shared.records.start(shared.ssl.get());
     }
     if (!why.empty()) {
-      FEDCLD_LOG(warn, "%s %llu (%s): %s", accepting_ ? "session" : "peer link", (unsigned long long)session.number(),
-                 session.peer().c_str(), why.c_str());
+      log_refusal(session, why);
       return why;
     }
     established_ = true;
@@ -404,8 +421,7 @@ std::string TlsStream::handshake(Session &session) {
   std::string why = "TLS handshake failed: " + fedcl::tls_errors();
   long verify = SSL_get_verify_result(shared.ssl.get());
   if (verify != X509_V_OK) why += std::string(" (the peer's certificate: ") + X509_verify_cert_error_string(verify) + ")";
-  FEDCLD_LOG(warn, "%s %llu (%s): %s", accepting_ ? "session" : "peer link", (unsigned long long)session.number(),
-             session.peer().c_str(), why.c_str());
+  log_refusal(session, why);
   return why;
 }
 
@@ -420,13 +436,20 @@ std::string TlsStream::received(Session &session, const uv_buf_t &buf, size_t si
   if (first_bytes_ && accepting_) {
     first_bytes_ = false;
     if (!fedcl::tls_record_start(bytes, size)) {
-      FEDCLD_LOG(warn, "session %llu (%s): a plain-TCP connection refused: this fedcld takes TLS connections only (--tls)",
-                 (unsigned long long)session.number(), session.peer().c_str());
+      // Its Hello is answered with a refusal (exec_handshake.cpp), which the log shows.
       plaintext_ = true;
       session.plaintext_refused = true;
       session.consume(bytes, size);
       return {};
     }
+    // The handshake's state is made once the client spoke: an idle connection costs no SSL object.
+    fedcl::TlsSession ssl(SSL_new(accept_context_));
+    if (!ssl) return "TLS: OpenSSL cannot make a handshake: " + fedcl::tls_errors();
+    // Its record buffers (16 KiB each way) go back whenever they are empty.
+    SSL_set_mode(ssl.get(), SSL_MODE_RELEASE_BUFFERS);
+    SSL_set_accept_state(ssl.get());
+    std::lock_guard<std::mutex> lock(shared_->ssl_mutex);
+    shared_->attach(std::move(ssl));
   }
   {
     std::lock_guard<std::mutex> lock(shared_->mutex);
@@ -438,7 +461,7 @@ std::string TlsStream::received(Session &session, const uv_buf_t &buf, size_t si
   }
   if (span_on_worker_) {
     wake_worker();
-    if (kReadBufferBytes - filled_ < kMinReadBytes && free_buffers_.empty() && shared_->read_buffers.size() >= kReadBuffers) {
+    if (read_buffer_bytes_ - filled_ < min_read_bytes_ && free_buffers_.empty() && shared_->read_buffers.size() >= kReadBuffers) {
       reads_starved_ = true;
       uv_read_stop(stream_);
     }
@@ -476,6 +499,10 @@ std::string TlsStream::decrypt_here(Session &session) {
 }
 
 void TlsStream::log_refusal(Session &session, const std::string &why) {
+  if (session.stranger) {
+    session.stranger_end = StrangerEnd::tls;  // the main process logs a stranger's end (stranger_log.h)
+    return;
+  }
   FEDCLD_LOG(warn, "%s %llu (%s): %s", accepting_ ? "session" : "peer link", (unsigned long long)session.number(),
              session.peer().c_str(), why.c_str());
 }
@@ -640,9 +667,7 @@ std::vector<std::string> DaemonTls::certificate_names() const {
 
 std::unique_ptr<StreamTransport> DaemonTls::accepting(uv_stream_t *stream) const {
   if (!accept_) return std::make_unique<PlainStream>(stream);
-  fedcl::TlsSession ssl(SSL_new(accept_.get()));
-  if (!ssl) return nullptr;
-  return std::make_unique<TlsStream>(stream, std::move(ssl), true);
+  return std::make_unique<TlsStream>(stream, accept_.get());
 }
 
 std::unique_ptr<StreamTransport> DaemonTls::dialling(uv_stream_t *stream, const std::string &address,
@@ -650,7 +675,7 @@ std::unique_ptr<StreamTransport> DaemonTls::dialling(uv_stream_t *stream, const 
   if (!dial_) return std::make_unique<PlainStream>(stream);
   fedcl::TlsSession ssl = fedcl::tls_client_session(dial_.get(), dial_mode_, fedcl::tls_host_of(address), peer_key_.view(), kPeerTlsUser, error);
   if (!ssl) return nullptr;
-  return std::make_unique<TlsStream>(stream, std::move(ssl), false);
+  return std::make_unique<TlsStream>(stream, std::move(ssl));
 }
 
 }  // namespace fedcld

@@ -37,8 +37,11 @@ struct ServerOptions;
 
 class TlsStream final : public StreamTransport {
  public:
-  // accepting: the daemon's side of a client's or peer's connection; otherwise this daemon dialled.
-  TlsStream(uv_stream_t *stream, fedcl::TlsSession ssl, bool accepting);
+  // A peer link this daemon dialled, whose handshake ssl does.
+  TlsStream(uv_stream_t *stream, fedcl::TlsSession ssl);
+  // The daemon's side of a client's or peer's connection: its handshake's state is made from
+  // accept_context (which outlives the stream) once the other side spoke.
+  TlsStream(uv_stream_t *stream, SSL_CTX *accept_context);
   // A connection whose handshake the main process did (handoff.h): its records go on from state,
   // and the ciphertext read but not opened there is taken first. Check ok() before use.
   TlsStream(uv_stream_t *stream, fedcl::wire::TlsState::Reader state, Server &server);
@@ -65,7 +68,8 @@ class TlsStream final : public StreamTransport {
   // Decrypts on the loop until the session wants a large span, which goes to the worker with the
   // rest of the ciphertext.
   std::string decrypt_here(Session &session);
-  // A record refused after the handshake (not authentic, an alert): a warning, as a failed handshake.
+  // A failed handshake, or a record refused after it (not authentic, an alert): a warning, or for a
+  // stranger's connection what ends it (the main process logs strangers' ends).
   void log_refusal(Session &session, const std::string &why);
   void hand_span_to_worker(const uv_buf_t &dest);
   // The worker reports (on the loop, in order) what landed and which read buffers it is done with.
@@ -86,6 +90,7 @@ class TlsStream final : public StreamTransport {
   uv_stream_t *stream_;
   std::shared_ptr<Shared> shared_;
   bool accepting_;
+  SSL_CTX *accept_context_ = nullptr;
   bool established_ = false;
   std::string channel_binding_;  // once established
   bool first_bytes_ = true;
@@ -96,6 +101,7 @@ class TlsStream final : public StreamTransport {
   // Reads: buffers libuv may fill, the one it fills now and how far; the worker decrypts a large span
   // (reading stops when all are busy).
   std::vector<uint8_t *> free_buffers_;
+  size_t read_buffer_bytes_, min_read_bytes_;  // small while the stream does its handshake
   uint8_t *filling_ = nullptr;
   size_t filled_ = 0;
   bool span_on_worker_ = false;

@@ -428,7 +428,7 @@ void WorkerPool::exited(Worker &worker, int64_t status, int term_signal) {
     if (failure && !closing_) {
       listener_.counters().worker_failed(!worker.hung.empty());
       FEDCLD_LOG(error, "session %llu (client %s): %s; the daemon and its other sessions go on", (unsigned long long)worker.number,
-                 worker.client.c_str(), why.c_str());
+                 log_quote(worker.client).c_str(), why.c_str());
       if (!worker.resume_token.empty()) deaths_[worker.resume_token] = {why, uv_now(listener_.loop())};
     } else {
       FEDCLD_LOG(debug, "worker %d of session %llu ended", worker.pid, (unsigned long long)worker.number);

@@ -51,10 +51,10 @@ cl_int record_device_op(cl_command_buffer_khr buffer, cl_command_queue queue,
   DeviceOp op;
   err = make_op(on, &op);
   if (err != CL_SUCCESS) return err;
-  std::vector<UsedMem> mems;
-  if (op.source) mems.push_back({op.source, false});
-  mems.push_back({op.dest, true});
-  return command_buffer_record(buffer, on, num_sync_points, sync_points, op.build, mems, sync_point);
+  UsedObjects used;
+  if (op.source) used.mems.push_back({op.source, false});
+  used.mems.push_back({op.dest, true});
+  return command_buffer_record(buffer, on, num_sync_points, sync_points, op.build, used, sync_point);
 }
 
 // A zero-terminated list of (name, value) properties, each name at most once: bits_name, whose value

@@ -83,6 +83,7 @@ cl_int fedcl::make_kernel_arg(cl_kernel kernel, cl_uint index, size_t size, cons
   }
   uint64_t object = 0;
   cl_mem mem = nullptr;
+  cl_sampler sampler = nullptr;
   switch (kind) {
     case ArgClass::memory:
       if (size != sizeof(cl_mem)) return CL_INVALID_ARG_SIZE;
@@ -97,7 +98,7 @@ cl_int fedcl::make_kernel_arg(cl_kernel kernel, cl_uint index, size_t size, cons
       break;
     case ArgClass::sampler: {
       if (size != sizeof(cl_sampler)) return CL_INVALID_ARG_SIZE;
-      cl_sampler sampler = value ? *static_cast<const cl_sampler *>(value) : nullptr;
+      sampler = value ? *static_cast<const cl_sampler *>(value) : nullptr;
       if (!as<_cl_sampler>(sampler)) return CL_INVALID_SAMPLER;
       object = sampler->id;
       break;
@@ -117,6 +118,7 @@ cl_int fedcl::make_kernel_arg(cl_kernel kernel, cl_uint index, size_t size, cons
     default: arg->kind = _cl_kernel::Arg::value; break;
   }
   arg->buffer = mem;
+  arg->sampler_handle = sampler;
   arg->object = object;
   arg->local_size = kind == ArgClass::local ? size : 0;
   if (arg->kind == _cl_kernel::Arg::value) {

@@ -7,6 +7,7 @@
 // A blocking clEnqueueRecvBuffer below the threshold, with MPI_THREAD_MULTIPLE, takes a plain
 // message on the calling thread and writes it with a blocking write (start_device_receive); it
 // returns then, as that write does.
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 
@@ -240,6 +241,8 @@ class Receive final : public Operation, public std::enable_shared_from_this<Rece
       offer.session = here.session;
       offer.transfer = transfer;
       std::snprintf(offer.address, sizeof offer.address, "%s", here.address.c_str());
+      offer.address_tag_bytes = uint32_t(std::min(here.address_tag.size(), sizeof offer.address_tag));
+      std::memcpy(offer.address_tag, here.address_tag.data(), offer.address_tag_bytes);
     }
     progress.expect(from_.comm, source_, ControlKind::go, envelope.id, weak_from_this());
     MPI_Isend(&offer, sizeof offer, MPI_BYTE, source_, tag, from_.comm, &request_);

@@ -14,6 +14,7 @@
 // their way go before MPI_Finalize returns (Progress::drain). At lower levels nothing moves them
 // once the program has left fedcl, so the event is a marker behind a user event that this operation
 // sets once MPI has taken the message.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -53,7 +54,9 @@ class DeviceSend final : public Operation, public std::enable_shared_from_this<D
   }
 
   // A runtime thread: the device's command ended (a small send's read: its bytes are here). wake:
-  // fedcl's MPI thread takes it from here (else the caller polls).
+  // fedcl's MPI thread takes it from here (else the caller polls). Not a poll here: this may be a
+  // connection's receiver, and a poll's receive that posts its bytes to the daemon waits for that
+  // receiver's acknowledgements (mpi_transfer_np2_plain hung 2 runs in 3 so).
   void device_done(cl_int status, bool wake = true) {
     {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -201,6 +204,8 @@ class DeviceSend final : public Operation, public std::enable_shared_from_this<D
     there.session = offer.session;
     offer.address[sizeof offer.address - 1] = 0;
     there.address = offer.address;
+    there.address_tag.assign(reinterpret_cast<const char *>(offer.address_tag),
+                             std::min<size_t>(offer.address_tag_bytes, sizeof offer.address_tag));
     bool direct = offer.direct && device_status() >= 0 && Progress::get().port().can_reach(queue_, there);
     Go go{{kControlMagic, ControlKind::go, id_, 0}, direct ? 1u : 0u, 0};
     post(&go, sizeof go, progress.control_tag(to_.comm));
@@ -333,7 +338,9 @@ cl_int start_device_send(cl_command_queue queue, cl_mem buffer, size_t offset, s
       return clReleaseEvent(device), err;  // the daemon's send goes nowhere; it ends with its session
     }
   }
-  if (!read_here) clFlush(queue);  // a blocking read has left already
+  // A read has left already (its reply brings the bytes): a flush would only cost the daemon a
+  // request. A daemon's send, or the marker at lower thread levels, is queued.
+  if (!read_into || !Progress::get().multiple()) clFlush(queue);
   auto send = std::make_shared<DeviceSend>(queue, transfer, std::move(read_into), size, to, taken);
   if (read_here) {
     // Its message leaves from this thread (clEnqueueSendBuffer polls next): fedcl's MPI thread is

@@ -47,6 +47,9 @@ struct Offer {
   uint64_t session;
   uint64_t transfer;       // the receive's transfer there
   char address[192];       // host:port of its peer listener
+  uint32_t address_tag_bytes;  // its daemon's tag of the address (PeerRef.addressTag), 0 or 32 bytes
+  uint8_t address_tag[32];
+  uint32_t pad;
 };
 
 // Sender to receiver, after an offer of the direct path: whether the sending daemon can reach the

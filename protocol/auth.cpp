@@ -56,6 +56,22 @@ Proof auth_proof(std::string_view key, AuthRole role, capnp::Data::Reader challe
   return proof;
 }
 
+Proof peer_address_tag(std::string_view key, uint64_t instance, const std::string &address) {
+  ensure_sodium();
+  crypto_auth_hmacsha256_state state;
+  crypto_auth_hmacsha256_init(&state, reinterpret_cast<const unsigned char *>(key.data()), key.size());
+  static const char kLabel[] = "fedcl peer address v1";
+  absorb(state, kLabel, sizeof kLabel - 1);
+  uint8_t run[8];
+  for (int i = 0; i < 8; i++) run[i] = uint8_t(instance >> (8 * i));
+  absorb(state, run, sizeof run);
+  absorb(state, address.data(), address.size());
+  Proof tag;
+  crypto_auth_hmacsha256_final(&state, tag.data());
+  sodium_memzero(&state, sizeof state);
+  return tag;
+}
+
 bool auth_proof_matches(const Proof &expected, capnp::Data::Reader received) {
   if (received.size() != expected.size()) return false;
   return sodium_memcmp(expected.data(), received.begin(), expected.size()) == 0;

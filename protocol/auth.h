@@ -39,6 +39,12 @@ struct AuthBinding {
 Proof auth_proof(std::string_view key, AuthRole role, capnp::Data::Reader challenge_nonce,
                  capnp::Data::Reader hello_nonce, const std::string &identity, const AuthBinding &binding);
 
+// A daemon's tag of the address it advertises to peers (HelloReply.peerAddressTag): HMAC-SHA256
+// under key (the daemons' key) of its own label, the daemon's instance and the address. Another
+// daemon holding the key dials a peer address a client passes on (PeerRef) only when its tag
+// matches, so that a client cannot make a daemon dial, and report on, an address of its choosing.
+Proof peer_address_tag(std::string_view key, uint64_t instance, const std::string &address);
+
 // Whether received is exactly expected, compared in constant time.
 bool auth_proof_matches(const Proof &expected, capnp::Data::Reader received);
 

@@ -29,19 +29,26 @@
 using Cxx = import "/capnp/c++.capnp";
 $Cxx.namespace("fedcl::wire");
 
-const protocolVersion :UInt32 = 7;     # 2: peer links per pair of sessions (PeerHello.session)
+const protocolVersion :UInt32 = 8;     # 2: peer links per pair of sessions (PeerHello.session)
                                        # 3: proofs bound to the channel and the daemon dialled
                                        # 4: combining receives (ReceiveFromPeer.combine), transfers
                                        #    within one session
                                        # 5: flow control on peer transfers (PeerData.from, PeerCredit)
                                        # 6: events reported when asked (Command.unwatched, watchEvent,
                                        #    Reply.finished)
-                                       # 7: the same node (Hello.host, Reply.local, shared memory:
-                                       #    Request.sharedMemory, sharedPayload, sharedReply)
+                                       # 7: small data travels with its event's signal
+                                       #    (SignalPeer.data, CreateUserEvent.data, PeerSignal's payload);
+                                       #    peer addresses carry their daemon's tag (PeerRef.addressTag);
+                                       #    a peer's hello learns nothing before its proof holds
+                                       # 8: the same node (Hello.host, Reply.local, shared memory:
+                                       #    Request.sharedMemory, sharedPayload, sharedReply; peer links
+                                       #    of one host: PeerRef.host and localSocket, PeerData.shared)
 const peerInitialAllowance :UInt64 = 16777216;
                                        # bytes of a transfer a sending daemon puts on a peer link before
                                        # the receiving session's first PeerCredit
 const firstClientId :UInt64 = 0x100000000;
+const signalDataMaxBytes :UInt64 = 1048576;
+                                       # the most bytes a PeerSignal carries (SignalData.size)
 
 enum FrameKind {
   request @0;
@@ -108,14 +115,18 @@ struct HelloReply {
   platforms @2 :List(PlatformDesc);  # the session's platform alone
   platformCount @3 :UInt32;       # how many backend platforms the daemon exports
   instance @4 :UInt64;            # names this run of the daemon to its peers (random, never 0)
-  peerAddress @5 :Text;           # host:port where peers reach it; empty: the address the client used
+  peerAddress @5 :Text;           # host:port where peers reach it: fedcld --peer-address, else the host
+                                  # the client dialled (Hello.daemon) and the port it reached
   sessionToken @6 :UInt64;        # random: how a peer daemon addresses this session (PeerRef)
   proof @7 :Data;                 # the daemon's proof that it holds the key; empty without a key
   resumeToken @8 :Data;           # 16 random bytes naming this session for Request.resume; empty:
                                   # the daemon does not resume dropped connections
   resumeWindowMs @9 :UInt32;      # how long the daemon keeps the session of a dropped connection
-  host @10 :Data;                 # the daemon's host (protocol/host_identity.h)
-  localSocket @11 :Text;          # the path of its local socket (fedcld --local-socket); empty: none
+  peerAddressTag @10 :Data;       # the daemon's tag of peerAddress under the daemons' key: another
+                                  # daemon dials an address only with the tag of a daemon that holds
+                                  # its key (PeerRef.addressTag); empty on a daemon without one
+  host @11 :Data;                 # the daemon's host (protocol/host_identity.h)
+  localSocket @12 :Text;          # the path of its local socket (fedcld --local-socket); empty: none
 }
 
 # The same node (docs/design-decisions.md, "Same node"). A program and a daemon of one host talk over
@@ -169,10 +180,11 @@ struct Resumed {
 struct PeerRef {
   # Another daemon, and the session there that belongs to the same client.
   instance @0 :UInt64;            # its HelloReply.instance: a link that answers otherwise is refused
-  address @1 :Text;               # host:port of its peer listener
+  address @1 :Text;               # host:port of its peer listener (HelloReply.peerAddress)
   session @2 :UInt64;             # the session's token there
-  host @3 :Data;                  # its HelloReply.host and localSocket: a daemon on the same host
-  localSocket @4 :Text;           # dials that socket instead of address
+  addressTag @3 :Data;            # its HelloReply.peerAddressTag, passed on as it came
+  host @4 :Data;                  # its HelloReply.host and localSocket: a daemon on the same host
+  localSocket @5 :Text;           # dials that socket instead of address
 }
 
 # ---------------------------------------------------------------------------------------------------
@@ -348,6 +360,7 @@ struct Request {
     program @0 :UInt64;
     devices @1 :List(UInt64);     # empty: every device of the program's context on this daemon
     options @2 :Text;
+    includes @3 :List(IncludeFolder);  # the application's -I folders (out of options), each a -I here
   }
   struct CreateKernel {
     id @0 :UInt64;
@@ -360,6 +373,9 @@ struct Request {
     signalledBy @2 :UInt64;       # a stand-in for an event of that peer daemon (instance), which sets
                                   # it with a PeerSignal; it fails if the link to that peer is lost.
                                   # 0: an application's user event or a stand-in the client sets
+    data @3 :SignalData;          # with signalledBy: the signal carries these bytes (SignalPeer.data),
+                                  # which a write puts in the range behind the stand-in: data.event
+                                  # completes once they are on the device. size 0: none
   }
   struct SetUserEventStatus {
     event @0 :UInt64;
@@ -536,6 +552,7 @@ struct Request {
     devices @1 :List(UInt64);
     options @2 :Text;
     headers @3 :List(Header);
+    includes @4 :List(IncludeFolder);  # as BuildProgram's
     struct Header {
       name @0 :Text;              # include name
       program @1 :UInt64;         # the program holding the header's source
@@ -638,6 +655,16 @@ struct Request {
     # session (CreateUserEvent.signalledBy).
     event @0 :UInt64;
     peer @1 :PeerRef;
+    data @2 :SignalData;          # a range to read after the event and send in the same message (the
+                                  # PeerSignal's payload), where the stand-in's data lands it. size 0: none
+  }
+  struct SignalData {
+    # A range of a buffer that travels with a signal: read on the signalling daemon, written on the
+    # signalled one, each a command (its queue, event and wait list: at least the signal's event).
+    command @0 :Command;
+    memObject @1 :UInt64;         # a buffer (not an image)
+    offset @2 :UInt64;
+    size @3 :UInt64;              # at most signalDataMaxBytes; 0: no data
   }
   struct CreateSubDevices {
     device @0 :UInt64;
@@ -853,6 +880,7 @@ struct PeerSignal {
   session @0 :UInt64;
   event @1 :UInt64;
   status @2 :Int32;               # CL_COMPLETE or the event's negative status
+  # The frame's payload: the bytes of SignalPeer.data (CL_COMPLETE only), or none.
 }
 
 # ---------------------------------------------------------------------------------------------------
@@ -953,6 +981,16 @@ struct NodeFileOpened {
   error @0 :Text;                   # "": the file's descriptor is beside this message
 }
 
+# A -I folder of the application's, with the headers the program's source includes from it (the
+# client reads them: runtime/build_includes.h); the daemon writes them into its worker's folder.
+struct IncludeFolder {
+  files @0 :List(IncludeFile);
+}
+struct IncludeFile {
+  path @0 :Text;                    # relative, as an #include names it: no "..", not absolute
+  contents @1 :Data;
+}
+
 struct WorkerSetup {
   # The options a worker uses: never a key, a key list or TLS's private key, which stay in the
   # main process.
@@ -1026,6 +1064,8 @@ struct TakeSession {
   sessionToken @6 :UInt64;          # HelloReply.sessionToken, chosen by the main process
   resumeToken @7 :Data;             # HelloReply.resumeToken; empty: no resumption
   number @8 :UInt64;                # the session's number in the daemon's log
+  peerAddress @9 :Text;             # HelloReply.peerAddress and its tag, made by the main process,
+  peerAddressTag @10 :Data;         # which holds the key
 }
 
 struct ResumeSession {

@@ -53,7 +53,8 @@ const char *name(Point point) {
   static const char *const names[] = {"client_sent",      "client_reply_read",      "client_resumed",
                                       "daemon_read",      "daemon_executed",        "daemon_completion_seen",
                                       "daemon_completion_run", "daemon_reply_sent",     "daemon_flush_started",
-                                      "daemon_flush_ended"};
+                                      "daemon_flush_ended", "client_flushed",         "daemon_peer_sent",
+                                      "daemon_peer_read",   "daemon_stand_in_set",    "daemon_receive_landed"};
   static_assert(sizeof names / sizeof names[0] == size_t(Point::count));
   return names[size_t(point)];
 }

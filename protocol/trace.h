@@ -24,6 +24,11 @@ enum class Point : uint8_t {
   daemon_reply_sent,       // the reply was handed to the socket
   daemon_flush_started,    // after a batch, clFlush of the queues it touched begins (seq: how many)
   daemon_flush_ended,      // ... and has ended
+  client_flushed,          // requests without a reply were handed to the socket (a flush; seq 0)
+  daemon_peer_sent,        // a message to a peer daemon was handed to the socket (seq: its PeerMessage kind)
+  daemon_peer_read,        // a message of a peer daemon arrived whole (seq: its kind)
+  daemon_stand_in_set,     // a stand-in user event got its status (seq 0)
+  daemon_receive_landed,   // a receive's bytes are in the buffer: its event completes (seq 0)
   count
 };
 

@@ -10,11 +10,17 @@
 
 namespace fedcl {
 
+namespace {
+// The default of signal_data_max(), by measurement (design-decisions, "Small data travels with its event").
+constexpr uint64_t kSignalDataMaxBytes = 131072;
+}  // namespace
+
 void fill_peer_ref(wire::PeerRef::Builder ref, Connection &connection) {
   auto hello = connection.hello();
   ref.setInstance(hello.getInstance());
   ref.setAddress(hello.getPeerAddress().size() ? hello.getPeerAddress() : kj::StringPtr(connection.endpoint().c_str()));
   ref.setSession(hello.getSessionToken());
+  ref.setAddressTag(hello.getPeerAddressTag());
   // A daemon of the other's host dials it at its local socket (FEDCL_LOCAL=off: TCP between daemons too).
   if (local_mode() != LocalMode::off && hello.getLocalSocket().size()) {
     ref.setHost(hello.getHost());
@@ -31,6 +37,12 @@ PeerTransferEvents queue_peer_transfer(cl_context context, cl_command_type type,
                                        const PeerTransferEnd &to, uint64_t bytes, wire::Request::Combine combine,
                                        wire::Request::ElementType element) {
   PeerTransferEvents events{own_event(context, from.connection, type), own_event(context, to.connection, type)};
+  queue_peer_transfer_of(events, from, to, bytes, combine, element);
+  return events;
+}
+
+void queue_peer_transfer_of(const PeerTransferEvents &events, const PeerTransferEnd &from, const PeerTransferEnd &to,
+                            uint64_t bytes, wire::Request::Combine combine, wire::Request::ElementType element) {
   if (from.connection != to.connection) {
     retain(events.arrived);
     std::lock_guard<std::mutex> lock(events.sent->mutex);
@@ -59,7 +71,19 @@ PeerTransferEvents queue_peer_transfer(cl_context context, cl_command_type type,
   fill_end(s, from, events.sent);
   fill_peer_ref(s.initPeer(), *to.connection);
   from.connection->queue(send);
-  return events;
+}
+
+void fill_signal_data(wire::Request::SignalData::Builder data, const PeerTransferEnd &end, const _cl_event *event,
+                      uint64_t signal_event, uint64_t size) {
+  auto command = data.initCommand();
+  command.setQueue(end.queue);
+  command.setEvent(event->id);
+  std::vector<uint64_t> after = end.wait_for;
+  after.push_back(signal_event);
+  set_wait_list(command, after);
+  data.setMemObject(end.mem);
+  data.setOffset(end.offset);
+  data.setSize(size);
 }
 
 namespace {
@@ -137,15 +161,21 @@ RootRange root_range(cl_mem root, cl_mem mem, const MemSpan &span) {
 
 // The events after which connection's copy of root's bytes [begin, end) is current: the commands
 // that may have written them there and have not completed, and the copy on its way there, if any.
-std::vector<uint64_t> current_after(cl_mem root, Connection *connection, size_t begin, size_t end) {
-  std::vector<uint64_t> events;
+std::vector<_cl_event *> pending_writes(cl_mem root, Connection *connection, size_t begin, size_t end) {
+  std::vector<_cl_event *> events;
   auto writers = root->writers.find(connection->index());
   if (writers != root->writers.end())
     for (const _cl_mem::Writer &writer : writers->second)
-      if (writer.begin < end && begin < writer.end && pending(writer.event)) events.push_back(writer.event->id);
+      if (writer.begin < end && begin < writer.end && pending(writer.event)) events.push_back(writer.event);
   auto it = root->arrivals.find(connection->index());
-  if (it != root->arrivals.end() && pending(it->second)) events.push_back(it->second->id);
+  if (it != root->arrivals.end() && pending(it->second)) events.push_back(it->second);
   return events;
+}
+
+std::vector<uint64_t> current_after(cl_mem root, Connection *connection, size_t begin, size_t end) {
+  std::vector<uint64_t> ids;
+  for (_cl_event *event : pending_writes(root, connection, begin, end)) ids.push_back(event->id);
+  return ids;
 }
 
 // Creates mem (of root) on here's daemon where it is not yet. A creation that fails there fails the
@@ -191,6 +221,52 @@ _cl_event *migrate_direct(cl_mem root, ContextPart &source, ContextPart &target,
   set_transfer_tail(root, source.connection, events.sent);
   release(events.sent);  // the event mirror holds it until the daemon reports
   return events.arrived;
+}
+
+// The most bytes that travel with an event's signal rather than as a transfer of their own
+// (FEDCL_SIGNAL_DATA_MAX overrides it; 0: none do). design-decisions, "Small data travels with its
+// event", says how it was chosen.
+size_t signal_data_max() {
+  static const size_t max = [] {
+    uint64_t bytes = kSignalDataMaxBytes;
+    if (const char *text = std::getenv("FEDCL_SIGNAL_DATA_MAX")) bytes = std::strtoull(text, nullptr, 10);
+    return size_t(std::min<uint64_t>(bytes, wire::SIGNAL_DATA_MAX_BYTES));
+  }();
+  return max;
+}
+
+// Has root's bytes [offset, offset + bytes) ride to target with the signal of an event command
+// waits for from source's daemon (Command::carry), where they are few: one message instead of a
+// transfer's requests, chunks and the signal. They are read there after that event and whatever may
+// still write them there: the command waits for both anyway. Returns the landing's event at target
+// (the caller's reference), or null.
+_cl_event *carry_with_signal(cl_mem root, ContextPart &source, ContextPart &target, size_t offset, size_t bytes,
+                             Command &command) {
+  if (root->is_image() || bytes == 0 || bytes > signal_data_max()) return nullptr;
+  _cl_event *carrier = command.carrier_from(source.connection);
+  if (!carrier) return nullptr;
+  cl_context context = root->context;
+  CarriedRange range{{source.connection, context->transfer_queue(source), {}, root->id, offset},
+                     {target.connection, context->transfer_queue(target), {}, root->id, offset},
+                     bytes,
+                     {own_event(context, source.connection, CL_COMMAND_MIGRATE_MEM_OBJECTS),
+                      own_event(context, target.connection, CL_COMMAND_MIGRATE_MEM_OBJECTS)}};
+  // The requests that name these events leave with the command (fill): their daemons must still
+  // know them then, though the writers may be let go of and set_transfer_tail lets go of the tails.
+  auto after = [&](_cl_event *event, PeerTransferEnd &end) {
+    command.keep(event);
+    end.wait_for.push_back(event->id);
+  };
+  for (_cl_event *writer : pending_writes(root, source.connection, offset, offset + bytes)) after(writer, range.from);
+  for (PeerTransferEnd *end : {&range.from, &range.to}) {
+    auto tail = root->transfer_tails.find(end->connection->index());
+    if (tail != root->transfer_tails.end() && pending(tail->second)) after(tail->second, *end);
+  }
+  set_transfer_tail(root, target.connection, range.events.arrived);
+  set_transfer_tail(root, source.connection, range.events.sent);
+  command.carry(carrier, range);
+  release(range.events.sent);  // the event mirror holds it until the daemon reports
+  return range.events.arrived;
 }
 
 // The request that reads (write false) or writes root's bytes [offset, offset + bytes) (an image:
@@ -360,12 +436,16 @@ cl_int mem_make_current(cl_mem root, cl_mem mem, Connection *here, Command &comm
   for (const Copy &copy : copies) {
     if (!target) break;
     if (Runtime::get().peer_linked(copy.source->connection, here)) {
-      _cl_event *arrived = migrate_direct(root, *copy.source, *target, copy.begin, copy.end - copy.begin);
+      size_t bytes = copy.end - copy.begin;
+      _cl_event *arrived = carry_with_signal(root, *copy.source, *target, copy.begin, bytes, command);
+      bool carried = arrived != nullptr;  // then the command's fill sends and flushes it
+      if (!carried) arrived = migrate_direct(root, *copy.source, *target, copy.begin, bytes);
       // Receives at one daemon keep their order (transfer tails): the last one stands for all,
       // and fails if an earlier one did.
       _cl_event *&slot = root->arrivals[here->index()];
       if (slot) release(slot);
       slot = arrived;  // takes over the reference
+      if (carried) continue;
       // The receives first, then the senders: each receive is there before its first bytes.
       if (to_flush->empty()) to_flush->push_back(here);
       to_flush->push_back(copy.source->connection);

@@ -63,21 +63,6 @@ void set_peer_range(PeerRequest request, uint64_t mem, uint64_t offset, uint64_t
   request.setTransfer(transfer);
 }
 
-// One end of a transfer between two daemons over their peer link: the daemon, the queue and wait
-// list of its command there, and where in which buffer the bytes are read or written.
-struct PeerTransferEnd {
-  Connection *connection;
-  uint64_t queue;
-  std::vector<uint64_t> wait_for;
-  uint64_t mem;
-  uint64_t offset;
-};
-
-// The commands of one such transfer, each with an event of fedcl's own (own_event).
-struct PeerTransferEvents {
-  _cl_event *sent, *arrived;
-};
-
 // Queues a SendToPeer of bytes on from's daemon and the ReceiveFromPeer that takes them on to's
 // (combining them into what is there unless combine is none); neither is flushed: flushing to's
 // daemon first puts the receive there before the first bytes, which then land in place. A failed
@@ -86,5 +71,14 @@ PeerTransferEvents queue_peer_transfer(cl_context context, cl_command_type type,
                                        const PeerTransferEnd &to, uint64_t bytes,
                                        wire::Request::Combine combine = wire::Request::Combine::NONE,
                                        wire::Request::ElementType element = wire::Request::ElementType::INT32);
+// The same with events made already: a carried range whose signal could not take it (Command::carry).
+void queue_peer_transfer_of(const PeerTransferEvents &events, const PeerTransferEnd &from, const PeerTransferEnd &to,
+                            uint64_t bytes, wire::Request::Combine combine = wire::Request::Combine::NONE,
+                            wire::Request::ElementType element = wire::Request::ElementType::INT32);
+
+// A signal's data (SignalPeer.data, CreateUserEvent.data): end's command (its queue, event and wait
+// list, after signal_event) and its range of size bytes.
+void fill_signal_data(wire::Request::SignalData::Builder data, const PeerTransferEnd &end, const _cl_event *event,
+                      uint64_t signal_event, uint64_t size);
 
 }  // namespace fedcl

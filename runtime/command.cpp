@@ -1,5 +1,7 @@
 #include "command.h"
 
+#include <algorithm>
+
 #include "coherence.h"
 #include "event_reports.h"
 #include "runtime.h"
@@ -64,12 +66,29 @@ Command::~Command() {
   // and one the application did not ask for lives on only while the runtime needs it.
   if (event_) release(event_);
   for (_cl_event *event : held_) release(event);
+  for (Crossing &crossing : crossings_) {
+    if (crossing.carries) {
+      // Never sent (the command failed before its fill): its bytes will not come, and what counted
+      // on them learns it from its events (check_arrival).
+      if (!crossed_) {
+        Runtime::get().complete_tracked(crossing.range.events.sent, CL_OUT_OF_RESOURCES);
+        Runtime::get().complete_tracked(crossing.range.events.arrived, CL_OUT_OF_RESOURCES);
+      }
+      release(crossing.range.events.sent);
+      release(crossing.range.events.arrived);
+    }
+    unhold(crossing.event);
+  }
 }
 
 void Command::wait_also(_cl_event *event) {
+  keep(event);
+  wait_ids_.push_back(event->id);
+}
+
+void Command::keep(_cl_event *event) {
   retain(event);
   held_.push_back(event);
-  wait_ids_.push_back(event->id);
 }
 
 cl_int Command::begin(cl_uint num_events, const cl_event *wait_list, cl_event *event_out, bool internal) {
@@ -91,46 +110,99 @@ cl_int Command::begin(cl_uint num_events, const cl_event *wait_list, cl_event *e
 }
 
 void Command::wait_for(_cl_event *event) {
-  Connection *here = queue_->connection;
-  if (event->connection == here) {
+  if (event->connection == queue_->connection) {
     wait_ids_.push_back(event->id);
     return;
   }
-  // An event of another daemon, or a user event: this daemon waits on a stand-in user event.
-  // The other daemon sets it over their peer link the moment its event completes; where there is
-  // no link (and for user events, which live here) the runtime sets it when the real one completes,
-  // and it relays a failure in any case: its daemon reports it. Recorded and queued under the
-  // event's lock (so that its completion cannot slip between); sent after it is released.
-  ask_completion(event);
-  Connection *signaller = nullptr;
-  {
-    std::lock_guard<std::mutex> lock(event->mutex);
-    if (event->status == CL_COMPLETE) return;
-    // The command it waits for starts now, not at the flush timer, whether its daemon signals this
-    // one over their link or this process relays the completion.
-    signaller = event->connection;
-    if (!(event->proxies & bit(here))) {
-      event->proxies |= bit(here);
-      bool signalled = event->connection && Runtime::get().peer_linked(event->connection, here);
-      RequestMessage request;
-      auto create = request.root.initCreateUserEvent();
-      create.setId(event->id);
-      create.setContext(queue_->context->id);
-      if (signalled) create.setSignalledBy(event->connection->hello().getInstance());
-      here->queue(request);  // leaves with this command
-      if (signalled) {
-        event->signalled |= bit(here);
-        RequestMessage signal;
-        auto peer = signal.root.initSignalPeer();
-        peer.setEvent(event->id);
-        fill_peer_ref(peer.initPeer(), *here);
-        event->connection->queue(signal);
+  // An event of another daemon, or a user event: this daemon waits on a stand-in user event, made
+  // when the command is filled in (cross), so that mem_prepare may have a range ride with its signal.
+  // Held, not retained: a file save's event may have no application reference left.
+  hold(event);
+  crossings_.emplace_back();
+  crossings_.back().event = event;
+}
+
+_cl_event *Command::carrier_from(Connection *source) const {
+  for (const Crossing &crossing : crossings_)
+    if (crossing.event->connection == source && !crossing.carries) return crossing.event;
+  return nullptr;
+}
+
+void Command::carry(_cl_event *carrier, const CarriedRange &range) {
+  for (Crossing &crossing : crossings_) {
+    if (crossing.event != carrier) continue;
+    crossing.carries = true;
+    crossing.range = range;
+    retain(range.events.sent);
+    retain(range.events.arrived);
+    return;
+  }
+}
+
+void Command::cross() {
+  if (crossed_) return;
+  crossed_ = true;
+  Connection *here = queue_->connection;
+  std::vector<Connection *> to_flush;  // after the events' locks are released
+  auto flush_later = [&](Connection *connection) {
+    if (connection && std::find(to_flush.begin(), to_flush.end(), connection) == to_flush.end())
+      to_flush.push_back(connection);
+  };
+  for (Crossing &crossing : crossings_) {
+    _cl_event *event = crossing.event;
+    // The other daemon sets the stand-in over their peer link the moment its event completes; where
+    // there is no link (and for user events, which live here) the runtime sets it when the real one
+    // completes, and it relays a failure in any case: its daemon reports it. Recorded and queued
+    // under the event's lock (so that its completion cannot slip between); sent after it.
+    if (queue_completion_ask(event)) flush_later(event->connection);
+    bool rode = false;
+    {
+      std::lock_guard<std::mutex> lock(event->mutex);
+      // An event over already needs no stand-in, unless a range rides with its signal: its daemon
+      // then signals at once, with the bytes.
+      bool over = event->status == CL_COMPLETE;
+      if (!over || crossing.carries) {
+        // The command it waits for starts now, not at the flush timer, whether its daemon signals
+        // this one over their link or this process relays the completion.
+        flush_later(event->connection);
+        if (!(event->proxies & bit(here))) {
+          event->proxies |= bit(here);
+          bool signalled = event->connection && Runtime::get().peer_linked(event->connection, here);
+          rode = signalled && crossing.carries;
+          RequestMessage request;
+          auto create = request.root.initCreateUserEvent();
+          create.setId(event->id);
+          create.setContext(queue_->context->id);
+          if (signalled) create.setSignalledBy(event->connection->hello().getInstance());
+          if (rode) fill_signal_data(create.initData(), crossing.range.to, crossing.range.events.arrived, event->id,
+                                     crossing.range.size);
+          here->queue(request);  // leaves with this command
+          if (signalled) {
+            event->signalled |= bit(here);
+            RequestMessage signal;
+            auto peer = signal.root.initSignalPeer();
+            peer.setEvent(event->id);
+            fill_peer_ref(peer.initPeer(), *here);
+            if (rode) fill_signal_data(peer.initData(), crossing.range.from, crossing.range.events.sent, event->id,
+                                       crossing.range.size);
+            event->connection->queue(signal);
+          }
+          if (event->status < 0) queue_event_status(here, event->id, event->status);
+        }
+        if (!over) wait_ids_.push_back(event->id);
       }
-      if (event->status < 0) queue_event_status(here, event->id, event->status);
+    }
+    if (crossing.carries && !rode) {
+      // The stand-in was another command's (or there is no peer link): the range goes as a transfer
+      // of its own, after the event, with the events mem_prepare counted on.
+      CarriedRange &range = crossing.range;
+      range.from.wait_for.push_back(event->id);
+      queue_peer_transfer_of(range.events, range.from, range.to, range.size);
+      flush_later(range.to.connection);  // the receive first: the bytes then land in place
+      flush_later(range.from.connection);
     }
   }
-  if (signaller) signaller->flush();
-  wait_ids_.push_back(event->id);
+  for (Connection *connection : to_flush) connection->flush();
 }
 
 void queue_event_status(Connection *connection, uint64_t event_id, cl_int status) {
@@ -146,7 +218,8 @@ void Command::leave_unwatched() {
   unwatched_ = event_out_ ? !(queue_->properties & CL_QUEUE_PROFILING_ENABLE) : queue_->in_order();
 }
 
-void Command::fill(wire::Command::Builder command) const {
+void Command::fill(wire::Command::Builder command) {
+  cross();
   command.setQueue(queue_->id);
   command.setEvent(event_ ? event_->id : 0);
   command.setUnwatched(unwatched_);

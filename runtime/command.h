@@ -6,6 +6,29 @@
 
 namespace fedcl {
 
+// One end of a transfer between two daemons over their peer link: the daemon, the queue and wait
+// list of its command there, and where in which buffer the bytes are read or written.
+struct PeerTransferEnd {
+  Connection *connection;
+  uint64_t queue;
+  std::vector<uint64_t> wait_for;
+  uint64_t mem;
+  uint64_t offset;
+};
+
+// The commands of one such transfer, each with an event of fedcl's own (own_event).
+struct PeerTransferEvents {
+  _cl_event *sent, *arrived;
+};
+
+// A range of a buffer that travels with the signal of an event a command waits for (SignalPeer.data,
+// coherence.h): read at `from` after the event, written at `to` behind its stand-in.
+struct CarriedRange {
+  PeerTransferEnd from, to;  // wait lists besides the event's own
+  uint64_t size;
+  PeerTransferEvents events;  // the read there and the write here
+};
+
 // A command being enqueued on queue. begin() checks the wait list and creates the event; the
 // caller fills in its own request, then send()s it.
 class Command {
@@ -28,8 +51,17 @@ class Command {
   // context wrote) never completes in this process: coherence.cpp drops it once a later writer on
   // its queue covers it. For commands that do not block; not under FEDCL_SYNC.
   void leave_unwatched();
-  // Fills the wire Command with the queue, the event and the wait list.
-  void fill(wire::Command::Builder command) const;
+  // Fills the wire Command with the queue, the event and the wait list. The stand-ins of the wait
+  // list's events of other daemons (and the ranges they carry) are queued first, and their daemons
+  // flushed.
+  void fill(wire::Command::Builder command);
+  // For mem_prepare: the first event of the wait list that source's daemon will signal to this
+  // command's, whose signal may still carry a range (carry); null if there is none.
+  _cl_event *carrier_from(Connection *source) const;
+  // range rides with carrier's signal: one message from its daemon brings the event and the bytes.
+  // Where the signal cannot take it (another command made carrier's stand-in here first), fill sends
+  // it as a transfer of its own instead, with the same events. Holds both events until then.
+  void carry(_cl_event *carrier, const CarriedRange &range);
   // Posts request (with its payload) and hands the event to the application.
   cl_int send(RequestMessage &request, const void *payload = nullptr, uint64_t payload_bytes = 0);
   // For commands that await a reply: registers the reply, then sends. landed: see PendingReply.
@@ -42,17 +74,32 @@ class Command {
   // One more event (of the queue's daemon) to wait for: a copy of a buffer on its way there. The
   // command holds it until it is sent: the daemon must still know it then.
   void wait_also(_cl_event *event);
+  // Holds event until the command is sent, for a request fill sends that names it (a carried range's
+  // wait list).
+  void keep(_cl_event *event);
   // Waits for the command's event; for blocking commands.
   cl_int wait();
 
  private:
-  // Adds event to the wait list: as itself on the queue's daemon, else as a stand-in there.
+  // Adds event to the wait list: as itself on the queue's daemon, else as a stand-in there (fill).
   void wait_for(_cl_event *event);
+  // fill's: the stand-ins of the events of other daemons.
+  void cross();
+
+  // An event of another daemon (or a user event, or a file save's) of the wait list, held, with the
+  // range its signal carries, if any.
+  struct Crossing {
+    _cl_event *event = nullptr;
+    bool carries = false;
+    CarriedRange range;
+  };
 
   cl_command_queue queue_;
   cl_command_type type_;
   std::vector<uint64_t> wait_ids_;
   std::vector<_cl_event *> held_;  // wait_also's events
+  std::vector<Crossing> crossings_;
+  bool crossed_ = false;
   _cl_event *event_ = nullptr;
   cl_event *event_out_ = nullptr;
   bool unwatched_ = false;

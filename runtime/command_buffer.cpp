@@ -17,6 +17,10 @@ void _cl_command_buffer_khr::last_release() {
 
 _cl_command_buffer_khr::~_cl_command_buffer_khr() {
   for (_cl_mutable_command_khr *launch : launches) unhold(launch);
+  for (const RecordedCommand &command : commands) {
+    if (command.used.kernel) unhold(command.used.kernel);
+    for (cl_sampler sampler : command.used.samplers) unhold(sampler);
+  }
   for (const CommandBufferSegment &segment : segments)
     for (const auto &used : segment.mems) release(used.first);
   for (cl_command_queue queue : queues) unhold(queue);
@@ -104,11 +108,11 @@ cl_uint segment_for(cl_command_buffer_khr buffer, cl_uint queue_index, const std
 
 // Records request (a message whose root is the wire::Request) on the buffer's queue queue_index.
 cl_int record_request(cl_command_buffer_khr buffer, cl_uint queue_index, cl_uint num_sync_points,
-                      const cl_sync_point_khr *wait_for, kj::Array<capnp::word> request,
-                      const std::vector<UsedMem> &mems, bool barrier, cl_sync_point_khr *sync_point) {
+                      const cl_sync_point_khr *wait_for, kj::Array<capnp::word> request, const UsedObjects &used,
+                      bool barrier, cl_sync_point_khr *sync_point) {
   Connection *connection = buffer->queues[queue_index]->connection;
   if (!connection->alive()) return CL_DEVICE_NOT_AVAILABLE;
-  for (const UsedMem &used : mems) mem_place(used.mem, connection);
+  for (const UsedMem &mem : used.mems) mem_place(mem.mem, connection);
   {
     // A daemon numbers commands in the order they arrive: queued (never the socket) under the lock
     // that numbers them here, flushed after it.
@@ -139,12 +143,14 @@ cl_int record_request(cl_command_buffer_khr buffer, cl_uint queue_index, cl_uint
     record.setCommand(stored.getRoot<wire::Request>());
     connection->queue(message);
     segment.commands++;
-    keep_mems(segment.mems, mems);
+    keep_mems(segment.mems, used.mems);
     RecordedCommand recorded;
     recorded.queue_index = queue_index;
     recorded.wait_for.assign(wait_for, wait_for + num_sync_points);
     recorded.request = std::move(request);
-    for (const UsedMem &used : mems) recorded.mems.emplace_back(used.mem, used.written);
+    recorded.used = used;
+    if (used.kernel) hold(used.kernel);
+    for (cl_sampler sampler : used.samplers) hold(sampler);
     recorded.segment = segment_index;
     recorded.local_sync_point = segment.commands;
     recorded.barrier = barrier;
@@ -205,9 +211,9 @@ _cl_command_buffer_khr *command_buffer_create(std::vector<cl_command_queue> queu
 }
 
 cl_int command_buffer_record(cl_command_buffer_khr buffer, cl_command_queue queue, cl_uint num_sync_points,
-                             const cl_sync_point_khr *wait_for, const BuildRequest &build,
-                             const std::vector<UsedMem> &mems, cl_sync_point_khr *sync_point) {
-  return record_request(buffer, queue_index(buffer, queue), num_sync_points, wait_for, built_request(build), mems,
+                             const cl_sync_point_khr *wait_for, const BuildRequest &build, const UsedObjects &used,
+                             cl_sync_point_khr *sync_point) {
+  return record_request(buffer, queue_index(buffer, queue), num_sync_points, wait_for, built_request(build), used,
                         false, sync_point);
 }
 
@@ -263,7 +269,7 @@ cl_int command_buffer_update(cl_command_buffer_khr buffer, const std::vector<Lau
     std::lock_guard<std::mutex> lock(buffer->mutex);  // queued under it, flushed after
     for (const LaunchUpdate &update : updates) {
       cl_mutable_command_khr launch = update.command;
-      const RecordedCommand &recorded = buffer->commands[launch->sync_point - 1];
+      RecordedCommand &recorded = buffer->commands[launch->sync_point - 1];
       CommandBufferSegment &segment = buffer->segments[recorded.segment];
       RequestMessage request;
       auto message = request.root.initUpdateCommand();
@@ -276,6 +282,11 @@ cl_int command_buffer_update(cl_command_buffer_khr buffer, const std::vector<Lau
         const _cl_kernel::Arg &arg = update.args[i].second;
         kernel_arg_to_wire(args[cl_uint(i)], index, arg);
         if (arg.buffer) mems.push_back({arg.buffer, kernel_may_write(launch->kernel, index, arg.buffer)});
+        // A remapped copy records the launch with this sampler: held as the recorded ones are.
+        if (arg.sampler_handle && !contains(recorded.used.samplers, arg.sampler_handle)) {
+          hold(arg.sampler_handle);
+          recorded.used.samplers.push_back(arg.sampler_handle);
+        }
         auto same = [&](const std::pair<cl_uint, _cl_kernel::Arg> &kept) { return kept.first == index; };
         auto kept = std::find_if(launch->updated_args.begin(), launch->updated_args.end(), same);
         if (kept != launch->updated_args.end()) kept->second = arg;
@@ -386,7 +397,7 @@ _cl_command_buffer_khr *command_buffer_remap(cl_command_buffer_khr buffer, const
       copy.queue_index = recorded.queue_index;
       copy.wait_for = recorded.wait_for;
       copy.request = kj::heapArray<capnp::word>(recorded.request.asPtr());
-      copy.mems = recorded.mems;
+      copy.used = recorded.used;
       copy.barrier = recorded.barrier;
       commands.push_back(std::move(copy));
     }
@@ -405,10 +416,8 @@ _cl_command_buffer_khr *command_buffer_remap(cl_command_buffer_khr buffer, const
   if (!remapped) return nullptr;
   remapped->mutable_dispatch = buffer->mutable_dispatch;
   for (RecordedCommand &command : commands) {
-    std::vector<UsedMem> mems;
-    for (const auto &used : command.mems) mems.push_back({used.first, used.second});
     *err = record_request(remapped, map[command.queue_index], cl_uint(command.wait_for.size()), command.wait_for.data(),
-                          std::move(command.request), mems, command.barrier, nullptr);
+                          std::move(command.request), command.used, command.barrier, nullptr);
     if (*err != CL_SUCCESS) {
       release(remapped);
       return nullptr;

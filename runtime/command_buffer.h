@@ -40,6 +40,21 @@ struct _cl_mutable_command_khr : fedcl::Object {
 
 namespace fedcl {
 
+// A memory object a recorded command uses, and whether the command may write it.
+struct UsedMem {
+  cl_mem mem;
+  bool written;
+};
+
+// What a recorded command names: its memory objects, and a launch's kernel and samplers. The buffer
+// holds the kernel and the samplers while it lives (the segments hold the memory objects): its
+// remapped copies record the command again by their ids, whatever the application released since.
+struct UsedObjects {
+  std::vector<UsedMem> mems;
+  cl_kernel kernel = nullptr;
+  std::vector<cl_sampler> samplers;
+};
+
 // A run of consecutive commands of a command buffer on one of its queues: a command buffer of its
 // own on that queue's daemon, whose sync points count from 1 again.
 struct CommandBufferSegment {
@@ -53,12 +68,12 @@ struct CommandBufferSegment {
 };
 
 // A command as recorded, kept for clRemapCommandBufferKHR: its queue, the sync points it waits for
-// (the buffer's numbering), its wire request, and where it went.
+// (the buffer's numbering), its wire request, what it uses, and where it went.
 struct RecordedCommand {
   cl_uint queue_index;
   std::vector<cl_sync_point_khr> wait_for;
   kj::Array<capnp::word> request;                // a message whose root is the wire::Request
-  std::vector<std::pair<cl_mem, bool>> mems;     // not held: the segment holds them
+  UsedObjects used;                              // with the samplers updates gave its launch
   cl_uint segment;
   cl_sync_point_khr local_sync_point;            // in its segment
   bool barrier = false;
@@ -84,12 +99,6 @@ struct _cl_command_buffer_khr : fedcl::Object {
 
 namespace fedcl {
 
-// A memory object a recorded command uses, and whether the command may write it.
-struct UsedMem {
-  cl_mem mem;
-  bool written;
-};
-
 // queues: checked (valid, one context). The first segment is created on queues[0]'s daemon.
 _cl_command_buffer_khr *command_buffer_create(std::vector<cl_command_queue> queues,
                                               std::vector<cl_command_buffer_properties_khr> properties, cl_int *err);
@@ -101,8 +110,8 @@ _cl_command_buffer_khr *command_buffer_create(std::vector<cl_command_queue> queu
 // CL_INVALID_OPERATION once finalized; CL_INVALID_SYNC_POINT_WAIT_LIST_KHR for a sync point that names
 // no earlier command.
 cl_int command_buffer_record(cl_command_buffer_khr buffer, cl_command_queue queue, cl_uint num_sync_points,
-                             const cl_sync_point_khr *wait_for, const BuildRequest &build,
-                             const std::vector<UsedMem> &mems, cl_sync_point_khr *sync_point);
+                             const cl_sync_point_khr *wait_for, const BuildRequest &build, const UsedObjects &used,
+                             cl_sync_point_khr *sync_point);
 
 // Records a barrier on queue: its later commands wait for every earlier one of queue (or for
 // wait_for's).

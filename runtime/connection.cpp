@@ -481,6 +481,7 @@ std::shared_ptr<PendingReply> Connection::call(RequestMessage &request, const vo
 
 void Connection::flush() {
   std::unique_lock<std::mutex> lock(queue_mutex_);
+  trace::mark(trace::Point::client_flushed, local_port_, 0);
   drain(lock);
 }
 

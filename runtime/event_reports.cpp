@@ -21,16 +21,21 @@ void settle(_cl_event *event, cl_int status) {
   Runtime::get().complete_tracked(event, status);
 }
 
-void send_watch(_cl_event *event, bool wait_for_answer) {
+enum class Watch { answered, flushed, queued };
+
+// Whether a watch was sent (or queued).
+bool send_watch(_cl_event *event, Watch how) {
   if (!event->unreported.load(std::memory_order_acquire) || !event->unreported.exchange(false, std::memory_order_acq_rel))
-    return;
+    return false;
   Connection *connection = event->connection;
   RequestMessage request;
   auto watch = request.root.initWatchEvent();
   watch.setQueue(event->queue->id);
   watch.setEvent(event->id);
-  if (wait_for_answer) connection->call(request);
+  if (how == Watch::answered) connection->call(request);
+  else if (how == Watch::queued) connection->queue(request);
   else if (connection->post(request) == CL_SUCCESS) connection->flush();
+  return true;
 }
 
 }  // namespace
@@ -46,6 +51,10 @@ void note_unreported(_cl_event *event) {
     if (known != early.end()) {
       failed = known->second;
       early.erase(known);
+    } else if (queue->refcount.load(std::memory_order_acquire) == 0) {
+      // A command buffer's replay on a queue the application released: no clFinish will come, and
+      // a list entry would hold the queue for ever. Reported when asked (ask_completion).
+      event->unreported.store(true, std::memory_order_release);
     } else {
       hold(event);
       event->unreported.store(true, std::memory_order_release);
@@ -74,9 +83,11 @@ void drop_unreported(cl_command_queue queue) {
   for (_cl_event *event : take_unreported(queue)) unhold(event);
 }
 
-void ask_completion(_cl_event *event) { send_watch(event, false); }
+void ask_completion(_cl_event *event) { send_watch(event, Watch::flushed); }
 
-void ask_status(_cl_event *event) { send_watch(event, true); }
+bool queue_completion_ask(_cl_event *event) { return send_watch(event, Watch::queued); }
+
+void ask_status(_cl_event *event) { send_watch(event, Watch::answered); }
 
 std::vector<_cl_event *> take_unreported(cl_command_queue queue) {
   std::lock_guard<std::mutex> lock(queue->unreported_mutex);

@@ -22,6 +22,8 @@ void note_unreported(_cl_event *event);
 // which the event's status here is as current as the daemon's (clGetEventInfo).
 void ask_completion(_cl_event *event);
 void ask_status(_cl_event *event);
+// ask_completion's request, queued for the caller to flush (event->connection); false if none was needed.
+bool queue_completion_ask(_cl_event *event);
 
 // The application let go of the event without asking about it: nothing waits for its completion.
 void forget_unreported(_cl_event *event);

@@ -231,6 +231,7 @@ struct _cl_kernel : fedcl::Object {
     std::vector<uint8_t> bytes;
     uint64_t object = 0;    // mem or sampler id (0: NULL cl_mem)
     cl_mem buffer = nullptr;
+    cl_sampler sampler_handle = nullptr;
     uint64_t local_size = 0;
     uint32_t generation = 0;
   };

@@ -120,12 +120,15 @@ cl_int kernel_record(cl_command_buffer_khr buffer, cl_command_queue queue, cl_ke
                      cl_uint num_sync_points, const cl_sync_point_khr *wait_for, cl_sync_point_khr *sync_point,
                      _cl_mutable_command_khr **handle) {
   std::vector<_cl_kernel::Arg> args;
-  std::vector<UsedMem> buffers;
+  UsedObjects used;
+  used.kernel = kernel;
   {
     std::lock_guard<std::mutex> lock(kernel->mutex);
     args = kernel->args;
-    buffers = arg_buffers(kernel);
+    used.mems = arg_buffers(kernel);
   }
+  for (const _cl_kernel::Arg &arg : args)
+    if (arg.sampler_handle) used.samplers.push_back(arg.sampler_handle);
   auto build = [&](wire::Request::Builder request) {
     auto launch = request.initNdRange();
     launch.setKernel(kernel->id);
@@ -138,7 +141,7 @@ cl_int kernel_record(cl_command_buffer_khr buffer, cl_command_queue queue, cl_ke
     return launch.initCommand();
   };
   cl_sync_point_khr recorded = 0;
-  cl_int err = command_buffer_record(buffer, queue, num_sync_points, wait_for, build, buffers, &recorded);
+  cl_int err = command_buffer_record(buffer, queue, num_sync_points, wait_for, build, used, &recorded);
   if (err != CL_SUCCESS) return err;
   if (sync_point) *sync_point = recorded;
   if (handle) {

@@ -1,5 +1,8 @@
 // Lifetimes: what each object tells the daemons when the application lets go of it, and what it
-// lets go of itself when its memory goes.
+// lets go of itself when its memory goes. A daemon forgets a context, queue, program, kernel or
+// sampler only when nothing in this process holds it any more (its memory goes), not at the
+// application's last release: work fedcl accepted may still name it there (a command buffer's
+// replays and remapped copies, an event's report, a stand-in's context).
 #include <algorithm>
 #include <unordered_set>
 #include <cstdlib>
@@ -65,13 +68,13 @@ _cl_device_id::~_cl_device_id() {
 void _cl_context::last_release() {
   Runtime::get().close_notify(this);
   Runtime::get().remove_context(this);
+}
+
+_cl_context::~_cl_context() {
   for (auto &part : parts) {
     if (part.transfer_queue) post_release(part.connection, part.transfer_queue);
     post_release(part.connection, id);
   }
-}
-
-_cl_context::~_cl_context() {
   run_destructor_callbacks(destructor_callbacks, this);
   for (cl_device_id device : devices) unhold(device);
 }
@@ -104,12 +107,19 @@ uint64_t _cl_context::transfer_queue(ContextPart &p) {
   return p.transfer_queue;
 }
 
+// Its events hold it: what holds them (the clFinish lists) lets go of them now, or it would never go.
 void _cl_command_queue::last_release() {
   drop_unreported(this);
-  post_release(connection, id);
+  std::vector<_cl_event *> pending;
+  {
+    std::lock_guard<std::mutex> lock(local_mutex);
+    pending.swap(local_pending);
+    local_count.store(0, std::memory_order_release);
+  }
+  for (_cl_event *event : pending) unhold(event);
 }
 _cl_command_queue::~_cl_command_queue() {
-  for (_cl_event *event : local_pending) unhold(event);
+  post_release(connection, id);
   unhold(context);
 }
 
@@ -163,10 +173,11 @@ _cl_mem::~_cl_mem() {
   unhold(context);
 }
 
-void _cl_program::last_release() {
+void _cl_program::last_release() {}
+_cl_program::~_cl_program() {
   for (auto &part : context->parts) post_release(part.connection, id);
+  unhold(context);
 }
-_cl_program::~_cl_program() { unhold(context); }
 
 const KernelDesc *_cl_program::kernel(const std::string &name) const {
   for (const auto &k : kernels)
@@ -181,12 +192,12 @@ bool _cl_program::built() const {
   return false;
 }
 
-void _cl_kernel::last_release() {
+void _cl_kernel::last_release() { program->attached_kernels--; }
+_cl_kernel::~_cl_kernel() {
   for (auto &part : program->context->parts)
     if (present & bit(part.connection)) post_release(part.connection, id);
-  program->attached_kernels--;
+  unhold(program);
 }
-_cl_kernel::~_cl_kernel() { unhold(program); }
 
 void _cl_event::last_release() {
   forget_unreported(this);
@@ -201,13 +212,12 @@ void _cl_event::release_proxies() {
     if (proxies & bit(part.connection)) post_release(part.connection, id);
 }
 
-// Samplers exist on every daemon of their context.
-void _cl_sampler::last_release() {
-  for (auto &part : context->parts) post_release(part.connection, id);
-}
+void _cl_sampler::last_release() {}
 _cl_sampler::_cl_sampler() : Object(kMagic) { handle_register(this); }
 
+// Samplers exist on every daemon of their context.
 _cl_sampler::~_cl_sampler() {
+  for (auto &part : context->parts) post_release(part.connection, id);
   handle_unregister(this);
   unhold(context);
 }

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <functional>
 
+#include "build_includes.h"
 #include "build_options.h"
 #include "query.h"
 
@@ -204,13 +205,31 @@ cl_int program_create_with_built_in_kernels(cl_program program, const std::strin
   return CL_SUCCESS;
 }
 
+namespace {
+
+// The headers the program's source includes from the application's -I folders go with the request.
+void set_includes(capnp::List<wire::IncludeFolder>::Builder out, const BuildIncludes &includes) {
+  for (size_t k = 0; k < includes.folders.size(); k++) {
+    auto files = out[k].initFiles(includes.folders[k].size());
+    for (size_t i = 0; i < includes.folders[k].size(); i++) {
+      files[i].setPath(includes.folders[k][i].path);
+      const std::string &contents = includes.folders[k][i].contents;
+      files[i].setContents(capnp::Data::Reader(reinterpret_cast<const uint8_t *>(contents.data()), contents.size()));
+    }
+  }
+}
+
+}  // namespace
+
 cl_int program_build(cl_program program, const std::vector<cl_device_id> &devices, const char *options) {
+  BuildIncludes includes = build_includes(options ? options : "", program->source);
   return run_program_operation(program, devices, options, [&](wire::Request::Builder request, Connection *,
                                                               const std::vector<uint64_t> &ids) {
     auto build = request.initBuildProgram();
     build.setProgram(program->id);
-    build.setOptions(options ? options : "");
+    build.setOptions(includes.options);
     set_list(build.initDevices(ids.size()), ids);
+    set_includes(build.initIncludes(includes.folders.size()), includes);
   });
 }
 
@@ -219,6 +238,7 @@ cl_int program_compile(cl_program program, const std::vector<cl_device_id> &devi
   // A header is a program on the daemon that compiles: its own where its context reaches that
   // daemon, otherwise a copy of its source made there for this compile.
   std::vector<std::pair<Connection *, uint64_t>> copies;
+  BuildIncludes includes = build_includes(options ? options : "", program->source);
   auto header_id = [&](Connection *connection, cl_program header) {
     if (header->context->part(connection)) return header->id;
     uint64_t id = new_object_id();
@@ -231,8 +251,9 @@ cl_int program_compile(cl_program program, const std::vector<cl_device_id> &devi
                                                                     const std::vector<uint64_t> &ids) {
     auto compile = request.initCompileProgram();
     compile.setProgram(program->id);
-    compile.setOptions(options ? options : "");
+    compile.setOptions(includes.options);
     set_list(compile.initDevices(ids.size()), ids);
+    set_includes(compile.initIncludes(includes.folders.size()), includes);
     auto list = compile.initHeaders(num_headers);
     for (cl_uint i = 0; i < num_headers; i++) {
       list[i].setName(header_names[i]);

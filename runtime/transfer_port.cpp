@@ -37,6 +37,10 @@ cl_int begin_range_command(Command &command, cl_mem mem, size_t offset, size_t s
   return err;
 }
 
+capnp::Data::Reader address_tag(const PeerEndpoint &to) {
+  return capnp::Data::Reader(reinterpret_cast<const uint8_t *>(to.address_tag.data()), to.address_tag.size());
+}
+
 class RuntimeTransferPort final : public TransferPort {
  public:
   bool endpoint(cl_command_queue queue, PeerEndpoint *out) override {
@@ -47,6 +51,7 @@ class RuntimeTransferPort final : public TransferPort {
     out->instance = ref.getInstance();
     out->session = ref.getSession();
     out->address = ref.getAddress().cStr();
+    out->address_tag.assign(reinterpret_cast<const char *>(ref.getAddressTag().begin()), ref.getAddressTag().size());
     return out->instance != 0;
   }
 
@@ -63,6 +68,7 @@ class RuntimeTransferPort final : public TransferPort {
     ref.setInstance(to.instance);
     ref.setAddress(to.address.c_str());
     ref.setSession(to.session);
+    ref.setAddressTag(address_tag(to));
     auto reply = from->send_call(request);
     bool ok = from->wait(*reply) == CL_SUCCESS;
     if (!ok)
@@ -90,6 +96,7 @@ class RuntimeTransferPort final : public TransferPort {
     peer.setInstance(to.instance);
     peer.setAddress(to.address.c_str());
     peer.setSession(to.session);
+    peer.setAddressTag(address_tag(to));
     queue->connection->post(request);
     queue->connection->flush();
   }

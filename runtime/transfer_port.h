@@ -23,6 +23,7 @@ struct PeerEndpoint {
   uint64_t instance = 0;  // the daemon's run; 0: none
   uint64_t session = 0;   // the session's token there
   std::string address;    // host:port of its peer listener
+  std::string address_tag;  // its daemon's tag of the address (PeerRef.addressTag), passed on as it came
 };
 
 class TransferPort {
@@ -66,7 +67,8 @@ class TransferPort {
 
   // done(event, status, user_data) once event completes (status: CL_COMPLETE or its failure), on the
   // thread that learns it (a connection's receiver), or on this one if it has already: done must
-  // only note it and wake whoever acts on it. The caller keeps event alive until then.
+  // not block (it may do non-blocking work there, such as posting an MPI message, or wake whoever
+  // acts on it). The caller keeps event alive until then.
   virtual void when_complete(cl_event event, void(CL_CALLBACK *done)(cl_event, cl_int, void *), void *user_data) = 0;
 
   // Called while the application waits in fedcl (clWaitForEvents, clFinish, blocking commands):

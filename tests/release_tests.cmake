@@ -26,6 +26,19 @@ add_dependencies(fedcl_isolation_tests fedcl_refusing_backend)
 gtest_discover_tests(fedcl_isolation_tests DISCOVERY_MODE PRE_TEST
   PROPERTIES TIMEOUT 240 LABELS isolation ENVIRONMENT "${FEDCL_TEST_ENVIRONMENT}")
 
+# What a flood of unauthenticated TLS connections costs the main process (tls/tls_flood_test.cpp):
+# memory measured with the allocator users run, which the sanitized trees replace. Its certificates
+# are made at test time, as the TLS tests' are.
+set(FEDCL_TLS_FLOOD_DIR ${CMAKE_CURRENT_BINARY_DIR}/tls-flood)
+add_test(NAME tls_flood.make_certificates COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/tls/make_certificates.sh ${FEDCL_TLS_FLOOD_DIR})
+set_tests_properties(tls_flood.make_certificates PROPERTIES FIXTURES_SETUP tls_flood_certificates LABELS load TIMEOUT 60)
+add_executable(fedcl_tls_flood_tests tls/tls_flood_test.cpp)
+target_compile_definitions(fedcl_tls_flood_tests PRIVATE FEDCL_TLS_DIR="${FEDCL_TLS_FLOOD_DIR}")
+target_link_libraries(fedcl_tls_flood_tests PRIVATE fedcl_test_support OpenSSL::SSL GTest::gtest_main)
+gtest_discover_tests(fedcl_tls_flood_tests DISCOVERY_MODE PRE_TEST
+  PROPERTIES TIMEOUT ${FEDCL_TEST_TIMEOUT} LABELS load FIXTURES_REQUIRED tls_flood_certificates
+  ENVIRONMENT "${FEDCL_TEST_ENVIRONMENT}")
+
 # Operators' views of fedcld: journal entries under systemd, and a real Prometheus scraping --metrics
 # (their client is examples/vector_add).
 if(FEDCL_BUILD_EXAMPLES)

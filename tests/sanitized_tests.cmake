@@ -3,10 +3,11 @@
 
 # Unit tests link the static libraries directly: no daemon, no loader.
 add_executable(fedcl_unit_tests unit/hosts_test.cpp unit/kernel_args_test.cpp unit/frame_test.cpp
-  unit/kernel_names_test.cpp unit/ptx_entries_test.cpp unit/host_cores_test.cpp unit/build_options_test.cpp unit/peer_inbox_test.cpp unit/node_paths_test.cpp
+  unit/kernel_names_test.cpp unit/ptx_entries_test.cpp unit/host_cores_test.cpp unit/build_options_test.cpp unit/build_includes_test.cpp unit/peer_inbox_test.cpp unit/node_paths_test.cpp
   unit/auth_test.cpp unit/daemon_config_test.cpp unit/slurm_nodelist_test.cpp unit/resend_buffer_test.cpp unit/send_queue_test.cpp
   unit/tls_pipe_test.cpp unit/tls_records_test.cpp unit/image_layout_test.cpp unit/region_pieces_test.cpp
-  unit/kept_message_test.cpp unit/validity_map_test.cpp unit/collective_plan_test.cpp unit/host_identity_test.cpp)
+  unit/kept_message_test.cpp unit/validity_map_test.cpp unit/collective_plan_test.cpp unit/handshake_limits_test.cpp
+  unit/host_identity_test.cpp)
 target_compile_definitions(fedcl_unit_tests PRIVATE FEDCL_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 target_link_libraries(fedcl_unit_tests PRIVATE fedcld_core fedcl_runtime fedcl_protocol OpenCL::OpenCL GTest::gtest_main)
 fedcl_discover_tests(fedcl_unit_tests unit)
@@ -17,8 +18,8 @@ add_executable(fedcl_e2e_tests
   e2e/sync_mode_test.cpp e2e/program_test.cpp e2e/image_test.cpp e2e/dispatch_test.cpp e2e/driver_behaviour_test.cpp
   e2e/printf_test.cpp e2e/peer_protocol_test.cpp e2e/file_transfer_test.cpp e2e/node_file_test.cpp
   e2e/auth_test.cpp e2e/liveness_test.cpp e2e/status_command_test.cpp e2e/resume_test.cpp e2e/metrics_test.cpp e2e/command_buffer_test.cpp
-  e2e/command_buffer_multi_device_test.cpp e2e/range_coherence_test.cpp e2e/collective_test.cpp e2e/off_loop_test.cpp e2e/transfer_window_test.cpp
-  e2e/sandbox_test.cpp e2e/same_node_test.cpp)
+  e2e/command_buffer_multi_device_test.cpp e2e/lifetime_test.cpp e2e/range_coherence_test.cpp e2e/collective_test.cpp e2e/off_loop_test.cpp e2e/transfer_window_test.cpp
+  e2e/sandbox_test.cpp e2e/stranger_test.cpp e2e/same_node_test.cpp)
 target_link_libraries(fedcl_e2e_tests PRIVATE fedcl_test_support GTest::gtest_main)
 target_compile_definitions(fedcl_e2e_tests PRIVATE FEDCL_COMMAND_PATH="$<TARGET_FILE:fedcl_command>"
   FEDCL_REFUSING_BACKEND_PATH="$<TARGET_FILE:fedcl_refusing_backend>" FEDCLD_PATH="$<TARGET_FILE:fedcld>"

@@ -14,33 +14,6 @@
 
 using namespace fedcl_test;
 
-namespace {
-
-// Collects the messages a context's notify callback receives.
-struct Notices {
-  std::mutex mutex;
-  std::condition_variable cv;
-  std::vector<std::string> messages;
-
-  static void CL_CALLBACK callback(const char *message, const void *, size_t, void *self) {
-    auto *notices = static_cast<Notices *>(self);
-    std::lock_guard<std::mutex> lock(notices->mutex);
-    notices->messages.push_back(message);
-    notices->cv.notify_all();
-  }
-  // Waits (bounded) for a message containing text.
-  bool wait_for(const std::string &text) {
-    std::unique_lock<std::mutex> lock(mutex);
-    return cv.wait_for(lock, std::chrono::seconds(30), [&] {
-      for (const auto &message : messages)
-        if (message.find(text) != std::string::npos) return true;
-      return false;
-    });
-  }
-};
-
-}  // namespace
-
 TEST(DaemonFailure, NoDaemonRunningMeansNoDevicesAndOneWarning) {
   std::string endpoint = "127.0.0.1:" + std::to_string(closed_port());
   set_hosts(endpoint);
@@ -80,9 +53,9 @@ TEST(DaemonFailure, OneOfTwoDaemonsDownLeavesTheOtherWorking) {
 TEST(DaemonFailure, KilledDaemonTurnsIntoErrors) {
   Cluster cluster(1);
   cl_device_id device = cluster.devices.at(0);
-  Notices notices;
+  ContextNotices notices;
   cl_int err;
-  cl_context context = clCreateContext(nullptr, 1, &device, Notices::callback, &notices, &err);
+  cl_context context = clCreateContext(nullptr, 1, &device, ContextNotices::callback, &notices, &err);
   ASSERT_CL_OK(err);
   cl_command_queue queue = create_queue(context, device);
   expect_vector_add(context, queue, 1000);  // the daemon worked until now

@@ -15,21 +15,6 @@ using namespace fedcl_test;
 
 namespace {
 
-// What the context's notify callback was told.
-struct Notices {
-  std::mutex mutex;
-  std::string text;
-  static void CL_CALLBACK collect(const char *message, const void *, size_t, void *self) {
-    auto *notices = static_cast<Notices *>(self);
-    std::lock_guard<std::mutex> lock(notices->mutex);
-    notices->text += std::string(message) + "\n";
-  }
-  std::string all() {
-    std::lock_guard<std::mutex> lock(mutex);
-    return text;
-  }
-};
-
 // A temporary file holding words (or opened otherwise), closed and removed at the end.
 struct TempFile {
   static inline int made = 0;
@@ -55,7 +40,7 @@ std::vector<uint32_t> pattern(size_t n, uint32_t seed) {
 
 struct FileTransfer : ::testing::Test {
   Cluster cluster{1};
-  Notices notices;
+  ContextNotices notices;
   cl_context context = nullptr;
   cl_command_queue queue = nullptr;
   clEnqueueWriteBufferFromStdioFile_fn write_from_file = nullptr;
@@ -63,7 +48,7 @@ struct FileTransfer : ::testing::Test {
 
   void SetUp() override {
     cl_int err;
-    context = clCreateContext(nullptr, 1, cluster.devices.data(), Notices::collect, &notices, &err);
+    context = clCreateContext(nullptr, 1, cluster.devices.data(), ContextNotices::callback, &notices, &err);
     ASSERT_CL_OK(err);
     queue = create_queue(context, cluster.devices[0]);
     write_from_file = reinterpret_cast<clEnqueueWriteBufferFromStdioFile_fn>(
@@ -165,9 +150,7 @@ TEST_F(FileTransfer, AShortFileFailsTheCommand) {
   ASSERT_CL_OK(clGetEventInfo(loaded, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr));
   EXPECT_EQ(CL_INVALID_VALUE, status);
   clReleaseEvent(loaded);
-  for (int i = 0; i < 100 && notices.all().find("ended after") == std::string::npos; i++)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  EXPECT_NE(std::string::npos, notices.all().find("ended after " + std::to_string(n / 2 * 4))) << notices.all();
+  EXPECT_TRUE(notices.wait_for("ended after " + std::to_string(n / 2 * 4))) << notices.all();
   // Blocking, on a fresh stream: the call itself returns the error.
   std::rewind(file.file);
   EXPECT_CL(CL_INVALID_VALUE, write_from_file(queue, mem, CL_TRUE, 0, n * 4, file.file, 0, nullptr, nullptr));
@@ -179,9 +162,7 @@ TEST_F(FileTransfer, AStreamOpenForWritingOnlyFailsTheCommand) {
   TempFile file(pattern(1000, 2), "ab");
   cl_mem mem = create_buffer(context, CL_MEM_READ_WRITE, 4000);
   EXPECT_CL(CL_INVALID_VALUE, write_from_file(queue, mem, CL_TRUE, 0, 4000, file.file, 0, nullptr, nullptr));
-  for (int i = 0; i < 100 && notices.all().find("open for reading") == std::string::npos; i++)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  EXPECT_NE(std::string::npos, notices.all().find("open for reading")) << notices.all();
+  EXPECT_TRUE(notices.wait_for("open for reading")) << notices.all();
 }
 
 TEST_F(FileTransfer, ArgumentsAreCheckedAtTheCall) {
@@ -247,9 +228,7 @@ TEST_F(FileTransfer, AStreamOpenForReadingOnlyFailsTheSave) {
   std::vector<uint32_t> contents = pattern(1000, 4);
   cl_mem mem = create_buffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, 4000, contents.data());
   EXPECT_CL(CL_INVALID_VALUE, read_to_file(queue, mem, CL_TRUE, 0, 4000, file.file, 0, nullptr, nullptr));
-  for (int i = 0; i < 100 && notices.all().find("open for writing") == std::string::npos; i++)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  EXPECT_NE(std::string::npos, notices.all().find("open for writing")) << notices.all();
+  EXPECT_TRUE(notices.wait_for("open for writing")) << notices.all();
   expect_vector_add(context, queue, 1000);
 }
 

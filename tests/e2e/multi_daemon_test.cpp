@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "cl_harness.h"
+#include "daemon_status.h"
 
 using namespace fedcl_test;
 
@@ -318,4 +319,153 @@ kernel void plus_one(global const int *in, global int *out) { size_t i = get_glo
   clReleaseProgram(program);
   clReleaseMemObject(source);
   clReleaseContext(context);
+}
+
+namespace {
+
+// Two daemons that publish their request counters (--metrics), a context over both, a queue on each.
+struct CarriedData : ::testing::Test {
+  Cluster cluster{2, {"--metrics", "127.0.0.1:0"}};
+  cl_context context = nullptr;
+  cl_command_queue queue[2] = {};
+  cl_program program = nullptr;
+
+  void SetUp() override {
+    cl_int err;
+    context = clCreateContext(nullptr, 2, cluster.devices.data(), nullptr, nullptr, &err);
+    ASSERT_CL_OK(err);
+    for (int d = 0; d < 2; d++) queue[d] = create_queue(context, cluster.devices[d]);
+    program = build_program(context, kScaleSource);
+  }
+  void TearDown() override {
+    clReleaseProgram(program);
+    for (cl_command_queue q : queue) clReleaseCommandQueue(q);
+    clReleaseContext(context);
+  }
+
+  // The requests of kind both daemons ran so far, once at least `at_least` of kind `settled_by` are
+  // counted (the workers publish their counters as requests end).
+  double requests(const std::string &kind, const std::string &settled_by = "", double at_least = 0) {
+    auto total = [&](const std::string &k) {
+      double sum = 0;
+      for (auto &daemon : cluster.daemons)
+        sum += std::max(0.0, metric_sample(scrape_metrics(*daemon), "fedcld_requests_total{kind=\"" + k + "\"}"));
+      return sum;
+    };
+    for (int i = 0; i < 200 && !settled_by.empty() && total(settled_by) < at_least; i++)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    return total(kind);
+  }
+
+  // A buffer of `words` ints handed back and forth: on daemon 0 each gets +1, on daemon 1 each is
+  // doubled, each kernel waiting only for the other's event; checked against the host at the end.
+  void hand_back_and_forth(size_t words, int rounds) {
+    std::vector<int> data(words);
+    std::iota(data.begin(), data.end(), 0);
+    cl_mem mem = create_buffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, words * sizeof(int), data.data());
+    cl_kernel kernels[2] = {create_kernel(program, "offset"), create_kernel(program, "scale")};
+    for (int d = 0; d < 2; d++) {
+      set_arg(kernels[d], 0, mem);
+      set_arg(kernels[d], 1, d == 0 ? 1 : 2);
+    }
+    cl_event last = nullptr;
+    for (int round = 0; round < rounds; round++) {
+      int d = round % 2;
+      cl_event next;
+      ASSERT_CL_OK(clEnqueueNDRangeKernel(queue[d], kernels[d], 1, nullptr, &words, nullptr, last ? 1 : 0,
+                                          last ? &last : nullptr, &next));
+      ASSERT_CL_OK(clFlush(queue[d]));
+      if (last) clReleaseEvent(last);
+      last = next;
+      for (int &value : data) value = d == 0 ? value + 1 : value * 2;
+    }
+    std::vector<int> out(words, -1);
+    ASSERT_CL_OK(clEnqueueReadBuffer(queue[rounds % 2], mem, CL_TRUE, 0, words * sizeof(int), out.data(), 1, &last, nullptr));
+    EXPECT_CL(CL_SUCCESS, clWaitForEvents(1, &last));
+    EXPECT_CL(CL_COMPLETE, command_status(last));
+    clReleaseEvent(last);
+    EXPECT_TRUE(out == data) << words * sizeof(int) << " bytes handed back and forth " << rounds << " times";
+    for (cl_kernel kernel : kernels) clReleaseKernel(kernel);
+    clReleaseMemObject(mem);
+  }
+};
+
+}  // namespace
+
+// Issue 50: the bytes a kernel on one daemon wrote and a kernel on the other reads behind its event
+// go with the event's signal, in one message: no transfer of their own (SendToPeer), up to 128 KiB
+// (FEDCL_SIGNAL_DATA_MAX's default); larger ones move as transfers.
+TEST_F(CarriedData, SmallBuffersTravelWithTheEventTheyWaitBehind) {
+  const int rounds = 12;  // each a hand-over
+  for (size_t bytes : {size_t(64), size_t(128) << 10}) {
+    double signals = requests("signal_peer"), sends = requests("send_to_peer");
+    hand_back_and_forth(bytes / sizeof(int), rounds);
+    EXPECT_GE(requests("signal_peer", "signal_peer", signals + rounds - 1) - signals, rounds - 1) << bytes;
+    EXPECT_EQ(sends, requests("send_to_peer")) << bytes << " bytes moved as transfers of their own";
+  }
+  double sends = requests("send_to_peer");
+  hand_back_and_forth((size_t(128) << 10) / sizeof(int) + 1, rounds);
+  EXPECT_GE(requests("send_to_peer", "send_to_peer", sends + rounds - 1) - sends, rounds - 1)
+      << "128 KiB + 4 bytes moved with the signals";
+}
+
+// Where the event's stand-in was made by an earlier command (a marker that does not read the
+// buffer), its signal has gone without the bytes: they come as a transfer, and are right.
+TEST_F(CarriedData, BytesWhoseSignalWentAlreadyComeAsATransfer) {
+  const size_t words = 16;
+  std::vector<int> ones(words, 1);
+  cl_mem mem = create_buffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, words * sizeof(int), ones.data());
+  cl_kernel scale = create_kernel(program, "scale"), offset = create_kernel(program, "offset");
+  set_arg(scale, 0, mem);
+  set_arg(scale, 1, 7);
+  set_arg(offset, 0, mem);
+  set_arg(offset, 1, 1);
+  cl_int err;
+  cl_event gate = clCreateUserEvent(context, &err);
+  ASSERT_CL_OK(err);
+  cl_event scaled, marked;
+  ASSERT_CL_OK(clEnqueueNDRangeKernel(queue[0], scale, 1, nullptr, &words, nullptr, 1, &gate, &scaled));
+  ASSERT_CL_OK(clEnqueueMarkerWithWaitList(queue[1], 1, &scaled, &marked));
+  ASSERT_CL_OK(clFlush(queue[1]));
+  double sends = requests("send_to_peer");
+  ASSERT_CL_OK(clEnqueueNDRangeKernel(queue[1], offset, 1, nullptr, &words, nullptr, 1, &scaled, nullptr));
+  ASSERT_CL_OK(clSetUserEventStatus(gate, CL_COMPLETE));
+  std::vector<int> out(words, -1);
+  ASSERT_CL_OK(clEnqueueReadBuffer(queue[1], mem, CL_TRUE, 0, words * sizeof(int), out.data(), 0, nullptr, nullptr));
+  EXPECT_EQ(std::vector<int>(words, 8), out);
+  EXPECT_CL(CL_COMPLETE, command_status(marked));
+  EXPECT_GE(requests("send_to_peer", "send_to_peer", sends + 1) - sends, 1);
+  for (cl_event event : {gate, scaled, marked}) clReleaseEvent(event);
+  clReleaseKernel(scale);
+  clReleaseKernel(offset);
+  clReleaseMemObject(mem);
+}
+
+// A writer that fails: the bytes it would have sent never come, and the kernel that waits for them
+// fails (its event says so) rather than run on the old contents.
+TEST_F(CarriedData, AFailedWriterFailsTheReaderOnTheOtherDaemon) {
+  const size_t words = 16;
+  std::vector<int> ones(words, 1);
+  cl_mem mem = create_buffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, words * sizeof(int), ones.data());
+  cl_kernel scale = create_kernel(program, "scale"), offset = create_kernel(program, "offset");
+  set_arg(scale, 0, mem);
+  set_arg(scale, 1, 7);
+  set_arg(offset, 0, mem);
+  set_arg(offset, 1, 1);
+  cl_int err;
+  cl_event gate = clCreateUserEvent(context, &err);
+  ASSERT_CL_OK(err);
+  cl_event scaled, read_back;
+  ASSERT_CL_OK(clEnqueueNDRangeKernel(queue[0], scale, 1, nullptr, &words, nullptr, 1, &gate, &scaled));
+  ASSERT_CL_OK(clEnqueueNDRangeKernel(queue[1], offset, 1, nullptr, &words, nullptr, 1, &scaled, &read_back));
+  ASSERT_CL_OK(clFlush(queue[1]));
+  ASSERT_CL_OK(clSetUserEventStatus(gate, -1234));
+  EXPECT_CL(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST, clWaitForEvents(1, &read_back));
+  EXPECT_LT(command_status(read_back), 0);
+  EXPECT_CL(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST, clWaitForEvents(1, &scaled));
+  EXPECT_LT(command_status(scaled), 0);
+  for (cl_event event : {gate, scaled, read_back}) clReleaseEvent(event);
+  clReleaseKernel(scale);
+  clReleaseKernel(offset);
+  clReleaseMemObject(mem);
 }

@@ -5,8 +5,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
 #include <chrono>
 #include <fstream>
+#include <stdexcept>
+#include <thread>
+#include <utility>
 
 #include "auth.h"
 #include "cl_harness.h"
@@ -103,6 +110,58 @@ bool read_welcome(RawSession &raw, cl_int *status, std::string *message, uint64_
   return true;
 }
 
+// Asks the daemon of served's session whether it can link to the session `session` of instance at
+// address (Request.peerConnect, as the runtime asks before an MPI transfer goes direct): the
+// reply's status and message.
+std::pair<cl_int, std::string> peer_connect(ServedSession &served, uint64_t instance, const std::string &address) {
+  capnp::MallocMessageBuilder message;
+  auto request = message.initRoot<wire::Request>();
+  request.setSeq(7);
+  auto ref = request.initPeerConnect();
+  ref.setInstance(instance);
+  ref.setAddress(address);
+  ref.setSession(0x5e55);
+  if (!served.client->send_request(message)) return {CL_SUCCESS, "the session is gone"};
+  for (;;) {
+    ReceivedFrame frame;
+    if (!served.client->read_frame(&frame)) return {CL_SUCCESS, "no reply"};
+    if (frame.header.kind != uint16_t(wire::FrameKind::REPLY)) continue;  // heartbeats
+    auto reply = frame.reader->getRoot<wire::Reply>();
+    if (reply.getSeq() == 7) return {reply.getStatus(), reply.getMessage()};
+  }
+}
+
+// A listening socket on a free loopback port that accepts nothing by itself.
+struct Listening {
+  Listening() {
+    fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof addr;
+    if (fd < 0 || bind(fd, reinterpret_cast<sockaddr *>(&addr), sizeof addr) != 0 || listen(fd, 8) != 0 ||
+        getsockname(fd, reinterpret_cast<sockaddr *>(&addr), &len) != 0)
+      throw std::runtime_error("cannot listen on loopback");
+    port = ntohs(addr.sin_port);
+  }
+  ~Listening() { close(fd); }
+  // Whether a connection came within timeout (it is closed at once).
+  bool dialled(std::chrono::milliseconds timeout) {
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    do {
+      int connection = accept(fd, nullptr, nullptr);
+      if (connection >= 0) {
+        close(connection);
+        return true;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    } while (std::chrono::steady_clock::now() < deadline);
+    return false;
+  }
+  std::string address() const { return "127.0.0.1:" + std::to_string(port); }
+  int fd = -1;
+  int port = 0;
+};
 
 }  // namespace
 
@@ -195,25 +254,58 @@ TEST(PeerProtocol, AWrongKeyOrTheWrongDaemonIsRefused) {
     EXPECT_NE(CL_SUCCESS, status);
     EXPECT_NE(std::string::npos, message.find("in the clear")) << message;
   }
-  {
+  // The wrong daemon, or a session that is not there (a link for one that ended, or a guess): told
+  // so once the peer proved the key, not before (PeerProtocol.AHelloLearnsNothingBeforeItsProofHolds).
+  struct Case {
+    uint64_t expect, session;
+    const char *told;
+  };
+  for (const Case &c : {Case{instance + 1, served.token, "not the daemon"}, Case{instance, served.token + 1, "not (or no longer) served here"}}) {
     RawSession raw(daemon.port());
-    ASSERT_TRUE(send_peer_hello(raw, 0x1234, instance + 1, served.token, fedcl::fresh_nonce()));
+    ASSERT_TRUE(peer_handshake(raw, "cluster-secret-0123", 0x1234, c.expect, c.session));
     cl_int status = CL_SUCCESS;
     std::string message;
     ASSERT_TRUE(read_welcome(raw, &status, &message));
     EXPECT_NE(CL_SUCCESS, status);
-    EXPECT_NE(std::string::npos, message.find("not the daemon")) << message;
+    EXPECT_NE(std::string::npos, message.find(c.told)) << message;
     EXPECT_TRUE(raw.wait_closed());
   }
-  {  // A session that is not there (a link for one that ended, or a guess).
-    RawSession raw(daemon.port());
-    ASSERT_TRUE(send_peer_hello(raw, 0x1234, instance, served.token + 1, fedcl::fresh_nonce()));
-    cl_int status = CL_SUCCESS;
-    std::string message;
-    ASSERT_TRUE(read_welcome(raw, &status, &message));
-    EXPECT_NE(CL_SUCCESS, status);
-    EXPECT_NE(std::string::npos, message.find("not (or no longer) served here")) << message;
-    EXPECT_TRUE(raw.wait_closed());
+  EXPECT_TRUE(daemon.alive());
+}
+
+// The tenants' finding: a PeerHello without any proof learnt the daemon's instance (in every
+// welcome) and whether a session token is served here, before any challenge.
+TEST(PeerProtocol, AHelloLearnsNothingBeforeItsProofHolds) {
+  std::string key_file = ::testing::TempDir() + "fedcl_peer_key3";
+  std::ofstream(key_file) << "cluster-secret-0123\n";
+  DaemonProcess daemon({"--key-file", key_file});
+  ServedSession served = open_session(daemon.port(), "cluster-secret-0123");
+  ASSERT_NE(0u, served.instance);
+  // A stranger names the wrong instance, a served token and one that is not: each gets a challenge
+  // alike, and a wrong proof a refusal that names no instance and says nothing of either.
+  for (uint64_t expect : {served.instance + 1, served.instance}) {
+    for (uint64_t token : {served.token, served.token + 1}) {
+      RawSession raw(daemon.port());
+      fedcl::Nonce nonce = fedcl::fresh_nonce();
+      ASSERT_TRUE(send_peer_hello(raw, 0x1234, expect, token, nonce));
+      ReceivedFrame frame;
+      ASSERT_TRUE(raw.read_frame(&frame));
+      auto first = frame.reader->getRoot<wire::PeerMessage>();
+      ASSERT_EQ(wire::PeerMessage::CHALLENGE, first.which())
+          << "answered before a proof: " << (first.which() == wire::PeerMessage::WELCOME ? first.getWelcome().getMessage().cStr() : "");
+      capnp::MallocMessageBuilder message;
+      message.initRoot<wire::PeerMessage>().initProof().setProof(fedcl::as_data(fedcl::auth_proof(
+          "a-guess-0123456789", fedcl::AuthRole::dialling_peer, first.getChallenge().getNonce(), fedcl::as_data(nonce),
+          peer_identity(0x1234, expect, token), {})));
+      ASSERT_TRUE(send_peer(raw, message));
+      cl_int status = CL_SUCCESS;
+      std::string text;
+      uint64_t told_instance = 1;
+      ASSERT_TRUE(read_welcome(raw, &status, &text, &told_instance));
+      EXPECT_NE(CL_SUCCESS, status);
+      EXPECT_EQ(0u, told_instance) << "a refused peer learnt the daemon's instance";
+      EXPECT_EQ("wrong or missing key: the peer's proof does not match the daemons' key", text);
+    }
   }
   EXPECT_TRUE(daemon.alive());
 }
@@ -265,4 +357,98 @@ TEST(PeerProtocol, MessagesOutOfPlaceCloseOnlyThatConnection) {
   }
   ASSERT_TRUE(cluster.daemons[0]->alive());
   expect_runtime_session_works(cluster, 1024);
+}
+
+// A signal carries at most wire::SIGNAL_DATA_MAX_BYTES (SignalPeer.data): one announcing more closes
+// its link before a byte of it is taken, and one carrying bytes for a stand-in that expects none (or
+// for no session) is dropped; the daemon goes on serving.
+TEST(PeerProtocol, SignalsCarryingTooMuchCloseOnlyThatLink) {
+  Cluster cluster(1);
+  int port = cluster.daemons[0]->port();
+  ServedSession served = open_session(port);
+  auto link = [&](std::unique_ptr<RawSession> *raw) {
+    *raw = std::make_unique<RawSession>(port);
+    ASSERT_TRUE(peer_handshake(**raw, "", 0x77, served.instance, served.token, nullptr, false));
+    cl_int status = -1;
+    std::string text;
+    ASSERT_TRUE(read_welcome(**raw, &status, &text));
+    ASSERT_EQ(CL_SUCCESS, status) << text;
+  };
+  auto signal_frame = [&](uint64_t payload_bytes) {
+    capnp::MallocMessageBuilder message;
+    auto s = message.initRoot<wire::PeerMessage>().initSignal();
+    s.setSession(served.token);
+    s.setEvent(0x100000001);
+    s.setStatus(CL_COMPLETE);
+    std::vector<uint8_t> bytes;
+    fedcl::frame_append(bytes, wire::FrameKind::PEER, message, payload_bytes);
+    return bytes;
+  };
+  {
+    std::unique_ptr<RawSession> raw;
+    link(&raw);
+    std::vector<uint8_t> small = signal_frame(64);
+    small.resize(small.size() + 64, 0xab);
+    ASSERT_TRUE(raw->send_bytes(small.data(), small.size()));
+    // Still open: the daemon's heartbeat on the idle link comes (within a second or so).
+    ReceivedFrame frame;
+    ASSERT_TRUE(raw->read_frame(&frame)) << "a signal carrying bytes nothing expects closed the link";
+    EXPECT_EQ(wire::PeerMessage::HEARTBEAT, frame.reader->getRoot<wire::PeerMessage>().which());
+    std::vector<uint8_t> huge = signal_frame(wire::SIGNAL_DATA_MAX_BYTES + 8);
+    ASSERT_TRUE(raw->send_bytes(huge.data(), huge.size()));
+    EXPECT_TRUE(raw->wait_closed());
+  }
+  ASSERT_TRUE(cluster.daemons[0]->alive());
+  expect_runtime_session_works(cluster, 1024);
+}
+
+// The tenants' finding: a client named any address as a peer's, and the main process dialled it and
+// reported how it went ("connection refused", a timeout): a port scanner inside the cluster. A daemon
+// with a key dials only an address that a daemon holding that key advertised (its tag comes with the
+// address, HelloReply.peerAddressTag).
+TEST(PeerProtocol, ADaemonWithAKeyDialsOnlyAddressesADaemonAdvertised) {
+  std::string key_file = ::testing::TempDir() + "fedcl_peer_key4";
+  std::ofstream(key_file) << "cluster-secret-0123\n";
+  DaemonProcess daemon({"--key-file", key_file});
+  ServedSession served = open_session(daemon.port(), "cluster-secret-0123");
+  ASSERT_NE(0u, served.instance);
+  Listening target;
+  auto [status, message] = peer_connect(served, 0x1234, target.address());
+  EXPECT_NE(CL_SUCCESS, status);
+  EXPECT_NE(std::string::npos, message.find("was not advertised by a fedcld that holds this one's key")) << message;
+  EXPECT_FALSE(target.dialled(std::chrono::milliseconds(500))) << "the daemon dialled an address no daemon advertised";
+  int closed = closed_port();
+  std::tie(status, message) = peer_connect(served, 0x1234, "127.0.0.1:" + std::to_string(closed));
+  EXPECT_NE(std::string::npos, message.find("was not advertised")) << message;
+  EXPECT_EQ(std::string::npos, message.find("refused")) << message;
+  // A key list alone holds no daemons' key: such a daemon dials no peer at all.
+  std::string list = ::testing::TempDir() + "fedcl_peer_users";
+  std::ofstream(list) << "alice alices-key-0123456\n";
+  DaemonProcess listed({"--key-list", list});
+  ServedSession alice{std::make_unique<RawSession>(listed.port())};
+  ReceivedFrame frame;
+  ASSERT_TRUE(alice.client->handshake("alice", "alices-key-0123456", &frame));
+  ASSERT_EQ(wire::Reply::HELLO, frame.reader->getRoot<wire::Reply>().which());
+  std::tie(status, message) = peer_connect(alice, 0x1234, target.address());
+  EXPECT_NE(std::string::npos, message.find("dials none")) << message;
+  EXPECT_FALSE(target.dialled(std::chrono::milliseconds(200)));
+}
+
+// A daemon without keys takes anyone and dials what it is asked, but what happened past the dial
+// is not told: a closed port and a port where something else listens read the same.
+TEST(PeerProtocol, ADaemonWithoutKeysTellsOnlyThatNoFedcldAnsweredThere) {
+  DaemonProcess daemon({"--peer-timeout", "2"});
+  ServedSession served = open_session(daemon.port());
+  ASSERT_NE(0u, served.instance);
+  Listening other;
+  std::thread closer([&] { other.dialled(std::chrono::seconds(10)); });
+  auto [open_status, open_message] = peer_connect(served, 0x1234, other.address());
+  closer.join();
+  int closed = closed_port();
+  auto [closed_status, closed_message] = peer_connect(served, 0x1234, "127.0.0.1:" + std::to_string(closed));
+  EXPECT_NE(CL_SUCCESS, open_status);
+  EXPECT_NE(CL_SUCCESS, closed_status);
+  EXPECT_EQ("no link to the peer daemon: could not reach a fedcld at '" + other.address() + "'", open_message);
+  EXPECT_EQ("no link to the peer daemon: could not reach a fedcld at '127.0.0.1:" + std::to_string(closed) + "'", closed_message);
+  EXPECT_TRUE(daemon.alive());
 }

@@ -1,7 +1,11 @@
 // Programs beyond source and build: binaries, separate compilation and linking, build callbacks,
 // built-in kernels, IL, sub-devices, sub-group queries and extension function lookup.
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <cstring>
+#include <fstream>
 #include <future>
 
 #include "cl_harness.h"
@@ -634,4 +638,36 @@ TEST_F(Programs, BuildsAreTheApplicationsOwn) {
   ASSERT_CL_OK(clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_OPTIONS, 0, nullptr, &size));
   EXPECT_EQ(1u, size);
   clReleaseProgram(program);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The application's -I folders
+
+// A header in a folder of the application's (-I), as PyOpenCL's test_header_dep_handling has: the
+// daemon's confined worker may not read it where it is, and a daemon on another node would not find
+// it there at all; the client sends it with the build.
+TEST_F(Programs, HeadersFromTheApplicationsIncludeFoldersReachTheCompiler) {
+  std::string folder = ::testing::TempDir() + "fedcl-includes-" + std::to_string(getpid());
+  mkdir(folder.c_str(), 0700);
+  mkdir((folder + "/lib").c_str(), 0700);
+  std::ofstream(folder + "/values.h") << "#include \"lib/more.h\"\n#define BASE 40\n";
+  std::ofstream(folder + "/lib/more.h") << "#define MORE 2\n";
+  cl_program program = source_program(context, "#include <values.h>\n"
+                                               "kernel void set(global int *x) { x[get_global_id(0)] = BASE + MORE; }\n");
+  std::string options = "-I " + folder + " -DUNUSED=1";
+  cl_int built = clBuildProgram(program, 1, &device, options.c_str(), nullptr, nullptr);
+  EXPECT_CL(CL_SUCCESS, built) << program_build_text(program, device, CL_PROGRAM_BUILD_LOG);
+  if (built == CL_SUCCESS) {
+    cl_kernel kernel = create_kernel(program, "set");
+    EXPECT_EQ(std::vector<int>(4, 42), run_on(context, queue, kernel, std::vector<int>(4, 0)));
+    clReleaseKernel(kernel);
+  }
+  // The same through clCompileProgram, and again (a second build finds its headers as the first did).
+  cl_program compiled = source_program(context, "#include \"values.h\"\nint twice_base(void) { return 2 * BASE; }\n");
+  EXPECT_CL(CL_SUCCESS, clCompileProgram(compiled, 1, &device, ("-I" + folder).c_str(), 0, nullptr, nullptr, nullptr, nullptr))
+      << program_build_text(compiled, device, CL_PROGRAM_BUILD_LOG);
+  EXPECT_CL(CL_SUCCESS, clBuildProgram(program, 1, &device, options.c_str(), nullptr, nullptr));
+  clReleaseProgram(compiled);
+  clReleaseProgram(program);
+  std::system(("rm -rf '" + folder + "'").c_str());
 }

@@ -291,6 +291,31 @@ int main(int argc, char **argv) {
     clReleaseCommandQueue(other);
   }
 
+  // What the application may release right after enqueueing (the commands' queues, the send's
+  // buffer): the commands still run behind their gate, and their events complete.
+  for (size_t n : {small, large}) {
+    cl_int err;
+    cl_command_queue sending = f.another_queue(), receiving = f.another_queue();
+    cl_mem out = f.buffer(n), in = f.buffer(n);
+    f.run(f.fill, out, 160 + rank, n);
+    CL_OK(clFinish(f.queue));
+    cl_event gate = clCreateUserEvent(f.context, &err), sent, received;
+    CL_OK(err);
+    CL_OK(f.send(sending, out, CL_FALSE, 0, n * 4, next, 23, MPI_COMM_WORLD, 1, &gate, &sent));
+    CL_OK(f.recv(receiving, in, CL_FALSE, 0, n * 4, previous, 23, MPI_COMM_WORLD, 0, nullptr, &received));
+    clReleaseCommandQueue(sending);
+    clReleaseCommandQueue(receiving);
+    clReleaseMemObject(out);
+    CL_OK(clSetUserEventStatus(gate, CL_COMPLETE));
+    cl_event both[] = {sent, received};
+    CL_OK(clWaitForEvents(2, both));
+    CHECK(status_of(sent) == CL_COMPLETE && status_of(received) == CL_COMPLETE,
+          "commands whose queues and buffer were released ended as %d and %d", status_of(sent), status_of(received));
+    expect_pattern(f.read(in, n), 160 + previous, 0, "a receive whose queue was released, from a released buffer");
+    for (cl_event e : {gate, sent, received}) clReleaseEvent(e);
+    clReleaseMemObject(in);
+  }
+
   // A host's MPI_Send into a device receive; a device send into a host's MPI_Recv (small) or
   // clFedclIrecvFromDevice (large).
   for (size_t n : {large, small}) {

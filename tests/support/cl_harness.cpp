@@ -336,6 +336,35 @@ void release_context_and_queue(cl_context context, cl_command_queue queue) {
 
 }  // namespace
 
+cl_int command_status(cl_event event) {
+  cl_int status = 1234;
+  EXPECT_CL(CL_SUCCESS, clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr));
+  return status;
+}
+
+void CL_CALLBACK ContextNotices::callback(const char *message, const void *, size_t, void *self) {
+  auto *notices = static_cast<ContextNotices *>(self);
+  std::lock_guard<std::mutex> lock(notices->mutex_);
+  notices->messages_.push_back(message);
+  notices->cv_.notify_all();
+}
+
+bool ContextNotices::wait_for(const std::string &text) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  return cv_.wait_for(lock, std::chrono::seconds(30), [&] {
+    for (const auto &message : messages_)
+      if (message.find(text) != std::string::npos) return true;
+    return false;
+  });
+}
+
+std::string ContextNotices::all() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::string text;
+  for (const auto &message : messages_) text += message + "\n";
+  return text;
+}
+
 void OneDeviceFixture::SetUp() { open_context_and_queue(device, &context, &queue); }
 
 void OneDeviceFixture::TearDown() { release_context_and_queue(context, queue); }

@@ -8,7 +8,9 @@
 #include <CL/cl.h>
 #include <gtest/gtest.h>
 
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -101,6 +103,23 @@ struct ShimmedDeviceFixture : ::testing::Test {
   cl_device_id device = nullptr;
   cl_context context = nullptr;
   cl_command_queue queue = nullptr;
+};
+
+// An event's CL_EVENT_COMMAND_EXECUTION_STATUS (a test failure, and 1234, where the query fails).
+cl_int command_status(cl_event event);
+
+// What a context's notify callback receives: pass callback and the object to clCreateContext.
+struct ContextNotices {
+  static void CL_CALLBACK callback(const char *message, const void *, size_t, void *self);
+  // Waits (up to 30 s) for a message containing text.
+  bool wait_for(const std::string &text);
+  // Every message so far, one a line.
+  std::string all();
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::vector<std::string> messages_;
 };
 
 template <typename T>

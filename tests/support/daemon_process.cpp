@@ -5,6 +5,7 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -12,6 +13,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -106,12 +108,21 @@ DaemonProcess::DaemonProcess(const std::vector<std::string> &extra_args) {
     if (std::strncmp(*entry, "OCL_ICD_VENDORS=", 16) != 0) envp.push_back(*entry);
   envp.push_back(nullptr);
 
+  // FEDCL_TEST_DAEMON_NOFILE=SOFT:HARD: the daemon's open-file limit (a test of what it does near it).
+  rlimit files{};
+  bool limit_files = false;
+  if (const char *limit = std::getenv("FEDCL_TEST_DAEMON_NOFILE")) {
+    unsigned long long soft = 0, hard = 0;
+    limit_files = std::sscanf(limit, "%llu:%llu", &soft, &hard) == 2;
+    files = {rlim_t(soft), rlim_t(hard)};
+  }
   pid_t parent = getpid();
   pid_ = fork();
   if (pid_ == 0) {
     // A test that dies (or is killed by ctest's timeout) must not leave its daemons behind.
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) _exit(127);
+    if (limit_files && setrlimit(RLIMIT_NOFILE, &files) != 0) _exit(126);
     setpgid(0, 0);  // a group of its own, with its session workers: kill() ends them together
     execve(argv[0], argv.data(), envp.data());
     _exit(127);

@@ -8,6 +8,15 @@
 
 namespace fedcl_test {
 
+class DaemonProcess;
+
+// The whole HTTP reply to request, sent to 127.0.0.1:port (a daemon's --metrics port).
+std::string metrics_http(int port, const std::string &request);
+// What daemon's --metrics endpoint serves now (a test failure, and "", if it does not answer 200).
+std::string scrape_metrics(const DaemonProcess &daemon);
+// The value of the sample whose name and labels are exactly series ("name{a=\"b\"}"); -1 if absent.
+double metric_sample(const std::string &text, const std::string &series);
+
 // `fedcl status --json`, as printed.
 std::string status_json();
 

@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -16,8 +17,14 @@
 
 namespace fedcl_test {
 
-RawSession::RawSession(int port, int timeout_ms) {
+RawSession::RawSession(int port, int timeout_ms, const std::string &source) {
   fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd_ >= 0 && !source.empty()) {
+    sockaddr_in from{};
+    from.sin_family = AF_INET;
+    if (inet_pton(AF_INET, source.c_str(), &from.sin_addr) != 1 || bind(fd_, reinterpret_cast<sockaddr *>(&from), sizeof from) != 0)
+      throw std::runtime_error("bind to " + source + ": " + std::strerror(errno));
+  }
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(static_cast<uint16_t>(port));
@@ -44,6 +51,11 @@ RawSession::RawSession(const std::string &local_socket, int timeout_ms) {
 void RawSession::limit_reads(int timeout_ms) {
   timeval tv{timeout_ms / 1000, (timeout_ms % 1000) * 1000};
   setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+}
+
+bool RawSession::readable() const {
+  pollfd ready{fd_, POLLIN, 0};
+  return poll(&ready, 1, 0) == 1;
 }
 
 RawSession::~RawSession() {

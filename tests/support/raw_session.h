@@ -22,8 +22,9 @@ struct ReceivedFrame {
 
 class RawSession {
  public:
-  // Connects to 127.0.0.1:port; every later read gives up after timeout_ms.
-  explicit RawSession(int port, int timeout_ms = 10000);
+  // Connects to 127.0.0.1:port (from source, a loopback address such as 127.0.0.2, when given:
+  // another client address as the daemon sees it); every later read gives up after timeout_ms.
+  explicit RawSession(int port, int timeout_ms = 10000, const std::string &source = "");
   // Connects to a daemon's local socket (a Unix socket path) instead; the handshake's proof is bound
   // to the two processes, as libfedcl's is.
   explicit RawSession(const std::string &local_socket, int timeout_ms = 10000);
@@ -46,6 +47,8 @@ class RawSession {
 
   // Reads one whole frame. False on EOF, timeout or a truncated frame.
   bool read_frame(ReceivedFrame *frame);
+  // Whether something from the daemon (or its close) waits to be read now.
+  bool readable() const;
   // True once the daemon closed the connection: every byte up to EOF is read and dropped.
   // False if the connection is still open when the timeout ends.
   bool wait_closed();

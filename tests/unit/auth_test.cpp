@@ -187,18 +187,29 @@ TEST(KeyStore, AChangedListIsLoadedAgainOffTheLoop) {
   unlink(path.c_str());
 }
 
+TEST(PeerAddressTag, NamesOneAddressOfOneDaemonUnderOneKey) {
+  fedcl::Proof tag = fedcl::peer_address_tag("daemons-key", 0x1234, "10.1.0.5:7071");
+  EXPECT_TRUE(fedcl::auth_proof_matches(tag, fedcl::as_data(fedcl::peer_address_tag("daemons-key", 0x1234, "10.1.0.5:7071"))));
+  for (const fedcl::Proof &other : {fedcl::peer_address_tag("other-key", 0x1234, "10.1.0.5:7071"),
+                                    fedcl::peer_address_tag("daemons-key", 0x1235, "10.1.0.5:7071"),
+                                    fedcl::peer_address_tag("daemons-key", 0x1234, "10.1.0.5:22")})
+    EXPECT_FALSE(fedcl::auth_proof_matches(tag, fedcl::as_data(other)));
+  // Nor is it any proof of the handshake made with the same key.
+  EXPECT_FALSE(fedcl::auth_proof_matches(tag, fedcl::as_data(proof("daemons-key", AuthRole::daemon))));
+}
+
 TEST(AuthThrottle, AnAddressThatKeepsFailingWaitsLongerForEachVerdict) {
   fedcld::AuthThrottle throttle;
   uint64_t now = 1000000;
   // The first failures are answered at once (a mistyped key).
   EXPECT_EQ(now, throttle.verdict_at("10.0.0.1", now));
-  EXPECT_FALSE(throttle.failed("10.0.0.1", now).slowing_starts);
+  EXPECT_EQ(1u, throttle.failed("10.0.0.1", now));
   EXPECT_EQ(now, throttle.verdict_at("10.0.0.1", now));
-  EXPECT_TRUE(throttle.failed("10.0.0.1", now).slowing_starts);
+  EXPECT_EQ(2u, throttle.failed("10.0.0.1", now));
   // Then the verdicts wait, doubling, and queue one behind the other.
   EXPECT_EQ(now + 100, throttle.verdict_at("10.0.0.1", now));
   EXPECT_EQ(now + 200, throttle.verdict_at("10.0.0.1", now));
-  EXPECT_FALSE(throttle.failed("10.0.0.1", now).slowing_starts);
+  EXPECT_EQ(3u, throttle.failed("10.0.0.1", now));
   EXPECT_EQ(now + 400, throttle.verdict_at("10.0.0.1", now));
   // Another address is not slowed.
   EXPECT_EQ(now, throttle.verdict_at("10.0.0.2", now));
@@ -217,6 +228,28 @@ TEST(AuthThrottle, AnAddressThatKeepsFailingWaitsLongerForEachVerdict) {
   EXPECT_GT(throttle.verdict_at("10.0.0.3", now), now);
   uint64_t later = now + fedcld::AuthThrottle::kQuietMs + 1;
   EXPECT_EQ(later, throttle.verdict_at("10.0.0.3", later));
+}
+
+// The tenants' finding: one address's guesses at one user's key slowed every user behind it, and
+// one user's good proof reset the count of guesses at another's.
+TEST(AuthThrottle, GuessesAtOneUsersKeySlowNoOtherUserAndAnotherUsersProofDoesNotClearThem) {
+  fedcld::AuthThrottle throttle;
+  uint64_t now = 1000000;
+  std::string alice = fedcld::auth_throttle_key("10.0.0.1", "alice"), bob = fedcld::auth_throttle_key("10.0.0.1", "bob");
+  EXPECT_NE(alice, bob);
+  EXPECT_EQ("10.0.0.1", fedcld::auth_throttle_key("10.0.0.1", ""));  // the cluster key's
+  for (int i = 0; i < 12; i++) {
+    throttle.verdict_at(alice, now);
+    throttle.failed(alice, now);
+  }
+  EXPECT_GT(throttle.verdict_at(alice, now), now);
+  EXPECT_EQ(now, throttle.verdict_at(bob, now));
+  EXPECT_EQ(0u, throttle.passed(bob));
+  EXPECT_GT(throttle.verdict_at(alice, now), now) << "bob's proof cleared the guesses at alice's key";
+  // A user's name is the log's: escaped, and cut, so that a flood of long names costs little.
+  std::string odd = fedcld::auth_throttle_key("10.0.0.1", std::string(4000, 'x') + "\n");
+  EXPECT_LT(odd.size(), 200u);
+  EXPECT_EQ(std::string::npos, odd.find('\n'));
 }
 
 TEST(DaemonNames, AnswersToItsAddressesAndNamesNotToOthers) {

@@ -81,9 +81,25 @@ TEST(PeerInbox, ReceivesAreFoundByTransferSenderAndEvent) {
 
 TEST(PeerInbox, AnEarlySignalIsTakenOnce) {
   PeerInbox inbox;
-  inbox.hold_signal(42, CL_COMPLETE);
-  cl_int status = 1;
-  ASSERT_TRUE(inbox.take_signal(42, &status));
-  EXPECT_EQ(CL_COMPLETE, status);
-  EXPECT_FALSE(inbox.take_signal(42, &status));
+  inbox.hold_signal(42, {CL_COMPLETE, nullptr, 0});
+  PeerInbox::Signal signal;
+  signal.status = 1;
+  ASSERT_TRUE(inbox.take_signal(42, &signal));
+  EXPECT_EQ(CL_COMPLETE, signal.status);
+  EXPECT_EQ(0u, signal.size);
+  EXPECT_FALSE(inbox.take_signal(42, &signal));
+}
+
+// A signal that came before its stand-in keeps the bytes it carried for it (SignalPeer.data); no
+// stand-in means no landing for a signal's payload.
+TEST(PeerInbox, AnEarlySignalKeepsItsBytes) {
+  PeerInbox inbox;
+  std::shared_ptr<uint8_t[]> bytes(new uint8_t[8]{1, 2, 3, 4, 5, 6, 7, 8});
+  inbox.hold_signal(43, {CL_COMPLETE, bytes, 8});
+  PeerInbox::Signal signal;
+  ASSERT_TRUE(inbox.take_signal(43, &signal));
+  EXPECT_EQ(bytes, signal.bytes);
+  EXPECT_EQ(8u, signal.size);
+  uint64_t size = 0;
+  EXPECT_EQ(nullptr, inbox.landing(43, 7, &size));
 }
