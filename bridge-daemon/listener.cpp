@@ -441,10 +441,14 @@ void Listener::start_session(Session &session, uint64_t seq, const fedcl::Proof 
                worker->user.empty() ? "" : log_quote(worker->user).c_str(), worker->address.c_str(), worker->platform,
                worker->pid);
     std::string peer_address = peer_address_for(*session);
-    fedcl::Proof tag{};
+    fedcl::Proof tag{}, socket_tag{};
     bool tagged = !daemons_key().empty() && !peer_address.empty();
     if (tagged) tag = fedcl::peer_address_tag(daemons_key().view(), instance(), peer_address);
-    hand_off(*session, *worker, [worker, seq, daemon_proof, peer_address, tag, tagged](wire::WorkerMessage::Builder message) {
+    // The local socket's own tag: a client may not make a daemon of this host dial any socket it names.
+    bool socket_tagged = !daemons_key().empty() && !local_socket_.empty();
+    if (socket_tagged) socket_tag = fedcl::local_socket_tag(daemons_key().view(), instance(), local_socket_);
+    hand_off(*session, *worker, [worker, seq, daemon_proof, peer_address, tag, tagged, socket_tag,
+                                 socket_tagged](wire::WorkerMessage::Builder message) {
       auto take = message.initTakeSession();
       take.setSeq(seq);
       take.setClient(worker->client);
@@ -457,6 +461,7 @@ void Listener::start_session(Session &session, uint64_t seq, const fedcl::Proof 
       take.setNumber(worker->number);
       take.setPeerAddress(peer_address);
       if (tagged) take.setPeerAddressTag(fedcl::as_data(tag));
+      if (socket_tagged) take.setLocalSocketTag(fedcl::as_data(socket_tag));
       return take.initConnection();
     });
   };

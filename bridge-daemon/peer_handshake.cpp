@@ -89,8 +89,17 @@ void PeerHandshakes::dial(Worker &worker, wire::WorkerDial::Reader request) {
   auto peer = request.getPeer();
   Dial asked{worker.id, peer.getAddress(), request.getId(), peer.getInstance(), peer.getSession(), worker.token, nullptr,
              uv_now(listener_.loop())};
+  // A daemon of this host is dialled at its local socket (docs/design-decisions.md, "Same node"):
+  // the client named it, having seen both daemons' hosts in their HelloReplies. What is dialled is
+  // what must carry its daemon's tag: the socket's path, or the address.
+  const std::string &host = listener_.options().host_identity;
+  auto peer_host = peer.getHost();
+  std::string local_socket = peer.getLocalSocket();
+  bool local = !local_socket.empty() && !host.empty() && peer_host.size() == host.size() &&
+               std::memcmp(peer_host.begin(), host.data(), host.size()) == 0;
   std::string why = asked.instance == listener_.instance() ? "the peer named is this daemon itself"
-                                                           : unadvertised(asked.instance, asked.address, peer.getAddressTag());
+                    : local ? unadvertised(asked.instance, local_socket, peer.getLocalSocketTag(), true)
+                            : unadvertised(asked.instance, asked.address, peer.getAddressTag());
   if (!why.empty()) {
     FEDCLD_LOG(warn, "peer link to instance %016llx not dialled: %s", (unsigned long long)asked.instance, why.c_str());
     return tell_failed(asked, why);
@@ -120,13 +129,7 @@ void PeerHandshakes::dial(Worker &worker, wire::WorkerDial::Reader request) {
     hello.setFromSession(dial.from_session);
     link->send_peer(builder);
   };
-  // A daemon of this host is dialled at its local socket (docs/design-decisions.md, "Same node"):
-  // the client named it, having seen both daemons' hosts in their HelloReplies.
-  const std::string &host = listener_.options().host_identity;
-  auto peer_host = peer.getHost();
-  std::string local_socket = peer.getLocalSocket();
-  if (!local_socket.empty() && !host.empty() && peer_host.size() == host.size() &&
-      std::memcmp(peer_host.begin(), host.data(), host.size()) == 0) {
+  if (local) {
     FEDCLD_LOG(info, "peer link for session %llu: dialling %s at its local socket %s", (unsigned long long)worker.number,
                log_quote(address).c_str(), log_quote(local_socket).c_str());
     return link->connect_local(local_socket, address, std::move(connected));
@@ -142,14 +145,18 @@ void PeerHandshakes::dial(Worker &worker, wire::WorkerDial::Reader request) {
   });
 }
 
-std::string PeerHandshakes::unadvertised(uint64_t instance, const std::string &address, capnp::Data::Reader tag) const {
+std::string PeerHandshakes::unadvertised(uint64_t instance, const std::string &address, capnp::Data::Reader tag,
+                                         bool local_socket) const {
   // A daemon without keys takes any client: it has nothing to tell a daemon's address by.
   if (!listener_.options().requires_key()) return {};
   const fedcl::Secret &key = listener_.daemons_key();
   if (key.empty())
     return "this fedcld has no key of the daemons (--key-file) to tell a peer daemon's address by, so it dials none";
-  if (!fedcl::auth_proof_matches(fedcl::peer_address_tag(key.view(), instance, address), tag))
-    return "the address " + log_quote(address) + " was not advertised by a fedcld that holds this one's key";
+  fedcl::Proof expected = local_socket ? fedcl::local_socket_tag(key.view(), instance, address)
+                                       : fedcl::peer_address_tag(key.view(), instance, address);
+  if (!fedcl::auth_proof_matches(expected, tag))
+    return std::string(local_socket ? "the local socket " : "the address ") + log_quote(address) +
+           " was not advertised by a fedcld that holds this one's key";
   return {};
 }
 

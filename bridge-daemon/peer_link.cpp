@@ -20,10 +20,9 @@ constexpr uint64_t kHeartbeatMs = 1000;
 }  // namespace
 
 PeerTarget peer_target(wire::PeerRef::Reader ref) {
-  auto tag = ref.getAddressTag();
-  auto host = ref.getHost();
-  return {ref.getInstance(), ref.getAddress(), ref.getSession(), std::string(reinterpret_cast<const char *>(tag.begin()), tag.size()),
-          std::string(reinterpret_cast<const char *>(host.begin()), host.size()), ref.getLocalSocket()};
+  auto text = [](capnp::Data::Reader bytes) { return std::string(reinterpret_cast<const char *>(bytes.begin()), bytes.size()); };
+  return {ref.getInstance(), ref.getAddress(), ref.getSession(), text(ref.getAddressTag()), text(ref.getHost()),
+          ref.getLocalSocket(), text(ref.getLocalSocketTag())};
 }
 
 PeerRegistry::PeerRegistry(SessionHost &host) : host_(host) {
@@ -62,12 +61,14 @@ void PeerRegistry::with_link(const PeerTarget &target, LinkDone done) {
   auto dial = message.initRoot<wire::WorkerMessage>().initDial();
   dial.setId(peer.dial);
   auto ref = dial.initPeer();
+  auto data = [](const std::string &bytes) { return capnp::Data::Reader(reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size()); };
   ref.setInstance(target.instance);
   ref.setAddress(target.address);
   ref.setSession(target.session);
-  ref.setAddressTag(capnp::Data::Reader(reinterpret_cast<const uint8_t *>(target.address_tag.data()), target.address_tag.size()));
-  ref.setHost(capnp::Data::Reader(reinterpret_cast<const uint8_t *>(target.host.data()), target.host.size()));
+  ref.setAddressTag(data(target.address_tag));
+  ref.setHost(data(target.host));
   ref.setLocalSocket(target.local_socket);
+  ref.setLocalSocketTag(data(target.local_socket_tag));
   host_.channel().send(message);
 }
 

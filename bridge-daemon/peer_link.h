@@ -33,7 +33,7 @@ struct PeerTarget {
   std::string address;
   uint64_t session = 0;
   std::string address_tag;  // PeerRef.addressTag: the main process dials the address only with it
-  std::string host, local_socket;
+  std::string host, local_socket, local_socket_tag;  // PeerRef.host, localSocket, localSocketTag
 };
 PeerTarget peer_target(fedcl::wire::PeerRef::Reader ref);
 

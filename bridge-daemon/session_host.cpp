@@ -134,6 +134,7 @@ void SessionHost::take_session(wire::TakeSession::Reader take, SessionLink *link
   if (take.getPeerAddressTag().size() > 0) out.setPeerAddressTag(take.getPeerAddressTag());
   out.setHost(capnp::Data::Reader(reinterpret_cast<const uint8_t *>(options_.host_identity.data()), options_.host_identity.size()));
   out.setLocalSocket(options_.local_socket);
+  if (take.getLocalSocketTag().size() > 0) out.setLocalSocketTag(take.getLocalSocketTag());
   out.setSessionToken(session->token);
   if (take.getProof().size() > 0) out.setProof(take.getProof());
   if (!session->resume_token.empty()) {

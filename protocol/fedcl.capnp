@@ -42,7 +42,8 @@ const protocolVersion :UInt32 = 8;     # 2: peer links per pair of sessions (Pee
                                        #    a peer's hello learns nothing before its proof holds
                                        # 8: the same node (Hello.host, Reply.local, shared memory:
                                        #    Request.sharedMemory, sharedPayload, sharedReply; peer links
-                                       #    of one host: PeerRef.host and localSocket, PeerData.shared)
+                                       #    of one host: PeerRef.host, localSocket and its tag,
+                                       #    PeerData.shared)
 const peerInitialAllowance :UInt64 = 16777216;
                                        # bytes of a transfer a sending daemon puts on a peer link before
                                        # the receiving session's first PeerCredit
@@ -127,6 +128,8 @@ struct HelloReply {
                                   # its key (PeerRef.addressTag); empty on a daemon without one
   host @11 :Data;                 # the daemon's host (protocol/host_identity.h)
   localSocket @12 :Text;          # the path of its local socket (fedcld --local-socket); empty: none
+  localSocketTag @13 :Data;       # as peerAddressTag, of localSocket (protocol/auth.h local_socket_tag):
+                                  # another daemon of this host dials the socket only with it
 }
 
 # The same node (docs/design-decisions.md, "Same node"). A program and a daemon of one host talk over
@@ -185,6 +188,7 @@ struct PeerRef {
   addressTag @3 :Data;            # its HelloReply.peerAddressTag, passed on as it came
   host @4 :Data;                  # its HelloReply.host and localSocket: a daemon on the same host
   localSocket @5 :Text;           # dials that socket instead of address
+  localSocketTag @6 :Data;        # its HelloReply.localSocketTag, passed on as it came
 }
 
 # ---------------------------------------------------------------------------------------------------
@@ -1066,6 +1070,7 @@ struct TakeSession {
   number @8 :UInt64;                # the session's number in the daemon's log
   peerAddress @9 :Text;             # HelloReply.peerAddress and its tag, made by the main process,
   peerAddressTag @10 :Data;         # which holds the key
+  localSocketTag @11 :Data;         # HelloReply.localSocketTag, made there too
 }
 
 struct ResumeSession {

@@ -25,6 +25,7 @@ void fill_peer_ref(wire::PeerRef::Builder ref, Connection &connection) {
   if (local_mode() != LocalMode::off && hello.getLocalSocket().size()) {
     ref.setHost(hello.getHost());
     ref.setLocalSocket(hello.getLocalSocket());
+    ref.setLocalSocketTag(hello.getLocalSocketTag());
   }
 }
 

@@ -372,3 +372,68 @@ TEST(SameNode, DaemonsLinkOverTcpWhenTheClientKeepsToTcp) {
                                                 "\"transport\": \"tcp\"\\}")))
       << out;
 }
+
+// The same with keys: each daemon's HelloReply tags its local socket under the daemons' key
+// (localSocketTag), the client passes the tag on, and the dialling main process checks it.
+TEST(SameNode, DaemonsWithAKeyLinkOverTheLocalSocketTheyAdvertised) {
+  setenv("FEDCL_LOCAL", "auto", 1);
+  std::string key = key_file();
+  setenv("FEDCL_KEY", kKey, 1);
+  {
+    Cluster cluster(2, {"--key-file", key});
+    MigratedBuffer moved(cluster, 8 * MiB);
+    set_hosts(cluster.daemons[0]->endpoint());
+    std::string out = own_session_status("\"transport\": \"local\\+shm\"\\}");
+    EXPECT_TRUE(std::regex_search(out, std::regex("\"up\": true, \"bytes_sent\": [0-9]{7,}, \"bytes_received\": [0-9]+, "
+                                                  "\"transport\": \"local\\+shm\"\\}")))
+        << out;
+  }
+  unlink(key.c_str());
+}
+
+// A client names the local socket another daemon of the host is to dial (PeerRef.localSocket): a
+// daemon with a key dials only a socket whose daemon tagged it, as it dials only tagged addresses
+// (PeerRef.addressTag; PeerProtocol.ADaemonWithAKeyDialsOnlyAddressesADaemonAdvertised). Here the
+// client holds a real daemon's instance, address and address tag, and names a socket of its own:
+// with the address's tag alone, the main process connected to any socket of the host it was given.
+TEST(SameNode, ADaemonWithAKeyDialsOnlyALocalSocketADaemonAdvertised) {
+  std::string key = key_file();
+  DaemonProcess dialling({"--key-file", key}), other({"--key-file", key});
+  auto served = [&](DaemonProcess &daemon, ReceivedFrame *frame) {
+    auto raw = std::make_unique<RawSession>(daemon.port());
+    EXPECT_TRUE(raw->handshake("", kKey, frame));
+    return raw;
+  };
+  ReceivedFrame mine, theirs;
+  auto client = served(dialling, &mine);
+  auto held = served(other, &theirs);
+  ASSERT_EQ(wire::Reply::HELLO, theirs.reader->getRoot<wire::Reply>().which());
+  auto hello = theirs.reader->getRoot<wire::Reply>().getHello();
+  EXPECT_EQ(other.local_socket(), std::string(hello.getLocalSocket().cStr()));
+  ASSERT_GT(hello.getPeerAddressTag().size(), 0u);
+  EXPECT_EQ(hello.getPeerAddressTag().size(), hello.getLocalSocketTag().size());
+  LocalListener target;
+  capnp::MallocMessageBuilder message;
+  auto request = message.initRoot<wire::Request>();
+  request.setSeq(7);
+  auto ref = request.initPeerConnect();
+  ref.setInstance(hello.getInstance());
+  ref.setAddress(hello.getPeerAddress());
+  ref.setSession(hello.getSessionToken());
+  ref.setAddressTag(hello.getPeerAddressTag());
+  ref.setHost(hello.getHost());
+  ref.setLocalSocket(target.path);
+  ref.setLocalSocketTag(hello.getLocalSocketTag());  // the tag of the other daemon's socket, not this one
+  ASSERT_TRUE(client->send_request(message));
+  std::string answer;
+  for (ReceivedFrame got; answer.empty() && client->read_frame(&got);) {
+    if (got.header.kind != uint16_t(wire::FrameKind::REPLY)) continue;  // heartbeats
+    auto r = got.reader->getRoot<wire::Reply>();
+    if (r.getSeq() == 7) answer = r.getMessage().cStr();
+  }
+  EXPECT_TRUE(has_text(answer, "the local socket '" + target.path + "' was not advertised by a fedcld that holds this one's key"))
+      << answer;
+  pollfd dialled{target.fd, POLLIN, 0};
+  EXPECT_EQ(0, poll(&dialled, 1, 300)) << "the daemon dialled a socket no daemon advertised";
+  unlink(key.c_str());
+}
