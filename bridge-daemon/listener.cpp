@@ -165,11 +165,12 @@ int Listener::bind() {
     options_.node = std::string(host) + ":" + std::to_string(port());
   }
   settings_.server.host_identity = options_.host_identity = fedcl::host_identity();
+  std::string asked = options_.local_socket;
   std::string why = bind_local();
   if (why.empty()) return 0;
   settings_.server.local_socket = options_.local_socket = "";
-  if (options_.local_socket != "auto") {
-    FEDCLD_LOG(error, "--local-socket %s: %s", options_.local_socket.c_str(), why.c_str());
+  if (asked != "auto") {
+    FEDCLD_LOG(error, "--local-socket %s: %s", asked.c_str(), why.c_str());
     return UV_EADDRINUSE;
   }
   FEDCLD_LOG(warn, "no local socket (programs of this host reach this daemon over TCP): %s", why.c_str());
@@ -180,13 +181,21 @@ std::string Listener::bind_local() {
   if (options_.local_socket.empty()) return {};
   std::string path = options_.local_socket == "auto" ? automatic_local_socket(port()) : options_.local_socket;
   if (path.size() >= sizeof(sockaddr_un::sun_path)) return path + " is longer than a Unix socket's path may be";
+  // The socket must stay this daemon's: in a folder every user may write to, only the sticky bit
+  // (/tmp's) keeps another user from removing it and putting a socket of their own in its place.
+  size_t slash = path.rfind('/');
+  std::string folder = slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash);
+  struct stat in {};
+  if (stat(folder.c_str(), &in) == 0 && (in.st_mode & S_IWOTH) && !(in.st_mode & S_ISVTX))
+    return path + ": every user may write to " + folder + " and it is not sticky: another user could replace the socket";
   uv_pipe_init(loop(), &local_listener_, 0);
   local_listener_.data = this;
   int err = uv_pipe_bind(&local_listener_, path.c_str());
   struct stat st {};
   if (err == UV_EADDRINUSE && lstat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode) && st.st_uid == geteuid() &&
       !someone_listens(path)) {
-    // A socket a killed daemon of this user left.
+    // A socket a killed daemon of this user left. Anything else there (another user's socket, a
+    // link, a file) is neither removed nor followed: the daemon goes without (auto) or stops.
     unlink(path.c_str());
     err = uv_pipe_bind(&local_listener_, path.c_str());
   }

@@ -437,3 +437,59 @@ TEST(SameNode, ADaemonWithAKeyDialsOnlyALocalSocketADaemonAdvertised) {
   EXPECT_EQ(0, poll(&dialled, 1, 300)) << "the daemon dialled a socket no daemon advertised";
   unlink(key.c_str());
 }
+
+// Where the local socket is made (docs/design-decisions.md, "Same node"): a socket a killed daemon
+// of this user left is replaced; another user's socket, a link or a file at the path is neither
+// removed nor followed, and a folder every user may write to that is not sticky (unlike /tmp) is
+// refused, since another user could replace the socket there. With a path given, fedcld stops.
+TEST(SameNode, TheLocalSocketIsMadeOnlyWhereNoOtherUserCanReplaceIt) {
+  std::string folder = ::testing::TempDir() + "fedcl-same-node-sockets-" + std::to_string(getpid());
+  ASSERT_EQ(0, mkdir(folder.c_str(), 0755));
+  std::string path = folder + "/fedcld.sock";
+  auto leave_socket = [](const std::string &at) {  // bound, never listened on: what a killed daemon leaves
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    std::snprintf(address.sun_path, sizeof address.sun_path, "%s", at.c_str());
+    bool made = bind(fd, reinterpret_cast<sockaddr *>(&address), sizeof address) == 0;
+    close(fd);
+    return made;
+  };
+  auto starts = [&](const std::string &at) {
+    try {
+      DaemonProcess daemon({"--local-socket", at});
+      RawSession raw(at);  // throws when nothing listens there
+      return true;
+    } catch (const std::exception &) {
+      return false;
+    }
+  };
+  ASSERT_TRUE(leave_socket(path));
+  EXPECT_TRUE(starts(path)) << "a stale socket of this user was not replaced";
+  struct stat st {};
+  if (geteuid() == 0) {  // another user's socket: only root can make one here
+    ASSERT_TRUE(leave_socket(path) || lstat(path.c_str(), &st) == 0);
+    ASSERT_EQ(0, lchown(path.c_str(), 65534, 65534));
+    EXPECT_FALSE(starts(path)) << "another user's socket was replaced";
+    ASSERT_EQ(0, lstat(path.c_str(), &st));
+    EXPECT_EQ(65534u, st.st_uid);
+  }
+  unlink(path.c_str());
+  std::string target = folder + "/target.sock";
+  ASSERT_TRUE(leave_socket(target));
+  ASSERT_EQ(0, symlink(target.c_str(), path.c_str()));
+  EXPECT_FALSE(starts(path)) << "a link at the path was replaced or followed";
+  ASSERT_EQ(0, lstat(path.c_str(), &st));
+  EXPECT_TRUE(S_ISLNK(st.st_mode));
+  ASSERT_EQ(0, lstat(target.c_str(), &st));
+  EXPECT_TRUE(S_ISSOCK(st.st_mode));
+  unlink(path.c_str());
+  unlink(target.c_str());
+  ASSERT_EQ(0, chmod(folder.c_str(), 0777));
+  EXPECT_FALSE(starts(path)) << "a socket was made in a folder every user may write to";
+  EXPECT_NE(0, lstat(path.c_str(), &st));
+  ASSERT_EQ(0, chmod(folder.c_str(), 01777));
+  EXPECT_TRUE(starts(path)) << "a sticky folder like /tmp was refused";
+  unlink(path.c_str());
+  rmdir(folder.c_str());
+}
