@@ -319,7 +319,10 @@ struct PeerReceive : std::enable_shared_from_this<PeerReceive> {
     if (limit <= granted) return;
     granted = limit;
     uint64_t sender = from_session, receiver = s->token, id = transfer;
-    s->host().peers().with_link({from_instance, "", sender}, [sender, id, receiver, limit](Session *link, const std::string &) {
+    PeerTarget sending;  // named by its instance alone: the link its data came on is up, or lost
+    sending.instance = from_instance;
+    sending.session = sender;
+    s->host().peers().with_link(sending, [sender, id, receiver, limit](Session *link, const std::string &) {
       if (link) write_credit(*link, sender, id, receiver, limit);  // else the receive fails with the lost link
     });
   }

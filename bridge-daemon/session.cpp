@@ -160,27 +160,25 @@ void Session::dial_ended(int status) {
   }
 }
 
-void Session::connect_local(const std::string &path, std::string name, std::function<void(int status)> done) {
+uv_connect_t *Session::start_dial(std::string name, std::function<void(int status)> done, bool local) {
   peer_ = std::move(name);
   role = Role::peer;
   dialled = true;
   connected_ = std::move(done);
-  link_->init(server_.loop(), true);
+  link_->init(server_.loop(), local);
   link_open_ = true;
   auto *request = new uv_connect_t;
   request->data = new std::weak_ptr<Session>(weak_from_this());
+  return request;
+}
+
+void Session::connect_local(const std::string &path, std::string name, std::function<void(int status)> done) {
+  uv_connect_t *request = start_dial(std::move(name), std::move(done), true);
   uv_pipe_connect(request, &link_->pipe, path.c_str(), on_connected);  // failures come to on_connected
 }
 
 void Session::connect(const sockaddr *address, std::string name, std::function<void(int status)> done) {
-  peer_ = std::move(name);
-  role = Role::peer;
-  dialled = true;
-  connected_ = std::move(done);
-  link_->init(server_.loop(), false);
-  link_open_ = true;
-  auto *request = new uv_connect_t;
-  request->data = new std::weak_ptr<Session>(weak_from_this());
+  uv_connect_t *request = start_dial(std::move(name), std::move(done), false);
   int err = uv_tcp_connect(request, &link_->tcp, address, on_connected);
   if (err != 0) {
     delete static_cast<std::weak_ptr<Session> *>(request->data);

@@ -290,6 +290,9 @@ class Session : public std::enable_shared_from_this<Session> {
   std::unique_ptr<EventWaiter> event_waiter;
 
  private:
+  // What connect and connect_local share: the link's handle made (local: a pipe), its connect
+  // request, whose data names this session for on_connected.
+  uv_connect_t *start_dial(std::string name, std::function<void(int status)> done, bool local);
   enum class ReadState { header, message, payload, skipped_payload };
   struct PendingCompletion {
     uint64_t event;

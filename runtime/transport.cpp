@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "descriptor_passing.h"
 #include "dial.h"
 #include "tls_transport.h"
 
@@ -45,20 +46,7 @@ LocalTransport::LocalTransport(int fd, uint32_t daemon_pid)
     : PlainTransport(fd), binding_("unix " + std::to_string(getpid()) + " " + std::to_string(daemon_pid)) {}
 
 std::string LocalTransport::send_with_descriptor(iovec *iov, int count, int descriptor) {
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msghdr msg{};
-  msg.msg_iov = iov;
-  msg.msg_iovlen = count;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
-  cmsghdr *header = CMSG_FIRSTHDR(&msg);
-  header->cmsg_level = SOL_SOCKET;
-  header->cmsg_type = SCM_RIGHTS;
-  header->cmsg_len = CMSG_LEN(sizeof(int));
-  std::memcpy(CMSG_DATA(header), &descriptor, sizeof(int));
-  ssize_t sent;
-  do sent = sendmsg(fd_, &msg, MSG_NOSIGNAL);
-  while (sent < 0 && errno == EINTR);
+  ssize_t sent = fedcl::send_with_descriptor(fd_, iov, count, descriptor);
   if (sent < 0) return std::string("send: ") + std::strerror(errno);
   // The descriptor went with the first byte; the rest, if the socket took part of it, follows plainly.
   while (count > 0 && size_t(sent) >= iov->iov_len) {

@@ -362,15 +362,24 @@ TEST(SameNode, DaemonsOfOneHostLinkOverTheLocalSocket) {
       << out;
 }
 
-TEST(SameNode, DaemonsLinkOverTcpWhenTheClientKeepsToTcp) {
-  setenv("FEDCL_LOCAL", "off", 1);
-  Cluster cluster(2);
+namespace {
+
+// Two daemons (of daemon_args) whose sessions a migration of 8 MiB linked: the dialling session's
+// link as `fedcl status` shows it must be up and of transport (a regex).
+void expect_migration_link(const std::vector<std::string> &daemon_args, const std::string &transport) {
+  Cluster cluster(2, daemon_args);
   MigratedBuffer moved(cluster, 8 * MiB);
   set_hosts(cluster.daemons[0]->endpoint());
-  std::string out = own_session_status("\"transport\": \"tcp\"\\}");
-  EXPECT_TRUE(std::regex_search(out, std::regex("\"up\": true, \"bytes_sent\": [0-9]{7,}, \"bytes_received\": [0-9]+, "
-                                                "\"transport\": \"tcp\"\\}")))
-      << out;
+  std::string link = "\"up\": true, \"bytes_sent\": [0-9]{7,}, \"bytes_received\": [0-9]+, \"transport\": \"" + transport + "\"\\}";
+  std::string out = own_session_status(link);
+  EXPECT_TRUE(std::regex_search(out, std::regex(link))) << out;
+}
+
+}  // namespace
+
+TEST(SameNode, DaemonsLinkOverTcpWhenTheClientKeepsToTcp) {
+  setenv("FEDCL_LOCAL", "off", 1);
+  expect_migration_link({}, "tcp");
 }
 
 // The same with keys: each daemon's HelloReply tags its local socket under the daemons' key
@@ -379,15 +388,7 @@ TEST(SameNode, DaemonsWithAKeyLinkOverTheLocalSocketTheyAdvertised) {
   setenv("FEDCL_LOCAL", "auto", 1);
   std::string key = key_file();
   setenv("FEDCL_KEY", kKey, 1);
-  {
-    Cluster cluster(2, {"--key-file", key});
-    MigratedBuffer moved(cluster, 8 * MiB);
-    set_hosts(cluster.daemons[0]->endpoint());
-    std::string out = own_session_status("\"transport\": \"local\\+shm\"\\}");
-    EXPECT_TRUE(std::regex_search(out, std::regex("\"up\": true, \"bytes_sent\": [0-9]{7,}, \"bytes_received\": [0-9]+, "
-                                                  "\"transport\": \"local\\+shm\"\\}")))
-        << out;
-  }
+  expect_migration_link({"--key-file", key}, "local\\+shm");
   unlink(key.c_str());
 }
 

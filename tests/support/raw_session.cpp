@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "auth.h"
+#include "descriptor_passing.h"
 
 namespace fedcl_test {
 
@@ -83,20 +84,8 @@ bool RawSession::send_request(capnp::MessageBuilder &message) {
 bool RawSession::send_request(capnp::MessageBuilder &message, int descriptor) {
   std::vector<uint8_t> bytes;
   fedcl::frame_append(bytes, fedcl::wire::FrameKind::REQUEST, message, 0);
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
   iovec iov{bytes.data(), bytes.size()};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
-  cmsghdr *header = CMSG_FIRSTHDR(&msg);
-  header->cmsg_level = SOL_SOCKET;
-  header->cmsg_type = SCM_RIGHTS;
-  header->cmsg_len = CMSG_LEN(sizeof(int));
-  std::memcpy(CMSG_DATA(header), &descriptor, sizeof(int));
-  ssize_t sent = sendmsg(fd_, &msg, MSG_NOSIGNAL);
-  return sent == ssize_t(bytes.size());
+  return fedcl::send_with_descriptor(fd_, &iov, 1, descriptor) == ssize_t(bytes.size());
 }
 
 bool RawSession::send_hello(uint32_t protocol_version, uint64_t seq) {
