@@ -7,6 +7,7 @@
 #include "server.h"
 #include "peer_signal.h"
 #include "peer_transfer.h"
+#include "program_headers.h"
 
 namespace fedcld {
 
@@ -145,13 +146,16 @@ void exec_create_program(Call &call, wire::Request::CreateProgramWithSource::Rea
   call.object = request.getId();
   ObjectTable &objects = call.session.objects();
   auto context = objects.handle<cl_context>(request.getContext(), ObjectKind::context);
-  const char *source = request.getSource().cStr();
-  size_t length = request.getSource().size();
+  SourceWithHeaders text = source_with_headers(request.getSource(), request.getHeaders());
+  const char *source = text.source.c_str();
+  size_t length = text.source.size();
   cl_int err = CL_SUCCESS;
   cl_program program = clCreateProgramWithSource(context, 1, &source, &length, &err);
   check(err, "clCreateProgramWithSource");
   objects.add(request.getId(), ObjectKind::program, program, context);
-  objects.get(request.getId(), ObjectKind::program).may_print = source_may_print(source, length);
+  Object &object = objects.get(request.getId(), ObjectKind::program);
+  object.may_print = source_may_print(source, length);
+  object.headers = std::move(text.folder);
 }
 
 void exec_create_kernel(Call &call, wire::Request::CreateKernel::Reader request) {

@@ -4,20 +4,13 @@
 // Build, compile and link can take seconds: they run on libuv's thread pool, their session's
 // commands on queues go on meanwhile (Session::background_work_started), and their outcome goes
 // back in one reply, a BuildResult.
-#include <ftw.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <cstdlib>
-#include <cstring>
-#include <fstream>
 
 #include "exec.h"
 #include "kernel_names.h"
 #include "log.h"
 #include "off_loop.h"
+#include "program_headers.h"
 #include "ptx_entries.h"
 #include "server.h"
 
@@ -297,7 +290,9 @@ struct ProgramWork final : OffLoopWork {
   std::string options;
   bool metadata_twin = false;          // a build: argument metadata may come from a twin
   std::vector<cl_program> inputs;      // headers or link inputs, retained
-  std::string includes;                // the folder the application's -I headers were written to
+  // The application's headers it builds with: each -I folder's, and what the source includes by
+  // absolute name (kept while it runs, should the program be released meanwhile).
+  std::vector<std::shared_ptr<HeaderFolder>> headers;
   std::vector<std::string> names;      // header include names
   bool may_print = false;              // the program link makes may call printf (print_gate.h)
   std::function<cl_int(ProgramWork &)> call;  // the backend call
@@ -309,10 +304,6 @@ struct ProgramWork final : OffLoopWork {
   ~ProgramWork() override {
     for (cl_program input : inputs) clReleaseProgram(input);
     if (program) clReleaseProgram(program);
-    if (!includes.empty())
-      nftw(includes.c_str(), [](const char *name, const struct stat *, int type, FTW *) {
-        return type == FTW_DP ? rmdir(name) : unlink(name);
-      }, 16, FTW_DEPTH | FTW_PHYS);
   }
 
   void run() override {
@@ -352,35 +343,13 @@ void start_program_work(Call &call, std::unique_ptr<ProgramWork> job) {
   run_off_loop(call, what, std::move(job));
 }
 
-// Writes the application's -I folders (BuildProgram.includes) under this worker's TMPDIR (its own
-// folder when confined), one folder each, and names them to the backend with -I, in their order.
+// Writes the application's -I folders (BuildProgram.includes), a HeaderFolder each, and names them
+// to the backend with -I, in their order.
 void write_includes(ProgramWork &job, capnp::List<wire::IncludeFolder>::Reader folders) {
-  if (folders.size() == 0) return;
-  const char *tmp = std::getenv("TMPDIR");
-  std::string root = std::string(tmp && *tmp ? tmp : "/tmp") + "/fedcld-includes-XXXXXX";
-  if (!mkdtemp(root.data())) fail(CL_OUT_OF_RESOURCES, "cannot make a folder for the program's headers: " + std::string(strerror(errno)));
-  job.includes = root;
-  for (unsigned k = 0; k < folders.size(); k++) {
-    std::string folder = root + "/" + std::to_string(k);
-    if (mkdir(folder.c_str(), 0700) != 0) fail(CL_OUT_OF_RESOURCES, "cannot make " + folder + ": " + strerror(errno));
-    for (auto file : folders[k].getFiles()) {
-      std::string path = file.getPath();
-      // Relative, without "." or "..": it stays in its folder.
-      bool bad = path.empty() || path.front() == '/' || path.back() == '/' || path.find('\0') != std::string::npos;
-      for (size_t at = 0; !bad && at <= path.size();) {
-        size_t end = std::min(path.find('/', at), path.size());
-        std::string part = path.substr(at, end - at);
-        bad = part.empty() || part == "." || part == "..";
-        if (!bad && end < path.size()) mkdir((folder + "/" + path.substr(0, end)).c_str(), 0700);
-        at = end + 1;
-      }
-      if (bad) fail(CL_INVALID_BUILD_OPTIONS, "a header's path " + log_quote(path) + " is not a relative path inside its folder");
-      std::ofstream out(folder + "/" + path, std::ios::binary);
-      auto contents = file.getContents();
-      out.write(reinterpret_cast<const char *>(contents.begin()), std::streamsize(contents.size()));
-      if (!out) fail(CL_OUT_OF_RESOURCES, "cannot write the program's header " + log_quote(path));
-    }
-    job.options += " -I" + folder;  // no quotes: PoCL splits options at blanks, quotes and all
+  for (auto folder : folders) {
+    job.headers.push_back(HeaderFolder::make());
+    for (auto file : folder.getFiles()) job.headers.back()->write(file.getPath(), file.getContents());
+    job.options += " -I" + job.headers.back()->path();  // no quotes: PoCL splits options at blanks, quotes and all
   }
 }
 
@@ -395,6 +364,9 @@ std::unique_ptr<ProgramWork> program_work(Call &call, const char *what, uint64_t
   for (uint64_t id : device_ids) job->device_ids.push_back(id);
   job->options = options;
   write_includes(*job, includes);
+  ObjectTable &objects = call.session.objects();
+  if (objects.contains(program_id) && objects.get(program_id, ObjectKind::program).headers)
+    job->headers.push_back(objects.get(program_id, ObjectKind::program).headers);
   return job;
 }
 

@@ -9,6 +9,7 @@
 #include "node_paths.h"
 #include "peer_chunks.h"
 #include "server.h"
+#include "session_host.h"
 
 namespace fedcld {
 

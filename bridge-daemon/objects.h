@@ -22,6 +22,7 @@ enum class ObjectKind : uint8_t { device, context, queue, mem, program, kernel, 
 
 // command_buffer.h; the table deletes those it holds.
 class CommandBuffer;
+class HeaderFolder;
 void destroy_command_buffer(CommandBuffer *buffer);
 
 // Thrown by request handlers; becomes a Reply status or an AsyncError.
@@ -75,6 +76,7 @@ struct Object {
   cl_mem parent = nullptr;              // a sub-buffer's parent (add_sub_buffer)
   uint64_t bytes = 0;                   // device memory a buffer or image counts against the limit
   bool may_print = false;               // programs and their kernels: may call printf (print_gate.h)
+  std::shared_ptr<HeaderFolder> headers = nullptr;  // programs: what their source includes by absolute name
 };
 
 class ObjectTable {

@@ -240,6 +240,19 @@ void add_list(std::vector<std::string> &paths, const char *list) {
   }
 }
 
+// The values of option name in the sanitizers' option variables (a sanitized build's tests set them).
+std::vector<std::string> sanitizer_option_values(const std::string &name) {
+  std::vector<std::string> values;
+  for (const char *variable : {"ASAN_OPTIONS", "UBSAN_OPTIONS", "TSAN_OPTIONS"}) {
+    std::string options = std::string(":") + (std::getenv(variable) ? std::getenv(variable) : "");
+    size_t at = options.find(":" + name + "=");
+    if (at == std::string::npos) continue;
+    at += name.size() + 2;
+    values.push_back(options.substr(at, options.find(':', at) - at));
+  }
+  return values;
+}
+
 }  // namespace
 
 SandboxSupport sandbox_support() { return {landlock_abi(), kAuditArch != 0}; }
@@ -273,6 +286,8 @@ std::vector<std::string> sandbox_backend_paths() {
   std::string preload = std::getenv("LD_PRELOAD") ? std::getenv("LD_PRELOAD") : "";
   std::replace(preload.begin(), preload.end(), ' ', ':');
   add_list(paths, preload.c_str());
+  // A sanitizer reads its suppressions in every process it starts in, PoCL's linker among them.
+  for (const std::string &file : sanitizer_option_values("suppressions")) add_existing(paths, file);
   char self[PATH_MAX];
   ssize_t length = readlink("/proc/self/exe", self, sizeof self - 1);
   if (length > 0) {
@@ -284,13 +299,7 @@ std::vector<std::string> sandbox_backend_paths() {
 
 std::vector<std::string> sandbox_report_folders() {
   std::vector<std::string> folders;
-  for (const char *variable : {"ASAN_OPTIONS", "UBSAN_OPTIONS", "TSAN_OPTIONS"}) {
-    std::string options = std::getenv(variable) ? std::getenv(variable) : "";
-    size_t at = options.find("log_path=");
-    if (at == std::string::npos) continue;
-    std::string path = options.substr(at + 9, options.find(':', at) - at - 9);
-    add_existing(folders, path.substr(0, path.rfind('/')));
-  }
+  for (const std::string &path : sanitizer_option_values("log_path")) add_existing(folders, path.substr(0, path.rfind('/')));
   return folders;
 }
 

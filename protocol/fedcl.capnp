@@ -359,6 +359,9 @@ struct Request {
     id @0 :UInt64;
     context @1 :UInt64;
     source @2 :Text;
+    headers @3 :List(IncludeFile);  # what source includes by absolute name, paths absolute: the
+                                    # daemon writes them into its worker's folder, and the lines
+                                    # that name them name its copies (runtime/build_includes.h)
   }
   struct BuildProgram {
     program @0 :UInt64;
@@ -991,7 +994,7 @@ struct IncludeFolder {
   files @0 :List(IncludeFile);
 }
 struct IncludeFile {
-  path @0 :Text;                    # relative, as an #include names it: no "..", not absolute
+  path @0 :Text;                    # relative, as an #include names it, no ".."; absolute in headers
   contents @1 :Data;
 }
 

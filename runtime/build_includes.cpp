@@ -7,6 +7,8 @@
 #include <set>
 #include <sstream>
 
+#include "include_lines.h"
+
 namespace fedcl {
 
 namespace {
@@ -57,41 +59,14 @@ bool is_folder(const std::string &path) {
   return stat(path.c_str(), &status) == 0 && S_ISDIR(status.st_mode);
 }
 
-// The #include names of text: (name, quoted).
-std::vector<std::pair<std::string, bool>> includes_of(const std::string &text) {
-  std::vector<std::pair<std::string, bool>> found;
-  std::istringstream lines(text);
-  for (std::string line; std::getline(lines, line);) {
-    size_t at = line.find_first_not_of(" \t");
-    if (at == std::string::npos || line[at] != '#') continue;
-    at = line.find_first_not_of(" \t", at + 1);
-    if (at == std::string::npos || line.compare(at, 7, "include") != 0) continue;
-    at = line.find_first_not_of(" \t", at + 7);
-    if (at == std::string::npos || (line[at] != '"' && line[at] != '<')) continue;
-    char close = line[at] == '"' ? '"' : '>';
-    size_t end = line.find(close, at + 1);
-    if (end != std::string::npos && end > at + 1) found.emplace_back(line.substr(at + 1, end - at - 1), close == '"');
-  }
-  return found;
-}
+// A relative path folded (include_path_folded); "" when it is absolute or climbs out of its folder.
+std::string normal(const std::string &path) { return path.empty() || path.front() == '/' ? "" : include_path_folded(path); }
 
-// path with "." and "a/.." folded; "" when it is absolute or climbs out of its folder.
-std::string normal(const std::string &path) {
-  if (path.empty() || path.front() == '/') return {};
-  std::vector<std::string> parts;
-  std::istringstream pieces(path);
-  for (std::string part; std::getline(pieces, part, '/');) {
-    if (part.empty() || part == ".") continue;
-    if (part == "..") {
-      if (parts.empty()) return {};
-      parts.pop_back();
-    } else {
-      parts.push_back(part);
-    }
-  }
-  std::string joined;
-  for (const std::string &part : parts) joined += (joined.empty() ? "" : "/") + part;
-  return joined;
+bool is_file(const std::string &path, size_t *size) {
+  struct stat status {};
+  if (stat(path.c_str(), &status) != 0 || !S_ISREG(status.st_mode)) return false;
+  *size = size_t(status.st_size);
+  return true;
 }
 
 std::string read_text(const std::string &path, bool *ok) {
@@ -124,7 +99,7 @@ BuildIncludes build_includes(const std::string &options, const std::string &sour
     std::string from_path;
   };
   std::vector<Wanted> wanted;
-  for (auto &[name, quoted] : includes_of(source)) wanted.push_back({name, quoted, -1, ""});
+  for (const IncludeLine &line : include_lines(source)) wanted.push_back({line.name, line.quoted, -1, ""});
   std::set<std::pair<size_t, std::string>> taken;
   size_t bytes = 0;
   while (!wanted.empty()) {
@@ -140,14 +115,14 @@ BuildIncludes build_includes(const std::string &options, const std::string &sour
     for (auto &[k, path] : candidates) {
       if (path.empty()) continue;
       std::string file = folders[k] + "/" + path;
-      struct stat status {};
-      if (stat(file.c_str(), &status) != 0 || !S_ISREG(status.st_mode)) continue;
-      if (taken.insert({k, path}).second && bytes + size_t(status.st_size) <= kMaxIncludeBytes) {
+      size_t size = 0;
+      if (!is_file(file, &size)) continue;
+      if (taken.insert({k, path}).second && bytes + size <= kMaxIncludeBytes) {
         bool ok = false;
         std::string text = read_text(file, &ok);
         if (ok) {
           bytes += text.size();
-          for (auto &[name, quoted] : includes_of(text)) wanted.push_back({name, quoted, int(k), path});
+          for (const IncludeLine &line : include_lines(text)) wanted.push_back({line.name, line.quoted, int(k), path});
           result.folders[k].push_back({path, std::move(text)});
         }
       }
@@ -155,6 +130,30 @@ BuildIncludes build_includes(const std::string &options, const std::string &sour
     }
   }
   return result;
+}
+
+std::vector<IncludeFile> absolute_includes(const std::string &source) {
+  std::vector<IncludeFile> found;
+  std::vector<std::string> wanted;
+  for (const IncludeLine &line : include_lines(source))
+    if (line.quoted && line.name.front() == '/') wanted.push_back(line.name);
+  std::set<std::string> taken;
+  size_t bytes = 0;
+  while (!wanted.empty()) {
+    std::string path = include_path_folded(wanted.back());
+    wanted.pop_back();
+    size_t size = 0;
+    if (path.empty() || !is_file(path, &size) || !taken.insert(path).second || bytes + size > kMaxIncludeBytes) continue;
+    bool ok = false;
+    std::string text = read_text(path, &ok);
+    if (!ok) continue;
+    bytes += text.size();
+    // What it includes by a quoted name is found beside it first: sent, where it is.
+    for (const IncludeLine &line : include_lines(text))
+      if (line.quoted) wanted.push_back(line.name.front() == '/' ? line.name : path.substr(0, path.rfind('/') + 1) + line.name);
+    found.push_back({path, std::move(text)});
+  }
+  return found;
 }
 
 }  // namespace fedcl

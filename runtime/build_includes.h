@@ -11,7 +11,7 @@
 namespace fedcl {
 
 struct IncludeFile {
-  std::string path;      // relative to its folder, as an #include names it ("a/b.h")
+  std::string path;      // relative to its folder, as an #include names it ("a/b.h"); or absolute
   std::string contents;
 };
 
@@ -28,5 +28,10 @@ constexpr size_t kMaxIncludeBytes = size_t(16) << 20;
 // name beside the file that includes it first, then the -I folders); a -I that names no folder here
 // stays in options for the node. Without -I, options unchanged and no folders.
 BuildIncludes build_includes(const std::string &options, const std::string &source);
+
+// The headers source includes by an absolute name (#include "/a/b.h") that exist here, and what
+// those include by a quoted name in turn (beside them, or absolute), each with its absolute path;
+// at most kMaxIncludeBytes. They go with the source, and the daemon points those lines at its copies.
+std::vector<IncludeFile> absolute_includes(const std::string &source);
 
 }  // namespace fedcl

@@ -71,12 +71,20 @@ void apply_build_result(cl_program program, const Connection *connection, wire::
   if (executable) program->kernels = kernels_from(result);
 }
 
+void set_include_file(wire::IncludeFile::Builder out, const IncludeFile &file) {
+  out.setPath(file.path);
+  out.setContents(capnp::Data::Reader(reinterpret_cast<const uint8_t *>(file.contents.data()), file.contents.size()));
+}
+
 cl_int post_source(Connection *connection, uint64_t id, cl_context context, const std::string &source) {
   RequestMessage request;
   auto create = request.root.initCreateProgramWithSource();
   create.setId(id);
   create.setContext(context->id);
   create.setSource(source);
+  std::vector<IncludeFile> headers = absolute_includes(source);
+  auto list = create.initHeaders(headers.size());
+  for (size_t i = 0; i < headers.size(); i++) set_include_file(list[i], headers[i]);
   return connection->post(request);
 }
 
@@ -211,11 +219,7 @@ namespace {
 void set_includes(capnp::List<wire::IncludeFolder>::Builder out, const BuildIncludes &includes) {
   for (size_t k = 0; k < includes.folders.size(); k++) {
     auto files = out[k].initFiles(includes.folders[k].size());
-    for (size_t i = 0; i < includes.folders[k].size(); i++) {
-      files[i].setPath(includes.folders[k][i].path);
-      const std::string &contents = includes.folders[k][i].contents;
-      files[i].setContents(capnp::Data::Reader(reinterpret_cast<const uint8_t *>(contents.data()), contents.size()));
-    }
+    for (size_t i = 0; i < includes.folders[k].size(); i++) set_include_file(files[i], includes.folders[k][i]);
   }
 }
 

@@ -17,9 +17,9 @@ set_tests_properties(stress.short PROPERTIES LABELS stress TIMEOUT 180
 add_test(NAME stress.long COMMAND fedcl_stress_tests)
 set_tests_properties(stress.long PROPERTIES LABELS long TIMEOUT 600 ENVIRONMENT "${FEDCL_TEST_ENVIRONMENT}")
 
-# A process per session: crashes, kills and hangs that end one session alone, and 200 sessions one
-# after another (about a minute on 2 cores: a time limit of its own).
-add_executable(fedcl_isolation_tests e2e/isolation_test.cpp)
+# A process per session: crashes, kills and hangs that end one session alone, 200 sessions one after
+# another (about a minute on 2 cores: a time limit of its own), and a worker's memory that holds no key.
+add_executable(fedcl_isolation_tests e2e/isolation_test.cpp e2e/worker_memory_test.cpp)
 target_link_libraries(fedcl_isolation_tests PRIVATE fedcl_test_support GTest::gtest_main)
 target_compile_definitions(fedcl_isolation_tests PRIVATE FEDCL_RELEASE_RECORDING_BACKEND_PATH="$<TARGET_FILE:fedcl_refusing_backend>")
 add_dependencies(fedcl_isolation_tests fedcl_refusing_backend)

@@ -671,3 +671,30 @@ TEST_F(Programs, HeadersFromTheApplicationsIncludeFoldersReachTheCompiler) {
   clReleaseProgram(program);
   std::system(("rm -rf '" + folder + "'").c_str());
 }
+
+// A header the source names by absolute path, as the CTS's compiler preprocessor_include does: the
+// confined worker may not read it there, a daemon elsewhere never had it; it goes with the source, and
+// what it includes beside it too. The application's clGetProgramInfo still shows the source it gave.
+TEST_F(Programs, HeadersTheSourceNamesByAbsolutePathReachTheCompiler) {
+  std::string folder = ::testing::TempDir() + "fedcl-absolute-" + std::to_string(getpid());
+  mkdir(folder.c_str(), 0700);
+  std::ofstream(folder + "/values.h") << "#include \"more.h\"\n#define BASE 40\n";
+  std::ofstream(folder + "/more.h") << "#define MORE 2\n";
+  std::string source = "#include \"" + folder + "/values.h\"\n"
+                       "kernel void set(global int *x) { x[get_global_id(0)] = BASE + MORE; }\n";
+  cl_program program = source_program(context, source.c_str());
+  std::system(("rm -rf '" + folder + "'").c_str());  // sent at clCreateProgramWithSource
+  cl_int built = clBuildProgram(program, 1, &device, "", nullptr, nullptr);
+  EXPECT_CL(CL_SUCCESS, built) << program_build_text(program, device, CL_PROGRAM_BUILD_LOG);
+  if (built == CL_SUCCESS) {
+    cl_kernel kernel = create_kernel(program, "set");
+    EXPECT_EQ(std::vector<int>(4, 42), run_on(context, queue, kernel, std::vector<int>(4, 0)));
+    clReleaseKernel(kernel);
+  }
+  size_t size = 0;
+  ASSERT_CL_OK(clGetProgramInfo(program, CL_PROGRAM_SOURCE, 0, nullptr, &size));
+  std::string shown(size, '\0');
+  ASSERT_CL_OK(clGetProgramInfo(program, CL_PROGRAM_SOURCE, size, shown.data(), nullptr));
+  EXPECT_EQ(source, shown.c_str());
+  clReleaseProgram(program);
+}

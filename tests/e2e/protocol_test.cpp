@@ -248,8 +248,9 @@ TEST(Protocol, ClientThatDiesMidSessionLeavesTheDaemonServing) {
 
 // Clients that vanish with commands behind user events they never set (killed, or buggy) must not
 // leave those commands, and the memory they hold, in the backend for ever: the daemon fails such
-// events when their session ends. Seven such sessions of 64 MiB each leave the daemon's memory where
-// one left it (resumption off, so that each session ends when its connection does).
+// events when their session ends. Five such sessions of 64 MiB each leave the daemon's memory where
+// one left it (resumption off, so that each session ends when its connection does); kept, the four
+// after the first would be twice the margin.
 TEST(Protocol, ClientsGoneWithCommandsBehindUnsetUserEventsLeaveNoMemoryBehind) {
   DaemonProcess daemon({"--resume-window", "0"});
   set_hosts(daemon.endpoint());
@@ -264,14 +265,16 @@ TEST(Protocol, ClientsGoneWithCommandsBehindUnsetUserEventsLeaveNoMemoryBehind) 
   std::this_thread::sleep_for(std::chrono::seconds(1));  // lets the session's end reach the daemon
   long after_one = daemon.rss_mib();  // the main process and its workers
   ASSERT_GT(after_one, 0);
-  for (int i = 0; i < 6; i++) ASSERT_EQ(0, vanish()) << "child " << i + 2;
-  long after_seven = -1;
-  for (int i = 0; i < 150; i++) {  // memory goes back as the daemon ends the sessions: wait, bounded
-    after_seven = daemon.rss_mib();
-    if (after_seven <= after_one + 128) break;
+  for (int i = 0; i < 4; i++) ASSERT_EQ(0, vanish()) << "child " << i + 2;
+  long after_five = -1;
+  // Memory goes back as the daemon ends the sessions and their workers exit: waited for, bounded
+  // (a loaded sanitized run takes seconds to end a worker).
+  for (int i = 0; i < 300; i++) {
+    after_five = daemon.rss_mib();
+    if (after_five <= after_one + 128) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  EXPECT_LE(after_seven, after_one + 128) << "fedcld's RSS after one such session: " << after_one
-                                          << " MiB; after seven: " << after_seven << " MiB";
+  EXPECT_LE(after_five, after_one + 128) << "fedcld's RSS after one such session: " << after_one
+                                         << " MiB; after five: " << after_five << " MiB";
   ASSERT_TRUE(daemon.alive());
 }

@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "build_includes.h"
+#include "include_lines.h"
 
 namespace {
 
@@ -63,4 +64,34 @@ TEST(BuildIncludes, NamesThatClimbOutOfTheirFolderAreNotSent) {
   ASSERT_EQ(1u, includes.folders.size());
   ASSERT_EQ(1u, includes.folders[0].size());
   EXPECT_EQ("a.h", includes.folders[0][0].path);
+}
+
+TEST(BuildIncludes, AbsoluteIncludesAreSentWithWhatTheyIncludeBesideThem) {
+  Folder folder("fedcl-inc-d");
+  folder.write("lib/top.h", "#include \"inner.h\"\n#include <angled.h>\n#include \"" + folder.path + "/other/abs.h\"\n");
+  folder.write("lib/inner.h", "#define INNER 1\n");
+  folder.write("other/abs.h", "#define ABS 2\n");
+  auto headers = fedcl::absolute_includes("#include \"" + folder.path + "/lib/./top.h\"\n#include \"relative.h\"\n"
+                                          "#include \"/nonexistent/x.h\"\nkernel void k() {}\n");
+  ASSERT_EQ(3u, headers.size());
+  EXPECT_EQ("#define INNER 1\n", contents_of(headers, folder.path + "/lib/inner.h"));
+  EXPECT_EQ("#define ABS 2\n", contents_of(headers, folder.path + "/other/abs.h"));
+  EXPECT_NE("(not sent)", contents_of(headers, folder.path + "/lib/top.h"));  // folded: no "/./"
+  EXPECT_TRUE(fedcl::absolute_includes("#include <" + folder.path + "/lib/inner.h>\n").empty());
+}
+
+TEST(IncludeLines, FindsEachIncludeWhereItsNameStartsAndFoldsPaths) {
+  std::string text = "#include \"a.h\"\n  # include <b/c.h>\nint x; // #include \"no.h\"\n#include NAME\n#define Y\n";
+  auto lines = fedcl::include_lines(text);
+  ASSERT_EQ(2u, lines.size());
+  EXPECT_EQ("a.h", lines[0].name);
+  EXPECT_TRUE(lines[0].quoted);
+  EXPECT_EQ("a.h", text.substr(lines[0].at, 3));
+  EXPECT_EQ("b/c.h", lines[1].name);
+  EXPECT_FALSE(lines[1].quoted);
+  EXPECT_EQ("b/c.h", text.substr(lines[1].at, 5));
+  EXPECT_EQ("/a/c.h", fedcl::include_path_folded("/a/./b/../c.h"));
+  EXPECT_EQ("a/c.h", fedcl::include_path_folded("a//b/../c.h"));
+  EXPECT_EQ("", fedcl::include_path_folded("/../etc/passwd"));
+  EXPECT_EQ("", fedcl::include_path_folded("/"));
 }
