@@ -175,9 +175,15 @@ bool Progress::receive_controls() {
 
 bool Progress::poll() {
   {
+    // What this poll takes from added_ counts as running before the lock goes: fedcl's MPI thread,
+    // woken by the add, may look next, and with neither added nor running operations it sleeps
+    // until the next wake-up. Counted at the end of the poll, a receive that an application
+    // thread's poll took and found unmatched was left to no one (mpi_transfer_np3: a send's
+    // receiver never answered its envelope).
     std::lock_guard<std::mutex> lock(mutex_);
     for (auto &operation : added_) operations_.push_back(std::move(operation));
     added_.clear();
+    running_ = operations_.size();
   }
   bool any = receive_controls();
   // In the order they were started; a receive waits while an earlier one may take its message, and

@@ -124,7 +124,8 @@ class Progress {
   std::condition_variable wake_;
   bool woken_ = false;
   std::vector<std::shared_ptr<Operation>> added_;
-  std::atomic<size_t> running_{0};
+  std::atomic<size_t> running_{0};  // operations_' size; raised only with mutex_ held (poll), so that
+                                     // thread_main's wait sees an operation as added or running
   std::vector<std::shared_ptr<Operation>> operations_;  // with poll_mutex_ held
   using Key = std::tuple<MPI_Comm, int, ControlKind, uint64_t>;
   std::map<Key, std::weak_ptr<Operation>> expected_;

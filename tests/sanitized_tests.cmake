@@ -83,7 +83,7 @@ gtest_discover_tests(fedcl_tls_interop_tests DISCOVERY_MODE PRE_TEST
 
 
 # The tenants issue's symlink race on node files at its 100,000 loads (label long; the per-commit
-# suite runs the same test with 3,000).
+# suite runs the same test with 1,000).
 add_test(NAME node_files.symlink_race_100k
   COMMAND fedcl_e2e_tests --gtest_filter=NodeFiles.ASymlinkSwappedInMidOpenNeverServesAFileOutsideTheRoot)
 set_tests_properties(node_files.symlink_race_100k PROPERTIES LABELS long TIMEOUT 1800

@@ -502,6 +502,39 @@ TEST(Isolation, TwoHundredSessionsLeaveTheDaemonsMemoryWhereItWas) {
               daemon.pid(), daemon.workers().size());
 }
 
+// Clients that vanish with commands behind user events they never set (killed, or buggy) must not
+// leave those commands, and the memory they hold, in the backend for ever: the daemon fails such
+// events when their session ends. Five such sessions of 64 MiB each leave the daemon's memory where
+// one left it (resumption off, so that each session ends when its connection does); kept, the four
+// after the first would be twice the margin.
+TEST(Isolation, ClientsGoneWithCommandsBehindUnsetUserEventsLeaveNoMemoryBehind) {
+  DaemonProcess daemon({"--resume-window", "0"});
+  set_hosts(daemon.endpoint());
+  auto vanish = [] {
+    pid_t child = fork();
+    if (child == 0) _exit(launch_and_abandon((64 << 20) / sizeof(int), 1, true));
+    int status = -1;
+    waitpid(child, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  };
+  ASSERT_EQ(0, vanish());
+  std::this_thread::sleep_for(std::chrono::seconds(1));  // lets the session's end reach the daemon
+  long after_one = daemon.rss_mib();  // the main process and its workers
+  ASSERT_GT(after_one, 0);
+  for (int i = 0; i < 4; i++) ASSERT_EQ(0, vanish()) << "child " << i + 2;
+  long after_five = -1;
+  // Memory goes back as the daemon ends the sessions and their workers exit: waited for, bounded
+  // (a loaded sanitized run takes seconds to end a worker).
+  for (int i = 0; i < 300; i++) {
+    after_five = daemon.rss_mib();
+    if (after_five <= after_one + 128) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_LE(after_five, after_one + 128) << "fedcld's RSS after one such session: " << after_one
+                                         << " MiB; after five: " << after_five << " MiB";
+  ASSERT_TRUE(daemon.alive());
+}
+
 // A session's limits are its worker's: --session-open-files is the worker's RLIMIT_NOFILE, and
 // --max-memory still bounds what the session may allocate on the device.
 TEST(Isolation, ASessionsLimitsAreItsWorkersOwn) {

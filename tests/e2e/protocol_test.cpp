@@ -14,41 +14,6 @@
 
 using namespace fedcl_test;
 
-namespace {
-
-
-// Runs in a forked child: scale(x, 3) launched `launches` times over a buffer of n ints (with
-// contents, so that its memory is in use at the daemon), each behind a user event the child never
-// sets if gated; then the child exits without releasing anything, its work still queued. Returns the
-// child's exit status.
-int launch_and_abandon(size_t n, int launches, bool gated) {
-  try {
-    std::vector<cl_device_id> devices = fedcl_devices(fedcl_platform());
-    if (devices.empty()) return 2;
-    cl_int err;
-    cl_context context = clCreateContext(nullptr, 1, devices.data(), nullptr, nullptr, &err);
-    if (err != CL_SUCCESS) return 3;
-    cl_command_queue queue = create_queue(context, devices[0]);
-    std::vector<int> contents(n, 5);
-    cl_mem mem = create_buffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, n * sizeof(int), contents.data());
-    cl_kernel kernel = create_kernel(build_program(context, kScaleSource), "scale");
-    int factor = 3;
-    cl_event gate = gated ? clCreateUserEvent(context, &err) : nullptr;
-    if (err != CL_SUCCESS || clSetKernelArg(kernel, 0, sizeof mem, &mem) != CL_SUCCESS ||
-        clSetKernelArg(kernel, 1, sizeof factor, &factor) != CL_SUCCESS)
-      return 4;
-    for (int i = 0; i < launches; i++)
-      if (clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &n, nullptr, gated ? 1 : 0, gated ? &gate : nullptr,
-                                 nullptr) != CL_SUCCESS)
-        return 5;
-    return clFlush(queue) == CL_SUCCESS ? 0 : 6;
-  } catch (const std::exception &) {
-    return 7;
-  }
-}
-
-}  // namespace
-
 TEST(Protocol, WrongVersionIsRefusedNamingBothVersions) {
   DaemonProcess daemon;
   RawSession raw(daemon.port());
@@ -246,35 +211,3 @@ TEST(Protocol, ClientThatDiesMidSessionLeavesTheDaemonServing) {
   EXPECT_TRUE(daemon.alive());
 }
 
-// Clients that vanish with commands behind user events they never set (killed, or buggy) must not
-// leave those commands, and the memory they hold, in the backend for ever: the daemon fails such
-// events when their session ends. Five such sessions of 64 MiB each leave the daemon's memory where
-// one left it (resumption off, so that each session ends when its connection does); kept, the four
-// after the first would be twice the margin.
-TEST(Protocol, ClientsGoneWithCommandsBehindUnsetUserEventsLeaveNoMemoryBehind) {
-  DaemonProcess daemon({"--resume-window", "0"});
-  set_hosts(daemon.endpoint());
-  auto vanish = [] {
-    pid_t child = fork();
-    if (child == 0) _exit(launch_and_abandon((64 << 20) / sizeof(int), 1, true));
-    int status = -1;
-    waitpid(child, &status, 0);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  };
-  ASSERT_EQ(0, vanish());
-  std::this_thread::sleep_for(std::chrono::seconds(1));  // lets the session's end reach the daemon
-  long after_one = daemon.rss_mib();  // the main process and its workers
-  ASSERT_GT(after_one, 0);
-  for (int i = 0; i < 4; i++) ASSERT_EQ(0, vanish()) << "child " << i + 2;
-  long after_five = -1;
-  // Memory goes back as the daemon ends the sessions and their workers exit: waited for, bounded
-  // (a loaded sanitized run takes seconds to end a worker).
-  for (int i = 0; i < 300; i++) {
-    after_five = daemon.rss_mib();
-    if (after_five <= after_one + 128) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  EXPECT_LE(after_five, after_one + 128) << "fedcld's RSS after one such session: " << after_one
-                                         << " MiB; after five: " << after_five << " MiB";
-  ASSERT_TRUE(daemon.alive());
-}

@@ -380,4 +380,30 @@ void ShimmedDeviceFixture::start(const std::string &library,
 
 void ShimmedDeviceFixture::TearDown() { release_context_and_queue(context, queue); }
 
+int launch_and_abandon(size_t n, int launches, bool gated) {
+  try {
+    std::vector<cl_device_id> devices = fedcl_devices(fedcl_platform());
+    if (devices.empty()) return 2;
+    cl_int err;
+    cl_context context = clCreateContext(nullptr, 1, devices.data(), nullptr, nullptr, &err);
+    if (err != CL_SUCCESS) return 3;
+    cl_command_queue queue = create_queue(context, devices[0]);
+    std::vector<int> contents(n, 5);
+    cl_mem mem = create_buffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, n * sizeof(int), contents.data());
+    cl_kernel kernel = create_kernel(build_program(context, kScaleSource), "scale");
+    int factor = 3;
+    cl_event gate = gated ? clCreateUserEvent(context, &err) : nullptr;
+    if (err != CL_SUCCESS || clSetKernelArg(kernel, 0, sizeof mem, &mem) != CL_SUCCESS ||
+        clSetKernelArg(kernel, 1, sizeof factor, &factor) != CL_SUCCESS)
+      return 4;
+    for (int i = 0; i < launches; i++)
+      if (clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &n, nullptr, gated ? 1 : 0, gated ? &gate : nullptr,
+                                 nullptr) != CL_SUCCESS)
+        return 5;
+    return clFlush(queue) == CL_SUCCESS ? 0 : 6;
+  } catch (const std::exception &) {
+    return 7;
+  }
+}
+
 }  // namespace fedcl_test

@@ -174,4 +174,10 @@ size_t count_occurrences(const std::string &text, const std::string &needle);
 // did not exit normally).
 int run_command(const std::string &command, std::string *output);
 
+// Runs in a forked child: scale(x, 3) launched `launches` times over a buffer of n ints (with
+// contents, so that its memory is in use at the daemon), each behind a user event the child never
+// sets if gated; then the child exits without releasing anything, its work still queued. Returns the
+// child's exit status.
+int launch_and_abandon(size_t n, int launches, bool gated);
+
 }  // namespace fedcl_test
