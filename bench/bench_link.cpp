@@ -35,14 +35,8 @@ constexpr uint64_t kDownload = uint64_t(1) << 63;
 constexpr uint64_t kQuit = ~uint64_t(0);
 constexpr int kConnectTimeoutMs = 10000;
 
-[[noreturn]] void peer_main(uint16_t port, size_t buffer_bytes) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(port);
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (fd < 0 || connect(fd, reinterpret_cast<sockaddr *>(&addr), sizeof addr) != 0) _exit(2);
-  set_nodelay(fd);
+// The peer's side over fd (connected).
+[[noreturn]] void serve_peer(int fd, size_t buffer_bytes) {
   // A buffer as large as the stream, touched once, like the device buffer fedcld copies from.
   std::vector<uint8_t> buffer(buffer_bytes, 0x5a);
   for (;;) {
@@ -62,10 +56,40 @@ constexpr int kConnectTimeoutMs = 10000;
   }
 }
 
+[[noreturn]] void peer_main(uint16_t port, size_t buffer_bytes) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (fd < 0 || connect(fd, reinterpret_cast<sockaddr *>(&addr), sizeof addr) != 0) _exit(2);
+  set_nodelay(fd);
+  serve_peer(fd, buffer_bytes);
+}
+
 // The measuring end of the connection and the peer process behind it; reaps the peer on exit.
 class Link {
  public:
-  explicit Link(size_t buffer_bytes) {
+  // A Unix socket pair to the forked peer.
+  Link(size_t buffer_bytes, bool local) {
+    if (!local) {
+      connect_tcp(buffer_bytes);
+      return;
+    }
+    int ends[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends) != 0)
+      throw std::runtime_error(std::string("link: socketpair: ") + std::strerror(errno));
+    peer_ = fork();
+    if (peer_ < 0) throw std::runtime_error(std::string("link: fork: ") + std::strerror(errno));
+    if (peer_ == 0) {
+      close(ends[0]);
+      serve_peer(ends[1], buffer_bytes);
+    }
+    close(ends[1]);
+    fd_ = ends[0];
+  }
+
+  void connect_tcp(size_t buffer_bytes) {
     int listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
@@ -139,7 +163,7 @@ double mib_per_s(uint64_t bytes, double us) { return bytes / double(1 << 20) / (
 }  // namespace
 
 LinkResult measure_link(const LinkPlan &plan) {
-  Link link(plan.stream_bytes);
+  Link link(plan.stream_bytes, plan.local);
   LinkResult result;
 
   std::vector<double> rtts;

@@ -24,6 +24,10 @@ std::function<double(const Results &)> constant(double value);
 
 const std::vector<Target> &pocl_targets();  // bench_targets_pocl.cpp
 const std::vector<Target> &gpu_targets();   // bench_targets_gpu.cpp
+// The same node's (docs/design-decisions.md, "Same node"), against the backend directly: the
+// 2-core machine's with PoCL, and a GPU node's (bench_targets_same_node.cpp).
+const std::vector<Target> &same_node_pocl_targets();
+const std::vector<Target> &same_node_gpu_targets();
 
 // Prints target.<name>.value/.bound/.met lines and a readable summary headed by title; returns how
 // many targets were not met or could not be evaluated.

@@ -2,6 +2,7 @@
 // plus the raw TCP limits of the link between them, and prints one "metric value unit" line each.
 // Lines starting with '#' are commentary. See README.md.
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <memory>
@@ -213,21 +214,31 @@ int main(int argc, char **argv) {
   Results results;
   int errors = 0;
 
-  // The link first: the peer is forked before any OpenCL driver has started threads.
-  std::printf("# raw link: TCP over loopback to a forked process, TCP_NODELAY\n");
-  try {
-    LinkPlan link_plan;
-    link_plan.pings = plan.count(link_plan.pings);
-    link_plan.stream_bytes = plan.max_transfer;
-    LinkResult link = measure_link(link_plan);
-    print(results, "link.tcp_rtt.median", link.rtt_median_us, "us");
-    print(results, "link.tcp_rtt.p99", link.rtt_p99_us, "us");
-    print(results, "link.tcp_upload", link.upload_mib_s, "MiB/s");
-    print(results, "link.tcp_download", link.download_mib_s, "MiB/s");
-  } catch (const std::exception &e) {
-    std::printf("# error: link: %s\n", e.what());
-    errors++;
+  // The links first: the peer is forked before any OpenCL driver has started threads.
+  std::printf("# raw link: TCP over loopback to a forked process, TCP_NODELAY (link.tcp_*), and a Unix socket "
+              "pair to one (link.unix_*: how a program reaches a daemon of its host, FEDCL_LOCAL)\n");
+  for (bool local : {false, true}) {
+    std::string prefix = local ? "link.unix_" : "link.tcp_";
+    try {
+      LinkPlan link_plan;
+      link_plan.pings = plan.count(link_plan.pings);
+      link_plan.stream_bytes = plan.max_transfer;
+      link_plan.local = local;
+      LinkResult link = measure_link(link_plan);
+      print(results, prefix + "rtt.median", link.rtt_median_us, "us");
+      print(results, prefix + "rtt.p99", link.rtt_p99_us, "us");
+      print(results, prefix + "upload", link.upload_mib_s, "MiB/s");
+      print(results, prefix + "download", link.download_mib_s, "MiB/s");
+    } catch (const std::exception &e) {
+      std::printf("# error: link: %s\n", e.what());
+      errors++;
+    }
   }
+  // Which way this run's fedcl side reaches its daemon (the targets of the same node apply to the local one).
+  const char *local_mode = std::getenv("FEDCL_LOCAL");
+  bool same_node = !local_mode || std::strcmp(local_mode, "off") != 0;
+  std::printf("# fedcl's session: %s (FEDCL_LOCAL=%s)\n", same_node ? "the daemon's local socket and shared memory" : "TCP",
+              local_mode ? local_mode : "auto");
 
   std::unique_ptr<Side> direct, fedcl;
   try {
@@ -260,6 +271,10 @@ int main(int argc, char **argv) {
   print_solver_ratios(results);
   int missed = report_targets("targets", pocl_targets(), results);
   if (gpu || options.gpu_targets) missed += report_targets("GPU targets", gpu_targets(), results);
+  if (same_node)
+    missed += report_targets("same-node targets (issue 49)", gpu || options.gpu_targets ? same_node_gpu_targets()
+                                                                                          : same_node_pocl_targets(),
+                             results);
   std::printf("run.duration %.1f s\n", (now_us() - start) * 1e-6);
   std::printf("# %d measurement(s) failed, %d target(s) not met or not run\n", errors, missed);
   return errors ? 1 : 0;

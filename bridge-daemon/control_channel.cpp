@@ -34,8 +34,7 @@ ControlChannel::ControlChannel(uv_loop_t *loop, OnMessage on_message, OnClosed o
 }
 
 ControlChannel::~ControlChannel() {
-  for (SessionLink *link : links_)
-    uv_close(reinterpret_cast<uv_handle_t *>(&link->tcp), [](uv_handle_t *h) { delete reinterpret_cast<SessionLink *>(h); });
+  for (SessionLink *link : links_) session_link_discard(link);
 }
 
 int ControlChannel::open(int fd) { return uv_pipe_open(&pipe_, fd); }
@@ -86,9 +85,11 @@ void ControlChannel::accept_handles() {
   while (uv_pipe_pending_count(&pipe_) > 0) {
     uv_handle_type type = uv_pipe_pending_type(&pipe_);
     auto *link = new SessionLink;
-    uv_tcp_init(loop_, &link->tcp);
-    if (type != UV_TCP || uv_accept(reinterpret_cast<uv_stream_t *>(&pipe_), reinterpret_cast<uv_stream_t *>(&link->tcp)) != 0) {
-      uv_close(reinterpret_cast<uv_handle_t *>(&link->tcp), [](uv_handle_t *h) { delete reinterpret_cast<SessionLink *>(h); });
+    // A worker's local client session may pass descriptors (its shared memory); a peer link or a
+    // TCP connection never does.
+    link->init(loop_, type == UV_NAMED_PIPE, type == UV_NAMED_PIPE);
+    if ((type != UV_TCP && type != UV_NAMED_PIPE) || uv_accept(reinterpret_cast<uv_stream_t *>(&pipe_), link->stream()) != 0) {
+      session_link_discard(link);
       continue;  // the message it came with finds none and fails the channel
     }
     links_.push_back(link);

@@ -122,6 +122,18 @@ std::string peer_address(const std::string &text, DaemonSettings &s) {
   return {};
 }
 
+std::string local_socket(const std::string &text, DaemonSettings &s) {
+  if (text == "no" || text == "auto") {
+    s.server.local_socket = text == "no" ? "" : "auto";
+    return {};
+  }
+  if (text.empty() || text.front() != '/') return "wants auto, no or an absolute path, not '" + text + "'";
+  // sockaddr_un's path holds 107 bytes and the terminating zero.
+  if (text.size() > 107) return "wants a path of at most 107 bytes (a Unix socket's limit), not " + std::to_string(text.size());
+  s.server.local_socket = text;
+  return {};
+}
+
 std::string peer_timeout(const std::string &text, DaemonSettings &s) {
   char *end = nullptr;
   double seconds = std::strtod(text.c_str(), &end);
@@ -401,6 +413,11 @@ const std::vector<DaemonOption> &daemon_options() {
                                     "event signals (e.g. a faster data network); listened on as well as\n"
                                     "--listen. Default: the host each client dialled and the port it reached", true,
        peer_address},
+      {"local-socket", "PATH|auto|no", "also listen on this Unix socket: programs and daemons of this host reach\n"
+                                       "this daemon there instead of over TCP (their bulk bytes through shared\n"
+                                       "memory); auto, the default: fedcld-PORT.sock in $RUNTIME_DIRECTORY\n"
+                                       "(the unit's /run/fedcld), else in $TMPDIR or /tmp; no: TCP only", true,
+       local_socket},
       {"peer-timeout", "SECONDS", "a peer link silent this long is dead; what waits on it fails (default 10)",
        true, peer_timeout},
       {"peer-ahead", "SIZE", "a transfer from another daemon may bring this many bytes more than the\n"

@@ -16,6 +16,7 @@
 #include "peer_signal.h"
 #include "peer_transfer.h"
 #include "session_host.h"
+#include "shared_memory.h"
 #include "transfer_chunks.h"
 #include "worker_board.h"
 
@@ -445,6 +446,7 @@ const RequestHandler kHandlers[] = {
     HANDLE(UPDATE_COMMAND, false, "clSetKernelArg (a command buffer's launch)", exec_update_command(c, r.getUpdateCommand())),
     HANDLE(ENQUEUE_COMMAND_BUFFER, false, "clEnqueue* (a command buffer's replay)", exec_enqueue_command_buffer(c, r.getEnqueueCommandBuffer())),
     HANDLE(WATCH_EVENT, false, "clSetEventCallback (an event the client asks about)", exec_watch_event(c, r.getWatchEvent())),
+    HANDLE(SHARED_MEMORY, false, nullptr, exec_shared_memory(c, r.getSharedMemory())),
 };
 
 #undef HANDLE
@@ -528,6 +530,18 @@ void execute_request(Session &session, Frame &frame) {
       which == wire::Request::RESUME) {
     session.close("a second handshake");
     return;
+  }
+  if (request.hasSharedPayload()) {
+    std::string why = take_shared_payload(session, request, frame);
+    if (!why.empty()) return session.close("shared memory: " + why);
+  }
+  if (request.hasSharedReply()) {
+    auto span = request.getSharedReply();
+    const auto &region = session.shared_memory;
+    if (!region || span.getSlot() >= region->slots() || span.getBytes() > region->slot_bytes())
+      return session.close("shared memory: a reply asked for in a slot outside it");
+    call.shared_reply_slot = span.getSlot();
+    call.shared_reply_bytes = span.getBytes();
   }
   const RequestHandler *handler = handler_for(which);
   if (frame.header.payload_bytes != 0 && !(handler && handler->carries_payload)) {

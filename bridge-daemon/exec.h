@@ -23,6 +23,8 @@ struct Call {
   uint64_t event = 0;    // the command's event id, if it has one
   cl_context context = nullptr;  // the queue's context, once known: a failed command's event lives there
   bool replied = false;  // the handler sent the reply itself or will send it later
+  uint32_t shared_reply_slot = 0;  // the request's Request.sharedReply, if shared_reply_bytes
+  uint64_t shared_reply_bytes = 0;
 };
 
 [[noreturn]] void fail(cl_int status, const std::string &message);
@@ -76,6 +78,10 @@ void track(Call &call, Resolved &resolved, CompletionHandler extra = nullptr, bo
 cl_event *event_out(Call &call, Resolved &resolved);
 // Reads: the host memory the backend reads into, and the reply that carries it back once the
 // backend's event completed (that reply also completes the client's event).
+// The slot of the session's shared memory the request named for its reply (shared_memory.h), else
+// memory of its own.
+std::shared_ptr<uint8_t[]> read_buffer_for(Call &call, uint64_t size);
+// Memory of the session's own, whatever the request asked (bytes that go to a peer, not the client).
 std::shared_ptr<uint8_t[]> read_buffer_for(Session &session, uint64_t size);
 void track_read(Call &call, Resolved &resolved, std::shared_ptr<uint8_t[]> data, uint64_t size,
                 Session::Payload kind = Session::Payload::owned);

@@ -1,6 +1,7 @@
 // Enqueued commands. None of them blocks the loop: completion is learnt from event callbacks.
 #include "exec.h"
 #include "session_host.h"
+#include "shared_memory.h"
 
 namespace fedcld {
 
@@ -90,6 +91,11 @@ std::shared_ptr<uint8_t[]> read_buffer_for(Session &session, uint64_t size) {
   return data;
 }
 
+std::shared_ptr<uint8_t[]> read_buffer_for(Call &call, uint64_t size) {
+  if (auto shared = shared_reply_memory(call, size)) return shared;
+  return read_buffer_for(call.session, size);
+}
+
 void track_read(Call &call, Resolved &resolved, std::shared_ptr<uint8_t[]> data, uint64_t size, Session::Payload kind) {
   // The reply carries the bytes and completes the read's event: the client must not see the event
   // complete before the bytes have landed.
@@ -131,9 +137,11 @@ void exec_read_buffer(Call &call, wire::Request::ReadBuffer::Reader request) {
   Resolved r = resolve(call, request.getCommand());
   auto mem = call.session.objects().handle<cl_mem>(request.getBuffer(), ObjectKind::mem);
   uint64_t size = request.getSize();
-  std::shared_ptr<uint8_t[]> data = r.state->staging ? r.state->staging->take(size, &r.wait) : nullptr;
-  Session::Payload kind = data ? Session::Payload::lent : Session::Payload::owned;
-  if (!data) data = read_buffer_for(call.session, size);
+  // Where the client asked (its shared memory), else page-locked staging, else memory of its own.
+  std::shared_ptr<uint8_t[]> data = shared_reply_memory(call, size);
+  if (!data && r.state->staging) data = r.state->staging->take(size, &r.wait);
+  Session::Payload kind = data && !call.shared_reply_bytes ? Session::Payload::lent : Session::Payload::owned;
+  if (!data) data = read_buffer_for(call, size);
   check(clEnqueueReadBuffer(r.queue, mem, CL_FALSE, request.getOffset(), size, data.get(), r.wait_count(),
                             r.wait_ptr(), &r.event),
         "clEnqueueReadBuffer");

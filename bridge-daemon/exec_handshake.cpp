@@ -16,7 +16,10 @@
 #include <capnp/message.h>
 #include <capnp/serialize.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstring>
 
 #include "auth.h"
 #include "listener.h"
@@ -75,6 +78,25 @@ struct Handshake {
     session.send_reply(message);
   }
 
+  // A client of this host that dialled TCP is sent to the local socket (LocalRedirect): nothing is
+  // said but where that is, which every process of the host may see anyway; the session starts
+  // there, with the handshake from the start.
+  bool redirect_local(capnp::Data::Reader host) {
+    const std::string &mine = listener.options().host_identity;
+    if (session.local() || listener.local_socket().empty() || mine.empty() || host.size() != mine.size() ||
+        std::memcmp(host.begin(), mine.data(), mine.size()) != 0)
+      return false;
+    capnp::MallocMessageBuilder message;
+    auto reply = message.initRoot<wire::Reply>();
+    reply.setSeq(seq);
+    auto local = reply.initLocal();
+    local.setSocket(listener.local_socket());
+    local.setPid(uint32_t(getpid()));
+    session.send_reply(message);
+    session.close_after_writes("sent to the local socket");
+    return true;
+  }
+
   // The first request of a connection: checked alike, whatever it opens.
   bool opening(uint32_t version, capnp::Text::Reader daemon) {
     if (session.handshake.challenged) {
@@ -94,6 +116,7 @@ struct Handshake {
 
   void hello(wire::Hello::Reader hello) {
     if (!opening(hello.getProtocolVersion(), hello.getDaemon())) return;
+    if (redirect_local(hello.getHost())) return;
     Session::Handshake &state = session.handshake;
     state.identity = hello.getUser();
     state.client = hello.getClient();
@@ -129,7 +152,7 @@ struct Handshake {
     state.proof.assign(answer.getProof().begin(), answer.getProof().end());
     state.proof_seq = seq;
     uint64_t now = uv_now(listener.loop());
-    std::string who = auth_throttle_key(address_key(session.peer()), state.identity);
+    std::string who = auth_throttle_key(session.address_key(), state.identity);
     uint64_t turn = listener.throttle().verdict_at(who, now);
     if (turn == AuthThrottle::kBusy)
       return listener.refuse_stranger(session, seq, StrangerEnd::key,

@@ -132,7 +132,7 @@ void exec_read_image(Call &call, wire::Request::ReadImage::Reader request) {
   Triple at = origin(request.getOrigin()), extent = region(request.getRegion());
   ImageSize size = image_size(image);
   uint64_t bytes = packed_bytes(extent, size.element_size, size.bytes);
-  auto data = read_buffer_for(call.session, bytes);
+  auto data = read_buffer_for(call, bytes);
   check(clEnqueueReadImage(r.queue, image, CL_FALSE, at.v, extent.v, 0, 0, data.get(), r.wait_count(), r.wait_ptr(),
                            &r.event),
         "clEnqueueReadImage");
@@ -159,7 +159,7 @@ void exec_read_buffer_rect(Call &call, wire::Request::ReadBufferRect::Reader req
   Triple at = origin(request.getBufferOrigin()), extent = region(request.getRegion());
   const size_t host_origin[3] = {0, 0, 0};
   uint64_t bytes = packed_bytes(extent, 1, buffer_size(buffer));
-  auto data = read_buffer_for(call.session, bytes);
+  auto data = read_buffer_for(call, bytes);
   check(
       clEnqueueReadBufferRect(r.queue, buffer, CL_FALSE, at.v, host_origin, extent.v, request.getBufferRowPitch(),
                               request.getBufferSlicePitch(), 0, 0, data.get(), r.wait_count(), r.wait_ptr(), &r.event),

@@ -57,6 +57,7 @@ void fill_session(wire::DaemonStatus::SessionSummary::Builder out, const Worker 
   out.setCommandsInFlight(board.commands_in_flight.load());
   out.setBytesReceived(board.client_bytes_received.load());
   out.setBytesSent(board.client_bytes_sent.load());
+  out.setTransport(board_transport_name(board.client_transport.load()));
   RequestTotals requests;
   for (const BoardRequestKind &kind : board.requests) requests.add(kind);
   out.setRequests(requests.count);
@@ -70,6 +71,7 @@ void fill_session(wire::DaemonStatus::SessionSummary::Builder out, const Worker 
     list[l].setUp(link.state.load(std::memory_order_acquire) == BoardLink::up);
     list[l].setBytesSent(link.bytes_sent.load());
     list[l].setBytesReceived(link.bytes_received.load());
+    list[l].setTransport(board_transport_name(link.transport.load()));
   }
 }
 

@@ -55,18 +55,23 @@ void Session::end_handed_over(const std::string &why) {
   if (!why.empty()) return close(why);
   if (closing_) return;
   closing_ = true;  // closing the main process's copy of the socket sends nothing: the worker holds one
-  uv_close(reinterpret_cast<uv_handle_t *>(&link_->tcp), on_closed);
+  uv_close(link_->handle(), on_closed);
 }
 
 std::string Session::install_link(SessionLink *link, fedcl::wire::HandedConnection::Reader state) {
   link_ = link;
   link_open_ = true;
-  link_->tcp.data = this;
+  link_->stream()->data = this;
   peer_ = state.getPeer();
   size_t colon = peer_.rfind(':');
   if (colon != std::string::npos) peer_port_ = uint16_t(std::atoi(peer_.c_str() + colon + 1));
   last_sent = last_heard = uv_now(server_.loop());
   uv_stream_t *stream = link_->stream();
+  if (link_->local) {
+    if (state.hasTls()) return "TLS state with a local connection";
+    std::string why = read_peer_credentials(false);
+    if (!why.empty()) return why;
+  }
   if (!state.hasTls()) {
     link_->transport = std::make_unique<PlainStream>(stream);
     return {};

@@ -1,6 +1,9 @@
 #include "listener.h"
 
 #include <malloc.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <capnp/message.h>
@@ -9,6 +12,7 @@
 #include <cstdlib>
 
 #include "control_channel.h"
+#include "host_identity.h"
 #include "log.h"
 #include "metrics_text.h"
 #include "worker_board.h"
@@ -69,6 +73,27 @@ void when_written(uv_loop_t *loop, std::shared_ptr<Session> session, std::functi
     pending->go();
     uv_close(reinterpret_cast<uv_handle_t *>(timer), [](uv_handle_t *h) { delete static_cast<PendingHandOff *>(h->data); });
   }, 1, 0);
+}
+
+// Whether a process listens at the Unix socket path (a socket left by a daemon that was killed
+// does not: connecting is refused).
+bool someone_listens(const std::string &path) {
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un at{};
+  at.sun_family = AF_UNIX;
+  std::snprintf(at.sun_path, sizeof at.sun_path, "%s", path.c_str());
+  bool listening = connect(fd, reinterpret_cast<sockaddr *>(&at), sizeof at) == 0 || errno != ECONNREFUSED;
+  ::close(fd);
+  return listening;
+}
+
+// --local-socket auto: beside the unit's runtime folder, else in the temporary one; named by the
+// port, so that daemons of one host (tests start many) never meet.
+std::string automatic_local_socket(int port) {
+  std::string folder;
+  if (const char *runtime = std::getenv("RUNTIME_DIRECTORY")) folder = std::string(runtime).substr(0, std::string(runtime).find(':'));
+  if (folder.empty()) folder = std::getenv("TMPDIR") && *std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp";
+  return folder + "/fedcld-" + std::to_string(port) + ".sock";
 }
 
 }  // namespace
@@ -139,12 +164,56 @@ int Listener::bind() {
     gethostname(host, sizeof host - 1);
     options_.node = std::string(host) + ":" + std::to_string(port());
   }
+  settings_.server.host_identity = options_.host_identity = fedcl::host_identity();
+  std::string asked = options_.local_socket;
+  std::string why = bind_local();
+  if (why.empty()) return 0;
+  settings_.server.local_socket = options_.local_socket = "";
+  if (asked != "auto") {
+    FEDCLD_LOG(error, "--local-socket %s: %s", asked.c_str(), why.c_str());
+    return UV_EADDRINUSE;
+  }
+  FEDCLD_LOG(warn, "no local socket (programs of this host reach this daemon over TCP): %s", why.c_str());
   return 0;
+}
+
+std::string Listener::bind_local() {
+  if (options_.local_socket.empty()) return {};
+  std::string path = options_.local_socket == "auto" ? automatic_local_socket(port()) : options_.local_socket;
+  if (path.size() >= sizeof(sockaddr_un::sun_path)) return path + " is longer than a Unix socket's path may be";
+  // The socket must stay this daemon's: in a folder every user may write to, only the sticky bit
+  // (/tmp's) keeps another user from removing it and putting a socket of their own in its place.
+  size_t slash = path.rfind('/');
+  std::string folder = slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash);
+  struct stat in {};
+  if (stat(folder.c_str(), &in) == 0 && (in.st_mode & S_IWOTH) && !(in.st_mode & S_ISVTX))
+    return path + ": every user may write to " + folder + " and it is not sticky: another user could replace the socket";
+  uv_pipe_init(loop(), &local_listener_, 0);
+  local_listener_.data = this;
+  int err = uv_pipe_bind(&local_listener_, path.c_str());
+  struct stat st {};
+  if (err == UV_EADDRINUSE && lstat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode) && st.st_uid == geteuid() &&
+      !someone_listens(path)) {
+    // A socket a killed daemon of this user left. Anything else there (another user's socket, a
+    // link, a file) is neither removed nor followed: the daemon goes without (auto) or stops.
+    unlink(path.c_str());
+    err = uv_pipe_bind(&local_listener_, path.c_str());
+  }
+  if (err == 0) err = uv_pipe_chmod(&local_listener_, UV_READABLE | UV_WRITABLE);  // every user's programs: keys decide
+  if (err != 0) {
+    uv_close(reinterpret_cast<uv_handle_t *>(&local_listener_), nullptr);
+    return path + ": " + uv_strerror(err);
+  }
+  local_socket_ = path;
+  // What workers tell clients in HelloReply.
+  settings_.server.local_socket = options_.local_socket = path;
+  return {};
 }
 
 int Listener::listen() {
   int err = uv_listen(reinterpret_cast<uv_stream_t *>(&listener_), kListenBacklog, on_connection);
   if (err == 0 && peer_listening_) err = uv_listen(reinterpret_cast<uv_stream_t *>(&peer_listener_), kListenBacklog, on_connection);
+  if (err == 0 && !local_socket_.empty()) err = uv_listen(reinterpret_cast<uv_stream_t *>(&local_listener_), kListenBacklog, on_connection);
   if (err != 0) return err;
   start_watch();
   keys_.watch(loop());
@@ -178,6 +247,10 @@ void Listener::close() {
   Server::close();
   uv_close(reinterpret_cast<uv_handle_t *>(&listener_), nullptr);
   if (peer_listening_) uv_close(reinterpret_cast<uv_handle_t *>(&peer_listener_), nullptr);
+  if (!local_socket_.empty()) {
+    uv_close(reinterpret_cast<uv_handle_t *>(&local_listener_), nullptr);
+    unlink(local_socket_.c_str());
+  }
   uv_close(reinterpret_cast<uv_handle_t *>(&sigint_), nullptr);
   uv_close(reinterpret_cast<uv_handle_t *>(&sigterm_), nullptr);
   uv_close(reinterpret_cast<uv_handle_t *>(&tick_), nullptr);
@@ -238,7 +311,7 @@ void Listener::accept_from(uv_stream_t *listener) {
   session->handshake_deadline = session->opened_at + kProofDeadlineMs - deadline_jitter_() % kProofDeadlineJitterMs;
   admitted_since_trim_++;
   const HandshakeCaps &caps = handshakes_.caps();
-  for (uint64_t number : handshakes_.admit(session->number(), address_key(session->peer()))) {
+  for (uint64_t number : handshakes_.admit(session->number(), session->address_key())) {
     std::shared_ptr<Session> pushed_out = this->session(number);
     if (!pushed_out) continue;
     counters_.pushed_out();
@@ -257,7 +330,7 @@ void Listener::verified(Session &session) {
 
 void Listener::log_stranger_end(Session &session, StrangerEnd end, const std::string &why) {
   session.end_logged = true;
-  if (!stranger_log_.note(address_key(session.peer()), end, uv_now(loop()))) return;
+  if (!stranger_log_.note(session.address_key(), end, uv_now(loop()))) return;
   LogLevel level = stranger_end_level(end);
   bool closed = end == StrangerEnd::over_cap || end == StrangerEnd::deadline || end == StrangerEnd::gone;
   if (log_enabled(level))
@@ -370,14 +443,21 @@ void Listener::start_session(Session &session, uint64_t seq, const fedcl::Proof 
       worker->resume_token.assign(reinterpret_cast<const char *>(random.data()), 16);  // 128 random bits
     }
     workers_.serving(*worker);
-    FEDCLD_LOG(info, "session %llu: client %s%s%s, platform %u, in worker %d", (unsigned long long)worker->number,
+    // A local session's address is who the kernel says connected (uid and pid): beside the user
+    // the key proved, for the administrator's eyes.
+    FEDCLD_LOG(info, "session %llu: client %s%s%s, from %s, platform %u, in worker %d", (unsigned long long)worker->number,
                log_quote(worker->client).c_str(), worker->user.empty() ? "" : ", user ",
-               worker->user.empty() ? "" : log_quote(worker->user).c_str(), worker->platform, worker->pid);
+               worker->user.empty() ? "" : log_quote(worker->user).c_str(), worker->address.c_str(), worker->platform,
+               worker->pid);
     std::string peer_address = peer_address_for(*session);
-    fedcl::Proof tag{};
+    fedcl::Proof tag{}, socket_tag{};
     bool tagged = !daemons_key().empty() && !peer_address.empty();
     if (tagged) tag = fedcl::peer_address_tag(daemons_key().view(), instance(), peer_address);
-    hand_off(*session, *worker, [worker, seq, daemon_proof, peer_address, tag, tagged](wire::WorkerMessage::Builder message) {
+    // The local socket's own tag: a client may not make a daemon of this host dial any socket it names.
+    bool socket_tagged = !daemons_key().empty() && !local_socket_.empty();
+    if (socket_tagged) socket_tag = fedcl::local_socket_tag(daemons_key().view(), instance(), local_socket_);
+    hand_off(*session, *worker, [worker, seq, daemon_proof, peer_address, tag, tagged, socket_tag,
+                                 socket_tagged](wire::WorkerMessage::Builder message) {
       auto take = message.initTakeSession();
       take.setSeq(seq);
       take.setClient(worker->client);
@@ -390,6 +470,7 @@ void Listener::start_session(Session &session, uint64_t seq, const fedcl::Proof 
       take.setNumber(worker->number);
       take.setPeerAddress(peer_address);
       if (tagged) take.setPeerAddressTag(fedcl::as_data(tag));
+      if (socket_tagged) take.setLocalSocketTag(fedcl::as_data(socket_tag));
       return take.initConnection();
     });
   };
@@ -401,11 +482,12 @@ std::string Listener::peer_address_for(Session &session) {
   if (!options_.peer_address.empty()) return options_.peer_address;
   const std::string &host = session.handshake.daemon;
   if (host.empty()) return {};  // the client then gives its peers the address it dialled, untagged
-  // The port the client reached (this daemon's, unless a listener of another port took it).
+  // The port the client reached (this daemon's, unless a listener of another port took it); a
+  // local session's client reached the local socket, having dialled this daemon's port first.
   sockaddr_storage addr{};
   int len = sizeof addr;
   int port = this->port();
-  if (uv_tcp_getsockname(reinterpret_cast<uv_tcp_t *>(session.stream()), reinterpret_cast<sockaddr *>(&addr), &len) == 0)
+  if (!session.local() && uv_tcp_getsockname(reinterpret_cast<uv_tcp_t *>(session.stream()), reinterpret_cast<sockaddr *>(&addr), &len) == 0)
     port = ntohs(reinterpret_cast<sockaddr_in *>(&addr)->sin_port);  // same place in IPv6
   bool v6 = host.find(':') != std::string::npos;
   return (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);

@@ -45,6 +45,8 @@ class Listener final : public Server {
   int listen();
   // The port actually bound (differs from the option when that was 0).
   int port() const;
+  // The local socket's path once bound (--local-socket), else "".
+  const std::string &local_socket() const { return local_socket_; }
   // --metrics: serves Prometheus's scrapes (metrics_http.h); libuv's error or 0. Then the port bound.
   int listen_metrics(const std::string &host, int port);
   int metrics_port() const { return metrics_.port(); }
@@ -131,6 +133,10 @@ class Listener final : public Server {
   uv_tcp_t listener_;
   uv_tcp_t peer_listener_;
   bool peer_listening_ = false;
+  uv_pipe_t local_listener_;
+  std::string local_socket_;  // bound: removed again when the daemon stops
+  // Binds --local-socket (after the port is known); "" or why not.
+  std::string bind_local();
   uv_signal_t sigint_, sigterm_;
   uv_timer_t tick_;
   uv_check_t turn_end_;

@@ -109,7 +109,8 @@ int main(int argc, char **argv) {
   if (err != 0)
     die_serving("cannot listen on " + options.host + ":" + std::to_string(options.port) + ": " + uv_strerror(err));
   int port = listener.port();
-  FEDCLD_LOG(info, "listening on %s:%d as node %s", options.host.c_str(), port, options.node.c_str());
+  FEDCLD_LOG(info, "listening on %s:%d%s%s as node %s", options.host.c_str(), port,
+             listener.local_socket().empty() ? "" : " and ", listener.local_socket().c_str(), options.node.c_str());
   if (!settings.metrics_host.empty()) {
     err = listener.listen_metrics(settings.metrics_host, settings.metrics_port);
     if (err != 0)

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "descriptor_passing.h"
 #include "fedcl.capnp.h"
 #include "log.h"
 #include "node_paths.h"
@@ -29,23 +30,7 @@ constexpr int kAnswerWaitMs = 5000;
 bool send_packet(int socket, capnp::MessageBuilder &message, int fd) {
   kj::Array<capnp::word> words = capnp::messageToFlatArray(message);
   iovec data{words.begin(), words.size() * sizeof(capnp::word)};
-  msghdr header{};
-  header.msg_iov = &data;
-  header.msg_iovlen = 1;
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  if (fd >= 0) {
-    header.msg_control = control;
-    header.msg_controllen = sizeof control;
-    cmsghdr *rights = CMSG_FIRSTHDR(&header);
-    rights->cmsg_level = SOL_SOCKET;
-    rights->cmsg_type = SCM_RIGHTS;
-    rights->cmsg_len = CMSG_LEN(sizeof(int));
-    std::memcpy(CMSG_DATA(rights), &fd, sizeof fd);
-  }
-  ssize_t sent;
-  do sent = sendmsg(socket, &header, MSG_NOSIGNAL);
-  while (sent < 0 && errno == EINTR);
-  return sent == ssize_t(data.iov_len);
+  return fedcl::send_with_descriptor(socket, &data, 1, fd) == ssize_t(data.iov_len);
 }
 
 // One packet into words; its bytes (0: the other end closed, -1: errno), and *fd the descriptor

@@ -3,6 +3,7 @@
 #include <capnp/serialize.h>
 
 #include <algorithm>
+#include <cstring>
 
 #include "control_channel.h"
 #include "listener.h"
@@ -88,8 +89,17 @@ void PeerHandshakes::dial(Worker &worker, wire::WorkerDial::Reader request) {
   auto peer = request.getPeer();
   Dial asked{worker.id, peer.getAddress(), request.getId(), peer.getInstance(), peer.getSession(), worker.token, nullptr,
              uv_now(listener_.loop())};
+  // A daemon of this host is dialled at its local socket (docs/design-decisions.md, "Same node"):
+  // the client named it, having seen both daemons' hosts in their HelloReplies. What is dialled is
+  // what must carry its daemon's tag: the socket's path, or the address.
+  const std::string &host = listener_.options().host_identity;
+  auto peer_host = peer.getHost();
+  std::string local_socket = peer.getLocalSocket();
+  bool local = !local_socket.empty() && !host.empty() && peer_host.size() == host.size() &&
+               std::memcmp(peer_host.begin(), host.data(), host.size()) == 0;
   std::string why = asked.instance == listener_.instance() ? "the peer named is this daemon itself"
-                                                           : unadvertised(asked.instance, asked.address, peer.getAddressTag());
+                    : local ? unadvertised(asked.instance, local_socket, peer.getLocalSocketTag(), true)
+                            : unadvertised(asked.instance, asked.address, peer.getAddressTag());
   if (!why.empty()) {
     FEDCLD_LOG(warn, "peer link to instance %016llx not dialled: %s", (unsigned long long)asked.instance, why.c_str());
     return tell_failed(asked, why);
@@ -99,44 +109,54 @@ void PeerHandshakes::dial(Worker &worker, wire::WorkerDial::Reader request) {
   asked.link = link;
   dials_[link.get()] = std::move(asked);
   std::weak_ptr<Session> weak = link;
+  auto connected = [this, weak, address](int connected) {
+    auto link = weak.lock();
+    if (!link) return;
+    auto it = dials_.find(link.get());
+    if (it == dials_.end()) return;
+    Dial &dial = it->second;
+    if (connected != 0) return failed(dial, "cannot connect to " + log_quote(address) + ": " + uv_strerror(connected));
+    fedcl::Nonce nonce = fedcl::fresh_nonce();
+    link->handshake.hello_nonce.assign(nonce.begin(), nonce.end());
+    link->handshake.identity = peer_identity(listener_.instance(), dial.instance, dial.from_session, dial.session);
+    capnp::MallocMessageBuilder builder;
+    auto hello = builder.initRoot<wire::PeerMessage>().initHello();
+    hello.setProtocolVersion(wire::PROTOCOL_VERSION);
+    hello.setInstance(listener_.instance());
+    hello.setExpect(dial.instance);
+    hello.setNonce(fedcl::as_data(nonce));
+    hello.setSession(dial.session);
+    hello.setFromSession(dial.from_session);
+    link->send_peer(builder);
+  };
+  if (local) {
+    FEDCLD_LOG(info, "peer link for session %llu: dialling %s at its local socket %s", (unsigned long long)worker.number,
+               log_quote(address).c_str(), log_quote(local_socket).c_str());
+    return link->connect_local(local_socket, address, std::move(connected));
+  }
   FEDCLD_LOG(info, "peer link for session %llu: dialling %s", (unsigned long long)worker.number, log_quote(address).c_str());
-  resolve_address(listener_.loop(), address, [this, weak, address](const sockaddr *resolved, int status) {
+  resolve_address(listener_.loop(), address, [this, weak, address, connected](const sockaddr *resolved, int status) {
     auto link = weak.lock();
     if (!link || link->closed()) return;
     auto it = dials_.find(link.get());
     if (it == dials_.end()) return;
     if (!resolved) return failed(it->second, "cannot resolve " + log_quote(address) + ": " + uv_strerror(status));
-    link->connect(resolved, address, [this, weak, address](int connected) {
-      auto link = weak.lock();
-      if (!link) return;
-      auto it = dials_.find(link.get());
-      if (it == dials_.end()) return;
-      Dial &dial = it->second;
-      if (connected != 0) return failed(dial, "cannot connect to " + log_quote(address) + ": " + uv_strerror(connected));
-      fedcl::Nonce nonce = fedcl::fresh_nonce();
-      link->handshake.hello_nonce.assign(nonce.begin(), nonce.end());
-      link->handshake.identity = peer_identity(listener_.instance(), dial.instance, dial.from_session, dial.session);
-      capnp::MallocMessageBuilder builder;
-      auto hello = builder.initRoot<wire::PeerMessage>().initHello();
-      hello.setProtocolVersion(wire::PROTOCOL_VERSION);
-      hello.setInstance(listener_.instance());
-      hello.setExpect(dial.instance);
-      hello.setNonce(fedcl::as_data(nonce));
-      hello.setSession(dial.session);
-      hello.setFromSession(dial.from_session);
-      link->send_peer(builder);
-    });
+    link->connect(resolved, address, connected);
   });
 }
 
-std::string PeerHandshakes::unadvertised(uint64_t instance, const std::string &address, capnp::Data::Reader tag) const {
+std::string PeerHandshakes::unadvertised(uint64_t instance, const std::string &address, capnp::Data::Reader tag,
+                                         bool local_socket) const {
   // A daemon without keys takes any client: it has nothing to tell a daemon's address by.
   if (!listener_.options().requires_key()) return {};
   const fedcl::Secret &key = listener_.daemons_key();
   if (key.empty())
     return "this fedcld has no key of the daemons (--key-file) to tell a peer daemon's address by, so it dials none";
-  if (!fedcl::auth_proof_matches(fedcl::peer_address_tag(key.view(), instance, address), tag))
-    return "the address " + log_quote(address) + " was not advertised by a fedcld that holds this one's key";
+  fedcl::Proof expected = local_socket ? fedcl::local_socket_tag(key.view(), instance, address)
+                                       : fedcl::peer_address_tag(key.view(), instance, address);
+  if (!fedcl::auth_proof_matches(expected, tag))
+    return std::string(local_socket ? "the local socket " : "the address ") + log_quote(address) +
+           " was not advertised by a fedcld that holds this one's key";
   return {};
 }
 
@@ -236,7 +256,7 @@ void PeerHandshakes::on_proof(Session &link, wire::AuthProof::Reader answer) {
   handshake.proved = true;
   // Guesses at the daemons' key take the turns of the address's user-less proofs.
   uint64_t now = uv_now(listener_.loop());
-  std::string who = auth_throttle_key(address_key(link.peer()), "");
+  std::string who = auth_throttle_key(link.address_key(), "");
   uint64_t turn = listener_.throttle().verdict_at(who, now);
   if (turn == AuthThrottle::kBusy)
     return refuse(link, StrangerEnd::key, "too many wrong keys from this address lately: its proofs are not checked for a while");

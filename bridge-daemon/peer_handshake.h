@@ -66,9 +66,10 @@ class PeerHandshakes {
   void failed(Dial &dial, const std::string &why);
   // The worker that asked for dial learns why there is no link.
   void tell_failed(const Dial &dial, const std::string &why);
-  // "" when this daemon may dial address for a link to instance (its tag holds, or this daemon has
-  // no keys at all), else why not.
-  std::string unadvertised(uint64_t instance, const std::string &address, capnp::Data::Reader tag) const;
+  // "" when this daemon may dial address (local_socket: the path of a local socket) for a link to
+  // instance (its tag holds, or this daemon has no keys at all), else why not.
+  std::string unadvertised(uint64_t instance, const std::string &address, capnp::Data::Reader tag,
+                           bool local_socket = false) const;
   // Refuses a peer's handshake with a welcome of instance 0 (nothing told), logged as a stranger's end.
   void refuse(Session &link, StrangerEnd end, const std::string &why);
   void on_hello(Session &link, fedcl::wire::PeerHello::Reader hello);

@@ -1,4 +1,5 @@
 #include "peer_link.h"
+#include "shared_memory.h"
 
 #include <capnp/serialize.h>
 
@@ -19,8 +20,9 @@ constexpr uint64_t kHeartbeatMs = 1000;
 }  // namespace
 
 PeerTarget peer_target(wire::PeerRef::Reader ref) {
-  auto tag = ref.getAddressTag();
-  return {ref.getInstance(), ref.getAddress(), ref.getSession(), std::string(reinterpret_cast<const char *>(tag.begin()), tag.size())};
+  auto text = [](capnp::Data::Reader bytes) { return std::string(reinterpret_cast<const char *>(bytes.begin()), bytes.size()); };
+  return {ref.getInstance(), ref.getAddress(), ref.getSession(), text(ref.getAddressTag()), text(ref.getHost()),
+          ref.getLocalSocket(), text(ref.getLocalSocketTag())};
 }
 
 PeerRegistry::PeerRegistry(SessionHost &host) : host_(host) {
@@ -59,10 +61,14 @@ void PeerRegistry::with_link(const PeerTarget &target, LinkDone done) {
   auto dial = message.initRoot<wire::WorkerMessage>().initDial();
   dial.setId(peer.dial);
   auto ref = dial.initPeer();
+  auto data = [](const std::string &bytes) { return capnp::Data::Reader(reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size()); };
   ref.setInstance(target.instance);
   ref.setAddress(target.address);
   ref.setSession(target.session);
-  ref.setAddressTag(capnp::Data::Reader(reinterpret_cast<const uint8_t *>(target.address_tag.data()), target.address_tag.size()));
+  ref.setAddressTag(data(target.address_tag));
+  ref.setHost(data(target.host));
+  ref.setLocalSocket(target.local_socket);
+  ref.setLocalSocketTag(data(target.local_socket_tag));
   host_.channel().send(message);
 }
 
@@ -88,6 +94,10 @@ void PeerRegistry::adopt(wire::TakeLink::Reader handed, SessionLink *socket) {
   if (handed.getDial() == peer.dial) peer.dial = 0;
   FEDCLD_LOG(info, "peer link %llu to %s (instance %016llx, its session %016llx) is up", (unsigned long long)link->number(),
              link->peer().c_str(), (unsigned long long)peer.instance, (unsigned long long)handed.getPeerSession());
+  // The dialling side passes its memory first; the answering side answers with its own once the
+  // dialler's came: until then the dialler's main process may still read the link, and a descriptor
+  // read there would be lost.
+  if (link->local() && link->dialled) share_link_memory(*link);
   peer.links.push_back(link);
   std::vector<LinkDone> waiting;
   waiting.swap(peer.waiting);
@@ -114,7 +124,19 @@ void PeerRegistry::receive(Session &link, Frame &frame) {
     return link.close("unexpected payload on a peer link");
   switch (which) {
     case W::HEARTBEAT: break;
-    case W::DATA: peer_deliver_data(host_, link, message.getData(), frame); break;
+    case W::DATA:
+      if (message.getData().hasShared()) {
+        std::string why = take_link_payload(link, message.getData(), frame);
+        if (!why.empty()) return link.close("shared memory: " + why);
+      }
+      peer_deliver_data(host_, link, message.getData(), frame);
+      break;
+    case W::SHARED_MEMORY: {
+      std::string why = adopt_link_memory(link, message.getSharedMemory());
+      if (!why.empty()) return link.close("shared memory: " + why);
+      if (!link.dialled) share_link_memory(link);
+      break;
+    }
     case W::ABORT: peer_deliver_abort(host_, link, message.getAbort()); break;
     case W::SIGNAL: peer_deliver_signal(host_, link, message.getSignal(), frame); break;
     case W::CREDIT: peer_deliver_credit(host_, link, message.getCredit()); break;

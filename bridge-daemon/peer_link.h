@@ -27,12 +27,13 @@ struct Frame;
 struct SessionLink;
 
 // A session of another daemon: the daemon (its instance, and where its peers reach it) and the
-// session's token there.
+// session's token there; a daemon of this host also by its local socket (PeerRef.host, localSocket).
 struct PeerTarget {
   uint64_t instance = 0;
   std::string address;
   uint64_t session = 0;
   std::string address_tag;  // PeerRef.addressTag: the main process dials the address only with it
+  std::string host, local_socket, local_socket_tag;  // PeerRef.host, localSocket, localSocketTag
 };
 PeerTarget peer_target(fedcl::wire::PeerRef::Reader ref);
 

@@ -8,6 +8,7 @@
 #include "log.h"
 #include "peer_chunks.h"
 #include "session_host.h"
+#include "shared_memory.h"
 #include "trace.h"
 #include "transfer_chunks.h"
 
@@ -61,9 +62,9 @@ void send_abort(SessionHost &host, const wire::PeerRef::Reader &peer, uint64_t t
 
 struct PeerSend : std::enable_shared_from_this<PeerSend> {
   std::weak_ptr<Session> session;
-  uint64_t mem_id, transfer, token = 0, instance = 0;
+  uint64_t mem_id, transfer, token = 0, instance = 0;  // token, instance: the destination's (target)
   uint64_t peer_transfer;  // how the receiving session knows the transfer
-  std::string address, address_tag;
+  PeerTarget target;       // where the destination's daemon is
   bool destination_named = false;
   DeviceChunks device;
   OwnEvent event;  // after device: everything that may refuse the request comes before the event exists
@@ -93,10 +94,9 @@ struct PeerSend : std::enable_shared_from_this<PeerSend> {
   }
 
   void name_destination(const wire::PeerRef::Reader &peer) {
-    token = peer.getSession();
-    instance = peer.getInstance();
-    address = peer.getAddress();
-    address_tag.assign(reinterpret_cast<const char *>(peer.getAddressTag().begin()), peer.getAddressTag().size());
+    target = peer_target(peer);
+    token = target.session;
+    instance = target.instance;
     destination_named = true;
   }
 
@@ -110,7 +110,7 @@ struct PeerSend : std::enable_shared_from_this<PeerSend> {
       return connected(&s, "");
     }
     auto self = shared_from_this();
-    s.host().peers().with_link({instance, address, token, address_tag}, [self](Session *up, const std::string &error) { self->connected(up, error); });
+    s.host().peers().with_link(target, [self](Session *up, const std::string &error) { self->connected(up, error); });
   }
 
   void connected(Session *up, const std::string &error) {
@@ -168,6 +168,16 @@ struct PeerSend : std::enable_shared_from_this<PeerSend> {
     data.setTransfer(peer_transfer);
     data.setOffset(chunk.at);
     if (auto s = session.lock()) data.setFrom(s->token);
+    // A daemon of this host: through the link's shared memory while a slot is free (the chunk goes
+    // back to the device at once), else on the socket.
+    long slot = put_in_link_slot(*peer_link, chunk.host, chunk.bytes);
+    if (slot >= 0) {
+      auto span = data.initShared();
+      span.setSlot(uint32_t(slot));
+      span.setBytes(chunk.bytes);
+      peer_link->send_peer(builder);
+      return written(0);
+    }
     peer_link->send_peer(builder, bytes, chunk.bytes, written);
   }
 
@@ -197,7 +207,7 @@ struct PeerSend : std::enable_shared_from_this<PeerSend> {
   void abort(cl_int status, const std::string &why, bool tell_peer) {
     if (event.done()) return;
     std::string message = "sending memory object " + std::to_string(mem_id) + " to " +
-                          (instance ? "peer daemon " + address : std::string("the client")) + ": " + why;
+                          (instance ? "peer daemon " + target.address : std::string("the client")) + ": " + why;
     FEDCLD_LOG(warn, "%s", message.c_str());
     auto peer_link = link.lock();
     // The client (instance 0) learns it from the event alone: a peer's frame on its connection made
@@ -309,7 +319,10 @@ struct PeerReceive : std::enable_shared_from_this<PeerReceive> {
     if (limit <= granted) return;
     granted = limit;
     uint64_t sender = from_session, receiver = s->token, id = transfer;
-    s->host().peers().with_link({from_instance, "", sender, ""}, [sender, id, receiver, limit](Session *link, const std::string &) {
+    PeerTarget sending;  // named by its instance alone: the link its data came on is up, or lost
+    sending.instance = from_instance;
+    sending.session = sender;
+    s->host().peers().with_link(sending, [sender, id, receiver, limit](Session *link, const std::string &) {
       if (link) write_credit(*link, sender, id, receiver, limit);  // else the receive fails with the lost link
     });
   }

@@ -55,6 +55,8 @@ struct ServerOptions {
   uint64_t session_open_files = 0;  // a session worker's RLIMIT_NOFILE; 0: the daemon's own
   CompletionMode completion = CompletionMode::automatic;
   std::string peer_address;  // host:port advertised to peers (and listened on); empty: the client's
+  std::string local_socket = "auto";  // Unix socket path also listened on; "auto": by the port; "": none
+  std::string host_identity;  // this host's (protocol/host_identity.h), as the main process read it
   uint64_t peer_timeout_ms = 10000;  // a peer link silent this long is dead
   uint64_t peer_ahead_bytes = uint64_t(256) << 20;  // how far a peer's send may run ahead of a receive
   uint32_t resume_window_ms = 10000;  // a client session whose connection dropped waits this long

@@ -3,10 +3,16 @@
 
 #include <capnp/serialize.h>
 
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 
 #include "event_failures.h"
+#include "handshake_limits.h"
 #include "log.h"
 #include "server.h"
 #include "session_host.h"
@@ -41,7 +47,7 @@ constexpr size_t kDirectPayloadBytes = 16 * 1024;
 
 Session::Session(Server &server, uint64_t number)
     : server_(server), number_(number), link_(new SessionLink) {
-  link_->tcp.data = this;
+  link_->stream()->data = this;
   objects_.set_memory_limit(server.options().max_session_memory);
   objects_.order_sub_buffers([&server](std::function<void()> task) { server.post(std::move(task)); });
   last_heard = last_sent = opened_at = uv_now(server.loop());
@@ -49,12 +55,64 @@ Session::Session(Server &server, uint64_t number)
 
 Session::~Session() = default;
 
+void SessionLink::init(uv_loop_t *loop, bool local_link, bool ipc) {
+  local = local_link;
+  if (local) uv_pipe_init(loop, &pipe, ipc ? 1 : 0);
+  else uv_tcp_init(loop, &tcp);
+}
+
+void session_link_discard(SessionLink *link) {
+  uv_close(link->handle(), [](uv_handle_t *handle) { delete reinterpret_cast<SessionLink *>(handle); });
+}
+
+std::string Session::channel_binding() const {
+  if (!link_) return {};
+  return link_->local ? local_binding_ : link_->transport->channel_binding();
+}
+
+BoardTransport Session::transport() const {
+  if (!link_) return BoardTransport::unknown;
+  if (link_->local) return shared_memory || own_shared_memory ? BoardTransport::local_shared_memory : BoardTransport::local;
+  return link_->transport->channel_binding().empty() ? BoardTransport::tcp : BoardTransport::tls;
+}
+
+std::string Session::address_key() const {
+  return local() ? "local uid " + std::to_string(peer_uid_) : fedcld::address_key(peer_);
+}
+
+std::string Session::read_peer_credentials(bool dialled) {
+  ucred credentials{};
+  socklen_t size = sizeof credentials;
+  uv_os_fd_t fd = -1;
+  if (uv_fileno(link_->handle(), &fd) != 0 || getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &size) != 0)
+    return std::string("cannot ask who is at the other end: ") + std::strerror(errno);
+  peer_uid_ = credentials.uid;
+  peer_pid_ = uint32_t(credentials.pid);
+  uint32_t mine = uint32_t(getpid());
+  local_binding_ = "unix " + std::to_string(dialled ? mine : peer_pid_) + " " + std::to_string(dialled ? peer_pid_ : mine);
+  return {};
+}
+
 int Session::start(uv_stream_t *listener) {
-  uv_tcp_t &tcp = link_->tcp;
-  uv_tcp_init(server_.loop(), &tcp);
+  bool local = listener->type == UV_NAMED_PIPE;
+  link_->init(server_.loop(), local);
   link_open_ = true;
-  int err = uv_accept(listener, reinterpret_cast<uv_stream_t *>(&tcp));
-  if (err == 0) {
+  int err = uv_accept(listener, link_->stream());
+  if (err == 0 && local) {
+    // The kernel names the process at the other end: its user is shown and throttled by (the key
+    // still decides whether it gets a session). No TLS: nothing between the two processes but the
+    // kernel.
+    std::string why = read_peer_credentials(false);
+    if (!why.empty()) {
+      close(why);
+      return UV_EINVAL;
+    }
+    peer_ = "local uid " + std::to_string(peer_uid_) + " pid " + std::to_string(peer_pid_);
+    link_->transport = std::make_unique<PlainStream>(link_->stream());
+    link_->transport->start(*this, nullptr);
+    err = uv_read_start(link_->stream(), on_alloc, on_read);
+  } else if (err == 0) {
+    uv_tcp_t &tcp = link_->tcp;
     uv_tcp_nodelay(&tcp, 1);
     // A client whose node vanished without closing the connection still has its objects released.
     uv_tcp_keepalive(&tcp, 1, 10);
@@ -82,27 +140,46 @@ int Session::start(uv_stream_t *listener) {
   return err;
 }
 
-void Session::connect(const sockaddr *address, std::string name, std::function<void(int status)> done) {
+namespace {
+
+void on_connected(uv_connect_t *req, int status) {
+  std::unique_ptr<std::weak_ptr<Session>> self(static_cast<std::weak_ptr<Session> *>(req->data));
+  delete req;
+  auto session = self->lock();
+  if (!session || session->closed()) return;
+  session->dial_ended(status);
+}
+
+}  // namespace
+
+void Session::dial_ended(int status) {
+  if (status == 0) status = start_dialled();
+  if (status != 0) {
+    auto done = std::move(connected_);
+    if (done) done(status);
+  }
+}
+
+uv_connect_t *Session::start_dial(std::string name, std::function<void(int status)> done, bool local) {
   peer_ = std::move(name);
   role = Role::peer;
   dialled = true;
   connected_ = std::move(done);
-  uv_tcp_t &tcp = link_->tcp;
-  uv_tcp_init(server_.loop(), &tcp);
+  link_->init(server_.loop(), local);
   link_open_ = true;
   auto *request = new uv_connect_t;
   request->data = new std::weak_ptr<Session>(weak_from_this());
-  int err = uv_tcp_connect(request, &tcp, address, [](uv_connect_t *req, int status) {
-    std::unique_ptr<std::weak_ptr<Session>> self(static_cast<std::weak_ptr<Session> *>(req->data));
-    delete req;
-    auto session = self->lock();
-    if (!session || session->closing_) return;
-    if (status == 0) status = session->start_dialled();
-    if (status != 0) {
-      auto done = std::move(session->connected_);
-      if (done) done(status);
-    }
-  });
+  return request;
+}
+
+void Session::connect_local(const std::string &path, std::string name, std::function<void(int status)> done) {
+  uv_connect_t *request = start_dial(std::move(name), std::move(done), true);
+  uv_pipe_connect(request, &link_->pipe, path.c_str(), on_connected);  // failures come to on_connected
+}
+
+void Session::connect(const sockaddr *address, std::string name, std::function<void(int status)> done) {
+  uv_connect_t *request = start_dial(std::move(name), std::move(done), false);
+  int err = uv_tcp_connect(request, &link_->tcp, address, on_connected);
   if (err != 0) {
     delete static_cast<std::weak_ptr<Session> *>(request->data);
     delete request;
@@ -117,10 +194,15 @@ void Session::connect(const sockaddr *address, std::string name, std::function<v
 
 int Session::start_dialled() {
   auto *stream = link_->stream();
-  uv_tcp_nodelay(&link_->tcp, 1);
   auto &transport = link_->transport;
   std::string why;
-  transport = server_.tls().dialling(stream, peer_, &why);
+  if (link_->local) {
+    why = read_peer_credentials(true);
+    if (why.empty()) transport = std::make_unique<PlainStream>(stream);
+  } else {
+    uv_tcp_nodelay(&link_->tcp, 1);
+    transport = server_.tls().dialling(stream, peer_, &why);
+  }
   if (!transport) {
     FEDCLD_LOG(warn, "peer link %llu (%s): %s", (unsigned long long)number_, peer_.c_str(), why.c_str());
     return UV_EINVAL;
@@ -151,7 +233,7 @@ void Session::close(const std::string &reason) {
     link_ = nullptr;
   }
   if (link_) {
-    uv_close(reinterpret_cast<uv_handle_t *>(&link_->tcp), on_closed);
+    uv_close(link_->handle(), on_closed);
   } else {
     // Parked, or never connected: no handle to wait for.
     server_.post([self = shared_from_this()] { self->finish(); });
@@ -546,6 +628,13 @@ void Session::send_reply(capnp::MessageBuilder &message, std::shared_ptr<uint8_t
   // A reply never overtakes the notices that precede it; they leave in the same write (a clFinish's
   // reply and its queue's completions: one send, one wake-up of the client's receiver), unless they
   // carry printf output, which travels as their own payload.
+  if (payload_bytes && shared_memory && shared_memory->slot_of(payload.get()) >= 0) {
+    // Read into the slot the client named (Request.sharedReply): it takes the bytes from there.
+    message.getRoot<fedcl::wire::Reply>().setSharedPayload(true);
+    shared_sent += payload_bytes;
+    payload.reset();
+    payload_bytes = 0;
+  }
   std::vector<uint8_t> bytes;
   if (printf_.empty()) append_notices(bytes);
   else flush_notices();
@@ -572,6 +661,54 @@ void Session::send_peer(capnp::MessageBuilder &message, std::shared_ptr<uint8_t[
   if (fedcl::trace::on())
     fedcl::trace::mark(fedcl::trace::Point::daemon_peer_sent, 0, unsigned(message.getRoot<fedcl::wire::PeerMessage>().which()));
   write_bytes(std::move(bytes), std::move(payload), payload_bytes, std::move(written));
+}
+
+namespace {
+
+// A frame with a descriptor beside it. libuv passes only stream handles beside a write: the
+// descriptor travels in a pipe handle of its own that is never read or written.
+struct DescriptorWrite {
+  uv_write_t req;
+  uv_pipe_t holder;
+  std::vector<uint8_t> bytes;
+  std::weak_ptr<Session> session;
+};
+
+void discard_descriptor_write(DescriptorWrite *write) {
+  uv_close(reinterpret_cast<uv_handle_t *>(&write->holder),
+           [](uv_handle_t *handle) { delete static_cast<DescriptorWrite *>(handle->data); });
+}
+
+}  // namespace
+
+bool Session::send_peer_descriptor(capnp::MessageBuilder &message, int descriptor) {
+  if (!link_ || !link_->local || closing_) return false;
+  auto *write = new DescriptorWrite;
+  write->session = weak_from_this();
+  fedcl::frame_append(write->bytes, fedcl::wire::FrameKind::PEER, message, 0);
+  uv_pipe_init(server_.loop(), &write->holder, 0);
+  write->holder.data = write;
+  int copy = fcntl(descriptor, F_DUPFD_CLOEXEC, 0);
+  if (copy < 0 || uv_pipe_open(&write->holder, copy) != 0) {
+    if (copy >= 0) ::close(copy);
+    discard_descriptor_write(write);
+    return false;
+  }
+  uv_buf_t buf = uv_buf_init(reinterpret_cast<char *>(write->bytes.data()), unsigned(write->bytes.size()));
+  int err = uv_write2(&write->req, link_->stream(), &buf, 1, reinterpret_cast<uv_stream_t *>(&write->holder),
+                      [](uv_write_t *req, int) {
+                        auto *write = reinterpret_cast<DescriptorWrite *>(req);
+                        if (auto session = write->session.lock()) session->writes_in_flight_--;
+                        discard_descriptor_write(write);
+                      });
+  if (err != 0) {
+    discard_descriptor_write(write);
+    return false;
+  }
+  writes_in_flight_++;
+  written_ += write->bytes.size();
+  last_sent = uv_now(server_.loop());
+  return true;
 }
 
 void Session::send_transfer_chunk(uint64_t transfer, uint64_t offset, std::shared_ptr<uint8_t[]> payload,

@@ -27,22 +27,37 @@
 #include "objects.h"
 #include "peer_inbox.h"
 #include "resend_buffer.h"
+#include "shared_region.h"
 #include "stranger_log.h"
 #include "stream_transport.h"
+#include "worker_board.h"
 
 namespace fedcld {
 
 class Server;
 class SessionHost;
 
-// A session's connection: its libuv TCP handle and the transport over it (plain TCP or TLS, with
-// its state). Apart from the Session so that a client session whose connection dropped can stay
-// (parked) without one and take over the connection that resumed it (session_resume.cpp).
+// A session's connection: its libuv handle (a TCP connection, or a local one: a Unix socket) and
+// the transport over it (plain or TLS, with its state). Apart from the Session so that a client
+// session whose connection dropped can stay (parked) without one and take over the connection that
+// resumed it (session_resume.cpp).
 struct SessionLink {
-  uv_tcp_t tcp;  // first: the handle's address is the link's
+  union {  // first: the handle's address is the link's
+    uv_tcp_t tcp;
+    uv_pipe_t pipe;
+  };
+  bool local = false;  // pipe: a Unix socket
   std::unique_ptr<StreamTransport> transport;
+  SessionLink() {}
+  ~SessionLink() {}
   uv_stream_t *stream() { return reinterpret_cast<uv_stream_t *>(&tcp); }
+  uv_handle_t *handle() { return reinterpret_cast<uv_handle_t *>(&tcp); }
+  // Inits the handle for a connection of that kind on loop (ipc: a local one that may carry
+  // descriptors, as a worker's client session does: shared_memory.h).
+  void init(uv_loop_t *loop, bool local_link, bool ipc = false);
 };
+// Closes link's handle and frees it.
+void session_link_discard(SessionLink *link);
 
 struct Frame {
   fedcl::FrameHeader header;
@@ -60,11 +75,16 @@ class Session : public std::enable_shared_from_this<Session> {
   Session(Server &server, uint64_t number);
   ~Session();
 
-  // Accepts the pending connection on listener and starts reading (the main process).
+  // Accepts the pending connection on listener (TCP, or the local socket) and starts reading (the
+  // main process).
   int start(uv_stream_t *listener);
   // Dials a peer daemon; done(status) runs on the loop once connected (status 0, reading started)
   // or not (a libuv error). The main process, for a worker's peer link.
   void connect(const sockaddr *address, std::string name, std::function<void(int status)> done);
+  // The same to a daemon of this host at its local socket (path).
+  void connect_local(const std::string &path, std::string name, std::function<void(int status)> done);
+  // The dial's connect ended (libuv's status).
+  void dial_ended(int status);
   // Hand-over from the main process to a worker (handoff.h). The main process's side: whether
   // everything written has left (the socket may move only then), and the connection's state, after
   // which this session ends without touching the socket again.
@@ -125,6 +145,8 @@ class Session : public std::enable_shared_from_this<Session> {
   // written(status) runs once the bytes have gone to the socket (status 0) or could not (negative).
   void send_peer(capnp::MessageBuilder &message, std::shared_ptr<uint8_t[]> payload = nullptr,
                  uint64_t payload_bytes = 0, std::function<void(int status)> written = nullptr);
+  // On a local peer link: a PeerMessage with descriptor passed beside it; false if it cannot go.
+  bool send_peer_descriptor(capnp::MessageBuilder &message, int descriptor);
   // Work to do the moment a command's event completes, beside telling the client (signals to peer
   // daemons): the command's own completion watch runs it, which comes no later than a new watch
   // would (callbacks of one event run one after the other; NVIDIA's come late, its waiter does not).
@@ -186,8 +208,19 @@ class Session : public std::enable_shared_from_this<Session> {
   bool waits_for_events() const { return waits_for_events_; }
   ObjectTable &objects() { return objects_; }
   const std::string &peer() const { return peer_; }
-  // The connection's TLS exporter value, which the handshake's proofs cover; "" on plain TCP.
-  std::string channel_binding() const { return link_ ? link_->transport->channel_binding() : std::string(); }
+  // What the handshake's proofs cover of the connection: TLS's exporter value, on a local one the
+  // two processes ("unix DIALLING-PID ANSWERING-PID"); "" on plain TCP.
+  std::string channel_binding() const;
+  // A local connection (a Unix socket of this host), and who the kernel says is at its other end.
+  bool local() const { return link_ && link_->local; }
+  // How the connection travels, for `fedcl status`.
+  BoardTransport transport() const;
+  uint32_t peer_uid() const { return peer_uid_; }
+  // Whose connections count together before the other side proved itself (handshake caps, the
+  // auth throttle, strangers' log lines): the address without its port (handshake_limits.h
+  // address_key), on a local connection the user the kernel names (all that user's processes).
+  std::string address_key() const;
+  uint32_t peer_pid() const { return peer_pid_; }
   // The client's TCP port: names the connection in traces (trace.h).
   uint16_t peer_port() const { return peer_port_; }
   uint64_t number() const { return number_; }
@@ -241,6 +274,12 @@ class Session : public std::enable_shared_from_this<Session> {
   Role role = Role::undecided;
   // Client sessions: how peer daemons address this session, and what they delivered to it.
   uint64_t token = 0;
+  // A local client session's shared memory (shared_memory.h), once the client passed it, and the
+  // bytes that went through it each way.
+  std::shared_ptr<fedcl::SharedRegion> shared_memory;
+  uint64_t shared_received = 0, shared_sent = 0;
+  // A local peer link's own memory, which what it sends may lie in (shared_memory: the other side's).
+  std::shared_ptr<fedcl::SharedRegion> own_shared_memory;
   PeerInbox &inbox() { return inbox_; }
   // Peer links: the other daemon's instance once the handshake is done, and when the link last
   // carried something each way (uv_now), for the heartbeat.
@@ -251,6 +290,9 @@ class Session : public std::enable_shared_from_this<Session> {
   std::unique_ptr<EventWaiter> event_waiter;
 
  private:
+  // What connect and connect_local share: the link's handle made (local: a pipe), its connect
+  // request, whose data names this session for on_connected.
+  uv_connect_t *start_dial(std::string name, std::function<void(int status)> done, bool local);
   enum class ReadState { header, message, payload, skipped_payload };
   struct PendingCompletion {
     uint64_t event;
@@ -282,6 +324,9 @@ class Session : public std::enable_shared_from_this<Session> {
   static constexpr uint64_t kAckPromptlyBytes = 1 << 20;
   // A dialled connection is up: its transport starts (TLS: the handshake); libuv's error or 0.
   int start_dialled();
+  // The other end's process (SO_PEERCRED) of a local connection, and the binding it gives the
+  // proofs; dialled: this process dialled it. "" or why not.
+  std::string read_peer_credentials(bool dialled);
   // Frames out of bytes of the stream (consume() counts them first).
   void parse(const uint8_t *bytes, size_t size);
   void frame_complete();
@@ -298,6 +343,8 @@ class Session : public std::enable_shared_from_this<Session> {
   uint64_t number_;
   std::string peer_;
   uint16_t peer_port_ = 0;
+  uint32_t peer_uid_ = 0, peer_pid_ = 0;
+  std::string local_binding_;  // channel_binding() of a local connection
   SessionLink *link_;  // null while parked; freed once its handle closed
   bool link_open_ = false;  // its handle was initialized (accepted, dialled, or handed over)
   bool closing_ = false;

@@ -52,8 +52,10 @@ void SessionHost::publish() {
 
 void SessionHost::publish_connection(const Session &session, BoardLink::State state) {
   if (session.role == Session::Role::client && &session == client_.get()) {
-    board_->client_bytes_received.store(session.received(), std::memory_order_relaxed);
-    board_->client_bytes_sent.store(session.written(), std::memory_order_relaxed);
+    // What went through shared memory counts as the client's traffic too.
+    board_->client_bytes_received.store(session.received() + session.shared_received, std::memory_order_relaxed);
+    board_->client_bytes_sent.store(session.written() + session.shared_sent, std::memory_order_relaxed);
+    board_->client_transport.store(session.transport(), std::memory_order_relaxed);
     return;
   }
   if (session.role != Session::Role::peer) return;
@@ -64,11 +66,13 @@ void SessionHost::publish_connection(const Session &session, BoardLink::State st
     slot = link_slots_.emplace(session.number(), link_slots_.size()).first;
     BoardLink &fresh = board_->links[slot->second];
     std::snprintf(fresh.peer, sizeof fresh.peer, "%s", session.peer().c_str());
+    fresh.transport.store(session.transport(), std::memory_order_relaxed);
     fresh.state.store(state, std::memory_order_release);
   }
   BoardLink &link = board_->links[slot->second];
-  link.bytes_sent.store(session.written(), std::memory_order_relaxed);
-  link.bytes_received.store(session.received(), std::memory_order_relaxed);
+  link.bytes_sent.store(session.written() + session.shared_sent, std::memory_order_relaxed);
+  link.bytes_received.store(session.received() + session.shared_received, std::memory_order_relaxed);
+  link.transport.store(session.transport(), std::memory_order_relaxed);
   if (state == BoardLink::closed) link.state.store(BoardLink::closed, std::memory_order_release);
 }
 
@@ -86,13 +90,13 @@ void SessionHost::on_message(wire::WorkerMessage::Reader message, SessionLink *l
     default: break;
   }
   FEDCLD_LOG(error, "the main process sent a message this worker cannot take (%u)", unsigned(message.which()));
-  if (link) uv_close(reinterpret_cast<uv_handle_t *>(&link->tcp), [](uv_handle_t *h) { delete reinterpret_cast<SessionLink *>(h); });
+  if (link) session_link_discard(link);
 }
 
 void SessionHost::take_session(wire::TakeSession::Reader take, SessionLink *link) {
   if (client_ || closing_) {
     FEDCLD_LOG(error, "the main process handed this worker a second session");
-    uv_close(reinterpret_cast<uv_handle_t *>(&link->tcp), [](uv_handle_t *h) { delete reinterpret_cast<SessionLink *>(h); });
+    session_link_discard(link);
     return;
   }
   next_session_ = take.getNumber();
@@ -128,6 +132,9 @@ void SessionHost::take_session(wire::TakeSession::Reader take, SessionLink *link
   out.setInstance(instance());
   out.setPeerAddress(take.getPeerAddress());
   if (take.getPeerAddressTag().size() > 0) out.setPeerAddressTag(take.getPeerAddressTag());
+  out.setHost(capnp::Data::Reader(reinterpret_cast<const uint8_t *>(options_.host_identity.data()), options_.host_identity.size()));
+  out.setLocalSocket(options_.local_socket);
+  if (take.getLocalSocketTag().size() > 0) out.setLocalSocketTag(take.getLocalSocketTag());
   out.setSessionToken(session->token);
   if (take.getProof().size() > 0) out.setProof(take.getProof());
   if (!session->resume_token.empty()) {
@@ -146,6 +153,7 @@ void SessionHost::take_session(wire::TakeSession::Reader take, SessionLink *link
     fill_info(devices[d].initInfo(device.info.size()), device.info);
   }
   session->send_reply(message);
+  publish();
   session->run_pending();
 }
 

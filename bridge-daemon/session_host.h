@@ -40,6 +40,10 @@ class SessionHost final : public Server {
   ControlChannel &channel() { return *channel_; }
   // Where this worker shows the main process its state and counts (null: none).
   WorkerBoard *board() { return board_; }
+  // The board's clock, every second, and at once when a connection changes: the loop turns, and
+  // the connections' traffic and transport (what the session holds, its object table shows there
+  // as it changes).
+  void publish();
   // A node file of the session's user, from the main process (node_file_broker.h): the descriptor
   // and *st, or -1 with *error.
   int open_node_file(const std::string &path, bool for_writing, struct stat *st, std::string *error);
@@ -57,9 +61,6 @@ class SessionHost final : public Server {
  private:
   void take_session(fedcl::wire::TakeSession::Reader take, SessionLink *link);
   void resume_session(fedcl::wire::ResumeSession::Reader resume, SessionLink *link);
-  // The board's clock, every second: the loop turns (what the session holds, its object table
-  // shows there as it changes).
-  void publish();
   // A connection's traffic on the board: the client's, or a peer link's (state: up, or closed).
   void publish_connection(const Session &session, BoardLink::State state);
 

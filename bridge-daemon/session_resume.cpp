@@ -55,8 +55,7 @@ void Session::drop_link() {
   link_ = nullptr;
   uv_read_stop(link->stream());
   // Writes still queued on it are cancelled first (their bytes are kept in sent_).
-  uv_close(reinterpret_cast<uv_handle_t *>(&link->tcp),
-           [](uv_handle_t *handle) { delete reinterpret_cast<SessionLink *>(handle); });
+  session_link_discard(link);
 }
 
 std::string Session::resume_over(SessionLink *link, fedcl::wire::HandedConnection::Reader state, std::vector<uint8_t> first,

@@ -96,6 +96,17 @@ size_t board_latency_bucket(uint64_t nanos) {
   return bucket;
 }
 
+const char *board_transport_name(BoardTransport transport) {
+  switch (transport) {
+    case BoardTransport::unknown: return "";
+    case BoardTransport::tcp: return "tcp";
+    case BoardTransport::tls: return "tls";
+    case BoardTransport::local: return "local";
+    case BoardTransport::local_shared_memory: return "local+shm";
+  }
+  return "";
+}
+
 void board_count_request(WorkerBoard *board, unsigned which, bool failed, uint64_t nanos) {
   if (!board || which >= kBoardRequestKinds) return;
   BoardRequestKind &kind = board->requests[which];

@@ -22,6 +22,10 @@ constexpr uint64_t kBoardLatencyBoundsNs[] = {10'000,      50'000,      100'000,
 constexpr size_t kBoardLatencyBuckets = sizeof kBoardLatencyBoundsNs / sizeof kBoardLatencyBoundsNs[0] + 1;
 constexpr size_t kBoardLinks = 64;  // peer links shown per session
 
+// How a connection travels (`fedcl status`: DaemonStatus's transport), as the worker sees it.
+enum class BoardTransport : uint32_t { unknown = 0, tcp, tls, local, local_shared_memory };
+const char *board_transport_name(BoardTransport transport);
+
 struct BoardRequestKind {
   std::atomic<uint64_t> count{0};
   std::atomic<uint64_t> failed{0};
@@ -35,6 +39,7 @@ struct BoardLink {
   enum State : uint32_t { empty = 0, up = 1, closed = 2 };
   std::atomic<uint32_t> state{empty};
   char peer[64] = {};
+  std::atomic<BoardTransport> transport{BoardTransport::unknown};
   std::atomic<uint64_t> bytes_sent{0};
   std::atomic<uint64_t> bytes_received{0};
 };
@@ -50,6 +55,7 @@ struct WorkerBoard {
   std::atomic<uint64_t> commands_in_flight{0};
   std::atomic<uint64_t> client_bytes_received{0};
   std::atomic<uint64_t> client_bytes_sent{0};
+  std::atomic<BoardTransport> client_transport{BoardTransport::unknown};
   BoardRequestKind requests[kBoardRequestKinds];
   BoardLink links[kBoardLinks];
 };

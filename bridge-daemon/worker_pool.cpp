@@ -359,7 +359,7 @@ void WorkerPool::on_message(Worker &worker, wire::WorkerMessage::Reader message,
     default: break;
   }
   FEDCLD_LOG(error, "worker %d sent a message it may not send (%u): ending it", worker.pid, unsigned(message.which()));
-  if (link) uv_close(reinterpret_cast<uv_handle_t *>(&link->tcp), [](uv_handle_t *h) { delete reinterpret_cast<SessionLink *>(h); });
+  if (link) session_link_discard(link);
   end(worker, SIGKILL);
 }
 

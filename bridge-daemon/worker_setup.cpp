@@ -26,6 +26,8 @@ void worker_setup_fill(fedcl::wire::WorkerSetup::Builder out, const DaemonSettin
   out.setTraceFile(settings.trace_file);
   out.setOpenFiles(options.session_open_files);
   out.setSandbox(options.sandbox);
+  out.setHost(capnp::Data::Reader(reinterpret_cast<const uint8_t *>(options.host_identity.data()), options.host_identity.size()));
+  out.setLocalSocket(options.local_socket);
 }
 
 DaemonSettings worker_setup_read(fedcl::wire::WorkerSetup::Reader setup) {
@@ -50,6 +52,9 @@ DaemonSettings worker_setup_read(fedcl::wire::WorkerSetup::Reader setup) {
   settings.trace_file = setup.getTraceFile();
   options.session_open_files = setup.getOpenFiles();
   options.sandbox = setup.getSandbox();
+  auto host = setup.getHost();
+  options.host_identity.assign(reinterpret_cast<const char *>(host.begin()), host.size());
+  options.local_socket = setup.getLocalSocket();
   return settings;
 }
 

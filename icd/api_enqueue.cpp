@@ -117,7 +117,8 @@ cl_int fedcl::api::clEnqueueReadBuffer(cl_command_queue queue, cl_mem mem, cl_bo
   if (!ptr || !in_bounds(mem, offset, size)) return CL_INVALID_VALUE;
   if (mem->flags & (CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_NO_ACCESS)) return CL_INVALID_OPERATION;
   if (size == 0) return empty_transfer(queue, blocking, num_events, wait_list, event, CL_COMMAND_READ_BUFFER);
-  if (size >= read_stream_min(queue->device) && !sync_mode())
+  // A local session's reads land in its shared memory and are copied out once, piece by piece.
+  if (size >= read_stream_min(queue->device) && !sync_mode() && !queue->connection->shares_memory())
     return read_streamed(queue, mem, blocking, offset, size, ptr, num_events, wait_list, event);
   return host_read(queue, mem, MemSpan::read(offset, size), blocking, HostRegion::contiguous(ptr, size),
                    buffer_transfer(mem, offset, false),

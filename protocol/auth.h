@@ -44,6 +44,11 @@ Proof auth_proof(std::string_view key, AuthRole role, capnp::Data::Reader challe
 // daemon holding the key dials a peer address a client passes on (PeerRef) only when its tag
 // matches, so that a client cannot make a daemon dial, and report on, an address of its choosing.
 Proof peer_address_tag(std::string_view key, uint64_t instance, const std::string &address);
+// The same for the daemon's local socket (HelloReply.localSocketTag), which a daemon of its host
+// dials instead of the address: the tag of "unix:PATH" (no host:port is that: PATH is absolute).
+inline Proof local_socket_tag(std::string_view key, uint64_t instance, const std::string &path) {
+  return peer_address_tag(key, instance, "unix:" + path);
+}
 
 // Whether received is exactly expected, compared in constant time.
 bool auth_proof_matches(const Proof &expected, capnp::Data::Reader received);

@@ -29,7 +29,7 @@
 using Cxx = import "/capnp/c++.capnp";
 $Cxx.namespace("fedcl::wire");
 
-const protocolVersion :UInt32 = 7;     # 2: peer links per pair of sessions (PeerHello.session)
+const protocolVersion :UInt32 = 8;     # 2: peer links per pair of sessions (PeerHello.session)
                                        # 3: proofs bound to the channel and the daemon dialled
                                        # 4: combining receives (ReceiveFromPeer.combine), transfers
                                        #    within one session
@@ -40,6 +40,10 @@ const protocolVersion :UInt32 = 7;     # 2: peer links per pair of sessions (Pee
                                        #    (SignalPeer.data, CreateUserEvent.data, PeerSignal's payload);
                                        #    peer addresses carry their daemon's tag (PeerRef.addressTag);
                                        #    a peer's hello learns nothing before its proof holds
+                                       # 8: the same node (Hello.host, Reply.local, shared memory:
+                                       #    Request.sharedMemory, sharedPayload, sharedReply; peer links
+                                       #    of one host: PeerRef.host, localSocket and its tag,
+                                       #    PeerData.shared)
 const peerInitialAllowance :UInt64 = 16777216;
                                        # bytes of a transfer a sending daemon puts on a peer link before
                                        # the receiving session's first PeerCredit
@@ -69,6 +73,9 @@ struct Hello {
   nonce @5 :Data;         # the client's fresh random nonce for the challenge-response
   daemon @6 :Text;        # the daemon's host as the client dialled it (a name or an address): the
                           # proof covers it, and the daemon answers only to its own names
+  host @7 :Data;          # the client's host (protocol/host_identity.h), on a TCP connection: a
+                          # daemon on the same host that listens on a local socket answers with
+                          # Reply.local instead; empty: the client keeps to TCP (FEDCL_LOCAL=off)
 }
 
 # Authentication (challenge-response on a pre-shared key; protocol/auth.h). A daemon that has a key
@@ -119,6 +126,37 @@ struct HelloReply {
   peerAddressTag @10 :Data;       # the daemon's tag of peerAddress under the daemons' key: another
                                   # daemon dials an address only with the tag of a daemon that holds
                                   # its key (PeerRef.addressTag); empty on a daemon without one
+  host @11 :Data;                 # the daemon's host (protocol/host_identity.h)
+  localSocket @12 :Text;          # the path of its local socket (fedcld --local-socket); empty: none
+  localSocketTag @13 :Data;       # as peerAddressTag, of localSocket (protocol/auth.h local_socket_tag):
+                                  # another daemon of this host dials the socket only with it
+}
+
+# The same node (docs/design-decisions.md, "Same node"). A program and a daemon of one host talk over
+# the daemon's local (Unix domain) socket instead of TCP: the client names its host in Hello, and the
+# main process of a daemon on that host answers with LocalRedirect and closes the connection; the
+# client dials the socket, checks that the process listening there is the one named, and starts its
+# handshake again there. On a local connection the proofs are bound to the two processes
+# (AuthBinding.channel: "unix DIALLING-PID ANSWERING-PID", each side's view through SO_PEERCRED).
+struct LocalRedirect {
+  socket @0 :Text;                # the daemon's local socket
+  pid @1 :UInt32;                 # its main process, which listens there
+}
+
+# Bulk bytes of a local session go through memory the session owns: a memfd the client makes, sealed
+# against shrinking and growing, passed once with Request.sharedMemory (SCM_RIGHTS beside that
+# request's frame). It is a header page (protocol/shared_region.h: the slots' states) and `slots`
+# slots of `slotBytes`. The client takes a free slot, puts a request's payload there (sharedPayload)
+# or asks for a reply's payload there (sharedReply); whoever is done with a slot marks it free.
+struct SharedMemory {
+  bytes @0 :UInt64;               # the memfd's size
+  slotBytes @1 :UInt64;           # a multiple of 4096
+  slots @2 :UInt32;
+}
+
+struct SharedSpan {
+  slot @0 :UInt32;                # which slot; the bytes start at its beginning
+  bytes @1 :UInt64;               # at most slotBytes
 }
 
 # Resuming a session whose connection dropped (docs/design-decisions.md, "Lost daemons"). Both sides
@@ -148,6 +186,9 @@ struct PeerRef {
   address @1 :Text;               # host:port of its peer listener (HelloReply.peerAddress)
   session @2 :UInt64;             # the session's token there
   addressTag @3 :Data;            # its HelloReply.peerAddressTag, passed on as it came
+  host @4 :Data;                  # its HelloReply.host and localSocket: a daemon on the same host
+  localSocket @5 :Text;           # dials that socket instead of address
+  localSocketTag @6 :Data;        # its HelloReply.localSocketTag, passed on as it came
 }
 
 # ---------------------------------------------------------------------------------------------------
@@ -278,7 +319,17 @@ struct Request {
     # queued before this request's reply (if it has one) when the command has completed, else when
     # it does. The client asks once the application waits for the event or asks about it.
     watchEvent @59 :WatchEvent;
+
+    # A local session's shared memory (struct SharedMemory): its descriptor is passed beside this
+    # request's frame. No reply (seq 0) unless it fails; once per session.
+    sharedMemory @62 :SharedMemory;
   }
+  # Set: this request's payload is in the session's shared memory, not after its frame (whose
+  # payloadBytes is then 0); the daemon marks the slot free once done with it.
+  sharedPayload @60 :SharedSpan;
+  # Set: the reply's payload goes to the session's shared memory where the daemon can put it there
+  # (Reply.sharedPayload says so); the client marks the slot free once it has the bytes.
+  sharedReply @61 :SharedSpan;
 
   struct CreateContext {
     id @0 :UInt64;
@@ -729,7 +780,9 @@ struct Reply {
                                   # to finish: the queue's unwatched commands before it that failed
                                   # (Command.unwatched; not those reported already); the others
                                   # completed
+    local @14 :LocalRedirect;     # to Hello (with Hello.host) from a daemon of the client's host
   }
+  sharedPayload @13 :Bool;        # the payload is in the slot the request named (Request.sharedReply)
 }
 
 struct Completion {
@@ -778,6 +831,10 @@ struct PeerMessage {
     challenge @6 :AuthChallenge;  # to hello, from a daemon that has a key
     proof @7 :AuthProof;          # the dialling daemon's answer to challenge; welcome follows
     credit @8 :PeerCredit;        # from the receiving session: how far the sender may go
+    sharedMemory @9 :SharedMemory;
+                                  # on a link over a local socket, each side's first message after
+                                  # the handshake: the memory its data frames' payloads may lie in
+                                  # (struct SharedMemory; the descriptor is passed beside the frame)
   }
 }
 
@@ -803,6 +860,8 @@ struct PeerData {
   transfer @1 :UInt64;
   offset @2 :UInt64;              # where the payload goes, from the transfer's offset
   from @3 :UInt64;                # the sending session's token (where PeerCredits go)
+  shared @4 :SharedSpan;          # set: the payload is in the sender's shared memory (the frame has
+                                  # none); the receiver frees the slot once it has the bytes
 }
 
 struct PeerCredit {
@@ -885,12 +944,15 @@ struct DaemonStatus {
     bytesReceived @11 :UInt64;    # from the client
     bytesSent @12 :UInt64;        # to the client
     links @13 :List(LinkSummary); # its peer links: this session's data to and from other daemons
+    transport @14 :Text;          # "tcp", "tls", "local" (a Unix socket) or "local+shm" (and shared
+                                  # memory for its bulk bytes)
   }
   struct LinkSummary {
     peer @0 :Text;                # the other daemon, as dialled ("host:port")
     up @1 :Bool;                  # false: the link closed (it stays listed with its traffic)
     bytesSent @2 :UInt64;
     bytesReceived @3 :UInt64;
+    transport @4 :Text;           # as SessionSummary.transport
   }
 }
 
@@ -962,6 +1024,8 @@ struct WorkerSetup {
   peerAhead @20 :UInt64;            # --peer-ahead: bytes a peer's send may run ahead of a receive
   sandbox @21 :Bool;                # --sandbox: confine the worker (worker_sandbox.h)
   account @22 :Account;             # --session-accounts: whose the worker is, before it loads the backend
+  host @23 :Data;                   # this host (protocol/host_identity.h), for HelloReply.host
+  localSocket @24 :Text;            # --local-socket as bound, for HelloReply.localSocket
 }
 
 struct Account {
@@ -1009,6 +1073,7 @@ struct TakeSession {
   number @8 :UInt64;                # the session's number in the daemon's log
   peerAddress @9 :Text;             # HelloReply.peerAddress and its tag, made by the main process,
   peerAddressTag @10 :Data;         # which holds the key
+  localSocketTag @11 :Data;         # HelloReply.localSocketTag, made there too
 }
 
 struct ResumeSession {

@@ -7,7 +7,8 @@ namespace fedcl {
 ClientAuth::ClientAuth(Credentials credentials, const Transport &link, const std::string &endpoint,
                        std::string resume_token)
     : credentials_(std::move(credentials)),
-      binding_{link.channel_binding(), tls_host_of(endpoint), std::move(resume_token)},
+      // A daemon named by its local socket alone is this host's: "localhost" is one of its names.
+      binding_{link.channel_binding(), local_endpoint(endpoint) ? "localhost" : tls_host_of(endpoint), std::move(resume_token)},
       nonce_(fresh_nonce()) {}
 
 std::string ClientAuth::answer(wire::AuthChallenge::Reader challenge, wire::AuthProof::Builder out) {

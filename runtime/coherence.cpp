@@ -6,6 +6,7 @@
 
 #include "image.h"
 #include "runtime.h"
+#include "same_node.h"
 
 namespace fedcl {
 
@@ -20,6 +21,12 @@ void fill_peer_ref(wire::PeerRef::Builder ref, Connection &connection) {
   ref.setAddress(hello.getPeerAddress().size() ? hello.getPeerAddress() : kj::StringPtr(connection.endpoint().c_str()));
   ref.setSession(hello.getSessionToken());
   ref.setAddressTag(hello.getPeerAddressTag());
+  // A daemon of the other's host dials it at its local socket (FEDCL_LOCAL=off: TCP between daemons too).
+  if (local_mode() != LocalMode::off && hello.getLocalSocket().size()) {
+    ref.setHost(hello.getHost());
+    ref.setLocalSocket(hello.getLocalSocket());
+    ref.setLocalSocketTag(hello.getLocalSocketTag());
+  }
 }
 
 void set_wait_list(wire::Command::Builder command, const std::vector<uint64_t> &events) {

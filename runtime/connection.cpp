@@ -1,6 +1,8 @@
 #include "connection.h"
 #include "host_cores.h"
+#include "host_identity.h"
 #include "message_check.h"
+#include "same_node.h"
 #include "spin_wait.h"
 #include "trace.h"
 
@@ -31,6 +33,14 @@ constexpr size_t kInlinePayloadBytes = 64 * 1024;  // smaller payloads are copie
 // daemon's acknowledgement (about one round trip) instead of copying them.
 constexpr size_t kReferencedPayloadBytes = 1 << 20;
 constexpr size_t kReceiveBufferBytes = 256 * 1024;
+// A local session's shared memory: slots of a transfer's largest piece (transfer_chunks.h), enough
+// of them for a transfer's pieces to overlap the two ends' copies; payloads and reads from 64 KiB
+// go through it (smaller ones cost less on the socket than a slot's bookkeeping).
+constexpr uint64_t kSharedSlotBytes = kMaxTransferChunkBytes;
+constexpr uint32_t kSharedSlots = 16;
+constexpr uint64_t kSharedMinBytes = 64 * 1024;
+// How long a thread waits for a slot while none is freed before the bytes go on the socket instead.
+constexpr int kSlotWaitMs = 50;
 
 std::chrono::microseconds flush_delay() {
   static const long us = [] {
@@ -39,6 +49,10 @@ std::chrono::microseconds flush_delay() {
   }();
   return std::chrono::microseconds(us);
 }
+
+// Set on receiver threads: they never write to a socket (the daemon on the other end may be blocked
+// writing to this process, and another receiver waiting on it), so the flusher writes for them.
+thread_local bool t_receiver_thread = false;
 
 // Ends a call whose reply will never come: the daemon is gone.
 void fail_pending(PendingReply &pending, std::string message) {
@@ -121,6 +135,33 @@ std::shared_ptr<PendingReply> Connection::handshake_call(RequestMessage &request
   return pending;
 }
 
+std::unique_ptr<Transport> Connection::dial_daemon(int timeout_ms, std::string *error) {
+  if (local_.socket.empty()) return dial(endpoint_, timeout_ms, credentials_, error);
+  return dial_local(local_.socket, local_.pid, timeout_ms, error);
+}
+
+std::unique_ptr<Connection> Connection::fresh() const {
+  return std::make_unique<Connection>(index_, endpoint_, platform_, listener_);
+}
+
+std::string open_session(std::unique_ptr<Connection> &connection, int timeout_ms, const Credentials &credentials) {
+  std::string why = connection->open(timeout_ms, credentials);
+  if (!why.empty() || !connection->redirected()) return why;
+  std::unique_ptr<Connection> local = connection->fresh();
+  local->go_local(connection->redirect());
+  why = local->open(timeout_ms, credentials);
+  if (why.empty() || !local->dial_failed() || local_mode() == LocalMode::on) {
+    connection = std::move(local);
+    return why;
+  }
+  // Another mount namespace (a container) that shares the host's kernel: the daemon is as far as
+  // another host's.
+  std::unique_ptr<Connection> tcp = connection->fresh();
+  tcp->keep_to_tcp();
+  connection = std::move(tcp);
+  return connection->open(timeout_ms, credentials);
+}
+
 std::string Connection::open(int timeout_ms, const Credentials &credentials) {
   static const bool traced = [] {
     const char *path = std::getenv("FEDCL_TRACE");
@@ -132,14 +173,15 @@ std::string Connection::open(int timeout_ms, const Credentials &credentials) {
   credentials_ = credentials;
   connect_timeout_ms_ = timeout_ms;
   std::string error;
-  transport_ = dial(endpoint_, timeout_ms, credentials, &error);
+  transport_ = dial_daemon(timeout_ms, &error);
+  dial_failed_ = !transport_;
   if (!transport_) return error;
   // The daemon's heartbeat: a receive that waits this long for a single byte gives up.
   transport_->limit_silence(daemon_timeout());
-  sockaddr_storage local{};
-  socklen_t local_size = sizeof local;
-  if (getsockname(transport_->fd(), reinterpret_cast<sockaddr *>(&local), &local_size) == 0)
-    local_port_ = ntohs(reinterpret_cast<sockaddr_in *>(&local)->sin_port);  // same place in IPv6
+  sockaddr_storage mine{};
+  socklen_t mine_size = sizeof mine;
+  if (getsockname(transport_->fd(), reinterpret_cast<sockaddr *>(&mine), &mine_size) == 0 && mine.ss_family != AF_UNIX)
+    local_port_ = ntohs(reinterpret_cast<sockaddr_in *>(&mine)->sin_port);  // same place in IPv6
   alive_ = true;
   receiver_ = std::thread([this] { receiver_main(); });
   flusher_ = std::thread([this] { flusher_main(); });
@@ -156,12 +198,22 @@ std::string Connection::open(int timeout_ms, const Credentials &credentials) {
   std::string me = std::string(host) + ":" + std::to_string(getpid());
   hello.setClient(me);
   hello.setPlatform(platform_);
+  // Over TCP, the client names its host: a daemon of the same host sends it to its local socket.
+  bool offers_local = !local() && !tcp_only_ && local_mode() != LocalMode::off && !host_identity().empty();
+  if (offers_local)
+    hello.setHost(capnp::Data::Reader(reinterpret_cast<const uint8_t *>(host_identity().data()), host_identity().size()));
   auto answer = handshake_call(request, timeout_ms);
   if (answer->status != CL_SUCCESS) return answer->message.empty() ? "no answer to Hello" : answer->message;
   // Read here and (the HelloReply) by the runtime for as long as the session lasts: a malformed
   // pointer in it would throw in the application's thread (found by tests/fuzz/handshake_fuzzer).
   std::string malformed = message_check(answer->reply());
   if (!malformed.empty()) return "malformed answer to Hello: " + malformed;
+  if (answer->reply().which() == wire::Reply::LOCAL) {
+    if (!offers_local) return "the daemon sent this connection to a local socket it was not asked for";
+    redirect_ = {answer->reply().getLocal().getSocket(), answer->reply().getLocal().getPid()};
+    if (redirect_.socket.empty()) return "the daemon sent this connection to a local socket without a path";
+    return {};
+  }
   if (answer->reply().which() == wire::Reply::CHALLENGE) {
     RequestMessage authenticate;
     std::string why = auth.answer(answer->reply().getChallenge(), authenticate.root.initAuthenticate());
@@ -177,6 +229,10 @@ std::string Connection::open(int timeout_ms, const Credentials &credentials) {
   hello_ = std::move(answer);
   hello_->reader = kept_message_reader(hello_->words.asPtr());  // read for the whole session
   node_ = hello_->reply().getHello().getNode();
+  auto daemon_host = hello_->reply().getHello().getHost();
+  if (local_mode() == LocalMode::on && !local() && !tcp_only_ && !host_identity().empty() &&
+      daemon_host.size() == host_identity().size() && std::memcmp(daemon_host.begin(), host_identity().data(), daemon_host.size()) == 0)
+    return "FEDCL_LOCAL=on: the daemon runs on this host but offers no local socket (fedcld --local-socket)";
   {
     std::lock_guard<std::mutex> lock(queue_mutex_);
     auto token = hello_->reply().getHello().getResumeToken();
@@ -190,7 +246,51 @@ std::string Connection::open(int timeout_ms, const Credentials &credentials) {
     }
   }
   serving_ = true;
+  if (local()) share_memory();
   return {};
+}
+
+void Connection::share_memory() {
+  auto region = std::make_unique<SharedRegion>();
+  if (!region->create(kSharedSlotBytes, kSharedSlots).empty()) return;  // the socket carries everything
+  RequestMessage request;
+  auto shared = request.root.initSharedMemory();
+  shared.setBytes(region->bytes());
+  shared.setSlotBytes(region->slot_bytes());
+  shared.setSlots(region->slots());
+  request.descriptor = region->fd();
+  // Only once the daemon has mapped it may a request name a slot.
+  if (call(request)->status == CL_SUCCESS) shared_ = std::move(region);
+}
+
+bool Connection::uses_shared(uint64_t bytes) const {
+  return shared_ && bytes >= kSharedMinBytes && bytes <= shared_->slot_bytes();
+}
+
+long Connection::take_slot() {
+  for (;;) {
+    uint32_t seen = shared_->released();
+    long slot = shared_->try_take();
+    // A receiver thread never waits: it is what frees the slots of reads. Nor does anyone while the
+    // slots stand still since a wait gave up (until one is freed).
+    if (slot >= 0 || t_receiver_thread || !alive() || seen == slots_stalled_at_.load(std::memory_order_relaxed))
+      return slot;
+    shared_->wait_released(seen, kSlotWaitMs);
+    if (shared_->released() == seen) {
+      slots_stalled_at_.store(seen, std::memory_order_relaxed);
+      return -1;
+    }
+  }
+}
+
+bool Connection::put_in_slot(RequestMessage &request, const void *payload, uint64_t payload_bytes) {
+  long slot = take_slot();
+  if (slot < 0) return false;
+  std::memcpy(shared_->slot(uint32_t(slot)), payload, payload_bytes);
+  auto span = request.root.initSharedPayload();
+  span.setSlot(uint32_t(slot));
+  span.setBytes(payload_bytes);
+  return true;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -198,11 +298,6 @@ std::string Connection::open(int timeout_ms, const Credentials &credentials) {
 // one thread at a time is the writer (writing_) and writes batches with the lock released. A thread
 // that appends while another writes leaves its bytes to that writer.
 
-namespace {
-// Set on receiver threads: they never write to a socket (the daemon on the other end may be blocked
-// writing to this process, and another receiver waiting on it), so the flusher writes for them.
-thread_local bool t_receiver_thread = false;
-}  // namespace
 
 void Connection::arm(bool now) {
   if (now) urgent_.store(true, std::memory_order_release);
@@ -228,15 +323,26 @@ std::string Connection::write_batch(const SendQueue::Batch &batch, Transport &tr
   if (link_down) return {};  // the receiver is resuming the session; it resends these bytes from sent_
   iovec iov[kPiecesPerSend];
   int count = 0;
+  int descriptor = -1;  // goes beside iov[0]
+  auto send = [&] {
+    std::string why = descriptor >= 0 ? transport.send_with_descriptor(iov, count, descriptor) : transport.send(iov, count);
+    count = 0;
+    descriptor = -1;
+    return why;
+  };
   for (const auto &segment : batch.segments) {
+    if (segment.descriptor >= 0 && count) {
+      std::string why = send();
+      if (!why.empty()) return why;
+    }
+    if (segment.descriptor >= 0) descriptor = segment.descriptor;
     if (segment.size() == 0) continue;
     iov[count++] = {const_cast<void *>(segment.data()), size_t(segment.size())};
     if (count < int(kPiecesPerSend)) continue;
-    std::string why = transport.send(iov, count);
+    std::string why = send();
     if (!why.empty()) return why;
-    count = 0;
   }
-  return count ? transport.send(iov, count) : std::string();
+  return count ? send() : std::string();
 }
 
 void Connection::drain(std::unique_lock<std::mutex> &lock, int rounds) {
@@ -291,6 +397,7 @@ cl_int Connection::post(RequestMessage &request, const void *payload, uint64_t p
     return pending->status;
   }
   if (!alive()) return CL_DEVICE_NOT_AVAILABLE;
+  if (uses_shared(payload_bytes) && put_in_slot(request, payload, payload_bytes)) payload_bytes = 0;
   std::unique_lock<std::mutex> lock(queue_mutex_);
   queue_.append_frame(wire::FrameKind::REQUEST, request.scratch.builder(), payload_bytes);
   bool referenced = keeps_sent_ && payload_bytes >= kReferencedPayloadBytes;
@@ -332,6 +439,15 @@ std::shared_ptr<PendingReply> Connection::send_call(RequestMessage &request, con
   pending->read_size = read_size;
   pending->landed = std::move(landed);
   request.root.setSeq(pending->seq);
+  if (uses_shared(payload_bytes) && put_in_slot(request, payload, payload_bytes)) payload_bytes = 0;
+  if (read_dest && uses_shared(read_size)) {
+    pending->shared_slot = take_slot();
+    if (pending->shared_slot >= 0) {
+      auto span = request.root.initSharedReply();
+      span.setSlot(uint32_t(pending->shared_slot));
+      span.setBytes(read_size);
+    }
+  }
   {
     std::lock_guard<std::mutex> lock(pending_mutex_);
     if (!alive()) {
@@ -343,7 +459,7 @@ std::shared_ptr<PendingReply> Connection::send_call(RequestMessage &request, con
     pending_.emplace(pending->seq, pending);
   }
   std::unique_lock<std::mutex> lock(queue_mutex_);
-  queue_.append_frame(wire::FrameKind::REQUEST, request.scratch.builder(), payload_bytes);
+  queue_.append_frame(wire::FrameKind::REQUEST, request.scratch.builder(), payload_bytes, request.descriptor);
   uint64_t borrowed_end = payload_bytes ? append_payload(payload, payload_bytes, false) : 0;
   trace::mark(trace::Point::client_sent, local_port_, pending->seq);
   drain(lock);
@@ -564,6 +680,20 @@ void Connection::receiver_main() {
       if (!pending) {
         lose("the daemon answered request " + std::to_string(reply.getSeq()) + ", which was never sent");
         return;
+      }
+      if (reply.getSharedPayload()) {
+        if (pending->shared_slot < 0 || header.payload_bytes) {
+          lose("the daemon put a reply's bytes in shared memory it was not asked to use");
+          fail_taken(*pending);
+          return;
+        }
+        // The one copy of a local session's read: from the slot the daemon read into.
+        std::memcpy(pending->read_dest, shared_->slot(uint32_t(pending->shared_slot)), pending->read_size);
+        if (pending->landed) pending->landed();
+      }
+      if (pending->shared_slot >= 0) {
+        shared_->release(uint32_t(pending->shared_slot));
+        pending->shared_slot = -1;
       }
       if (header.payload_bytes) {
         if (!pending->read_dest || header.payload_bytes != pending->read_size) {

@@ -1,5 +1,5 @@
-// One session with one bridge daemon: a TCP or TLS connection (transport.h), the coalescing sender, and a receiver
-// thread that delivers replies to waiting calls and notices to the runtime.
+// One session with one bridge daemon: a TCP, TLS or local connection (transport.h), the coalescing
+// sender, and a receiver thread that delivers replies to waiting calls and notices to the runtime.
 //
 // Requests go into a send queue (send_queue.h) that any thread appends to without touching the
 // socket; one thread at a time writes it. Requests that need no answer leave in batches: when a
@@ -25,6 +25,8 @@
 #include "frame.h"
 #include "resend_buffer.h"
 #include "send_queue.h"
+#include "shared_region.h"
+#include "transport.h"
 
 namespace fedcl {
 
@@ -35,6 +37,7 @@ class Transport;
 struct RequestMessage {
   ScratchMessage scratch;
   wire::Request::Builder root = scratch.builder().initRoot<wire::Request>();
+  int descriptor = -1;  // passed beside the request (a local session's shared memory)
 };
 
 // A call that waits (or will be waited for) for its Reply.
@@ -42,6 +45,7 @@ struct PendingReply {
   uint64_t seq = 0;
   void *read_dest = nullptr;   // a read's bytes land here, straight from the socket
   uint64_t read_size = 0;
+  long shared_slot = -1;       // or from this slot of the session's shared memory (Request.sharedReply)
   // Runs on the receiver thread once the bytes are in read_dest, before the read's event completes
   // (pitched reads unpack there).
   std::function<void()> landed;
@@ -81,8 +85,28 @@ class Connection {
 
   // Connects, starts the threads and runs the handshake: Hello, and where the daemon has a key, the
   // challenge-response, in which the daemon must prove it holds the key too (when this client has
-  // one). Returns "" or why it failed.
+  // one). Returns "" or why it failed. A daemon of this host may answer with its local socket
+  // instead (redirected()): open_session() takes the session there.
   std::string open(int timeout_ms, const Credentials &credentials);
+  // Where a daemon of this host sent this connection (Reply.local).
+  struct Redirect {
+    std::string socket;
+    uint32_t pid = 0;
+  };
+  bool redirected() const { return !redirect_.socket.empty(); }
+  const Redirect &redirect() const { return redirect_; }
+  // A connection to the same daemon and platform, not opened: to the local socket (go_local), or
+  // over TCP without the offer to go local (keep_to_tcp).
+  std::unique_ptr<Connection> fresh() const;
+  void go_local(const Redirect &to) { local_ = to; }
+  void keep_to_tcp() { tcp_only_ = true; }
+  // Whether open() failed before a byte was exchanged (the daemon could not be reached).
+  bool dial_failed() const { return dial_failed_; }
+  // The session runs over the daemon's local socket.
+  bool local() const { return !local_.socket.empty() || local_endpoint(endpoint_); }
+  // Its bulk bytes go through shared memory (protocol/shared_region.h): payloads and reads of
+  // kSharedMinBytes up to a slot (so callers cut larger transfers into pieces of a slot at most).
+  bool shares_memory() const { return shared_ != nullptr; }
 
   // Sends a request that needs no reply. In synchronous mode (FEDCL_SYNC=1) it waits for the
   // daemon's verdict and returns it; otherwise it returns CL_SUCCESS, or an error if the daemon is gone.
@@ -126,6 +150,19 @@ class Connection {
  private:
   // Sends a handshake request and waits for its reply, at most timeout_ms.
   std::shared_ptr<PendingReply> handshake_call(RequestMessage &request, int timeout_ms);
+  // Reaches the daemon: its local socket once sent there, else the endpoint. Null with *error.
+  std::unique_ptr<Transport> dial_daemon(int timeout_ms, std::string *error);
+  // A local session: makes its shared memory and passes it to the daemon (shared_ stays null if
+  // either cannot).
+  void share_memory();
+  // Whether a payload or a read of bytes goes through the shared memory.
+  bool uses_shared(uint64_t bytes) const;
+  // A free slot of the shared memory, marked taken; waits while slots are being freed, and gives up
+  // (-1: the bytes go on the socket) when none was freed for a while: the commands that hold them
+  // may wait for this very thread (a user event it sets later).
+  long take_slot();
+  // Copies payload into a slot and names it in request; false if no slot could be had.
+  bool put_in_slot(RequestMessage &request, const void *payload, uint64_t payload_bytes);
   // Wakes the flusher: after the flush delay, or at once (now: a thread hands its writing over).
   void arm(bool now = false);
   // Under queue_mutex_ (lock), which it releases while it writes: becomes the writer unless a
@@ -175,6 +212,13 @@ class Connection {
   uint32_t platform_;
   std::string node_;
   ConnectionListener *listener_;
+  Redirect local_;      // the daemon's local socket this session runs over
+  std::unique_ptr<SharedRegion> shared_;  // a local session's shared memory, once the daemon has it
+  // The count of freed slots at which a wait for one gave up: no thread waits again until it moves.
+  std::atomic<int64_t> slots_stalled_at_{-1};
+  Redirect redirect_;   // where the daemon sent this connection (open() then ends)
+  bool tcp_only_ = false;
+  bool dial_failed_ = false;
   std::unique_ptr<Transport> transport_;  // plain TCP or TLS (transport.h); set by open(), replaced
                                           // by the receiver when it resumes (under queue_mutex_,
                                           // as the writer)
@@ -229,6 +273,11 @@ class Connection {
   std::chrono::steady_clock::time_point last_received_;  // receiver thread only
   size_t in_begin_ = 0, in_end_ = 0;
 };
+
+// Opens connection (Connection::open); a daemon of this host that sends it to its local socket gets
+// the session there, on a fresh connection, and over TCP again where FEDCL_LOCAL is auto and the
+// socket cannot be reached. "" or why the session could not be had.
+std::string open_session(std::unique_ptr<Connection> &connection, int timeout_ms, const Credentials &credentials);
 
 // How long a daemon may stay silent before it counts as lost (FEDCL_DAEMON_TIMEOUT).
 std::chrono::milliseconds daemon_timeout();

@@ -6,10 +6,13 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
+#include <thread>
 
 namespace fedcl {
 
@@ -68,6 +71,36 @@ int connect_with_timeout(const std::string &endpoint, int timeout_ms, std::strin
     setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &probes, sizeof probes);
     setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout_ms, sizeof user_timeout_ms);
   }
+  return fd;
+}
+
+int connect_local(const std::string &path, int timeout_ms, std::string *error) {
+  sockaddr_un at{};
+  at.sun_family = AF_UNIX;
+  if (path.size() >= sizeof at.sun_path) {
+    *error = "the local socket's path " + path + " is too long";
+    return -1;
+  }
+  std::memcpy(at.sun_path, path.data(), path.size());
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0) {
+    *error = std::string("socket: ") + std::strerror(errno);
+    return -1;
+  }
+  // A full backlog answers EAGAIN (a Unix socket's connect does not wait in the background): try
+  // again until the deadline.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (connect(fd, reinterpret_cast<sockaddr *>(&at), sizeof at) != 0) {
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      continue;
+    }
+    *error = "connect to " + path + ": " + std::strerror(errno);
+    close(fd);
+    return -1;
+  }
+  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
   return fd;
 }
 

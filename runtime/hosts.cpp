@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "slurm_nodelist.h"
+#include "transport.h"
 
 namespace fedcl {
 
@@ -44,6 +45,12 @@ std::string split_port(const std::string &entry, std::string *hosts, std::string
 // The daemons one entry names, as host:port.
 std::string expand_entry(const std::string &entry, std::vector<std::string> *endpoints, std::vector<std::string> *notes) {
   if (entry.find_first_of(" \t") != std::string::npos) return "blanks inside an entry (one entry per line)";
+  if (local_endpoint(entry)) {
+    if (entry.size() <= sizeof kLocalEndpointPrefix || entry[sizeof kLocalEndpointPrefix - 1] != '/')
+      return "unix: wants the absolute path of a daemon's local socket";
+    endpoints->push_back(entry);
+    return {};
+  }
   std::string hosts, port;
   std::string why = split_port(entry, &hosts, &port);
   if (!why.empty()) return why;

@@ -37,8 +37,8 @@ extern const char kDefaultHostsFile[];
 HostList hosts_from_environment();
 // Parses hosts.conf text (one entry per line, '#' comments, "key SECRET", "user NAME", "tls off|cert|psk"
 // and "tls-ca FILE" lines). An
-// entry is HOST[:PORT], a Slurm host list with an optional port (gpu[01-04,07]:7071), or
-// slurm-job[:PORT].
+// entry is HOST[:PORT], a Slurm host list with an optional port (gpu[01-04,07]:7071),
+// slurm-job[:PORT], or unix:PATH (a daemon of this host by its local socket).
 HostList hosts_parse(const std::string &text, const std::string &source);
 // Parses a FEDCL_HOSTS value: the same entries separated by commas.
 HostList hosts_parse_list(const std::string &text);

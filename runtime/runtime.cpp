@@ -88,7 +88,7 @@ std::vector<std::string> Runtime::open_all(std::vector<std::unique_ptr<Connectio
   std::vector<std::string> errors(connections.size());
   std::vector<std::thread> threads;
   for (size_t i = 0; i < connections.size(); i++)
-    threads.emplace_back([&, i] { errors[i] = connections[i]->open(connect_timeout_ms(), credentials); });
+    threads.emplace_back([&, i] { errors[i] = open_session(connections[i], connect_timeout_ms(), credentials); });
   for (auto &thread : threads) thread.join();
   return errors;
 }

@@ -20,7 +20,11 @@ std::vector<uint8_t> &SendQueue::copy_segment() {
   return segments_.back().copied;
 }
 
-void SendQueue::append_frame(wire::FrameKind kind, capnp::MessageBuilder &message, uint64_t payload_bytes) {
+void SendQueue::append_frame(wire::FrameKind kind, capnp::MessageBuilder &message, uint64_t payload_bytes, int descriptor) {
+  if (descriptor >= 0) {
+    segments_.emplace_back();  // its first byte is the frame's
+    segments_.back().descriptor = descriptor;
+  }
   auto &out = copy_segment();
   size_t before = out.size();
   frame_append(out, kind, message, payload_bytes);

@@ -26,6 +26,8 @@ class SendQueue {
     const void *borrowed = nullptr;   // a caller's payload
     uint64_t borrowed_bytes = 0;
     bool referenced = false;          // a resumption resends it from the caller's memory (connection.h)
+    int descriptor = -1;              // passed beside the segment's first byte (a local session's
+                                      // shared memory, transport.h); the caller keeps it open
 
     const void *data() const { return borrowed ? borrowed : copied.data(); }
     uint64_t size() const { return borrowed ? borrowed_bytes : copied.size(); }
@@ -36,8 +38,9 @@ class SendQueue {
     uint64_t end = 0;
   };
 
-  // Appends a frame's header and message; its payload (payload_bytes) must follow.
-  void append_frame(wire::FrameKind kind, capnp::MessageBuilder &message, uint64_t payload_bytes);
+  // Appends a frame's header and message; its payload (payload_bytes) must follow. A descriptor
+  // (not -1) travels beside the frame's first byte.
+  void append_frame(wire::FrameKind kind, capnp::MessageBuilder &message, uint64_t payload_bytes, int descriptor = -1);
   // Appends a payload and the frame's padding after it. Returns the stream offset after them.
   uint64_t append_copy(const void *payload, uint64_t size);
   uint64_t append_borrowed(const void *payload, uint64_t size, bool referenced);

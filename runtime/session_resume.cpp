@@ -165,7 +165,7 @@ bool Connection::resume_session(const std::string &why_dropped) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) break;
     std::string error;
-    auto fresh = dial(endpoint_, int(std::min<long>(left.count(), connect_timeout_ms_)), credentials_, &error);
+    auto fresh = dial_daemon(int(std::min<long>(left.count(), connect_timeout_ms_)), &error);
     if (!fresh) {
       std::this_thread::sleep_for(kRedialPause);
       continue;

@@ -11,7 +11,8 @@
 #
 # address (the default): AddressSanitizer and UndefinedBehaviorSanitizer, into build-asan/
 # (FEDCL_ASAN_BUILD_DIR overrides); the unit, end-to-end, TLS and tool tests, and the fuzz corpora's
-# replays. thread: ThreadSanitizer, into build-tsan/ (FEDCL_TSAN_BUILD_DIR); the unit tests (but
+# replays, with the driver kept to TCP (FEDCL_LOCAL=off). thread: ThreadSanitizer, into build-tsan/
+# (FEDCL_TSAN_BUILD_DIR), the driver on its daemons' local sockets (FEDCL_LOCAL=on); the unit tests (but
 # the collectives' plans, one thread's) and the end-to-end tests. Both trees define only the tests of
 # this set (FEDCL_TESTS=sanitized). A race in fedcl's code is fixed, never suppressed;
 # scripts/tsan.supp holds only what lies wholly inside third-party code, each entry with its reason.
@@ -44,6 +45,7 @@ address)
   left_out=()
   excluded='^fuzz\.session_bounded$'  # the long fuzz run: scripts/fuzz.sh
   report_marker='ERROR: '
+  local_path=off
   name="ASan and UBSan" ;;
 thread)
   build=${FEDCL_TSAN_BUILD_DIR:-$repo/build-tsan}
@@ -62,6 +64,7 @@ thread)
   # tree's time for no thread to check; the ASan tree runs them.
   excluded='^(Resume\.AClientThatSaidGoodbyeAtExitDoesNotResume|CollectivePlan\..*)$'
   report_marker='WARNING: ThreadSanitizer'
+  local_path=on
   name=ThreadSanitizer ;;
 *) echo "usage: $0 [address|thread] [build|test]" >&2; exit 2 ;;
 esac
@@ -105,6 +108,9 @@ export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 # an application may still call in); a thread leak is no race.
 export TSAN_OPTIONS=log_path=$reports/tsan:second_deadlock_stack=1:die_after_fork=0:report_thread_leaks=0:suppressions=$repo/scripts/tsan.supp
 [[ -z $runtimes ]] || export LD_PRELOAD=$runtimes
+# The same node's path each way, at no extra cost (docs/design-decisions.md, "Same node"): the tests'
+# daemons are on the client's host, where a plain run takes the local path where it can.
+export FEDCL_LOCAL=$local_path
 # The tests wait more than they compute (daemons' time limits, killed peers, stalled links): three
 # per core keep the cores busy; at most 8, since each starts daemons with a PoCL thread per core.
 jobs=${FEDCL_TEST_JOBS:-$(($(nproc) * 3 > 8 ? 8 : $(nproc) * 3))}

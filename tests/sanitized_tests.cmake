@@ -6,7 +6,8 @@ add_executable(fedcl_unit_tests unit/hosts_test.cpp unit/kernel_args_test.cpp un
   unit/kernel_names_test.cpp unit/ptx_entries_test.cpp unit/host_cores_test.cpp unit/build_options_test.cpp unit/build_includes_test.cpp unit/peer_inbox_test.cpp unit/node_paths_test.cpp
   unit/auth_test.cpp unit/daemon_config_test.cpp unit/slurm_nodelist_test.cpp unit/resend_buffer_test.cpp unit/send_queue_test.cpp
   unit/tls_pipe_test.cpp unit/tls_records_test.cpp unit/image_layout_test.cpp unit/region_pieces_test.cpp
-  unit/kept_message_test.cpp unit/validity_map_test.cpp unit/collective_plan_test.cpp unit/handshake_limits_test.cpp)
+  unit/kept_message_test.cpp unit/validity_map_test.cpp unit/collective_plan_test.cpp unit/handshake_limits_test.cpp
+  unit/host_identity_test.cpp)
 target_compile_definitions(fedcl_unit_tests PRIVATE FEDCL_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 target_link_libraries(fedcl_unit_tests PRIVATE fedcld_core fedcl_runtime fedcl_protocol OpenCL::OpenCL GTest::gtest_main)
 fedcl_discover_tests(fedcl_unit_tests unit)
@@ -18,7 +19,7 @@ add_executable(fedcl_e2e_tests
   e2e/printf_test.cpp e2e/peer_protocol_test.cpp e2e/file_transfer_test.cpp e2e/node_file_test.cpp
   e2e/auth_test.cpp e2e/liveness_test.cpp e2e/status_command_test.cpp e2e/resume_test.cpp e2e/metrics_test.cpp e2e/command_buffer_test.cpp
   e2e/command_buffer_multi_device_test.cpp e2e/lifetime_test.cpp e2e/range_coherence_test.cpp e2e/collective_test.cpp e2e/off_loop_test.cpp e2e/transfer_window_test.cpp
-  e2e/sandbox_test.cpp e2e/stranger_test.cpp)
+  e2e/sandbox_test.cpp e2e/stranger_test.cpp e2e/same_node_test.cpp)
 target_link_libraries(fedcl_e2e_tests PRIVATE fedcl_test_support GTest::gtest_main)
 target_compile_definitions(fedcl_e2e_tests PRIVATE FEDCL_COMMAND_PATH="$<TARGET_FILE:fedcl_command>"
   FEDCL_REFUSING_BACKEND_PATH="$<TARGET_FILE:fedcl_refusing_backend>" FEDCLD_PATH="$<TARGET_FILE:fedcld>"
@@ -38,7 +39,8 @@ gtest_discover_tests(fedcl_e2e_tests
 # TLS (fedcld --tls, FEDCL_TLS): its own tests (recorded sessions, peer links, refusals), and the e2e
 # tests of commands, transfers (reads streamed from 64 KiB), events, maps, two daemons, liveness and
 # daemons lost mid-read once more over TLS with each trust root (with the key, large spans are sealed
-# and opened on helper threads at both ends, as on machines with cores to spare). The certificates
+# and opened on helper threads at both ends, as on machines with cores to spare). Over TCP, as
+# between hosts: on a daemon's own host the driver would take its local socket (FEDCL_LOCAL). The certificates
 # and the key are made at test time, never committed (make_certificates.sh, the tls_certificates fixture).
 set(FEDCL_TLS_DIR ${CMAKE_CURRENT_BINARY_DIR}/tls)
 add_test(NAME tls.make_certificates COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/tls/make_certificates.sh ${FEDCL_TLS_DIR})
@@ -50,12 +52,12 @@ target_link_libraries(fedcl_tls_tests PRIVATE fedcl_test_support OpenSSL::SSL GT
 add_dependencies(fedcl_tls_tests fedcl_command)
 gtest_discover_tests(fedcl_tls_tests DISCOVERY_MODE PRE_TEST
   PROPERTIES TIMEOUT ${FEDCL_TEST_TIMEOUT} LABELS tls FIXTURES_REQUIRED tls_certificates
-  ENVIRONMENT "${FEDCL_TEST_ENVIRONMENT}")
+  ENVIRONMENT "${FEDCL_TEST_ENVIRONMENT}${FEDCL_ENV_SEP}FEDCL_LOCAL=off")
 # The key's group also runs two crypto helpers at both ends and a key update every 64 records (1 MiB)
 # each way, so that CI's 2-core machine takes the parallel paths and key changes end to end.
 set(tls_reruns
-  "tls_cert|--tls yes --tls-cert ${FEDCL_TLS_DIR}/daemon.pem --tls-key ${FEDCL_TLS_DIR}/daemon.key --tls-ca ${FEDCL_TLS_DIR}/ca.pem|FEDCL_TLS=cert@FEDCL_TLS_CA=${FEDCL_TLS_DIR}/ca.pem"
-  "tls_psk|--tls yes --key-file ${FEDCL_TLS_DIR}/key|FEDCL_TLS=psk@FEDCL_KEY_FILE=${FEDCL_TLS_DIR}/key@FEDCL_TLS_CRYPTO_THREADS=2@FEDCL_TLS_KEY_UPDATE_RECORDS=64")
+  "tls_cert|--tls yes --tls-cert ${FEDCL_TLS_DIR}/daemon.pem --tls-key ${FEDCL_TLS_DIR}/daemon.key --tls-ca ${FEDCL_TLS_DIR}/ca.pem|FEDCL_TLS=cert@FEDCL_TLS_CA=${FEDCL_TLS_DIR}/ca.pem@FEDCL_LOCAL=off"
+  "tls_psk|--tls yes --key-file ${FEDCL_TLS_DIR}/key|FEDCL_TLS=psk@FEDCL_KEY_FILE=${FEDCL_TLS_DIR}/key@FEDCL_TLS_CRYPTO_THREADS=2@FEDCL_TLS_KEY_UPDATE_RECORDS=64@FEDCL_LOCAL=off")
 foreach(run ${tls_reruns})
   string(REPLACE "|" ";" fields "${run}")
   list(GET fields 0 prefix)

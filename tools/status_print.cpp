@@ -56,18 +56,20 @@ void print_daemon(std::FILE *out, const DaemonReport &r) {
                r.sessions.size() + size_t(r.sessions_hidden), (unsigned long long)r.max_sessions, hidden.c_str(),
                bytes_text(r.memory_in_use()).c_str(), limit.c_str());
   if (r.sessions.empty()) return (void)std::fputc('\n', out);
-  std::fprintf(out, "    %-22s %-10s %-21s %8s %7s %10s %6s %9s %14s %10s %10s\n", "CLIENT", "USER", "ADDRESS", "PID",
-               "AGE", "MEMORY", "OBJS", "IN FLIGHT", "REQS (FAILED)", "RECEIVED", "SENT");
+  std::fprintf(out, "    %-22s %-10s %-21s %-9s %8s %7s %10s %6s %9s %14s %10s %10s\n", "CLIENT", "USER", "ADDRESS",
+               "TRANSPORT", "PID", "AGE", "MEMORY", "OBJS", "IN FLIGHT", "REQS (FAILED)", "RECEIVED", "SENT");
   for (const auto &s : r.sessions) {
     std::string requests = std::to_string(s.requests) + " (" + std::to_string(s.requests_failed) + ")";
-    std::fprintf(out, "    %-22s %-10s %-21s %8u %7s %10s %6llu %9llu %14s %10s %10s\n", s.client.c_str(),
-                 s.user.empty() ? "-" : s.user.c_str(), s.address.empty() ? "-" : s.address.c_str(), s.pid,
+    std::fprintf(out, "    %-22s %-10s %-21s %-9s %8u %7s %10s %6llu %9llu %14s %10s %10s\n", s.client.c_str(),
+                 s.user.empty() ? "-" : s.user.c_str(), s.address.empty() ? "-" : s.address.c_str(),
+                 s.transport.empty() ? "-" : s.transport.c_str(), s.pid,
                  duration_text(s.seconds).c_str(), bytes_text(s.memory).c_str(), (unsigned long long)s.objects,
                  (unsigned long long)s.commands_in_flight, requests.c_str(), bytes_text(s.bytes_received).c_str(),
                  bytes_text(s.bytes_sent).c_str());
     for (const auto &link : s.links)
-      std::fprintf(out, "      peer link %s (%s): %s sent, %s received\n", link.peer.c_str(), link.up ? "up" : "closed",
-                   bytes_text(link.bytes_sent).c_str(), bytes_text(link.bytes_received).c_str());
+      std::fprintf(out, "      peer link %s (%s, %s): %s sent, %s received\n", link.peer.c_str(), link.up ? "up" : "closed",
+                   link.transport.empty() ? "-" : link.transport.c_str(), bytes_text(link.bytes_sent).c_str(),
+                   bytes_text(link.bytes_received).c_str());
   }
   std::fputc('\n', out);
 }
@@ -127,6 +129,7 @@ std::string daemon_json(const DaemonReport &r) {
            std::to_string(s.platform) + ", \"memory\": " + std::to_string(s.memory) + ", \"objects\": " +
            std::to_string(s.objects) + ", \"seconds\": " + std::to_string(s.seconds) + ", \"pid\": " +
            std::to_string(s.pid) + ", \"user\": " + quoted(s.user) + ", \"address\": " + quoted(s.address) +
+           ", \"transport\": " + quoted(s.transport) +
            ", \"commands_in_flight\": " + std::to_string(s.commands_in_flight) + ", \"requests\": " +
            std::to_string(s.requests) + ", \"requests_failed\": " + std::to_string(s.requests_failed) +
            ", \"bytes_received\": " + std::to_string(s.bytes_received) + ", \"bytes_sent\": " +
@@ -135,7 +138,7 @@ std::string daemon_json(const DaemonReport &r) {
       const auto &link = s.links[l];
       out += std::string(l ? ", " : "") + "{\"peer\": " + quoted(link.peer) + ", \"up\": " + (link.up ? "true" : "false") +
              ", \"bytes_sent\": " + std::to_string(link.bytes_sent) + ", \"bytes_received\": " +
-             std::to_string(link.bytes_received) + "}";
+             std::to_string(link.bytes_received) + ", \"transport\": " + quoted(link.transport) + "}";
     }
     out += "]}";
   }

@@ -79,13 +79,14 @@ void copy_status(wire::DaemonStatus::Reader status, DaemonReport &report) {
     copy.pid = session.getPid();
     copy.user = session.getUser();
     copy.address = session.getAddress();
+    copy.transport = session.getTransport();
     copy.commands_in_flight = session.getCommandsInFlight();
     copy.requests = session.getRequests();
     copy.requests_failed = session.getRequestsFailed();
     copy.bytes_received = session.getBytesReceived();
     copy.bytes_sent = session.getBytesSent();
     for (auto link : session.getLinks())
-      copy.links.push_back({link.getPeer(), link.getUp(), link.getBytesSent(), link.getBytesReceived()});
+      copy.links.push_back({link.getPeer(), link.getUp(), link.getBytesSent(), link.getBytesReceived(), link.getTransport()});
     report.sessions.push_back(std::move(copy));
   }
 }

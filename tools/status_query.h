@@ -24,6 +24,7 @@ struct DaemonReport {
     std::string peer;   // the other end of the link's connection
     bool up = false;
     uint64_t bytes_sent = 0, bytes_received = 0;
+    std::string transport;  // tcp, tls, local or local+shm (DaemonStatus.LinkSummary.transport)
   };
   struct Session {
     std::string client;
@@ -34,6 +35,7 @@ struct DaemonReport {
     uint32_t pid = 0;   // the session's worker process on the daemon's node
     std::string user;   // whose key the client proved ("" on a daemon without keys)
     std::string address;  // the client's connection as the daemon sees it
+    std::string transport;  // how it travels: tcp, tls, local (a Unix socket), local+shm
     uint64_t commands_in_flight = 0;
     uint64_t requests = 0, requests_failed = 0;
     uint64_t bytes_received = 0, bytes_sent = 0;  // the daemon's view: from and to the client

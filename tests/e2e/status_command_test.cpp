@@ -65,7 +65,7 @@ TEST(StatusCommand, LiveDaemonsAnswerWithDevicesAndSessions) {
   EXPECT_TRUE(has(text.out, "device 0: ")) << text.out;
   EXPECT_TRUE(has(text.out, "3.0 MiB of device memory in use, at most 1.0 GiB each")) << text.out;
   // Each session runs in a process of its own; the table names it, and what the session did.
-  EXPECT_TRUE(has(text.out, "CLIENT                 USER       ADDRESS                    PID")) << text.out;
+  EXPECT_TRUE(has(text.out, "CLIENT                 USER       ADDRESS               TRANSPORT      PID")) << text.out;
   EXPECT_TRUE(has(text.out, "since start: 1 sessions, 0 handshakes refused, 0 requests failed, 0 workers lost")) << text.out;
   EXPECT_TRUE(has(text.out, "2 daemons from FEDCL_HOSTS: 2 reachable, 0 unreachable")) << text.out;
 
@@ -77,7 +77,10 @@ TEST(StatusCommand, LiveDaemonsAnswerWithDevicesAndSessions) {
   EXPECT_TRUE(has(json.out, "\"max_session_memory\": 1073741824")) << json.out;
   EXPECT_TRUE(has(json.out, "\"pid\": ")) << json.out;
   EXPECT_TRUE(has(json.out, "{\"schema\": 1, ")) << json.out;
-  EXPECT_TRUE(has(json.out, "\"address\": \"127.0.0.1:")) << json.out;
+  // Over TCP (FEDCL_LOCAL=off) or the daemon's local socket, as the address says.
+  EXPECT_TRUE(std::regex_search(json.out, std::regex("\"address\": \"(127\\.0\\.0\\.1:[0-9]+\", \"transport\": \"tcp|"
+                                                     "local uid [0-9]+ pid [0-9]+\", \"transport\": \"local\\+shm)\"")))
+      << json.out;
   EXPECT_TRUE(has(json.out, "\"commands_in_flight\": 0")) << json.out;
   EXPECT_TRUE(has(json.out, "\"links\": []")) << json.out;
   EXPECT_TRUE(std::regex_search(json.out, std::regex("\"requests\": [1-9][0-9]*, \"requests_failed\": 0"))) << json.out;
@@ -184,7 +187,7 @@ TEST(StatusCommand, ASessionShowsItsTrafficAndItsPeerLinks) {
   EXPECT_GE(std::stoull(link[1]), bytes) << json.out;
   EXPECT_TRUE(std::regex_search(json.out, std::regex("\"bytes_received\": ([2-9][0-9]{6}|[0-9]{8,}), \"bytes_sent\""))) << json.out;
   StatusRun text = fedcl_status(hosts, "");
-  EXPECT_TRUE(std::regex_search(text.out, std::regex("peer link 127.0.0.1:[0-9]+ \\(up\\): 2.[0-9] MiB sent"))) << text.out;
+  EXPECT_TRUE(std::regex_search(text.out, std::regex("peer link 127.0.0.1:[0-9]+ \\(up, [a-z+]+\\): 2.[0-9] MiB sent"))) << text.out;
 }
 
 // The key list's users see their own sessions; --status-admin and the cluster key see every one.

@@ -7,6 +7,7 @@
 #include <poll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -46,6 +47,16 @@ int idle_connection(int port, const char *source = nullptr) {
   to.sin_port = htons(uint16_t(port));
   to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   if (connect(fd, reinterpret_cast<sockaddr *>(&to), sizeof to) != 0) return close(fd), -1;
+  return fd;
+}
+
+// The same to a daemon's local socket (docs/design-decisions.md, "Same node").
+int idle_local_connection(const std::string &path) {
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un to{};
+  to.sun_family = AF_UNIX;
+  std::snprintf(to.sun_path, sizeof to.sun_path, "%s", path.c_str());
+  if (fd >= 0 && connect(fd, reinterpret_cast<sockaddr *>(&to), sizeof to) != 0) return close(fd), -1;
   return fd;
 }
 
@@ -249,4 +260,27 @@ TEST(Strangers, TheDaemonRaisesItsOpenFileLimitToTheHardLimit) {
   while (std::getline(limits, line))
     if (line.rfind("Max open files", 0) == 0) std::istringstream(line.substr(14)) >> soft;
   EXPECT_EQ("4096", soft);
+}
+
+// The local socket's strangers are the main process's as TCP's are (caps, deadline, throttle, one
+// log line per interval), and every connection of one user counts as one address, "local uid N",
+// whatever its process: a flood there is capped per user and pushes out no TCP client's handshake.
+TEST(Strangers, OnTheLocalSocketEachUserCountsAsOneAddress) {
+  raise_own_open_files();
+  StderrCapture capture;
+  DaemonProcess daemon({"--max-handshakes", "100", "--max-handshakes-per-address", "20"});
+  RawSession tcp(daemon.port());  // connected first: the oldest handshake of all
+  std::vector<int> flood;
+  for (int i = 0; i < 60; i++) {
+    flood.push_back(idle_local_connection(daemon.local_socket()));
+    ASSERT_GE(flood.back(), 0) << "connection " << i;
+  }
+  EXPECT_GE(closed_by_daemon(flood, 40, std::chrono::seconds(5)), 40u);
+  ReceivedFrame frame;
+  ASSERT_TRUE(tcp.handshake("", "", &frame)) << "a flood on the local socket pushed out a TCP client's handshake";
+  EXPECT_EQ(wire::Reply::HELLO, frame.reader->getRoot<wire::Reply>().which());
+  close_all(flood);
+  daemon.stop();
+  std::string log = capture.text();
+  EXPECT_NE(std::string::npos, log.find("local uid " + std::to_string(geteuid()) + ": ")) << log.substr(0, 4000);
 }

@@ -247,6 +247,11 @@ long DaemonProcess::rss_mib() const {
   return kib / 1024;
 }
 
+std::string DaemonProcess::local_socket() const {
+  const char *tmp = std::getenv("TMPDIR");
+  return std::string(tmp && *tmp ? tmp : "/tmp") + "/fedcld-" + std::to_string(port_) + ".sock";
+}
+
 std::string hosts_list(const std::vector<const DaemonProcess *> &daemons) {
   std::string list;
   for (const DaemonProcess *daemon : daemons) list += (list.empty() ? "" : ",") + daemon->endpoint();

@@ -23,6 +23,10 @@ class DaemonProcess {
   // The port of --metrics (0 without it).
   int metrics_port() const { return metrics_port_; }
   std::string endpoint() const { return "127.0.0.1:" + std::to_string(port_); }
+  // Its local socket as --local-socket auto names it (fedcld-PORT.sock in $TMPDIR or /tmp), and the
+  // hosts entry that names the daemon by it.
+  std::string local_socket() const;
+  std::string local_endpoint() const { return "unix:" + local_socket(); }
   pid_t pid() const { return pid_; }
   bool running() const { return pid_ > 0; }
   // The process has not exited (one that has is reaped, as waitpid does).

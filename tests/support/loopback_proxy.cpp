@@ -7,11 +7,15 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 namespace fedcl_test {
 
 LoopbackProxy::LoopbackProxy(const char *name) : name_(name) {
+  // What the proxy stands for sits on a TCP path between two hosts: a daemon of this host must not
+  // send the test's client past it to its local socket (FEDCL_LOCAL).
+  setenv("FEDCL_LOCAL", "off", 1);
   listener_ = listen_on(0);
   sockaddr_in addr{};
   socklen_t len = sizeof addr;

@@ -1,6 +1,8 @@
 // What the tests' TCP proxies share: a socket listening on a free loopback port, and for each
 // connection accepted there a connection of its own to the daemon's loopback port, over which the
-// proxy forwards the bytes its own way.
+// proxy forwards the bytes its own way. A proxy stands for a TCP path between hosts: while one
+// exists, the test's client keeps to TCP (FEDCL_LOCAL=off), or the daemon would send it past the
+// proxy to its local socket.
 #pragma once
 
 #include <cstddef>

@@ -4,14 +4,17 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <stdexcept>
 #include <vector>
 
 #include "auth.h"
+#include "descriptor_passing.h"
 
 namespace fedcl_test {
 
@@ -29,6 +32,24 @@ RawSession::RawSession(int port, int timeout_ms, const std::string &source) {
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   if (fd_ < 0 || connect(fd_, reinterpret_cast<sockaddr *>(&addr), sizeof addr) != 0)
     throw std::runtime_error(std::string("connect to the daemon: ") + std::strerror(errno));
+  limit_reads(timeout_ms);
+}
+
+RawSession::RawSession(const std::string &local_socket, int timeout_ms) {
+  fd_ = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", local_socket.c_str());
+  ucred peer{};
+  socklen_t size = sizeof peer;
+  if (fd_ < 0 || connect(fd_, reinterpret_cast<sockaddr *>(&addr), sizeof addr) != 0 ||
+      getsockopt(fd_, SOL_SOCKET, SO_PEERCRED, &peer, &size) != 0)
+    throw std::runtime_error("connect to " + local_socket + ": " + std::strerror(errno));
+  binding_ = "unix " + std::to_string(getpid()) + " " + std::to_string(peer.pid);
+  limit_reads(timeout_ms);
+}
+
+void RawSession::limit_reads(int timeout_ms) {
   timeval tv{timeout_ms / 1000, (timeout_ms % 1000) * 1000};
   setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
 }
@@ -58,6 +79,13 @@ bool RawSession::send_request(capnp::MessageBuilder &message) {
   std::vector<uint8_t> bytes;
   fedcl::frame_append(bytes, fedcl::wire::FrameKind::REQUEST, message, 0);
   return send_bytes(bytes.data(), bytes.size());
+}
+
+bool RawSession::send_request(capnp::MessageBuilder &message, int descriptor) {
+  std::vector<uint8_t> bytes;
+  fedcl::frame_append(bytes, fedcl::wire::FrameKind::REQUEST, message, 0);
+  iovec iov{bytes.data(), bytes.size()};
+  return fedcl::send_with_descriptor(fd_, &iov, 1, descriptor) == ssize_t(bytes.size());
 }
 
 bool RawSession::send_hello(uint32_t protocol_version, uint64_t seq) {
@@ -91,7 +119,7 @@ bool RawSession::handshake(const std::string &user, const std::string &key, Rece
   auto proof = answer.initAuthenticate();
   if (!key.empty())
     proof.setProof(fedcl::as_data(fedcl::auth_proof(key, fedcl::AuthRole::client, reply.getChallenge().getNonce(),
-                                                    fedcl::as_data(nonce), user, fedcl::AuthBinding{{}, dialled, {}})));
+                                                    fedcl::as_data(nonce), user, fedcl::AuthBinding{binding_, dialled, {}})));
   return send_request(proof_message) && read_frame(last);
 }
 

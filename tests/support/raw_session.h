@@ -25,6 +25,9 @@ class RawSession {
   // Connects to 127.0.0.1:port (from source, a loopback address such as 127.0.0.2, when given:
   // another client address as the daemon sees it); every later read gives up after timeout_ms.
   explicit RawSession(int port, int timeout_ms = 10000, const std::string &source = "");
+  // Connects to a daemon's local socket (a Unix socket path) instead; the handshake's proof is bound
+  // to the two processes, as libfedcl's is.
+  explicit RawSession(const std::string &local_socket, int timeout_ms = 10000);
   ~RawSession();
   RawSession(const RawSession &) = delete;
   RawSession &operator=(const RawSession &) = delete;
@@ -32,6 +35,8 @@ class RawSession {
   // False if the daemon has closed the connection.
   bool send_bytes(const void *bytes, size_t size);
   bool send_request(capnp::MessageBuilder &message);
+  // The same with descriptor passed beside the frame's first byte (a local session's shared memory).
+  bool send_request(capnp::MessageBuilder &message, int descriptor);
   bool send_hello(uint32_t protocol_version, uint64_t seq = 1);
   // The client's handshake by hand (protocol/auth.h): Hello as user, and when the daemon challenges,
   // a proof under key (an empty proof when key is empty). *last gets the daemon's last answer: the
@@ -52,7 +57,9 @@ class RawSession {
 
  private:
   bool read_exact(void *dst, size_t size);
+  void limit_reads(int timeout_ms);
   int fd_ = -1;
+  std::string binding_;  // AuthBinding.channel: "" over TCP
   uint64_t received_ = 0;
 };
 

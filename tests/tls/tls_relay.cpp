@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <stdexcept>
 
 namespace fedcl_test {
@@ -38,6 +39,8 @@ int dial(int port) {
 
 TlsRelay::TlsRelay(int daemon_port, const std::string &cert_file, const std::string &key_file, const std::string &ca_file)
     : daemon_port_(daemon_port) {
+  // A machine in the middle between hosts: the client keeps to TCP (loopback_proxy.h says why).
+  setenv("FEDCL_LOCAL", "off", 1);
   accept_ = context(TLS_server_method());
   // fedcl's record layer takes no session tickets after the handshake (nor do fedcl's daemons send any).
   SSL_CTX_set_num_tickets(accept_, 0);

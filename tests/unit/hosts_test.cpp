@@ -228,3 +228,13 @@ TEST(HostsFromEnvironment, ShortKeysAndKeyFilesOthersMayWriteAreBrokenCredential
   EXPECT_FALSE(fedcl::hosts_from_environment().credentials_broken);
   unlink(hosts);
 }
+
+// A daemon of this host named by its local socket (docs/design-decisions.md, "Same node").
+TEST(HostsParse, AUnixEntryNamesALocalSocketByItsAbsolutePath) {
+  auto list = hosts_parse("unix:/run/fedcld/fedcld-7070.sock\nunix:relative.sock\nunix:\n", "hosts.conf");
+  EXPECT_EQ(std::vector<std::string>{"unix:/run/fedcld/fedcld-7070.sock"}, list.endpoints);
+  ASSERT_EQ(2u, list.problems.size());
+  EXPECT_EQ("hosts.conf:2: 'unix:relative.sock' is not HOST or HOST:PORT: unix: wants the absolute path of a daemon's local socket",
+            list.problems[0]);
+  EXPECT_FALSE(list.credentials_broken);
+}
