@@ -1,5 +1,10 @@
 #include "bench_platform.h"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
 #include <stdexcept>
 #include <vector>
 
@@ -27,6 +32,34 @@ cl_platform_id find_platform(const std::string &name_part, bool is_fedcl, const 
   }
   throw std::runtime_error("no platform named like '" + name_part + "' among" + (seen.empty() ? " none" : seen) +
                            " (" + hint + ")");
+}
+
+double first_device_us(const std::string &name_part, bool is_fedcl) {
+  int fds[2];
+  if (pipe(fds) != 0) return -1;
+  pid_t child = fork();
+  if (child == 0) {
+    close(fds[0]);
+    auto start = std::chrono::steady_clock::now();
+    double us = -1;
+    try {
+      cl_platform_id platform = find_platform(name_part, is_fedcl, "see bench/README.md");
+      cl_device_id device;
+      if (clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr) == CL_SUCCESS)
+        us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+    } catch (const std::exception &e) {
+      std::fprintf(stderr, "first device: %s\n", e.what());
+    }
+    ssize_t ignored = write(fds[1], &us, sizeof us);
+    (void)ignored;
+    _exit(0);
+  }
+  close(fds[1]);
+  double us = -1;
+  if (read(fds[0], &us, sizeof us) != ssize_t(sizeof us)) us = -1;
+  close(fds[0]);
+  waitpid(child, nullptr, 0);
+  return us;
 }
 
 }  // namespace bench

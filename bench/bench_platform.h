@@ -15,4 +15,9 @@ std::string platform_text(cl_platform_id platform, cl_platform_info param);
 // finds one).
 cl_platform_id find_platform(const std::string &name_part, bool is_fedcl, const std::string &hint);
 
+// In a child process forked here, fresh: the microseconds from its first OpenCL call to the device
+// list of the platform find_platform picks (the loader's start; through fedcl, a connection and a
+// handshake per daemon), or -1 when it found none. For a process that has not touched OpenCL yet.
+double first_device_us(const std::string &name_part, bool is_fedcl);
+
 }  // namespace bench

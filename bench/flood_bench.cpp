@@ -116,31 +116,8 @@ pid_t start_daemon(const Options &options, const std::string &log_path, int *por
 // A fresh process's first fedcl device, in ms (the real client: the ICD loader, the runtime's
 // connection and handshake); -1 when it failed.
 double session_start_ms() {
-  int fds[2];
-  if (pipe(fds) != 0) return -1;
-  pid_t child = fork();
-  if (child == 0) {
-    close(fds[0]);
-    auto start = Clock::now();
-    double ms = -1;
-    try {
-      cl_platform_id platform = bench::find_platform("fedcl", true, "see bench/README.md");
-      cl_device_id device;
-      if (clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr) == CL_SUCCESS)
-        ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-    } catch (const std::exception &e) {
-      std::fprintf(stderr, "fedcl_flood_bench: %s\n", e.what());
-    }
-    ssize_t ignored = write(fds[1], &ms, sizeof ms);
-    (void)ignored;
-    _exit(0);
-  }
-  close(fds[1]);
-  double ms = -1;
-  if (read(fds[0], &ms, sizeof ms) != ssize_t(sizeof ms)) ms = -1;
-  close(fds[0]);
-  waitpid(child, nullptr, 0);
-  return ms;
+  double us = bench::first_device_us("fedcl", true);
+  return us < 0 ? -1 : us / 1000;
 }
 
 // What each flood connection sends once connected.
