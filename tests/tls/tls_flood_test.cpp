@@ -20,21 +20,11 @@
 #include <vector>
 
 #include "cl_harness.h"
+#include "tls_files.h"
 
 using namespace fedcl_test;
 
-#ifndef FEDCL_TLS_DIR
-#error "FEDCL_TLS_DIR must name the directory of the test certificates"
-#endif
-
 namespace {
-
-std::string tls_file(const char *name) { return std::string(FEDCL_TLS_DIR) + "/" + name; }
-
-std::vector<std::string> cert_daemon() {
-  return {"--tls", "yes", "--tls-cert", tls_file("daemon.pem"), "--tls-key", tls_file("daemon.key"), "--tls-ca",
-          tls_file("ca.pem")};
-}
 
 // A connection to 127.0.0.1:port from source; -1 if it could not be made.
 int connect_from(int port, const std::string &source) {

@@ -18,18 +18,13 @@
 #include <vector>
 
 #include "cl_harness.h"
+#include "tls_files.h"
 #include "recording_proxy.h"
 #include "tls_relay.h"
 
 using namespace fedcl_test;
 
-#ifndef FEDCL_TLS_DIR
-#error "FEDCL_TLS_DIR must name the directory of the test certificates"
-#endif
-
 namespace {
-
-std::string tls_file(const char *name) { return std::string(FEDCL_TLS_DIR) + "/" + name; }
 
 std::string cluster_key() {
   std::string key = read_file(tls_file("key"));
@@ -37,11 +32,7 @@ std::string cluster_key() {
   return key;
 }
 
-// A daemon's options for TLS with a certificate, or with the key as the pre-shared key.
-std::vector<std::string> cert_daemon() {
-  return {"--tls", "yes", "--tls-cert", tls_file("daemon.pem"), "--tls-key", tls_file("daemon.key"), "--tls-ca",
-          tls_file("ca.pem")};
-}
+// A daemon's options for TLS with the key as the pre-shared key (cert_daemon: tls_files.h).
 std::vector<std::string> psk_daemon() { return {"--tls", "yes", "--key-file", tls_file("key")}; }
 
 void cert_client(const char *ca = "ca.pem") {
