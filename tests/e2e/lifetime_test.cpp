@@ -143,6 +143,20 @@ struct Lifetime : ::testing::Test {
 
 struct LifetimeTwoDaemons : Lifetime {
   LifetimeTwoDaemons() : Lifetime(2) {}
+
+  // Remaps buffer onto the second daemon's queue, replays the copy there and then the original on
+  // the first (y after one launch, then two), and releases both. copy_check: what the first check says.
+  void expect_remap_runs_on_both(cl_command_buffer_khr buffer, const char *copy_check) {
+    cl_int err = CL_INVALID_VALUE;
+    cl_command_buffer_khr copy = api.remap(buffer, CL_FALSE, 1, &queues[1], 0, nullptr, nullptr, &err);
+    ASSERT_CL_OK(err);
+    replay(copy);
+    expect_y(1, copy_check, queues[1]);
+    replay(buffer);
+    expect_y(2, "y after the original on the first daemon");
+    ASSERT_CL_OK(api.release(copy));
+    ASSERT_CL_OK(api.release(buffer));
+  }
 };
 
 }  // namespace
@@ -167,15 +181,7 @@ TEST_F(Lifetime, ARemapRunsTheKernelTheApplicationReleased) {
 
 TEST_F(LifetimeTwoDaemons, ARemapOntoAnotherDaemonRunsTheKernelTheApplicationReleased) {
   cl_command_buffer_khr buffer = recorded_axpy(queues[0]);
-  cl_int err = CL_INVALID_VALUE;
-  cl_command_buffer_khr copy = api.remap(buffer, CL_FALSE, 1, &queues[1], 0, nullptr, nullptr, &err);
-  ASSERT_CL_OK(err);
-  replay(copy);
-  expect_y(1, "y after the copy on the second daemon", queues[1]);
-  replay(buffer);
-  expect_y(2, "y after the original on the first daemon");
-  ASSERT_CL_OK(api.release(copy));
-  ASSERT_CL_OK(api.release(buffer));
+  expect_remap_runs_on_both(buffer, "y after the copy on the second daemon");
   EXPECT_EQ("", notices.all());
 }
 
@@ -324,14 +330,7 @@ TEST_F(LifetimeTwoDaemons, ARemapOntoAnotherDaemonUsesTheSamplerAndImageTheAppli
   for (cl_int released : {clReleaseKernel(kernel), clReleaseProgram(program), clReleaseSampler(sampler),
                           clReleaseMemObject(image)})
     ASSERT_CL_OK(released);
-  cl_command_buffer_khr copy = api.remap(buffer, CL_FALSE, 1, &queues[1], 0, nullptr, nullptr, &err);
-  ASSERT_CL_OK(err);
-  replay(copy);
-  expect_y(1, "y after the copy on the second daemon, sampling the image", queues[1]);
-  replay(buffer);
-  expect_y(2, "y after the original on the first daemon");
-  ASSERT_CL_OK(api.release(copy));
-  ASSERT_CL_OK(api.release(buffer));
+  expect_remap_runs_on_both(buffer, "y after the copy on the second daemon, sampling the image");
   EXPECT_EQ("", notices.all());
 }
 
@@ -341,15 +340,7 @@ TEST_F(LifetimeTwoDaemons, ARemapOntoAnotherDaemonRunsAfterTheApplicationRelease
   cl_command_buffer_khr buffer = recorded_axpy(queues[0]);
   ASSERT_CL_OK(clReleaseContext(context));
   context = nullptr;
-  cl_int err = CL_INVALID_VALUE;
-  cl_command_buffer_khr copy = api.remap(buffer, CL_FALSE, 1, &queues[1], 0, nullptr, nullptr, &err);
-  ASSERT_CL_OK(err);
-  replay(copy);
-  expect_y(1, "y after the copy on the second daemon", queues[1]);
-  replay(buffer);
-  expect_y(2, "y after the original on the first daemon");
-  ASSERT_CL_OK(api.release(copy));
-  ASSERT_CL_OK(api.release(buffer));
+  expect_remap_runs_on_both(buffer, "y after the copy on the second daemon");
 }
 
 TEST_F(LifetimeTwoDaemons, AReplayWaitsForAnEventOfAnotherDaemonTheApplicationReleased) {

@@ -357,6 +357,35 @@ struct CarriedData : ::testing::Test {
     return total(kind);
   }
 
+  // Sixteen ones in a buffer, scale(x, 7) and offset(x, 1) set on it, and a user event that holds
+  // back what waits for it (the caller releases the event; release() the rest).
+  struct Gated {
+    static constexpr size_t kWords = 16;
+    cl_mem mem = nullptr;
+    cl_kernel scale = nullptr, offset = nullptr;
+    cl_event gate = nullptr;
+  };
+  Gated gated() {
+    Gated g;
+    std::vector<int> ones(Gated::kWords, 1);
+    g.mem = create_buffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, Gated::kWords * sizeof(int), ones.data());
+    g.scale = create_kernel(program, "scale");
+    g.offset = create_kernel(program, "offset");
+    set_arg(g.scale, 0, g.mem);
+    set_arg(g.scale, 1, 7);
+    set_arg(g.offset, 0, g.mem);
+    set_arg(g.offset, 1, 1);
+    cl_int err = CL_SUCCESS;
+    g.gate = clCreateUserEvent(context, &err);
+    EXPECT_CL(CL_SUCCESS, err);
+    return g;
+  }
+  void release(Gated &g) {
+    clReleaseKernel(g.scale);
+    clReleaseKernel(g.offset);
+    clReleaseMemObject(g.mem);
+  }
+
   // A buffer of `words` ints handed back and forth: on daemon 0 each gets +1, on daemon 1 each is
   // doubled, each kernel waiting only for the other's event; checked against the host at the end.
   void hand_back_and_forth(size_t words, int rounds) {
@@ -412,60 +441,38 @@ TEST_F(CarriedData, SmallBuffersTravelWithTheEventTheyWaitBehind) {
 // Where the event's stand-in was made by an earlier command (a marker that does not read the
 // buffer), its signal has gone without the bytes: they come as a transfer, and are right.
 TEST_F(CarriedData, BytesWhoseSignalWentAlreadyComeAsATransfer) {
-  const size_t words = 16;
-  std::vector<int> ones(words, 1);
-  cl_mem mem = create_buffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, words * sizeof(int), ones.data());
-  cl_kernel scale = create_kernel(program, "scale"), offset = create_kernel(program, "offset");
-  set_arg(scale, 0, mem);
-  set_arg(scale, 1, 7);
-  set_arg(offset, 0, mem);
-  set_arg(offset, 1, 1);
-  cl_int err;
-  cl_event gate = clCreateUserEvent(context, &err);
-  ASSERT_CL_OK(err);
+  Gated g = gated();
+  const size_t words = Gated::kWords;
   cl_event scaled, marked;
-  ASSERT_CL_OK(clEnqueueNDRangeKernel(queue[0], scale, 1, nullptr, &words, nullptr, 1, &gate, &scaled));
+  ASSERT_CL_OK(clEnqueueNDRangeKernel(queue[0], g.scale, 1, nullptr, &words, nullptr, 1, &g.gate, &scaled));
   ASSERT_CL_OK(clEnqueueMarkerWithWaitList(queue[1], 1, &scaled, &marked));
   ASSERT_CL_OK(clFlush(queue[1]));
   double sends = requests("send_to_peer");
-  ASSERT_CL_OK(clEnqueueNDRangeKernel(queue[1], offset, 1, nullptr, &words, nullptr, 1, &scaled, nullptr));
-  ASSERT_CL_OK(clSetUserEventStatus(gate, CL_COMPLETE));
+  ASSERT_CL_OK(clEnqueueNDRangeKernel(queue[1], g.offset, 1, nullptr, &words, nullptr, 1, &scaled, nullptr));
+  ASSERT_CL_OK(clSetUserEventStatus(g.gate, CL_COMPLETE));
   std::vector<int> out(words, -1);
-  ASSERT_CL_OK(clEnqueueReadBuffer(queue[1], mem, CL_TRUE, 0, words * sizeof(int), out.data(), 0, nullptr, nullptr));
+  ASSERT_CL_OK(clEnqueueReadBuffer(queue[1], g.mem, CL_TRUE, 0, words * sizeof(int), out.data(), 0, nullptr, nullptr));
   EXPECT_EQ(std::vector<int>(words, 8), out);
   EXPECT_CL(CL_COMPLETE, command_status(marked));
   EXPECT_GE(requests("send_to_peer", "send_to_peer", sends + 1) - sends, 1);
-  for (cl_event event : {gate, scaled, marked}) clReleaseEvent(event);
-  clReleaseKernel(scale);
-  clReleaseKernel(offset);
-  clReleaseMemObject(mem);
+  for (cl_event event : {g.gate, scaled, marked}) clReleaseEvent(event);
+  release(g);
 }
 
 // A writer that fails: the bytes it would have sent never come, and the kernel that waits for them
 // fails (its event says so) rather than run on the old contents.
 TEST_F(CarriedData, AFailedWriterFailsTheReaderOnTheOtherDaemon) {
-  const size_t words = 16;
-  std::vector<int> ones(words, 1);
-  cl_mem mem = create_buffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, words * sizeof(int), ones.data());
-  cl_kernel scale = create_kernel(program, "scale"), offset = create_kernel(program, "offset");
-  set_arg(scale, 0, mem);
-  set_arg(scale, 1, 7);
-  set_arg(offset, 0, mem);
-  set_arg(offset, 1, 1);
-  cl_int err;
-  cl_event gate = clCreateUserEvent(context, &err);
-  ASSERT_CL_OK(err);
+  Gated g = gated();
+  const size_t words = Gated::kWords;
   cl_event scaled, read_back;
-  ASSERT_CL_OK(clEnqueueNDRangeKernel(queue[0], scale, 1, nullptr, &words, nullptr, 1, &gate, &scaled));
-  ASSERT_CL_OK(clEnqueueNDRangeKernel(queue[1], offset, 1, nullptr, &words, nullptr, 1, &scaled, &read_back));
+  ASSERT_CL_OK(clEnqueueNDRangeKernel(queue[0], g.scale, 1, nullptr, &words, nullptr, 1, &g.gate, &scaled));
+  ASSERT_CL_OK(clEnqueueNDRangeKernel(queue[1], g.offset, 1, nullptr, &words, nullptr, 1, &scaled, &read_back));
   ASSERT_CL_OK(clFlush(queue[1]));
-  ASSERT_CL_OK(clSetUserEventStatus(gate, -1234));
+  ASSERT_CL_OK(clSetUserEventStatus(g.gate, -1234));
   EXPECT_CL(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST, clWaitForEvents(1, &read_back));
   EXPECT_LT(command_status(read_back), 0);
   EXPECT_CL(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST, clWaitForEvents(1, &scaled));
   EXPECT_LT(command_status(scaled), 0);
-  for (cl_event event : {gate, scaled, read_back}) clReleaseEvent(event);
-  clReleaseKernel(scale);
-  clReleaseKernel(offset);
-  clReleaseMemObject(mem);
+  for (cl_event event : {g.gate, scaled, read_back}) clReleaseEvent(event);
+  release(g);
 }
